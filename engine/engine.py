@@ -1,0 +1,410 @@
+"""The step-at-a-time state machine around a policy and its tools.
+
+`step()` advances the run to its next pause point: the policy is asked once,
+then its actions run (or the engine stops in `awaiting_approval` until the
+operator approves, rejects, edits or aborts). Every change is an event; state
+is the fold of those events (`engine.state`). Nothing a policy or tool does
+raises out of the engine: failures become observations or `policy_error`
+events.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Literal, Sequence
+
+from engine.approvals import decide_effect
+from engine.events import (
+    Action,
+    ApprovalDecided,
+    ApprovalRequested,
+    BudgetExhausted,
+    BudgetExtended,
+    BudgetKind,
+    BudgetWarning,
+    DecisionMade,
+    Event,
+    Header,
+    Observed,
+    Outcome,
+    PolicyFailed,
+    PolicySwapped,
+    RuleInfo,
+    RunEnded,
+    Usage,
+)
+from engine.parse import parse_decision_text
+from engine.policy import AwaitingInput, Decision, HumanPolicy, Policy, PolicyError, RunView
+from engine.state import RunState, decision_text, estimate_tokens
+from engine.tools import DEFAULT_OBSERVATION_CAP, Tool, execute, unknown_tool_text, validate_args
+
+ApproveMode = Literal["ask", "all", "none"]
+Listener = Callable[[Event], None]
+BUDGET_KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
+
+
+class EngineError(Exception):
+    """An operator call that does not fit the run's state (approve with nothing pending)."""
+
+
+class Engine:
+    """Drives one run.
+
+    `interactive=True` (the cockpit) pauses at a budget limit and after a policy
+    error; headless runs end there with a recorded reason. `approve` sets how
+    approvals are answered: "ask" pauses for the operator, "all" and "none"
+    answer automatically, and the answer is still recorded as an event.
+    """
+
+    def __init__(
+        self,
+        header: Header,
+        tools: Sequence[Tool],
+        policy: Policy,
+        *,
+        events: Sequence[Event] = (),
+        listeners: Sequence[Listener] = (),
+        clock: Callable[[], float] = time.time,
+        interactive: bool = False,
+        approve: ApproveMode = "ask",
+        observation_cap: int | None = DEFAULT_OBSERVATION_CAP,
+    ) -> None:
+        self.header = header
+        self.tools = {t.name: t for t in tools}
+        self.policy = policy
+        self.clock = clock
+        self.interactive = interactive
+        self.approve_mode: ApproveMode = approve
+        self.observation_cap = observation_cap
+        self.listeners: list[Listener] = list(listeners)
+        self.stream_listeners: list[Callable[[str], None]] = []
+        self.events: list[Event] = list(events)
+        self.state = RunState.start(header)
+        for event in self.events:
+            self.state.apply(event)
+        self._params_of = {t.name: [p.name for p in t.params] for t in tools}
+
+    # -- reading ---------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """ready, awaiting_input, awaiting_approval, awaiting_budget, policy_failed or ended."""
+        status = self.state.status
+        if status in ("ready", "policy_failed") and isinstance(self.policy, HumanPolicy) and self.policy.needs_input:
+            return "awaiting_input"
+        return status
+
+    @property
+    def ended(self) -> bool:
+        return self.state.status == "ended"
+
+    def view(self) -> RunView:
+        return RunView(
+            task=self.header.task_text,
+            tools=list(self.tools.values()),
+            history=self.state.history,
+            step=self.state.step + 1,
+            stream=self._stream,
+        )
+
+    # -- recording -------------------------------------------------------------
+
+    def _emit(self, event: Event) -> None:
+        self.events.append(event)
+        self.state.apply(event)
+        for listener in self.listeners:
+            listener(event)
+
+    def _stream(self, delta: str) -> None:
+        for listener in self.stream_listeners:
+            listener(delta)
+
+    def _end(self, outcome: Outcome, reason: str, answer: str | None = None) -> None:
+        self._emit(RunEnded(at=self.clock(), outcome=outcome, reason=reason, step=self.state.step, answer=answer))
+
+    # -- the step --------------------------------------------------------------
+
+    def step(self) -> str:
+        """Advance to the next pause point and return the status."""
+        status = self.status
+        if status in ("ended", "awaiting_approval", "awaiting_budget", "awaiting_input"):
+            return status
+        if self.state.queue:
+            self._run_queue()
+        else:
+            if self._check_limits():
+                return self.status
+            self._decide()
+        if not self.ended and self.state.status == "ready" and not self.state.queue:
+            self._check_limits()
+        return self.status
+
+    def run(self, should_stop: Callable[[], bool] = lambda: False, max_steps: int | None = None) -> str:
+        """`continue`: step until a pause, the end, or `should_stop()` turns true."""
+        taken = 0
+        while True:
+            before = self.state.events
+            status = self.step()
+            taken += 1
+            if status != "ready" or should_stop() or self.state.events == before:
+                return status
+            if max_steps is not None and taken >= max_steps:
+                return status
+
+    def _decide(self) -> None:
+        step = self.state.step + 1
+        policy = self.policy
+        input_tokens = self.state.context_tokens
+        started = self.clock()
+        try:
+            decision = policy.decide(self.view())
+            if not isinstance(decision, Decision):
+                raise PolicyError(
+                    f"policy returned {type(decision).__name__}, not a Decision", retryable=False
+                )
+        except AwaitingInput:
+            return
+        except PolicyError as exc:
+            self._policy_failed(step, policy.name, str(exc))
+            return
+        except Exception as exc:  # a broken policy must not break the run
+            detail = str(exc)
+            self._policy_failed(step, policy.name, f"policy raised {type(exc).__name__}" + (f": {detail}" if detail else ""))
+            return
+        duration = max(0.0, self.clock() - started)
+        thought, actions, answer = decision.thought, list(decision.actions), decision.answer
+        parse_error: str | None = None
+        if decision.text is not None and not actions and answer is None:
+            parsed = parse_decision_text(decision.text, self._params_of)
+            thought = thought or parsed.thought
+            actions, answer, parse_error = parsed.actions, parsed.answer, parsed.error
+        if not actions and answer is None and parse_error is None:
+            parse_error = "ERROR: the decision had neither an action nor an answer"
+        actions = [
+            a if a.call_id is not None else a.model_copy(update={"call_id": f"s{step}.{i}"})
+            for i, a in enumerate(actions)
+        ]
+        event = DecisionMade(
+            at=self.clock(),
+            step=step,
+            policy=policy.name,
+            thought=thought,
+            actions=actions,
+            answer=answer,
+            parse_error=parse_error,
+            raw=decision.text,
+            usage=Usage(input_tokens=0, output_tokens=0),
+            duration=duration,
+        )
+        usage = decision.usage or Usage(
+            input_tokens=input_tokens, output_tokens=estimate_tokens(decision_text(event)), estimated=True
+        )
+        self._emit(event.model_copy(update={"usage": usage}))
+        if answer is not None:
+            self._end("answer", "final answer", answer=answer)
+            return
+        if parse_error is not None:
+            self._emit(Observed(at=self.clock(), step=step, index=0, tool=None, text=parse_error, error=True))
+            return
+        threshold = self.header.repetition_threshold
+        if threshold is not None and self.state.repeat_count >= threshold:
+            shown = ", ".join(a.render() for a in actions)
+            self._end("stopped", f"repetition: the same action {self.state.repeat_count} times in a row ({shown})")
+            return
+        self._run_queue()
+
+    def _policy_failed(self, step: int, name: str, message: str) -> None:
+        self._emit(PolicyFailed(at=self.clock(), step=step, policy=name, message=message))
+        if not self.interactive:
+            self._end("stopped", f"policy error: {message}")
+
+    def _run_queue(self) -> None:
+        """Process the current decision's remaining actions until a pause or the end."""
+        while self.state.queue and not self.ended:
+            index, action = self.state.queue[0]
+            if not self._process(index, action):
+                return
+
+    def _observe(self, index: int, tool: str | None, args: dict[str, Any], text: str, **flags: Any) -> None:
+        self._emit(Observed(at=self.clock(), step=self.state.step, index=index, tool=tool, args=args, text=text, **flags))
+
+    def _process(self, index: int, action: Action) -> bool:
+        """Handle one action; False when the run paused or ended."""
+        tool = self.tools.get(action.tool)
+        if tool is None:
+            self._observe(index, action.tool, action.args, unknown_tool_text(action.tool, self.tools), error=True)
+            return True
+        try:
+            args = validate_args(tool, action.args)
+        except ValueError as exc:
+            self._observe(index, tool.name, action.args, f"ERROR: invalid arguments for {tool.name}: {exc}", error=True)
+            return True
+        if tool.kind == "exit":
+            value = args.get(tool.answer_param) if tool.answer_param else None
+            text = "" if value is None else str(value)
+            if tool.outcome == "answer":
+                self._end("answer", f"{tool.name} called", answer=text)
+            else:
+                self._end("handed_off", f"{tool.name}: {text}" if text else tool.name)
+            return False
+        effect, why = decide_effect(self.state.rules, tool, args)
+        if effect == "deny":
+            self._observe(index, tool.name, args, f"DENIED: {tool.name} is not allowed here ({why})", error=True)
+            return True
+        if effect == "ask":
+            self._emit(
+                ApprovalRequested(at=self.clock(), step=self.state.step, index=index, tool=tool.name, args=args, reason=why)
+            )
+            if self.approve_mode == "all":
+                self._emit(ApprovalDecided(at=self.clock(), step=self.state.step, index=index, choice="approve", by="auto (--approve all)"))
+            elif self.approve_mode == "none":
+                reason = "approvals are switched off for this run (--approve none)"
+                self._emit(
+                    ApprovalDecided(at=self.clock(), step=self.state.step, index=index, choice="reject", reason=reason, by="auto (--approve none)")
+                )
+                self._observe(index, tool.name, args, f"REJECTED: {reason}", error=True)
+                return True
+            else:
+                return False
+        self._execute(index, tool, args)
+        return True
+
+    def _execute(self, index: int, tool: Tool, args: dict[str, Any]) -> None:
+        result = execute(tool, args, cap=self.observation_cap, clock=self.clock)
+        self._observe(
+            index,
+            tool.name,
+            args,
+            result.text,
+            error=result.error,
+            executed=result.executed,
+            truncated=result.truncated,
+            duration=max(0.0, result.duration),
+        )
+
+    # -- limits ----------------------------------------------------------------
+
+    def _check_limits(self) -> bool:
+        """Warn at 80 % of a limit; at the limit pause (interactive) or end. True if stopped."""
+        budget = self.state.budget
+        for kind in BUDGET_KINDS:
+            limit = budget.limit(kind)
+            if limit is None:
+                continue
+            used = self.state.used(kind)
+            if used >= limit:
+                if self.interactive:
+                    self._emit(BudgetExhausted(at=self.clock(), kind=kind, used=used, limit=limit))
+                else:
+                    self._end("stopped", f"{kind} budget reached: {_fmt(kind, used)} of {_fmt(kind, limit)}")
+                return True
+            if used >= budget.warn_at * limit and kind not in self.state.warned:
+                self._emit(BudgetWarning(at=self.clock(), kind=kind, used=used, limit=limit))
+        return False
+
+    # -- operator calls --------------------------------------------------------
+
+    def _require_pending(self):
+        pending = self.state.pending
+        if pending is None or self.state.status != "awaiting_approval":
+            raise EngineError("no action is waiting for approval")
+        return pending
+
+    def _after_operator(self) -> None:
+        self._run_queue()
+        if not self.ended and self.state.status == "ready" and not self.state.queue:
+            self._check_limits()
+
+    def approve(self, always: bool = False, by: str = "operator") -> str:
+        pending = self._require_pending()
+        rule = RuleInfo(tool=pending.tool, effect="allow", source="approve always") if always else None
+        self._emit(
+            ApprovalDecided(
+                at=self.clock(),
+                step=pending.step,
+                index=pending.index,
+                choice="approve_always" if always else "approve",
+                rule=rule,
+                by=by,
+            )
+        )
+        self._execute(pending.index, self.tools[pending.tool], pending.args)
+        self._after_operator()
+        return self.status
+
+    def reject(self, reason: str, by: str = "operator") -> str:
+        pending = self._require_pending()
+        reason = reason.strip() or "no reason given"
+        self._emit(
+            ApprovalDecided(at=self.clock(), step=pending.step, index=pending.index, choice="reject", reason=reason, by=by)
+        )
+        self._observe(pending.index, pending.tool, pending.args, f"REJECTED by the operator: {reason}", error=True)
+        self._after_operator()
+        return self.status
+
+    def check_edit(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Validate edited arguments for the pending action; raises ValueError."""
+        pending = self._require_pending()
+        tool = self.tools[pending.tool]
+        clean = validate_args(tool, args)
+        effect, why = decide_effect(self.state.rules, tool, clean)
+        if effect == "deny":
+            raise ValueError(f"these arguments are denied ({why})")
+        return clean
+
+    def modify(self, args: dict[str, Any], by: str = "operator") -> str:
+        """Run the pending action with edited arguments (validated first; ValueError if not valid)."""
+        pending = self._require_pending()
+        clean = self.check_edit(args)
+        self._emit(
+            ApprovalDecided(at=self.clock(), step=pending.step, index=pending.index, choice="modify", args=clean, by=by)
+        )
+        self._execute(pending.index, self.tools[pending.tool], clean)
+        self._after_operator()
+        return self.status
+
+    def abort(self, reason: str = "aborted by the operator") -> str:
+        if self.ended:
+            return self.status
+        pending = self.state.pending
+        if pending is not None:
+            self._emit(
+                ApprovalDecided(at=self.clock(), step=pending.step, index=pending.index, choice="abort", reason=reason)
+            )
+        self._end("aborted", reason)
+        return self.status
+
+    def swap_policy(self, policy: Policy) -> None:
+        """Use `policy` from the next decision on (recorded as an event)."""
+        old = self.policy.name
+        self.policy = policy
+        if not self.ended:
+            self._emit(PolicySwapped(at=self.clock(), step=self.state.step + 1, old=old, new=policy.name))
+
+    def extend_budget(self, kind: BudgetKind, limit: float) -> str:
+        """Raise a limit (the cockpit's answer to a budget pause)."""
+        if self.ended:
+            raise EngineError("the run has ended")
+        if limit <= self.state.used(kind):
+            raise ValueError(f"the new {kind} limit must be above what is used ({_fmt(kind, self.state.used(kind))})")
+        self._emit(BudgetExtended(at=self.clock(), kind=kind, limit=limit))
+        return self.status
+
+    def end_at_budget(self) -> str:
+        """Accept a budget pause as the end of the run."""
+        exhausted = self.state.exhausted
+        if exhausted is None:
+            raise EngineError("the run is not paused at a budget limit")
+        self._end(
+            "stopped",
+            f"{exhausted.kind} budget reached: {_fmt(exhausted.kind, exhausted.used)} of {_fmt(exhausted.kind, exhausted.limit)}",
+        )
+        return self.status
+
+
+def _fmt(kind: str, value: float) -> str:
+    if kind == "cost":
+        return f"${value:.4f}"
+    if kind == "seconds":
+        return f"{value:.1f} s"
+    return str(int(value))

@@ -1,0 +1,234 @@
+"""The run as a stream of events.
+
+Every event the engine produces is one of the pydantic models below. The
+transcript file is a header line followed by these events, one JSON object a
+line; run state is a fold over them (see `engine.state`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+FORMAT_VERSION = 1
+
+Outcome = Literal["answer", "stopped", "handed_off", "aborted"]
+ApprovalChoice = Literal["approve", "approve_always", "reject", "modify", "abort"]
+BudgetKind = Literal["steps", "tokens", "cost", "seconds"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Action(_Model):
+    """One tool call proposed by a policy."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    call_id: str | None = None
+
+    def signature(self) -> str:
+        """A canonical text used to compare actions (repetition brake)."""
+        import json
+
+        return self.tool + json.dumps(self.args, sort_keys=True, default=str)
+
+    def render(self) -> str:
+        """`tool(key=value, ...)` as shown to people and to text-format policies."""
+        import json
+
+        parts = [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in self.args.items()]
+        return f"{self.tool}({', '.join(parts)})"
+
+
+class Usage(_Model):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated: bool = True
+
+
+class Budget(_Model):
+    """Limits for one run; None means no limit."""
+
+    max_steps: int | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    max_seconds: float | None = None
+    price_in_per_1k: float = 0.0
+    price_out_per_1k: float = 0.0
+    warn_at: float = 0.8
+
+    def limit(self, kind: BudgetKind) -> float | None:
+        return {
+            "steps": self.max_steps,
+            "tokens": self.max_tokens,
+            "cost": self.max_cost,
+            "seconds": self.max_seconds,
+        }[kind]
+
+    def with_limit(self, kind: BudgetKind, value: float | None) -> Budget:
+        field = {"steps": "max_steps", "tokens": "max_tokens", "cost": "max_cost", "seconds": "max_seconds"}[kind]
+        if kind == "steps" and value is not None:
+            value = int(value)
+        if kind == "tokens" and value is not None:
+            value = int(value)
+        return self.model_copy(update={field: value})
+
+
+class ToolInfo(_Model):
+    """What the header records of a tool (the callable itself is not saved)."""
+
+    name: str
+    description: str = ""
+    kind: Literal["ordinary", "irreversible", "exit"] = "ordinary"
+    parameters: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class RuleInfo(_Model):
+    tool: str
+    effect: Literal["allow", "ask", "deny"]
+    args: dict[str, str] = Field(default_factory=dict)
+    source: str = ""
+
+
+class Header(_Model):
+    type: Literal["header"] = "header"
+    format_version: int = FORMAT_VERSION
+    scenario: str
+    task: str
+    task_text: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    tools: list[ToolInfo] = Field(default_factory=list)
+    budget: Budget = Field(default_factory=Budget)
+    rules: list[RuleInfo] = Field(default_factory=list)
+    policy: str
+    repetition_threshold: int | None = 2
+    started_at: float = 0.0
+    parent: str | None = None
+    fork_at: int | None = None
+
+
+class _Event(_Model):
+    at: float = 0.0
+
+
+class DecisionMade(_Event):
+    """The policy decided: a thought and actions, or a final answer, or garbage."""
+
+    type: Literal["decision"] = "decision"
+    step: int
+    policy: str
+    thought: str = ""
+    actions: list[Action] = Field(default_factory=list)
+    answer: str | None = None
+    parse_error: str | None = None
+    raw: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    duration: float = 0.0
+
+
+class ApprovalRequested(_Event):
+    type: Literal["approval_requested"] = "approval_requested"
+    step: int
+    index: int
+    tool: str
+    args: dict[str, Any]
+    reason: str
+
+
+class ApprovalDecided(_Event):
+    type: Literal["approval_decided"] = "approval_decided"
+    step: int
+    index: int
+    choice: ApprovalChoice
+    reason: str | None = None
+    args: dict[str, Any] | None = None
+    rule: RuleInfo | None = None
+    by: str = "operator"
+
+
+class Observed(_Event):
+    """The result of one action: a tool execution or an engine-made observation.
+
+    `executed` is true only when the tool's code ran; a rejection, a denial, an
+    unknown tool or invalid arguments are observations the policy reads, with
+    `executed` false.
+    """
+
+    type: Literal["observation"] = "observation"
+    step: int
+    index: int
+    tool: str | None
+    args: dict[str, Any] = Field(default_factory=dict)
+    text: str
+    error: bool = False
+    executed: bool = False
+    truncated: bool = False
+    duration: float = 0.0
+
+
+class PolicySwapped(_Event):
+    type: Literal["policy_swapped"] = "policy_swapped"
+    step: int
+    old: str
+    new: str
+
+
+class PolicyFailed(_Event):
+    """The policy raised or its backend failed; no decision was recorded."""
+
+    type: Literal["policy_error"] = "policy_error"
+    step: int
+    policy: str
+    message: str
+
+
+class BudgetWarning(_Event):
+    type: Literal["budget_warning"] = "budget_warning"
+    kind: BudgetKind
+    used: float
+    limit: float
+
+
+class BudgetExhausted(_Event):
+    """A limit was reached in a run that pauses instead of ending (the cockpit)."""
+
+    type: Literal["budget_exhausted"] = "budget_exhausted"
+    kind: BudgetKind
+    used: float
+    limit: float
+
+
+class BudgetExtended(_Event):
+    type: Literal["budget_extended"] = "budget_extended"
+    kind: BudgetKind
+    limit: float
+
+
+class RunEnded(_Event):
+    type: Literal["run_ended"] = "run_ended"
+    outcome: Outcome
+    reason: str
+    step: int
+    answer: str | None = None
+
+
+Event = Annotated[
+    Union[
+        DecisionMade,
+        ApprovalRequested,
+        ApprovalDecided,
+        Observed,
+        PolicySwapped,
+        PolicyFailed,
+        BudgetWarning,
+        BudgetExhausted,
+        BudgetExtended,
+        RunEnded,
+    ],
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

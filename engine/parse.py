@@ -1,0 +1,119 @@
+"""Reading decisions written in the seeds' text format.
+
+    Thought: I need the total copies.
+    Action: catalog[Il Gattopardo]          (one argument, bracket form)
+    Action: get_order_status(order_id=1187)  (keyword arguments)
+    Action: web_search({"q": "postgres"})    (a JSON object)
+    Final Answer: 2                          (or `Answer: 2`)
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from engine.events import Action
+
+EXPECTED_FORMAT = (
+    "expected 'Thought: ...' then 'Action: tool[argument]', "
+    "'Action: tool(name=value, ...)' or 'Final Answer: ...'"
+)
+
+_THOUGHT = re.compile(r"^\s*Thought\s*:\s*(.*)$", re.M)
+_ANSWER = re.compile(r"^\s*(?:Final Answer|Answer)\s*:\s*(.*)\Z", re.M | re.S)
+_ACTION_BRACKET = re.compile(r"^\s*Action\s*:\s*([A-Za-z_][\w.-]*)\s*\[(.*)\]\s*$", re.M)
+_ACTION_PAREN = re.compile(r"^\s*Action\s*:\s*([A-Za-z_][\w.-]*)\s*\((.*)\)\s*$", re.M | re.S)
+
+
+@dataclass
+class ParsedText:
+    thought: str = ""
+    actions: list[Action] = field(default_factory=list)
+    answer: str | None = None
+    error: str | None = None
+
+
+def _literal(node: ast.AST) -> Any:
+    return ast.literal_eval(node)
+
+
+def _split_call_args(text: str) -> tuple[list[Any], dict[str, Any]] | None:
+    """Parse `a, b, key=value` with Python literal syntax only; None if it is not that."""
+    try:
+        tree = ast.parse(f"f({text})", mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    call = tree.body
+    if not isinstance(call, ast.Call):
+        return None
+    try:
+        positional = [_literal(a) for a in call.args]
+        keywords = {}
+        for kw in call.keywords:
+            if kw.arg is None:
+                return None
+            keywords[kw.arg] = _literal(kw.value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return positional, keywords
+
+
+def arguments_from_text(text: str, param_names: Sequence[str]) -> dict[str, Any]:
+    """Turn the text inside `tool(...)` into named arguments.
+
+    A JSON object gives its keys; `key=value` literals give keywords; bare
+    values map to the tool's parameters in order; anything else is one string
+    for the first parameter.
+    """
+    stripped = text.strip()
+    first = param_names[0] if param_names else "input"
+    if not stripped:
+        return {}
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except (json.JSONDecodeError, RecursionError):
+            data = None
+        if isinstance(data, dict):
+            return data
+    split = _split_call_args(stripped)
+    if split is not None:
+        positional, keywords = split
+        args: dict[str, Any] = {}
+        names = list(param_names) or ["input"]
+        if len(positional) > len(names):
+            return {first: stripped}
+        for name, value in zip(names, positional):
+            args[name] = value
+        args.update(keywords)
+        return args
+    return {first: stripped}
+
+
+def parse_decision_text(text: str, params_of: dict[str, Sequence[str]]) -> ParsedText:
+    """Read one policy output. `params_of` maps tool names to parameter names."""
+    parsed = ParsedText()
+    thought = _THOUGHT.search(text)
+    if thought:
+        parsed.thought = thought.group(1).strip()
+    bracket = _ACTION_BRACKET.search(text)
+    paren = None if bracket else _ACTION_PAREN.search(text)
+    answer = _ANSWER.search(text)
+    action = bracket or paren
+    if answer and (action is None or answer.start() < action.start()):
+        parsed.answer = answer.group(1).strip()
+        return parsed
+    if bracket:
+        name, raw = bracket.group(1), bracket.group(2)
+        names = params_of.get(name, ())
+        parsed.actions.append(Action(tool=name, args={(names[0] if names else "input"): raw.strip()}))
+        return parsed
+    if paren:
+        name, raw = paren.group(1), paren.group(2)
+        parsed.actions.append(Action(tool=name, args=arguments_from_text(raw, params_of.get(name, ()))))
+        return parsed
+    parsed.error = f"ERROR: invalid format, {EXPECTED_FORMAT}"
+    return parsed

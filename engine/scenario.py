@@ -1,0 +1,78 @@
+"""What a scenario provides: tools over a world, tasks, scripted policies, defaults.
+
+A scenario module defines one `SCENARIO = Scenario(...)`. Its `make_world`
+builds a fresh world for each run, so runs never share state; policies are
+made per run too, from the world and the task (a planner may need the map).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from engine.events import Budget, Observed, RuleInfo
+from engine.policy import Policy
+from engine.tools import Tool
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    text: str
+    expected: str | None = None
+    description: str = ""
+
+
+class World(Protocol):
+    """A scenario's live state and the tools that act on it."""
+
+    tools: Sequence[Tool]
+
+
+class Restorable(Protocol):
+    def restore(self, executed: Sequence[Observed]) -> None:
+        """Rebuild the world's state from tool executions recorded in a transcript
+        (fork and resume), without running any tool."""
+
+
+PolicyMaker = Callable[[World, Task], Policy]
+
+
+@dataclass
+class Scenario:
+    name: str
+    description: str
+    tasks: dict[str, Task]
+    policies: dict[str, PolicyMaker]
+    make_world: Callable[[Task, dict[str, Any]], World]
+    budget: Budget = field(default_factory=lambda: Budget(max_steps=6))
+    rules: list[RuleInfo] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    repetition_threshold: int | None = 2
+    make_task: Callable[[str], Task] | None = None
+
+    @property
+    def default_task(self) -> str:
+        return next(iter(self.tasks))
+
+    @property
+    def default_policy(self) -> str:
+        return next(iter(self.policies))
+
+    def task(self, task_id: str | None) -> Task:
+        """Look a task up by id; a scenario with `make_task` also accepts other ids
+        (a grid seed, say) or free text."""
+        if task_id is None:
+            return self.tasks[self.default_task]
+        if task_id in self.tasks:
+            return self.tasks[task_id]
+        if self.make_task is not None:
+            return self.make_task(task_id)
+        raise KeyError(f"scenario '{self.name}' has no task '{task_id}' (tasks: {', '.join(self.tasks)})")
+
+    def policy(self, name: str, world: World, task: Task) -> Policy:
+        if name not in self.policies:
+            raise KeyError(
+                f"scenario '{self.name}' has no policy '{name}' (policies: {', '.join(self.policies)})"
+            )
+        return self.policies[name](world, task)

@@ -1,0 +1,222 @@
+"""Run state as a fold over the event stream.
+
+`RunState.apply(event)` is the only way state changes, so replaying the first
+k events of a transcript gives exactly the state the live run had after its
+k-th event. The engine, the replay viewer and resume all use this fold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Literal
+
+from engine.events import (
+    Action,
+    ApprovalDecided,
+    ApprovalRequested,
+    Budget,
+    BudgetExhausted,
+    BudgetExtended,
+    BudgetKind,
+    BudgetWarning,
+    DecisionMade,
+    Event,
+    Header,
+    Observed,
+    PolicyFailed,
+    PolicySwapped,
+    RuleInfo,
+    RunEnded,
+)
+from engine.policy import ObservationView, StepView
+
+Status = Literal["ready", "awaiting_approval", "awaiting_budget", "policy_failed", "ended"]
+TOKENS_PER_WORD = 1.3
+
+
+def estimate_tokens(text_or_words: str | int) -> int:
+    """Seed 002's rule of thumb: words x 1.3, rounded up."""
+    words = text_or_words if isinstance(text_or_words, int) else len(text_or_words.split())
+    return math.ceil(words * TOKENS_PER_WORD)
+
+
+def decision_text(e: DecisionMade) -> str:
+    """The words a decision adds to the context (what the policy wrote)."""
+    if e.raw is not None:
+        return e.raw
+    parts = [e.thought]
+    parts.extend(a.render() for a in e.actions)
+    if e.answer is not None:
+        parts.append(e.answer)
+    return "\n".join(parts)
+
+
+@dataclass
+class PendingApproval:
+    step: int
+    index: int
+    tool: str
+    args: dict
+    reason: str
+    thought: str
+
+
+@dataclass
+class RunState:
+    header: Header
+    status: Status = "ready"
+    step: int = 0
+    events: int = 0
+    policy: str = ""
+    budget: Budget = field(default_factory=Budget)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated_usage: bool = False
+    cost: float = 0.0
+    seconds: float = 0.0
+    context_words: int = 0
+    input_tokens_per_step: list[int] = field(default_factory=list)
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    tool_last_error: dict[str, bool] = field(default_factory=dict)
+    rules: list[RuleInfo] = field(default_factory=list)
+    history: list[StepView] = field(default_factory=list)
+    queue: list[tuple[int, Action]] = field(default_factory=list)
+    pending: PendingApproval | None = None
+    warned: set[str] = field(default_factory=set)
+    exhausted: BudgetExhausted | None = None
+    last_policy_error: str | None = None
+    repeat_count: int = 0
+    last_signature: str | None = None
+    ended: RunEnded | None = None
+
+    @classmethod
+    def start(cls, header: Header) -> RunState:
+        state = cls(header=header, policy=header.policy, budget=header.budget, rules=list(header.rules))
+        state.context_words = len(header.task_text.split())
+        return state
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def context_tokens(self) -> int:
+        return estimate_tokens(self.context_words)
+
+    def used(self, kind: BudgetKind) -> float:
+        return {"steps": self.step, "tokens": self.tokens, "cost": self.cost, "seconds": self.seconds}[kind]
+
+    def apply(self, event: Event) -> None:
+        self.events += 1
+        handler = _HANDLERS[event.type]
+        handler(self, event)
+
+    # -- handlers -------------------------------------------------------------
+
+    def _decision(self, e: DecisionMade) -> None:
+        self.step = e.step
+        self.status = "ready"
+        self.last_policy_error = None
+        self.input_tokens += e.usage.input_tokens
+        self.output_tokens += e.usage.output_tokens
+        self.estimated_usage = self.estimated_usage or e.usage.estimated
+        self.cost += (
+            e.usage.input_tokens * self.budget.price_in_per_1k + e.usage.output_tokens * self.budget.price_out_per_1k
+        ) / 1000
+        self.seconds += e.duration
+        self.input_tokens_per_step.append(e.usage.input_tokens)
+        self.context_words += len(decision_text(e).split())
+        self.history.append(
+            StepView(
+                step=e.step,
+                policy=e.policy,
+                thought=e.thought,
+                actions=list(e.actions),
+                answer=e.answer,
+                parse_error=e.parse_error,
+                raw=e.raw,
+            )
+        )
+        self.queue = list(enumerate(e.actions)) if e.answer is None else []
+        signature = "|".join(a.signature() for a in e.actions) if e.actions else None
+        if signature is not None and signature == self.last_signature:
+            self.repeat_count += 1
+        else:
+            self.repeat_count = 1 if signature is not None else 0
+        self.last_signature = signature
+
+    def _approval_requested(self, e: ApprovalRequested) -> None:
+        thought = self.history[-1].thought if self.history else ""
+        self.pending = PendingApproval(e.step, e.index, e.tool, dict(e.args), e.reason, thought)
+        self.status = "awaiting_approval"
+
+    def _approval_decided(self, e: ApprovalDecided) -> None:
+        self.pending = None
+        self.status = "ready"
+        if e.rule is not None:
+            self.rules.append(e.rule)
+        if self.history:
+            current = self.history[-1]
+            if e.choice == "modify" and e.args is not None:
+                current.edits.append(f"arguments edited by the operator: {e.args}")
+            elif e.choice == "approve_always" and e.rule is not None:
+                current.edits.append(f"approved always for {e.rule.tool}")
+
+    def _observation(self, e: Observed) -> None:
+        if self.queue and self.queue[0][0] == e.index:
+            self.queue.pop(0)
+        if e.executed and e.tool is not None:
+            self.tool_calls[e.tool] = self.tool_calls.get(e.tool, 0) + 1
+            self.tool_last_error[e.tool] = e.error
+        self.seconds += e.duration
+        self.context_words += len(e.text.split())
+        if self.history:
+            self.history[-1].observations.append(ObservationView(e.tool, dict(e.args), e.text, e.error, e.executed))
+
+    def _policy_swapped(self, e: PolicySwapped) -> None:
+        self.policy = e.new
+
+    def _policy_error(self, e: PolicyFailed) -> None:
+        self.status = "policy_failed"
+        self.last_policy_error = e.message
+
+    def _budget_warning(self, e: BudgetWarning) -> None:
+        self.warned.add(e.kind)
+
+    def _budget_exhausted(self, e: BudgetExhausted) -> None:
+        self.exhausted = e
+        self.status = "awaiting_budget"
+
+    def _budget_extended(self, e: BudgetExtended) -> None:
+        self.budget = self.budget.with_limit(e.kind, e.limit)
+        self.exhausted = None
+        self.warned.discard(e.kind)
+        self.status = "ready"
+
+    def _run_ended(self, e: RunEnded) -> None:
+        self.ended = e
+        self.pending = None
+        self.queue = []
+        self.status = "ended"
+
+
+_HANDLERS = {
+    "decision": RunState._decision,
+    "approval_requested": RunState._approval_requested,
+    "approval_decided": RunState._approval_decided,
+    "observation": RunState._observation,
+    "policy_swapped": RunState._policy_swapped,
+    "policy_error": RunState._policy_error,
+    "budget_warning": RunState._budget_warning,
+    "budget_exhausted": RunState._budget_exhausted,
+    "budget_extended": RunState._budget_extended,
+    "run_ended": RunState._run_ended,
+}
+
+
+def fold(header: Header, events: Iterable[Event]) -> RunState:
+    state = RunState.start(header)
+    for event in events:
+        state.apply(event)
+    return state

@@ -1,0 +1,28 @@
+"""Untrusted text made safe to show: terminal control characters removed."""
+
+from __future__ import annotations
+
+import re
+
+# ESC-introduced sequences (CSI, OSC, DCS...), then any remaining C0/C1 control
+# character except tab and newline; DEL too. Bidirectional overrides are shown
+# as visible escapes so they cannot reorder what the operator reads.
+_ESCAPE_SEQ = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST
+    r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"  # DCS, PM, APC, SOS ... ST
+    r"|\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI
+    r"|\x1b[@-Z\\-_]?"  # other two-byte escapes
+    r"|\x9b[0-?]*[ -/]*[@-~]?"  # 8-bit CSI
+    r"|\x9d[^\x07\x9c]*(?:\x07|\x9c)?"  # 8-bit OSC
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+
+
+def clean(text: str) -> str:
+    """Remove escape sequences and control characters (tab and newline stay)."""
+    if not text:
+        return text
+    text = _ESCAPE_SEQ.sub("", text.replace("\r\n", "\n"))
+    text = _CONTROL.sub("\ufffd", text)
+    return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)

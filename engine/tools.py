@@ -1,0 +1,224 @@
+"""Tools: a spec, argument validation, and execution that never raises.
+
+Every failure (unknown tool, bad arguments, an exception inside the tool, a
+timeout) becomes an `ToolResult` with `error=True` whose text the policy reads.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+from engine.events import ToolInfo
+
+ToolKind = Literal["ordinary", "irreversible", "exit"]
+ParamType = Literal["string", "integer", "number", "boolean"]
+
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_OBSERVATION_CAP = 4000
+
+
+class ToolError(Exception):
+    """Raised by a tool to report a failure in its own words."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: ParamType = "string"
+    description: str = ""
+    required: bool = True
+    enum: tuple[str, ...] | None = None
+
+    def info(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "type": self.type, "required": self.required}
+        if self.description:
+            data["description"] = self.description
+        if self.enum:
+            data["enum"] = list(self.enum)
+        return data
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool a policy may call.
+
+    `kind` is "ordinary", "irreversible" (asks for approval by default) or
+    "exit" (ends the run and is never executed). An exit tool's `outcome` says
+    how the run ends ("answer" or "handed_off") and `answer_param` names the
+    argument that carries the answer or the reason.
+    """
+
+    name: str
+    description: str
+    params: tuple[Param, ...] = ()
+    fn: Callable[..., Any] | None = None
+    kind: ToolKind = "ordinary"
+    timeout: float | None = DEFAULT_TIMEOUT
+    outcome: Literal["answer", "handed_off"] = "answer"
+    answer_param: str | None = None
+
+    def info(self) -> ToolInfo:
+        return ToolInfo(
+            name=self.name,
+            description=self.description,
+            kind=self.kind,
+            parameters=[p.info() for p in self.params],
+        )
+
+    def json_schema(self) -> dict[str, Any]:
+        """The parameters as a JSON schema object (for function-calling models)."""
+        props: dict[str, Any] = {}
+        for p in self.params:
+            prop: dict[str, Any] = {"type": p.type}
+            if p.description:
+                prop["description"] = p.description
+            if p.enum:
+                prop["enum"] = list(p.enum)
+            props[p.name] = prop
+        return {
+            "type": "object",
+            "properties": props,
+            "required": [p.name for p in self.params if p.required],
+        }
+
+
+@dataclass
+class ToolResult:
+    text: str
+    error: bool = False
+    executed: bool = False
+    truncated: bool = False
+    duration: float = 0.0
+
+
+def _coerce(param: Param, value: Any) -> Any:
+    if param.type == "string":
+        if isinstance(value, (dict, list)):
+            raise ValueError("expected a string")
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return value if isinstance(value, str) else str(value)
+    if param.type == "integer":
+        if isinstance(value, bool):
+            raise ValueError("expected an integer")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+        raise ValueError("expected an integer")
+    if param.type == "number":
+        if isinstance(value, bool):
+            raise ValueError("expected a number")
+        if isinstance(value, (int, float)):
+            return value
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+        raise ValueError("expected a number")
+    if param.type == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise ValueError("expected true or false")
+    raise ValueError(f"unsupported type {param.type}")
+
+
+def validate_args(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    """Check and coerce `args` against the tool's parameters.
+
+    Raises ValueError with a message naming every problem.
+    """
+    if not isinstance(args, dict):
+        raise ValueError("arguments must be an object of name=value pairs")
+    known = {p.name: p for p in tool.params}
+    problems: list[str] = []
+    clean: dict[str, Any] = {}
+    for key in args:
+        if key not in known:
+            problems.append(f"unknown argument '{key}'")
+    for p in tool.params:
+        if p.name not in args or args[p.name] is None:
+            if p.required:
+                problems.append(f"missing argument '{p.name}' ({p.type})")
+            continue
+        try:
+            value = _coerce(p, args[p.name])
+        except ValueError as exc:
+            problems.append(f"argument '{p.name}': {exc}")
+            continue
+        if p.enum and value not in p.enum:
+            problems.append(f"argument '{p.name}' must be one of {', '.join(p.enum)}")
+            continue
+        clean[p.name] = value
+    if problems:
+        expected = ", ".join(f"{p.name}: {p.type}" + ("" if p.required else "?") for p in tool.params)
+        raise ValueError("; ".join(problems) + f". Expected {tool.name}({expected})")
+    return clean
+
+
+def cap_text(text: str, cap: int | None) -> tuple[str, bool]:
+    """Cut `text` to `cap` characters with a visible marker saying how much was cut."""
+    if cap is None or len(text) <= cap:
+        return text, False
+    cut = len(text) - cap
+    return text[:cap] + f"\n[... truncated: {cut} more characters]", True
+
+
+def unknown_tool_text(name: str, tools: dict[str, Tool]) -> str:
+    return f"ERROR: tool '{name}' does not exist, available: {', '.join(sorted(tools))}"
+
+
+def execute(
+    tool: Tool,
+    args: dict[str, Any],
+    *,
+    cap: int | None = DEFAULT_OBSERVATION_CAP,
+    clock: Callable[[], float] = time.monotonic,
+) -> ToolResult:
+    """Run a tool on already-validated arguments; never raises."""
+    start = clock()
+    if tool.fn is None:
+        return ToolResult(f"ERROR: tool '{tool.name}' cannot be executed", error=True)
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            outcome["value"] = tool.fn(**args)  # type: ignore[misc]
+        except ToolError as exc:
+            outcome["error"] = f"ERROR: {exc}"
+        except Exception as exc:  # a broken tool must not break the run
+            detail = str(exc)
+            outcome["error"] = f"ERROR: {type(exc).__name__}" + (f": {detail}" if detail else "")
+
+    if tool.timeout is None:
+        call()
+    else:
+        worker = threading.Thread(target=call, name=f"tool:{tool.name}", daemon=True)
+        worker.start()
+        worker.join(tool.timeout)
+        if worker.is_alive():
+            return ToolResult(
+                f"ERROR: tool '{tool.name}' timed out after {tool.timeout:g} s",
+                error=True,
+                executed=True,
+                duration=clock() - start,
+            )
+    duration = clock() - start
+    if "error" in outcome:
+        text, truncated = cap_text(outcome["error"], cap)
+        return ToolResult(text, error=True, executed=True, truncated=truncated, duration=duration)
+    value = outcome.get("value")
+    text = value if isinstance(value, str) else str(value)
+    text, truncated = cap_text(text, cap)
+    return ToolResult(text, executed=True, truncated=truncated, duration=duration)

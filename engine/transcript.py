@@ -1,0 +1,183 @@
+"""Transcripts: one JSON object a line, the header first.
+
+The writer appends and flushes after every event and fsyncs after approvals
+and at the end, so a killed process loses at most the line being written. The
+reader validates every line; a torn last line is accepted with a warning, any
+other bad line is reported as `FILE:LINE: reason`, and no bad file raises
+anything but `TranscriptError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterable
+
+from pydantic import ValidationError
+
+from engine.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header
+
+_FSYNC_TYPES = frozenset({"approval_requested", "approval_decided", "run_ended", "budget_exhausted"})
+
+
+class TranscriptError(Exception):
+    """A transcript that cannot be read; the message names the file and line."""
+
+
+def dump_event(event: Event | Header) -> str:
+    return event.model_dump_json(exclude_defaults=False)
+
+
+class TranscriptWriter:
+    """Appends events to a JSONL file as they happen."""
+
+    def __init__(self, path: str | Path, header: Header | None = None) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")
+        if header is not None:
+            self._write(dump_event(header), sync=True)
+
+    def _write(self, line: str, sync: bool) -> None:
+        if self._file is None:
+            return
+        self._file.write(line + "\n")
+        self._file.flush()
+        if sync:
+            os.fsync(self._file.fileno())
+
+    def __call__(self, event: Event) -> None:
+        self._write(dump_event(event), sync=event.type in _FSYNC_TYPES)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> TranscriptWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class Transcript:
+    path: Path
+    header: Header
+    events: list[Event]
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def write_transcript(path: str | Path, header: Header, events: Iterable[Event]) -> None:
+    with TranscriptWriter(path, header) as writer:
+        for event in events:
+            writer(event)
+
+
+def _reason(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    msg = first.get("msg", "invalid")
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {msg}{more}" if where else f"{msg}{more}"
+
+
+def parse_lines(name: str, lines: list[bytes], *, strict: bool = True) -> Transcript:
+    """Read a transcript from raw lines (kept with their line endings)."""
+    if not lines or all(not line.strip() for line in lines):
+        raise TranscriptError(f"{name}: the file is empty (no header line)")
+    warnings: list[str] = []
+    errors: list[str] = []
+    header: Header | None = None
+    events: list[Event] = []
+    last = len(lines)
+    for number, raw in enumerate(lines, 1):
+        torn = number == last and not raw.endswith(b"\n")
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problem = f"{name}:{number}: not UTF-8 text (byte {exc.start})"
+            if torn:
+                warnings.append(f"{problem}; the last line was cut off while being written and is ignored")
+                continue
+            if strict or header is None:
+                raise TranscriptError(problem) from None
+            errors.append(problem)
+            continue
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            problem = f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})"
+            if torn:
+                warnings.append(f"{name}:{number}: the last line was cut off while being written and is ignored")
+                continue
+            if strict or header is None:
+                raise TranscriptError(problem) from None
+            errors.append(problem)
+            continue
+        if header is None:
+            header = _read_header(name, number, data)
+            continue
+        try:
+            events.append(EVENT_ADAPTER.validate_python(data))
+        except ValidationError as exc:
+            problem = f"{name}:{number}: not a valid event: {_reason(exc)}"
+            if torn:
+                warnings.append(f"{name}:{number}: the last line was cut off while being written and is ignored")
+                continue
+            if strict:
+                raise TranscriptError(problem) from None
+            errors.append(problem)
+        except (RecursionError, ValueError, TypeError) as exc:
+            problem = f"{name}:{number}: not a valid event: {exc}"
+            if strict:
+                raise TranscriptError(problem) from None
+            errors.append(problem)
+    if header is None:
+        raise TranscriptError(f"{name}: no header line")
+    return Transcript(path=Path(name), header=header, events=events, warnings=warnings, errors=errors)
+
+
+def _read_header(name: str, number: int, data: object) -> Header:
+    if not isinstance(data, dict) or data.get("type") != "header":
+        raise TranscriptError(f"{name}:{number}: expected the header line (an object with \"type\": \"header\")")
+    version = data.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        raise TranscriptError(
+            f"{name}:{number}: transcript format version {version} is newer than this agent-tui reads "
+            f"(up to {FORMAT_VERSION}); upgrade agent-tui to open it"
+        )
+    try:
+        return Header.model_validate(data)
+    except ValidationError as exc:
+        raise TranscriptError(f"{name}:{number}: not a valid header: {_reason(exc)}") from None
+    except (RecursionError, ValueError, TypeError) as exc:
+        raise TranscriptError(f"{name}:{number}: not a valid header: {exc}") from None
+
+
+def read_transcript(path: str | Path, *, strict: bool = True) -> Transcript:
+    """Read and validate a transcript file.
+
+    strict: any bad line other than a torn last one raises TranscriptError.
+    Not strict: bad lines are skipped and listed in `errors`.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise TranscriptError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise TranscriptError(f"{p}: is a folder, not a transcript") from None
+    except OSError as exc:
+        raise TranscriptError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    transcript = parse_lines(str(p), data.splitlines(keepends=True), strict=strict)
+    transcript.path = p
+    return transcript

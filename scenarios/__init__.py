@@ -1,0 +1,79 @@
+"""Built-in scenarios and the registry that finds them.
+
+A scenario is one module defining `SCENARIO`. Built-ins are listed here;
+third-party ones come from the `agent_tui.scenarios` entry-point group or
+from a file path (`agent-tui run path/to/my_world.py`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from engine.scenario import Scenario
+
+BUILTIN = {
+    "support": "scenarios.support",
+    "library": "scenarios.library",
+    "calculator": "scenarios.calculator",
+}
+DEFAULT = "support"
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot be found or loaded."""
+
+
+def _from_module(module: object, where: str) -> Scenario:
+    scenario = getattr(module, "SCENARIO", None)
+    if not isinstance(scenario, Scenario):
+        raise ScenarioError(f"{where} does not define SCENARIO = Scenario(...)")
+    return scenario
+
+
+def load_file(path: str | Path) -> Scenario:
+    p = Path(path)
+    if not p.is_file():
+        raise ScenarioError(f"{p}: no such scenario file")
+    name = f"agent_tui_scenario_{abs(hash(str(p.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, p)
+    if spec is None or spec.loader is None:
+        raise ScenarioError(f"{p}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise ScenarioError(f"{p}: failed to load: {type(exc).__name__}: {exc}") from None
+    return _from_module(module, str(p))
+
+
+def _plugins() -> dict[str, object]:
+    try:
+        return {ep.name: ep for ep in entry_points(group="agent_tui.scenarios")}
+    except Exception:
+        return {}
+
+
+def names() -> list[str]:
+    return [*BUILTIN, *(n for n in _plugins() if n not in BUILTIN)]
+
+
+def get(name: str) -> Scenario:
+    """A scenario by name, or by the path of a Python file that defines one."""
+    if name in BUILTIN:
+        return _from_module(importlib.import_module(BUILTIN[name]), name)
+    if name.endswith(".py") or "/" in name:
+        return load_file(name)
+    plugin = _plugins().get(name)
+    if plugin is not None:
+        try:
+            loaded = plugin.load()  # type: ignore[attr-defined]
+        except Exception as exc:
+            raise ScenarioError(f"scenario plugin '{name}' failed to load: {exc}") from None
+        return loaded if isinstance(loaded, Scenario) else _from_module(loaded, f"plugin '{name}'")
+    raise ScenarioError(f"no scenario '{name}' (scenarios: {', '.join(names())})")
