@@ -1,0 +1,109 @@
+"""Plain-text rendering of events, for headless runs, `show` and exports.
+
+No Textual and no Rich here: the headless paths must start fast and run
+anywhere. Untrusted text is cleaned of control characters before printing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.events import Event, Header, RunEnded
+from engine.text import clean
+
+OUTCOME_WORDS = {"answer": "answer", "stopped": "stopped", "handed_off": "handed-off", "aborted": "aborted"}
+EXIT_CODES = {"answer": 0, "stopped": 3, "handed_off": 4, "aborted": 5}
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    flat = clean(text).replace("\n", " ⏎ ")
+    if limit is not None and len(flat) > limit:
+        return flat[: limit - 1] + "…"
+    return flat
+
+
+def render_args(tool: str | None, args: dict[str, Any]) -> str:
+    parts = [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items()]
+    return clean(f"{tool or '?'}({', '.join(parts)})")
+
+
+def _indent(label: str, text: str) -> list[str]:
+    lines = clean(text).split("\n") or [""]
+    out = [f"  {label:<9}{lines[0]}"]
+    out.extend(f"  {'':<9}{line}" for line in lines[1:])
+    return out
+
+
+def header_lines(header: Header) -> list[str]:
+    lines = [
+        f"agent-tui · {clean(header.scenario)} · {clean(header.task)} · policy: {clean(header.policy)}",
+        f"task: {one_line(header.task_text)}",
+    ]
+    if header.parent:
+        lines.append(f"forked from {clean(header.parent)} at event {header.fork_at}")
+    return lines
+
+
+def event_lines(event: Event) -> list[str]:
+    """How one event reads in a terminal log."""
+    t = event.type
+    if t == "decision":
+        out = [f"step {event.step}  [{clean(event.policy)}]"]
+        if event.thought:
+            out += _indent("thought", event.thought)
+        if event.parse_error and event.raw is not None:
+            out += _indent("wrote", event.raw)
+        for action in event.actions:
+            out += _indent("action", render_args(action.tool, action.args))
+        if event.answer is not None:
+            out += _indent("answer", event.answer)
+        return out
+    if t == "observation":
+        label = "error" if event.error else "observe"
+        return _indent(label, event.text)
+    if t == "approval_requested":
+        return _indent("approval", f"{render_args(event.tool, event.args)} needs approval ({clean(event.reason)})")
+    if t == "approval_decided":
+        words = {
+            "approve": "approved",
+            "approve_always": "approved always for this tool",
+            "reject": "rejected",
+            "modify": "arguments edited and approved",
+            "abort": "aborted",
+        }[event.choice]
+        detail = f": {clean(event.reason)}" if event.reason else ""
+        if event.choice == "modify" and event.args is not None:
+            detail = ": " + clean(json.dumps(event.args, ensure_ascii=False))
+        return _indent("operator", f"{words} by {clean(event.by)}{detail}")
+    if t == "policy_swapped":
+        return [f"  policy   {clean(event.old)} -> {clean(event.new)} from step {event.step}"]
+    if t == "policy_error":
+        return _indent("failed", f"policy {event.policy}: {event.message}")
+    if t == "budget_warning":
+        return [f"  budget   {event.kind} at {_num(event.kind, event.used)} of {_num(event.kind, event.limit)}"]
+    if t == "budget_exhausted":
+        return [f"  budget   {event.kind} limit reached: {_num(event.kind, event.used)} of {_num(event.kind, event.limit)}"]
+    if t == "budget_extended":
+        return [f"  budget   {event.kind} limit raised to {_num(event.kind, event.limit)}"]
+    if t == "run_ended":
+        return [outcome_line(event)]
+    return [f"  {t}"]
+
+
+def _num(kind: str, value: float) -> str:
+    if kind == "cost":
+        return f"${value:.4f}"
+    if kind == "seconds":
+        return f"{value:.1f}s"
+    return str(int(value))
+
+
+def outcome_line(end: RunEnded) -> str:
+    word = OUTCOME_WORDS[end.outcome]
+    if end.outcome == "answer":
+        detail = end.answer or ""
+    else:
+        detail = end.reason
+    detail = one_line(detail)
+    return f"outcome: {word} after {end.step} steps" + (f": {detail}" if detail else "")
