@@ -1,0 +1,48 @@
+"""Shared fixtures: a fixed clock and an isolated data folder for every test."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+
+class FakeClock:
+    """A clock that advances by `tick` seconds each time it is read."""
+
+    def __init__(self, start: float = 1_790_000_000.0, tick: float = 0.0) -> None:
+        self.now = start
+        self.tick = tick
+
+    def __call__(self) -> float:
+        value = self.now
+        self.now += self.tick
+        return value
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("agent-tui-home")
+    monkeypatch.setenv("AGENT_TUI_HOME", str(home))
+    yield home
+
+
+def pytest_addoption(parser):
+    parser.addoption("--long", action="store_true", default=False, help="run the long variants of generated tests")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "long: long variant, runs only with --long")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--long"):
+        return
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason="long variant: run with --long"))

@@ -1,0 +1,136 @@
+"""The headless command line: outcomes, exit codes, approvals without a terminal, show."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui.cli import main
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_shows_scenarios_tasks_and_policies(capsys):
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 0
+    for word in ("support", "return-1187", "library", "hallucinating", "calculator", "human"):
+        assert word in out
+
+
+@pytest.mark.parametrize(
+    "argv, code, last",
+    [
+        (["run", "library", "--policy", "good"], 0, "outcome: answer after 4 steps: 2"),
+        (["run", "library", "--policy", "stuck"], 3, "outcome: stopped after 2 steps: repetition"),
+        (["run", "support", "--task", "compensation-1042"], 4, "outcome: handed-off after 2 steps"),
+        (["run", "support", "--task", "courier-1042", "--repetition", "off"], 3, "outcome: stopped after 5 steps: steps budget"),
+        (["run", "support", "--approve", "all"], 0, "outcome: answer after 3 steps: I opened request R-1"),
+        (["run", "calculator"], 0, "outcome: answer after 2 steps: 291"),
+        (["run", "library", "--policy", "good", "--max-steps", "2"], 3, "outcome: stopped after 2 steps: steps budget"),
+    ],
+)
+def test_headless_outcomes_and_exit_codes(capsys, tmp_path, argv, code, last):
+    out_file = tmp_path / "t.jsonl"
+    got, out, err = run_cli(capsys, *argv, "--headless", "--out", str(out_file))
+    assert got == code
+    assert out.strip().splitlines()[-1].startswith(last)
+    assert f"transcript: {out_file}" in err
+    assert out_file.exists()
+
+
+def test_default_transcript_goes_to_the_data_folder(capsys, _isolated_home):
+    code, _, err = run_cli(capsys, "run", "calculator", "--headless")
+    assert code == 0
+    saved = list((_isolated_home / "runs").glob("*.jsonl"))
+    assert len(saved) == 1 and str(saved[0]) in err
+
+
+def test_approval_without_a_terminal_names_the_flag(tmp_path):
+    out_file = tmp_path / "t.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "run", "support", "--headless", "--out", str(out_file)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert proc.returncode == 2
+    assert "--approve" in proc.stderr
+    assert "needs approval" in proc.stdout
+
+
+def test_approval_on_a_terminal_with_reject(monkeypatch, capsys, tmp_path):
+    answers = iter(["r", "the order is a gift"])
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    code, out, _ = run_cli(capsys, "run", "support", "--headless", "--out", str(tmp_path / "t.jsonl"))
+    assert code == 0
+    assert "rejected by operator: the order is a gift" in out
+    assert "the order is a gift" in out.strip().splitlines()[-1]
+
+
+def test_approval_on_a_terminal_with_a_bad_edit_then_approve(monkeypatch, capsys, tmp_path):
+    answers = iter(["e", "not json", "e", '{"order_id": "1187"}'])
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    code, out, _ = run_cli(capsys, "run", "support", "--headless", "--out", str(tmp_path / "t.jsonl"))
+    assert code == 0
+    assert "not accepted" in out
+    assert "R-1" in out.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "nope", "--headless"], "no scenario 'nope'"),
+        (["run", "library", "--policy", "bad", "--headless"], "has no policy 'bad'"),
+        (["run", "library", "--task", "bad", "--headless"], "has no task 'bad'"),
+        (["run", "library", "--rules", "/nonexistent.toml", "--headless"], "no such rules file"),
+        (["run", "library", "--policy", "human", "--headless"], "needs the cockpit"),
+        (["show", "/nonexistent.jsonl"], "no such file"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_clear_line(capsys, argv, message):
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["run", "--max-steps", "zero"], ["run", "--approve", "maybe"], ["frobnicate"]])
+def test_bad_flags_exit_2(capsys, argv):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+
+
+def test_show_prints_a_saved_run(capsys, tmp_path):
+    out_file = tmp_path / "t.jsonl"
+    run_cli(capsys, "run", "library", "--headless", "--out", str(out_file))
+    code, out, _ = run_cli(capsys, "show", str(out_file))
+    assert code == 0
+    assert "catalog(title=\"Il Gattopardo\")" in out
+    assert out.strip().splitlines()[-1] == "outcome: answer after 4 steps: 2"
+
+
+def test_headless_output_strips_control_characters(capsys, tmp_path):
+    from engine import Decision, ScriptedPolicy
+    from engine.run import new_run
+    from tests.helpers import counting_scenario
+    from tui.cli import run_headless
+
+    policy = ScriptedPolicy("evil", lambda v: Decision.final("\x1b]0;pwned\x07title", "\x1b[31mred\x1b[0m"))
+    run = new_run(counting_scenario(), "t", policy, out=tmp_path / "t.jsonl")
+    code = run_headless(run)
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert "\x1b" not in out and "\x07" not in out
+    assert "red" in out

@@ -1,0 +1,98 @@
+"""Transcripts read back to the same events; bad files give clear, located errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import scenarios
+from engine.run import new_run
+from engine.transcript import TranscriptError, read_transcript
+
+
+def _write_run(tmp_path, scenario="support", task="return-1187", **kw):
+    path = tmp_path / "run.jsonl"
+    run = new_run(scenarios.get(scenario), task, None, out=path, approve="all", **kw)
+    run.engine.run()
+    run.close()
+    return run, path
+
+
+def test_a_written_transcript_reads_back_to_equal_events(tmp_path, clock):
+    run, path = _write_run(tmp_path, clock=clock)
+    transcript = read_transcript(path)
+    assert transcript.header == run.engine.header
+    assert transcript.events == run.engine.events
+    assert transcript.warnings == [] and transcript.errors == []
+
+
+def test_every_line_is_flushed_as_it_happens(tmp_path):
+    path = tmp_path / "live.jsonl"
+    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
+    run.engine.run()  # paused at the approval, file still open
+    lines = path.read_text().splitlines()
+    assert len(lines) == 1 + len(run.engine.events)
+    assert json.loads(lines[-1])["type"] == "approval_requested"
+    run.close()
+
+
+def test_a_torn_last_line_is_accepted_with_a_warning(tmp_path):
+    _, path = _write_run(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 25])  # cut inside the last line
+    transcript = read_transcript(path)
+    assert len(transcript.warnings) == 1
+    assert "cut off" in transcript.warnings[0]
+    full = len(data.splitlines()) - 1
+    assert len(transcript.events) == full - 1
+
+
+def test_a_garbage_line_is_reported_with_file_and_line(tmp_path):
+    _, path = _write_run(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    lines.insert(3, "this is not json\n")
+    path.write_text("".join(lines))
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path)
+    assert str(info.value).startswith(f"{path}:4: not JSON")
+    lenient = read_transcript(path, strict=False)
+    assert lenient.errors and lenient.errors[0].startswith(f"{path}:4:")
+    assert len(lenient.events) == len(lines) - 2
+
+
+def test_a_wrong_event_shape_names_the_field(tmp_path):
+    _, path = _write_run(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    bad = json.loads(lines[1])
+    bad["step"] = "three"
+    lines[1] = json.dumps(bad) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(TranscriptError, match=r":2: not a valid event: .*step"):
+        read_transcript(path)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "empty"),
+        (b"\n\n", "empty"),
+        (b'{"type": "decision"}\n', "expected the header"),
+        (b'{"type": "header", "format_version": 99, "scenario": "s"}\n', "newer"),
+        (b"\xff\xfe\x00garbage\n{}\n", "not UTF-8"),
+        (b'{"type": "header"}\n', "not a valid header"),
+        (b"[" * 100000 + b"\n" + b"{}\n", "not JSON"),
+    ],
+)
+def test_bad_files_raise_only_transcript_errors(tmp_path, content, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(TranscriptError, match=message):
+        read_transcript(path)
+
+
+def test_missing_file_and_folder(tmp_path):
+    with pytest.raises(TranscriptError, match="no such file"):
+        read_transcript(tmp_path / "nope.jsonl")
+    with pytest.raises(TranscriptError, match="folder"):
+        read_transcript(tmp_path)
