@@ -19,6 +19,8 @@ BUILTIN = {
     "support": "scenarios.support",
     "library": "scenarios.library",
     "calculator": "scenarios.calculator",
+    "grid": "scenarios.grid",
+    "research": "scenarios.research",
 }
 DEFAULT = "support"
 

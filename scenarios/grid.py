@@ -1,0 +1,556 @@
+"""The grid world (seed 000): react, remember or plan on an N x N grid with walls.
+
+The agent starts in the top-left corner and must reach the bottom-right one.
+`look` reports the free neighbours; `move` takes one step and reports the new
+cell and its free neighbours, so a policy needs one decision per move. Three
+policies: reactive (no memory, goes to the free neighbour closest to the goal),
+memory (remembers the cells it has seen and backtracks depth-first) and planner
+(knows the whole map, follows a shortest path).
+
+The grid of a run is the `task`-th grid drawn one after another from
+`random.Random(seed)`, the way the seed's experiment draws its 200 grids; the
+header's options (size, density, seed) and task id rebuild it, and the move
+observations rebuild the path (`positions`), so a replay can draw the map.
+The pure functions here (generation, BFS, Dijkstra, the bare loop) are what
+tests and `bench/` reuse.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterable, Iterator
+
+from engine import Budget, Decision, Param, RunView, Scenario, ScriptedPolicy, Task, Tool, ToolError
+
+Cell = tuple[int, int]
+Walls = frozenset[Cell]
+
+SIZE = 8
+DENSITY = 0.28
+SEED = 7
+LIMIT = 200
+"""The seed's step limit for the reactive and memory agents (moves)."""
+
+MOVES: tuple[Cell, ...] = ((0, 1), (1, 0), (0, -1), (-1, 0))
+"""The seed's fixed order: right, down, left, up (rows grow downwards)."""
+DIRECTIONS: dict[str, Cell] = {"right": (0, 1), "down": (1, 0), "left": (0, -1), "up": (-1, 0)}
+NAME_OF: dict[Cell, str] = {delta: name for name, delta in DIRECTIONS.items()}
+
+
+# -- the world as pure functions ------------------------------------------------
+
+
+def goal_of(size: int) -> Cell:
+    return (size - 1, size - 1)
+
+
+def neighbours(p: Cell, walls: Walls, size: int) -> Iterator[Cell]:
+    """Free cells next to `p`, in MOVES order."""
+    for dr, dc in MOVES:
+        q = (p[0] + dr, p[1] + dc)
+        if 0 <= q[0] < size and 0 <= q[1] < size and q not in walls:
+            yield q
+
+
+def manhattan(p: Cell, size: int) -> int:
+    return (size - 1 - p[0]) + (size - 1 - p[1])
+
+
+def bfs_path(walls: Walls, size: int) -> list[Cell] | None:
+    """A shortest path from the start to the goal (both included), or None."""
+    start, goal = (0, 0), goal_of(size)
+    parent: dict[Cell, Cell | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        p = queue.popleft()
+        if p == goal:
+            path: list[Cell] = []
+            at: Cell | None = p
+            while at is not None:
+                path.append(at)
+                at = parent[at]
+            return path[::-1]
+        for q in neighbours(p, walls, size):
+            if q not in parent:
+                parent[q] = p
+                queue.append(q)
+    return None
+
+
+def bfs(walls: Walls, size: int) -> int | None:
+    """The length (moves) of a shortest path, or None if the goal is unreachable."""
+    path = bfs_path(walls, size)
+    return None if path is None else len(path) - 1
+
+
+def dijkstra(walls: Walls, size: int) -> int | None:
+    """The same length by a second, independent method (a priority queue)."""
+    start, goal = (0, 0), goal_of(size)
+    heap: list[tuple[int, Cell]] = [(0, start)]
+    best = {start: 0}
+    while heap:
+        d, p = heapq.heappop(heap)
+        if p == goal:
+            return d
+        if d > best[p]:
+            continue
+        for q in neighbours(p, walls, size):
+            if d + 1 < best.get(q, 1 << 30):
+                best[q] = d + 1
+                heapq.heappush(heap, (d + 1, q))
+    return None
+
+
+def make_grid(rng: random.Random, size: int = SIZE, density: float = DENSITY) -> Walls:
+    """Draw grids from `rng` until one is solvable, as the seed does.
+
+    Walls where `rng.random() < density`, scanning rows then columns; the start
+    and the goal are always free.
+    """
+    while True:
+        walls = frozenset(
+            (r, c) for r in range(size) for c in range(size) if rng.random() < density
+        ) - {(0, 0), goal_of(size)}
+        if bfs(walls, size) is not None:
+            return walls
+
+
+def make_grids(count: int, seed: int = SEED, size: int = SIZE, density: float = DENSITY) -> list[Walls]:
+    """`count` grids drawn one after another from one `random.Random(seed)`."""
+    rng = random.Random(seed)
+    return [make_grid(rng, size, density) for _ in range(count)]
+
+
+@lru_cache(maxsize=64)
+def _sequence(seed: int, size: int, density: float) -> tuple[random.Random, list[Walls]]:
+    return random.Random(seed), []
+
+
+def grid_at(index: int, seed: int = SEED, size: int = SIZE, density: float = DENSITY) -> Walls:
+    """The `index`-th grid (from 0) of the sequence drawn from `random.Random(seed)`.
+
+    The sequence is memoised per process, so asking for grids 0..199 in turn
+    costs no more than drawing 200 grids once.
+    """
+    if index < 0:
+        raise ValueError("the grid index must be 0 or more")
+    rng, drawn = _sequence(seed, size, density)
+    while len(drawn) <= index:
+        drawn.append(make_grid(rng, size, density))
+    return drawn[index]
+
+
+def render(walls: Walls, size: int, visited: Iterable[Cell] = (), at: Cell | None = None) -> list[str]:
+    """The map as text rows: `#` wall, `.` free, `o` visited, `@` the agent, `G` the goal."""
+    seen = set(visited)
+    goal = goal_of(size)
+    rows = []
+    for r in range(size):
+        row = []
+        for c in range(size):
+            p = (r, c)
+            row.append(
+                "@" if p == at else "#" if p in walls else "G" if p == goal else "o" if p in seen else "."
+            )
+        rows.append("".join(row))
+    return rows
+
+
+# -- the bare loop (the seed's experiment without the engine) -------------------
+
+
+def bare_reactive(walls: Walls, size: int = SIZE, limit: int = LIMIT) -> int | None:
+    """Moves to the goal for the memoryless agent, None if it is not there within `limit`."""
+    goal = goal_of(size)
+    p = (0, 0)
+    for step in range(limit):
+        if p == goal:
+            return step
+        p = min(neighbours(p, walls, size), key=lambda q: manhattan(q, size), default=p)
+    return None
+
+
+def bare_memory(walls: Walls, size: int = SIZE, limit: int = LIMIT) -> int | None:
+    """Moves to the goal for the depth-first agent with memory, or None."""
+    goal = goal_of(size)
+    p, stack, seen, step = (0, 0), [(0, 0)], {(0, 0)}, 0
+    while step < limit:
+        if p == goal:
+            return step
+        fresh = sorted((q for q in neighbours(p, walls, size) if q not in seen), key=lambda q: manhattan(q, size))
+        if fresh:
+            p = fresh[0]
+            seen.add(p)
+            stack.append(p)
+        else:
+            stack.pop()
+            if not stack:
+                return None
+            p = stack[-1]
+        step += 1
+    return None
+
+
+@dataclass(frozen=True)
+class PolicyFigures:
+    name: str
+    arrived: int
+    total: int
+    mean_extra: float
+    mean_length: float
+
+    def line(self) -> str:
+        return (
+            f"{self.name:12s} arrives in {self.arrived}/{self.total}, "
+            f"mean extra steps over the optimum {self.mean_extra:.1f}, mean length {self.mean_length:.1f}"
+        )
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """The seed's three figures plus the two checks."""
+
+    reactive: PolicyFigures
+    memory: PolicyFigures
+    planner: PolicyFigures
+    optimal: list[int]
+    dijkstra_agrees: bool
+    nobody_beats_optimum: bool
+
+
+def figures(name: str, outcomes: list[int | None], optimal: list[int]) -> PolicyFigures:
+    """Arrivals, mean extra moves over the optimum and mean length, over the successes."""
+    succeeded = [(e, o) for e, o in zip(outcomes, optimal) if e is not None]
+    n = len(succeeded)
+    return PolicyFigures(
+        name=name,
+        arrived=n,
+        total=len(outcomes),
+        mean_extra=sum(e - o for e, o in succeeded) / n if n else 0.0,
+        mean_length=sum(e for e, _ in succeeded) / n if n else 0.0,
+    )
+
+
+def summarise(
+    outcomes: dict[str, list[int | None]], optimal: list[int], dijkstra_lengths: list[int | None]
+) -> Experiment:
+    beats = any(
+        e is not None and e < o for results in outcomes.values() for e, o in zip(results, optimal)
+    )
+    return Experiment(
+        reactive=figures("reactive", outcomes["reactive"], optimal),
+        memory=figures("with memory", outcomes["memory"], optimal),
+        planner=figures("planner", outcomes["planner"], optimal),
+        optimal=optimal,
+        dijkstra_agrees=optimal == dijkstra_lengths,
+        nobody_beats_optimum=not beats,
+    )
+
+
+def bare_experiment(grids: int = 200, seed: int = SEED, size: int = SIZE, density: float = DENSITY) -> Experiment:
+    """The seed's experiment as a plain loop over pure functions, no engine."""
+    sample = make_grids(grids, seed, size, density)
+    optimal = [bfs(w, size) for w in sample]
+    outcomes = {
+        "reactive": [bare_reactive(w, size) for w in sample],
+        "memory": [bare_memory(w, size) for w in sample],
+        "planner": list(optimal),
+    }
+    return summarise(outcomes, optimal, [dijkstra(w, size) for w in sample])  # type: ignore[arg-type]
+
+
+# -- the world and its tools ----------------------------------------------------
+
+_AT = re.compile(r"\bat \((\d+), (\d+)\)")
+
+
+def describe(p: Cell, walls: Walls, size: int) -> str:
+    """`at (r, c); free: right, down` plus a note at the goal: what look and move report."""
+    free = [NAME_OF[(q[0] - p[0], q[1] - p[1])] for q in neighbours(p, walls, size)]
+    text = f"at ({p[0]}, {p[1]}); free: {', '.join(free) if free else 'none'}"
+    return text + "; this is the goal" if p == goal_of(size) else text
+
+
+def parse_free(text: str) -> list[str]:
+    """The free directions a look or move observation lists."""
+    _, _, rest = text.partition("free: ")
+    names = rest.split(";")[0].strip()
+    return [] if names in ("", "none") else [n.strip() for n in names.split(",")]
+
+
+def parse_cell(text: str) -> Cell | None:
+    match = _AT.search(text)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _observations(history: Iterable[Any]) -> Iterator[Any]:
+    for item in history:
+        inner = getattr(item, "observations", None)
+        if inner is not None:
+            yield from inner
+        else:
+            yield item
+
+
+def positions(history: Iterable[Any]) -> list[Cell]:
+    """The cells the agent stood on, in order, from the start.
+
+    `history` is a run's steps (`RunView.history`) or its observations
+    (`Observed` events from a transcript, or `ObservationView`s). Every
+    successful move adds the cell it reports; failed moves and looks add nothing.
+    """
+    cells: list[Cell] = [(0, 0)]
+    for o in _observations(history):
+        if o.tool == "move" and not o.error:
+            cell = parse_cell(o.text)
+            if cell is not None:
+                cells.append(cell)
+    return cells
+
+
+@dataclass
+class GridWorld:
+    walls: Walls
+    size: int
+    at: Cell = (0, 0)
+    tools: list[Tool] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tools = [
+            Tool("look", "The free neighbouring cells around the agent.", (), self.look, timeout=None),
+            Tool(
+                "move",
+                "Move one cell; reports the new cell and its free neighbours.",
+                (Param("direction", description="Where to go.", enum=tuple(DIRECTIONS)),),
+                self.move,
+                timeout=None,
+            ),
+        ]
+
+    @property
+    def goal(self) -> Cell:
+        return goal_of(self.size)
+
+    def look(self) -> str:
+        return describe(self.at, self.walls, self.size)
+
+    def move(self, direction: str) -> str:
+        dr, dc = DIRECTIONS[direction]
+        q = (self.at[0] + dr, self.at[1] + dc)
+        here = f"still at ({self.at[0]}, {self.at[1]})"
+        if not (0 <= q[0] < self.size and 0 <= q[1] < self.size):
+            raise ToolError(f"{direction} is off the grid; {here}")
+        if q in self.walls:
+            raise ToolError(f"a wall at ({q[0]}, {q[1]}); {here}")
+        self.at = q
+        return f"moved {direction}, " + describe(q, self.walls, self.size)
+
+    def restore(self, executed: Iterable[Any]) -> None:
+        """Put the agent where the recorded moves left it."""
+        self.at = positions(executed)[-1]
+
+
+def grid_options(options: dict[str, Any]) -> tuple[int, float, int]:
+    size = int(options.get("size", SIZE))
+    density = float(options.get("density", DENSITY))
+    seed = int(options.get("seed", SEED))
+    if size < 2:
+        raise ValueError("the grid size must be 2 or more")
+    if not 0.0 <= density < 1.0:
+        raise ValueError("the wall density must be in [0, 1)")
+    return size, density, seed
+
+
+def walls_for(task_id: str, options: dict[str, Any]) -> tuple[Walls, int]:
+    """The walls and size of a run from its task id and header options."""
+    size, density, seed = grid_options(options)
+    return grid_at(int(task_id), seed, size, density), size
+
+
+def _make_world(task: Task, options: dict[str, Any]) -> GridWorld:
+    walls, size = walls_for(task.id, options)
+    return GridWorld(walls, size)
+
+
+def _make_task(task_id: str) -> Task:
+    try:
+        index = int(task_id)
+    except ValueError:
+        raise KeyError(f"grid tasks are grid numbers 0, 1, 2, ...; not '{task_id}'") from None
+    if index < 0:
+        raise KeyError("grid numbers start at 0")
+    return Task(
+        str(index),
+        f"Walk from the top-left corner to the bottom-right corner of grid {index}.",
+        description=f"grid {index} of the sequence drawn from the seed option",
+    )
+
+
+# -- policies -------------------------------------------------------------------
+
+
+def _step_towards(p: Cell, q: Cell) -> str:
+    return NAME_OF[(q[0] - p[0], q[1] - p[1])]
+
+
+def _last_report(view: RunView) -> tuple[Cell, list[str]] | None:
+    """Where the agent is and what is free, from the newest look or move."""
+    for step in reversed(view.history):
+        for o in reversed(step.observations):
+            if o.tool in ("look", "move") and not o.error:
+                cell = parse_cell(o.text)
+                if cell is not None:
+                    return cell, parse_free(o.text)
+    return None
+
+
+class Reactive:
+    """Sees only the free neighbours, remembers nothing: picks the one closest to the goal.
+
+    With no free neighbour it stays where it is and looks again.
+    """
+
+    name = "reactive"
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def decide(self, view: RunView) -> Decision:
+        report = _last_report(view)
+        if report is None:
+            return Decision.act("I look around first.", "look")
+        p, free = report
+        if p == goal_of(self.size):
+            return Decision.final("I am on the goal.", f"reached the goal at ({p[0]}, {p[1]})")
+        if not free:
+            return Decision.act("Nothing is free; I stay and look again.", "look")
+        best = min(free, key=lambda d: manhattan((p[0] + DIRECTIONS[d][0], p[1] + DIRECTIONS[d][1]), self.size))
+        return Decision.act(f"{best} is the free neighbour closest to the goal.", "move", direction=best)
+
+
+class Memory:
+    """The same local view, plus the cells it has seen: depth-first with backtracking.
+
+    Its memory (the seen cells and the way back) is a fold over the positions
+    the move observations report, so it also works after a swap, a fork or a
+    resume; only the steps added since the last decision are folded in.
+    """
+
+    name = "memory"
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._folded_steps = 0
+        self._seen: set[Cell] = set()
+        self._stack: list[Cell] = []
+
+    def _fold(self, cell: Cell) -> None:
+        if len(self._stack) > 1 and self._stack[-2] == cell:
+            self._stack.pop()
+        else:
+            self._seen.add(cell)
+            self._stack.append(cell)
+
+    def _remember(self, view: RunView) -> None:
+        history = view.history
+        if self._folded_steps > len(history) or not self._stack:
+            self._folded_steps, self._seen, self._stack = 0, set(), []
+            self._fold((0, 0))
+        for cell in positions(history[self._folded_steps :])[1:]:
+            self._fold(cell)
+        self._folded_steps = len(history)
+
+    def decide(self, view: RunView) -> Decision:
+        report = _last_report(view)
+        if report is None:
+            return Decision.act("I look around first.", "look")
+        p, free = report
+        if p == goal_of(self.size):
+            return Decision.final("I am on the goal.", f"reached the goal at ({p[0]}, {p[1]})")
+        self._remember(view)
+        fresh = [d for d in free if (p[0] + DIRECTIONS[d][0], p[1] + DIRECTIONS[d][1]) not in self._seen]
+        if fresh:
+            best = min(fresh, key=lambda d: manhattan((p[0] + DIRECTIONS[d][0], p[1] + DIRECTIONS[d][1]), self.size))
+            return Decision.act(f"{best} leads to a cell I have not seen, closest to the goal.", "move", direction=best)
+        if len(self._stack) < 2:
+            return Decision.final("Every cell I can reach is seen; the goal is not among them.", "the goal is unreachable")
+        back = self._stack[-2]
+        return Decision.act("A dead end: I go back the way I came.", "move", direction=_step_towards(p, back))
+
+
+class Planner:
+    """Knows the whole map and follows a shortest path found by BFS."""
+
+    name = "planner"
+
+    def __init__(self, walls: Walls, size: int) -> None:
+        self.size = size
+        self.path = bfs_path(walls, size)
+
+    def decide(self, view: RunView) -> Decision:
+        report = _last_report(view)
+        p = report[0] if report else (0, 0)
+        if p == goal_of(self.size):
+            return Decision.final("I am on the goal.", f"reached the goal at ({p[0]}, {p[1]})")
+        if self.path is None:
+            return Decision.final("The map has no path to the goal.", "the goal is unreachable")
+        if p not in self.path:
+            return Decision.final("I am off my planned path.", f"lost at ({p[0]}, {p[1]})")
+        nxt = self.path[self.path.index(p) + 1]
+        return Decision.act(f"The shortest path goes {_step_towards(p, nxt)}.", "move", direction=_step_towards(p, nxt))
+
+
+# -- scoring (used by `agent-tui bench`) ----------------------------------------
+
+
+def bench_score(task: Task, options: dict[str, Any], history: list[Any], outcome: str) -> dict[str, Any]:
+    """Success, steps and the optimum of one grid run, for `agent-tui bench`.
+
+    Steps are the agent's actions except its first look (the seed's agents
+    start knowing their neighbours); success is an answer given on the goal.
+    """
+    size, density, seed = grid_options(options)
+    optimum, agrees = _optimum(int(task.id), seed, size, density)
+    cells = positions(history)
+    actions = sum(len(s.actions) for s in history)
+    looked_first = bool(history) and bool(history[0].actions) and history[0].actions[0].tool == "look"
+    return {
+        "success": outcome == "answer" and cells[-1] == goal_of(size),
+        "steps": actions - (1 if looked_first else 0),
+        "optimum": optimum,
+        "checks": {"BFS and Dijkstra agree": agrees},
+    }
+
+
+@lru_cache(maxsize=4096)
+def _optimum(index: int, seed: int, size: int, density: float) -> tuple[int | None, bool]:
+    walls = grid_at(index, seed, size, density)
+    optimum = bfs(walls, size)
+    return optimum, dijkstra(walls, size) == optimum
+
+
+# -- the scenario ---------------------------------------------------------------
+
+
+SCENARIO = Scenario(
+    name="grid",
+    description="Reach the far corner of a grid with walls: react, remember or plan (seed 000).",
+    tasks={"0": _make_task("0")},
+    policies={
+        "reactive": lambda world, task: Reactive(world.size),
+        "memory": lambda world, task: Memory(world.size),
+        "planner": lambda world, task: Planner(world.walls, world.size),
+    },
+    make_world=_make_world,
+    budget=Budget(max_steps=LIMIT + 1),
+    options={"size": SIZE, "density": DENSITY, "seed": SEED},
+    repetition_threshold=None,
+    make_task=_make_task,
+)
+"""One look plus up to 200 moves: the seed's limit; a stuck reactive agent
+oscillates until then, so the repetition brake is off."""
