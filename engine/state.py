@@ -105,7 +105,11 @@ class RunState:
         return estimate_tokens(self.context_words)
 
     def used(self, kind: BudgetKind) -> float:
-        return {"steps": self.step, "tokens": self.tokens, "cost": self.cost, "seconds": self.seconds}[kind]
+        if kind == "steps":
+            return self.step
+        if kind == "tokens":
+            return self.input_tokens + self.output_tokens
+        return self.cost if kind == "cost" else self.seconds
 
     def apply(self, event: Event) -> None:
         self.events += 1
