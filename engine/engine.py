@@ -234,6 +234,9 @@ class Engine:
         if tool is None:
             self._observe(index, action.tool, action.args, unknown_tool_text(action.tool, self.tools), error=True)
             return True
+        if action.args_error is not None:
+            self._observe(index, tool.name, action.args, f"ERROR: {action.args_error}", error=True)
+            return True
         try:
             args = validate_args(tool, action.args)
         except ValueError as exc:

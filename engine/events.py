@@ -28,6 +28,9 @@ class Action(_Model):
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
     call_id: str | None = None
+    args_error: str | None = None
+    """Why the policy could not read this call's arguments (a model sent invalid
+    JSON, say); the engine answers it with this text and never runs the tool."""
 
     def signature(self) -> str:
         """A canonical text used to compare actions (repetition brake)."""
@@ -39,6 +42,8 @@ class Action(_Model):
         """`tool(key=value, ...)` as shown to people and to text-format policies."""
         import json
 
+        if self.args_error is not None:
+            return f"{self.tool}(<unreadable arguments>)"
         parts = [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in self.args.items()]
         return f"{self.tool}({', '.join(parts)})"
 
