@@ -30,19 +30,3 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("agent-tui-home")
     monkeypatch.setenv("AGENT_TUI_HOME", str(home))
     yield home
-
-
-def pytest_addoption(parser):
-    parser.addoption("--long", action="store_true", default=False, help="run the long variants of generated tests")
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "long: long variant, runs only with --long")
-
-
-def pytest_collection_modifyitems(config, items):
-    if config.getoption("--long"):
-        return
-    for item in items:
-        if "long" in item.keywords:
-            item.add_marker(pytest.mark.skip(reason="long variant: run with --long"))
