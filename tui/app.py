@@ -1,0 +1,492 @@
+"""The cockpit: watch a run step by step and steer it.
+
+The app owns the view state: a fold of the events the bridge delivers
+(`engine.state.RunState`), updated on the UI thread only. Every engine call
+that may run a policy or a tool goes through `_perform`, a thread worker; the
+app learns what happened from the `EngineEvent` messages and the closing
+`WorkDone` (see `tui.bridge`). While an operation runs (`busy`), only
+interrupt, abort, save, help and quit apply.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from engine.engine import Engine
+from engine.events import Event
+from engine.policy import Policy
+from engine.run import Run
+from engine.state import RunState, fold
+from engine.transcript import dump_event
+from tui.bridge import EngineBridge, EngineEvent, EngineOp, ThoughtStreamed, WorkDone
+from tui.plain import EXIT_CODES
+from tui.screens.approval import ApprovalScreen
+from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
+from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
+from tui.widgets.gauges import BudgetGauges
+from tui.widgets.header import RunHeader
+from tui.widgets.tools import ToolPanel
+from tui.widgets.transcript import TranscriptPane
+
+PolicyFactory = Callable[[], Policy]
+
+# (action, palette title, palette help); the bindings below use the same names.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("step", "Step", "Let the policy decide once and run its action"),
+    ("continue_run", "Continue", "Step until a pause, the end, or escape"),
+    ("interrupt", "Interrupt", "Stop the running continue after the current step"),
+    ("approve", "Approve", "Run the pending action"),
+    ("approve_always", "Approve always", "Run it, and never ask again for this tool"),
+    ("reject", "Reject", "Refuse the pending action with a reason the policy reads"),
+    ("edit", "Edit arguments", "Change the pending action's arguments, then run it"),
+    ("review", "Review approval", "Show the pending approval again"),
+    ("budget", "Budget", "Extend the exhausted limit or end the run"),
+    ("pick_policy", "Pick policy", "Choose the policy for the next step"),
+    ("take_over", "Take over", "Type the next thought and action yourself"),
+    ("hand_back", "Hand back", "Give control back to the policy you took over from"),
+    ("abort", "Abort", "End the run now"),
+    ("save", "Save a copy", "Write the transcript to another file"),
+    ("help", "Help", "The keys and what they do"),
+)
+COCKPIT_ACTIONS = frozenset(name for name, _, _ in COMMANDS)
+WHILE_BUSY = frozenset({"interrupt", "abort", "save", "help"})
+
+
+def _shown_path(path: Path | None) -> str:
+    if path is None:
+        return "not saved"
+    text = str(path)
+    home = str(Path.home())
+    if text.startswith(home + "/"):
+        return "~" + text[len(home) :]
+    return text
+
+
+class CockpitApp(App[None]):
+    """The live cockpit around one `Run`."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "agent-tui"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("n", "step", "step"),
+        Binding("space", "step", "step", show=False),
+        Binding("c", "continue_run", "continue"),
+        Binding("escape", "interrupt", "interrupt"),
+        Binding("a", "approve", "approve"),
+        Binding("A", "approve_always", "approve always"),
+        Binding("r", "reject", "reject"),
+        Binding("e", "edit", "edit"),
+        Binding("v", "review", "review"),
+        Binding("b", "budget", "budget"),
+        Binding("p", "pick_policy", "policy"),
+        Binding("h", "take_over", "take over"),
+        Binding("h", "hand_back", "hand back"),
+        Binding("x", "abort", "abort"),
+        Binding("s", "save", "save"),
+        Binding("question_mark", "help", "help"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(
+        self,
+        run: Run,
+        *,
+        clock: Callable[[], float] | None = None,
+        model_policy_factory: PolicyFactory | None = None,
+    ) -> None:
+        super().__init__()
+        self.run_ = run
+        self.engine: Engine = run.engine
+        self.clock = clock or run.engine.clock or time.time
+        self.model_policy_factory = model_policy_factory
+        self.view_state: RunState = fold(self.engine.header, self.engine.events)
+        self.events: list[Event] = list(self.engine.events)
+        self.busy = False
+        self.last_error: str | None = None
+        self._streamed = ""
+        self._previous_policy: Policy | None = None
+        self.bridge = EngineBridge(self.engine, self)
+        self.bridge.attach()
+
+    # -- layout ----------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        with Horizontal(id="body"):
+            yield TranscriptPane(id="transcript")
+            with Vertical(id="side"):
+                yield ToolPanel(self.engine.header.tools, id="tools")
+                yield BudgetGauges(id="budget")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#transcript").border_title = "transcript"
+        self.query_one("#tools").border_title = "tools"
+        self.query_one("#budget").border_title = "budget"
+        self.pane.reset(self.engine.header, self.events)
+        self.refresh_view()
+        self.call_after_refresh(self._offer_pause)
+
+    def on_unmount(self) -> None:
+        self.bridge.interrupt.set()
+        self.bridge.detach()
+
+    @property
+    def pane(self) -> TranscriptPane:
+        return self.query_one("#transcript", TranscriptPane)
+
+    # -- state -----------------------------------------------------------------
+
+    @property
+    def human_in_control(self) -> bool:
+        return self.engine.policy is self.run_.human
+
+    @property
+    def run_status(self) -> str:
+        """running, ready, awaiting_input, awaiting_approval, awaiting_budget, policy_failed or ended."""
+        if self.busy:
+            return "running"
+        status = self.view_state.status
+        if status in ("ready", "policy_failed") and self.human_in_control and self.run_.human.needs_input:
+            return "awaiting_input"
+        return status
+
+    def _state_words(self) -> tuple[str, str]:
+        s = self.view_state
+        status = self.run_status
+        if status == "running":
+            if self.bridge.interrupt.is_set():
+                return "stopping after this step (escape again cancels a model call)", "-running"
+            return "running (escape interrupts)", "-running"
+        if status == "awaiting_approval" and s.pending is not None:
+            return f"awaiting approval: {s.pending.tool}", "-approval"
+        if status == "awaiting_budget" and s.exhausted is not None:
+            return f"paused at the {s.exhausted.kind} limit", "-budget"
+        if status == "policy_failed":
+            return "policy failed: n retries, p swaps, x aborts", "-failed"
+        if status == "awaiting_input":
+            return "your turn: n types a step, h hands back", "-input"
+        if status == "ended" and s.ended is not None:
+            return f"ended: {s.ended.outcome} ({s.ended.reason})", "-ended"
+        return ("ready" if s.step == 0 else "paused"), "-paused"
+
+    def refresh_view(self) -> None:
+        s = self.view_state
+        header = self.engine.header
+        words, cls = self._state_words()
+        self.query_one(RunHeader).show(
+            scenario=header.scenario,
+            task=header.task,
+            task_text=header.task_text,
+            policy=s.policy,
+            state=words,
+            state_class=cls,
+            path=_shown_path(self.run_.path),
+        )
+        pending_tool = s.pending.tool if s.pending is not None and s.status == "awaiting_approval" else None
+        self.query_one(ToolPanel).update_state(s.tool_calls, s.tool_last_error, pending_tool)
+        used = {kind: s.used(kind) for kind in ("steps", "tokens", "cost", "seconds")}
+        self.query_one(BudgetGauges).update_state(s.budget, used, s.input_tokens_per_step)
+        self.screen.set_class(self.busy, "-busy")
+        self.refresh_bindings()
+
+    # -- bindings --------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in COCKPIT_ACTIONS:
+            return True
+        return self.action_applies(action)
+
+    def action_applies(self, action: str) -> bool:
+        status = self.run_status
+        if status == "running":
+            return action in WHILE_BUSY
+        ended = status == "ended"
+        if action in ("save", "help"):
+            return True
+        if action == "interrupt":
+            return False
+        if ended:
+            return False
+        if action == "step":
+            return status in ("ready", "policy_failed", "awaiting_input")
+        if action == "continue_run":
+            return status in ("ready", "policy_failed")
+        if action in ("approve", "approve_always", "reject", "edit", "review"):
+            return status == "awaiting_approval"
+        if action == "budget":
+            return status == "awaiting_budget"
+        if action == "take_over":
+            return not self.human_in_control and status in ("ready", "policy_failed")
+        if action == "hand_back":
+            return self.human_in_control
+        return action in ("pick_policy", "abort")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if screen is not self.screen_stack[0]:
+            return
+        for action, title, help_text in COMMANDS:
+            if self.action_applies(action):
+                yield SystemCommand(title, help_text, partial(self.run_action, action))
+
+    # -- running the engine ----------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="engine")
+    def _perform(self, label: str, op: EngineOp) -> None:
+        self.bridge.perform(label, op)
+
+    def start(self, label: str, op: EngineOp) -> None:
+        """Run `op(engine)` off the UI thread; refused while another operation runs."""
+        if self.busy:
+            self.notify("The engine is busy; escape interrupts a continue.", severity="warning", markup=False)
+            return
+        self.busy = True
+        self.bridge.interrupt.clear()
+        self.refresh_view()
+        self._perform(label, op)
+
+    @on(EngineEvent)
+    def _engine_event(self, message: EngineEvent) -> None:
+        event = message.event
+        self.view_state.apply(event)
+        self.events.append(event)
+        if event.type == "decision":
+            self._streamed = ""
+        self.pane.append(event)
+        self.refresh_view()
+
+    @on(ThoughtStreamed)
+    def _thought_streamed(self, message: ThoughtStreamed) -> None:
+        self._streamed += message.delta
+        self.pane.stream(self._streamed)
+
+    @on(WorkDone)
+    def _work_done(self, message: WorkDone) -> None:
+        self.busy = False
+        if self._streamed:
+            self._streamed = ""
+            self.pane.stream("")
+        self.refresh_view()
+        if message.error:
+            self.last_error = message.error
+            self.notify(message.error, title=f"{message.label} failed", severity="error", timeout=10, markup=False)
+        self._offer_pause()
+
+    def _offer_pause(self) -> None:
+        """After an operation: open the dialog the new state asks for."""
+        if len(self.screen_stack) > 1:
+            return
+        status = self.run_status
+        if status == "awaiting_approval":
+            self.action_review()
+        elif status == "awaiting_budget":
+            self.action_budget()
+        elif status == "policy_failed" and self.view_state.last_policy_error:
+            self.notify(
+                self.view_state.last_policy_error,
+                title="The policy failed: n retries, p swaps, x aborts",
+                severity="error",
+                timeout=10,
+                markup=False,
+            )
+
+    # -- actions ---------------------------------------------------------------
+
+    def action_step(self) -> None:
+        if self.run_status == "awaiting_input":
+            self.push_screen(TakeOverScreen(list(self.engine.tools.values()), stay=True), self._took_over)
+            return
+        self.start("step", lambda engine: engine.step())
+
+    def action_continue_run(self) -> None:
+        self.start("continue", lambda engine: engine.run(should_stop=self.bridge.should_stop))
+
+    def action_interrupt(self) -> None:
+        """First escape: stop after the current step. Second: cancel the policy's call in flight."""
+        if self.bridge.interrupt.is_set():
+            if self._cancel_policy_call():
+                self.notify("Cancelling the policy's call in flight.", markup=False)
+        else:
+            self.bridge.interrupt.set()
+        self.refresh_view()
+
+    def _cancel_policy_call(self) -> bool:
+        """Ask a policy that supports it (a model) to drop its request in flight."""
+        cancel = getattr(self.engine.policy, "cancel", None)
+        if not callable(cancel):
+            return False
+        try:
+            cancel()
+        except Exception:
+            return False
+        return True
+
+    def action_approve(self) -> None:
+        self.start("approve", lambda engine: engine.approve())
+
+    def action_approve_always(self) -> None:
+        self.start("approve always", lambda engine: engine.approve(always=True))
+
+    def action_reject(self) -> None:
+        pending = self.view_state.pending
+        if pending is None:
+            return
+
+        def rejected(reason: str | None) -> None:
+            if reason is not None:
+                self.start("reject", lambda engine: engine.reject(reason))
+
+        self.push_screen(ReasonScreen(pending.tool), rejected)
+
+    def action_edit(self) -> None:
+        pending = self.view_state.pending
+        if pending is None:
+            return
+        tool = self.engine.tools[pending.tool]
+
+        def edited(args: dict[str, Any] | None) -> None:
+            if args is not None:
+                self.start("edit", lambda engine: engine.modify(args))
+
+        self.push_screen(EditArgsScreen(tool, pending.args, self.engine.check_edit), edited)
+
+    def action_review(self) -> None:
+        pending = self.view_state.pending
+        if pending is None:
+            return
+        tool = self.engine.tools.get(pending.tool)
+        screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "")
+        self.push_screen(screen, self._approval_answered)
+
+    def _approval_answered(self, choice: str | None) -> None:
+        if choice == "approve":
+            self.action_approve()
+        elif choice == "approve_always":
+            self.action_approve_always()
+        elif choice == "reject":
+            self.action_reject()
+        elif choice == "edit":
+            self.action_edit()
+
+    def action_budget(self) -> None:
+        exhausted = self.view_state.exhausted
+        if exhausted is None:
+            return
+
+        def answered(answer: tuple[str, float | None] | None) -> None:
+            if answer is None:
+                return
+            what, limit = answer
+            if what == "extend" and limit is not None:
+                self.start("extend budget", lambda engine: engine.extend_budget(exhausted.kind, limit))
+            elif what == "end":
+                self.start("end at budget", lambda engine: engine.end_at_budget())
+
+        self.push_screen(BudgetScreen(exhausted), answered)
+
+    def policy_names(self) -> list[str]:
+        """The scenario's policies, "human", and "model" when one is configured."""
+        names_of = getattr(self.run_, "policy_names", None)
+        names = list(names_of()) if callable(names_of) else [*self.run_.scenario.policies, "human"]
+        if self.model_policy_factory is not None and "model" not in names:
+            names.append("model")
+        return names
+
+    def make_policy(self, name: str) -> Policy:
+        if name == "model" and self.model_policy_factory is not None:
+            return self.model_policy_factory()
+        return self.run_.make_policy(name)
+
+    def action_pick_policy(self) -> None:
+        def picked(name: str | None) -> None:
+            if name is None:
+                return
+            if name == "human" and not self.human_in_control:
+                self._previous_policy = self.engine.policy
+            self.start(f"swap to {name}", lambda engine: engine.swap_policy(self.make_policy(name)))
+
+        self.push_screen(PolicyPicker(self.policy_names(), self.view_state.policy), picked)
+
+    def action_take_over(self) -> None:
+        self.push_screen(TakeOverScreen(list(self.engine.tools.values()), stay=False), self._took_over)
+
+    def _took_over(self, take: TakeOver | None) -> None:
+        if take is None:
+            return
+        human = self.run_.human
+        if not self.human_in_control:
+            self._previous_policy = self.engine.policy
+        back_to = None if take.stay else self._fallback_policy()
+
+        def op(engine: Engine) -> None:
+            if engine.policy is not human:
+                engine.swap_policy(human)
+            human.supply(take.decision)
+            engine.step()
+            if back_to is not None:
+                engine.swap_policy(back_to)
+
+        self.start("take over", op)
+
+    def _fallback_policy(self) -> Policy:
+        if self._previous_policy is not None and self._previous_policy is not self.run_.human:
+            return self._previous_policy
+        return self.make_policy(self.run_.scenario.default_policy)
+
+    def action_hand_back(self) -> None:
+        policy = self._fallback_policy()
+        self.start(f"hand back to {policy.name}", lambda engine: engine.swap_policy(policy))
+
+    def action_abort(self) -> None:
+        if self.busy:
+            self.bridge.abort_requested.set()
+            self.bridge.interrupt.set()
+            self._cancel_policy_call()
+            self.notify("Aborting after the current step.", markup=False)
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.start("abort", lambda engine: engine.abort())
+
+        self.push_screen(ConfirmScreen("Abort the run? It ends now with outcome 'aborted'.", yes="Abort"), confirmed)
+
+    def save_copy(self, path: Path) -> None:
+        """Write the header and every event seen so far to `path` (JSONL)."""
+        lines = [dump_event(self.engine.header), *(dump_event(e) for e in self.events)]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def action_save(self) -> None:
+        if self.run_.path is not None:
+            default = str(self.run_.path.with_name(self.run_.path.stem + "-copy.jsonl"))
+        else:
+            default = str(Path.cwd() / "transcript.jsonl")
+
+        def saved(path: Path | None) -> None:
+            if path is not None:
+                self.notify(f"Saved a copy to {path}", markup=False)
+
+        self.push_screen(SaveScreen(default, self.save_copy), saved)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        if self.busy:
+            self.bridge.interrupt.set()
+            self._cancel_policy_call()
+        ended = self.view_state.ended
+        self.exit(return_code=EXIT_CODES[ended.outcome] if ended is not None else 0)

@@ -1,0 +1,109 @@
+"""Where the engine meets Textual: engine calls off the UI thread, events as messages.
+
+The cockpit never calls a policy or a tool on the UI thread. Every engine call
+that may run one (step, continue, approve, reject, modify, abort, swap, budget)
+goes through `EngineBridge.perform`, which the app runs in a thread worker.
+The engine's listeners fire on that thread; the bridge turns each event and
+each streamed thought delta into a Textual message posted to the app
+(`post_message` is thread-safe and keeps the order), and posts `WorkDone` last,
+so the app sees every event of an operation before it learns the operation
+ended. Nothing here touches a widget.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+from textual.message import Message
+from textual.message_pump import MessagePump
+
+from engine.engine import Engine
+from engine.events import Event
+
+EngineOp = Callable[[Engine], object]
+
+
+class EngineEvent(Message):
+    """One engine event, delivered on the UI thread in the order it happened."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class ThoughtStreamed(Message):
+    """A piece of the thought a model policy is streaming right now."""
+
+    def __init__(self, delta: str) -> None:
+        super().__init__()
+        self.delta = delta
+
+
+class WorkDone(Message):
+    """An engine operation finished (after all of its events were posted).
+
+    `status` is the engine's status afterwards; `error` is set when the
+    operation raised (an operator call that did not fit the state, or a bug):
+    the cockpit shows it and stays up.
+    """
+
+    def __init__(self, label: str, status: str, error: str | None = None) -> None:
+        super().__init__()
+        self.label = label
+        self.status = status
+        self.error = error
+
+
+class EngineBridge:
+    """Runs engine operations for the app and forwards what they emit."""
+
+    def __init__(self, engine: Engine, target: MessagePump) -> None:
+        self.engine = engine
+        self.target = target
+        self.interrupt = threading.Event()
+        """Set by the operator (escape) to stop a `continue` after the current step."""
+        self.abort_requested = threading.Event()
+        """Set by the operator to abort as soon as the current operation returns."""
+        self._attached = False
+
+    def attach(self) -> None:
+        if not self._attached:
+            self.engine.listeners.append(self._forward_event)
+            self.engine.stream_listeners.append(self._forward_delta)
+            self._attached = True
+
+    def detach(self) -> None:
+        if self._attached:
+            self.engine.listeners.remove(self._forward_event)
+            self.engine.stream_listeners.remove(self._forward_delta)
+            self._attached = False
+
+    def _forward_event(self, event: Event) -> None:
+        self.target.post_message(EngineEvent(event))
+
+    def _forward_delta(self, delta: str) -> None:
+        self.target.post_message(ThoughtStreamed(delta))
+
+    def should_stop(self) -> bool:
+        return self.interrupt.is_set() or self.abort_requested.is_set()
+
+    def perform(self, label: str, op: EngineOp) -> None:
+        """Run `op(engine)` on the calling (worker) thread; never raises."""
+        error: str | None = None
+        try:
+            op(self.engine)
+        except Exception as exc:  # the cockpit must outlive any failure
+            detail = str(exc)
+            error = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        if self.abort_requested.is_set():
+            self.abort_requested.clear()
+            try:
+                self.engine.abort()
+            except Exception as exc:
+                error = f"abort failed: {type(exc).__name__}: {exc}"
+        try:
+            status = self.engine.status
+        except Exception:
+            status = "ended" if self.engine.ended else "ready"
+        self.target.post_message(WorkDone(label, status, error))

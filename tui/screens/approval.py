@@ -1,0 +1,103 @@
+"""The approval modal: what the engine wants to run, why it paused, and the operator's answer.
+
+Approval takes an explicit `a` (or a click on Approve): no button here takes
+focus, so Enter can never approve an irreversible action. The modal returns
+one of "approve", "approve_always", "reject", "edit", or None when the
+operator dismisses it to look at the run first (the same keys work on the
+main screen).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from engine.state import PendingApproval
+from engine.text import clean
+
+ApprovalChoice = Literal["approve", "approve_always", "reject", "edit"]
+
+
+class KeyButton(Button, can_focus=False):
+    """A button that is clicked or reached by its key, never by Enter."""
+
+
+def args_text(args: dict[str, Any]) -> Text:
+    """Every argument in full: strings as they are (cleaned), other values as JSON."""
+    text = Text()
+    if not args:
+        text.append("(no arguments)", style="dim")
+        return text
+    for n, (name, value) in enumerate(args.items()):
+        if n:
+            text.append("\n")
+        text.append(clean(str(name)), style="bold")
+        text.append(" = ")
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        text.append(clean(shown))
+    return text
+
+
+class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
+    BINDINGS = [
+        Binding("a", "choose('approve')", "approve"),
+        Binding("A", "choose('approve_always')", "approve always"),
+        Binding("r", "choose('reject')", "reject"),
+        Binding("e", "choose('edit')", "edit"),
+        Binding("escape", "look", "look at the run"),
+    ]
+
+    def __init__(self, pending: PendingApproval, description: str, kind: str) -> None:
+        super().__init__()
+        self.pending = pending
+        self.description = description
+        self.kind = kind
+
+    def compose(self) -> ComposeResult:
+        p = self.pending
+        with Vertical(id="approval-dialog", classes="dialog"):
+            title = Text()
+            title.append("Approve ", style="bold")
+            title.append(clean(p.tool), style="bold reverse")
+            title.append(f"  ({self.kind})" if self.kind else "")
+            yield Static(title, id="approval-title", markup=False)
+            yield Static(Text(clean(self.description)), id="approval-description", markup=False)
+            why = Text("Paused because: ", style="bold")
+            why.append(clean(p.reason), style="not bold")
+            yield Static(why, id="approval-reason", markup=False)
+            yield Static(Text("Thought", style="bold"), classes="section", markup=False)
+            yield Static(Text(clean(p.thought) or "(no thought)"), id="approval-thought", markup=False)
+            yield Static(Text("Arguments", style="bold"), classes="section", markup=False)
+            with VerticalScroll(id="approval-args"):
+                yield Static(args_text(p.args), id="approval-args-text", markup=False)
+            with Horizontal(classes="buttons"):
+                yield KeyButton("a Approve", variant="success", id="approve")
+                yield KeyButton("A Approve always", variant="warning", id="approve_always")
+                yield KeyButton("r Reject", variant="error", id="reject")
+                yield KeyButton("e Edit", id="edit")
+                yield KeyButton("esc Look first", id="look")
+
+    def on_mount(self) -> None:
+        self.query_one("#approval-args", VerticalScroll).focus()
+
+    def action_choose(self, choice: ApprovalChoice) -> None:
+        self.dismiss(choice)
+
+    def action_look(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "look":
+            self.dismiss(None)
+        elif event.button.id in ("approve", "approve_always", "reject", "edit"):
+            self.dismiss(event.button.id)  # type: ignore[arg-type]

@@ -1,0 +1,239 @@
+"""Forms the operator types into: a rejection reason, edited arguments, a take-over step.
+
+Inputs are focused only inside these screens (a focused Input swallows the
+cockpit's single-letter keys). Validation errors are shown in the form, which
+stays open until the input is accepted or the operator cancels with escape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static
+
+from engine.events import Action
+from engine.policy import Decision
+from engine.text import clean
+from engine.tools import Tool, validate_args
+
+
+def value_text(value: Any) -> str:
+    """An argument value as the operator edits it."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def param_widgets(tool: Tool, args: dict[str, Any]) -> list[Label | Input]:
+    """One labelled Input per parameter of `tool`, filled from `args`."""
+    widgets: list[Label | Input] = []
+    for n, param in enumerate(tool.params):
+        label = Text()
+        label.append(clean(param.name), style="bold")
+        label.append(f" ({param.type}{'' if param.required else ', optional'})", style="dim")
+        if param.description:
+            label.append(f"  {clean(param.description)}", style="italic")
+        widgets.append(Label(label, markup=False, classes="param-label"))
+        widgets.append(Input(value=clean(value_text(args.get(param.name))), id=f"arg-{n}", classes="param-input"))
+    return widgets
+
+
+def read_params(tool: Tool, screen: ModalScreen) -> dict[str, Any]:
+    """The form's values by parameter name; an empty field counts as not given."""
+    values: dict[str, Any] = {}
+    for n, param in enumerate(tool.params):
+        raw = screen.query_one(f"#arg-{n}", Input).value
+        if raw.strip() == "":
+            continue
+        values[param.name] = raw
+    return values
+
+
+class ErrorLine(Static):
+    """Where a form says what is wrong; empty when nothing is."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id, classes="form-error", markup=False)
+
+    def say(self, message: str) -> None:
+        self.update(Text(clean(message)))
+        self.display = bool(message)
+
+
+class ReasonScreen(ModalScreen[str | None]):
+    """Ask why the action is rejected; the policy reads the reason as an observation."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, tool: str) -> None:
+        super().__init__()
+        self.tool = tool
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="reason-dialog", classes="dialog"):
+            title = Text("Reject ", style="bold")
+            title.append(clean(self.tool), style="bold reverse")
+            yield Static(title, markup=False)
+            yield Label("Why? The policy reads this as the action's observation.", markup=False)
+            yield Input(placeholder="reason (enter to reject, escape to go back)", id="reason")
+            with Horizontal(classes="buttons"):
+                yield Button("Reject", variant="error", id="do-reject")
+                yield Button("Back", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#reason", Input).focus()
+
+    @on(Input.Submitted, "#reason")
+    @on(Button.Pressed, "#do-reject")
+    def _submit(self, event: Input.Submitted | Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(self.query_one("#reason", Input).value)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class EditArgsScreen(ModalScreen[dict[str, Any] | None]):
+    """Edit the pending action's arguments, validated against the tool's parameters.
+
+    `check` is the engine's `check_edit`: it returns the cleaned arguments or
+    raises ValueError with a message, which is shown while the form stays open.
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, tool: Tool, args: dict[str, Any], check: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        super().__init__()
+        self.tool = tool
+        self.args = args
+        self.check = check
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="edit-dialog", classes="dialog"):
+            title = Text("Edit the arguments of ", style="bold")
+            title.append(clean(self.tool.name), style="bold reverse")
+            yield Static(title, markup=False)
+            with VerticalScroll(id="edit-fields"):
+                yield from param_widgets(self.tool, self.args)
+            yield ErrorLine(id="edit-error")
+            with Horizontal(classes="buttons"):
+                yield Button("Run with these", variant="warning", id="do-edit")
+                yield Button("Back", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#edit-error", ErrorLine).display = False
+        inputs = self.query(Input)
+        if inputs:
+            inputs.first().focus()
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#do-edit")
+    def _submit(self, event: Input.Submitted | Button.Pressed) -> None:
+        event.stop()
+        values = read_params(self.tool, self)
+        try:
+            clean_args = self.check(values)
+        except ValueError as exc:
+            self.query_one("#edit-error", ErrorLine).say(str(exc))
+            return
+        self.dismiss(clean_args)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+@dataclass
+class TakeOver:
+    """The operator's step: the decision to supply, and whether to keep control after it."""
+
+    decision: Decision
+    stay: bool
+
+
+class TakeOverScreen(ModalScreen[TakeOver | None]):
+    """Type the next thought and action (or a final answer) as the human policy."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, tools: list[Tool], *, stay: bool = False) -> None:
+        super().__init__()
+        self.tools = {t.name: t for t in tools}
+        self.stay = stay
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="takeover-dialog", classes="dialog"):
+            yield Static(Text("Take over: you decide the next step", style="bold"), markup=False)
+            yield Label("Thought", markup=False)
+            yield Input(placeholder="what you are about to do and why", id="thought")
+            yield Label("Tool (or none, and write a final answer below)", markup=False)
+            yield Select(
+                [(Text(clean(name)), name) for name in self.tools],
+                prompt="no tool: final answer",
+                allow_blank=True,
+                id="tool",
+            )
+            yield VerticalScroll(id="takeover-args")
+            yield Label("Final answer (when no tool is chosen)", markup=False)
+            yield Input(placeholder="the answer that ends the run", id="answer")
+            with RadioSet(id="mode"):
+                yield RadioButton("one step, then hand back", value=not self.stay, id="one-step")
+                yield RadioButton("stay in control until I hand back (h or p)", value=self.stay, id="stay")
+            yield ErrorLine(id="takeover-error")
+            with Horizontal(classes="buttons"):
+                yield Button("Run this step", variant="primary", id="do-step")
+                yield Button("Back", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#takeover-error", ErrorLine).display = False
+        self.query_one("#thought", Input).focus()
+
+    def selected_tool(self) -> Tool | None:
+        value = self.query_one("#tool", Select).value
+        return self.tools.get(value) if isinstance(value, str) else None
+
+    @on(Select.Changed, "#tool")
+    async def _tool_changed(self, event: Select.Changed) -> None:
+        box = self.query_one("#takeover-args", VerticalScroll)
+        await box.remove_children()
+        tool = self.selected_tool()
+        if tool is not None:
+            await box.mount_all(param_widgets(tool, {}))
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#do-step")
+    def _submit(self, event: Input.Submitted | Button.Pressed) -> None:
+        event.stop()
+        error = self.query_one("#takeover-error", ErrorLine)
+        thought = self.query_one("#thought", Input).value.strip()
+        stay = self.query_one("#stay", RadioButton).value
+        tool = self.selected_tool()
+        if tool is not None:
+            try:
+                args = validate_args(tool, read_params(tool, self))
+            except ValueError as exc:
+                error.say(str(exc))
+                return
+            decision = Decision(thought=thought, actions=[Action(tool=tool.name, args=args)])
+        else:
+            answer = self.query_one("#answer", Input).value.strip()
+            if not answer:
+                error.say("Choose a tool, or write a final answer.")
+                return
+            decision = Decision.final(thought, answer)
+        self.dismiss(TakeOver(decision, stay))
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,79 @@
+"""The tool panel: every tool, its kind, how often it ran, whether its last call erred.
+
+One row per tool (a scenario has a handful). The tool of the pending action
+carries the `-pending` class, a tool whose last call erred `-error`; the app's
+stylesheet colours them.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from engine.events import ToolInfo
+from engine.text import clean
+
+KIND_WORDS = {"ordinary": "ordinary", "irreversible": "irreversible", "exit": "exit"}
+NAME_WIDTH = 20
+
+
+class ToolRow(Static):
+    """One tool: marker, name, kind, call count, last-call error flag."""
+
+    def __init__(self, info: ToolInfo) -> None:
+        super().__init__(classes=f"tool-row -{info.kind}", markup=False)
+        self.info = info
+        self.calls = 0
+        self.erred = False
+        self.pending = False
+
+    def on_mount(self) -> None:
+        self.show()
+
+    def set_state(self, calls: int, erred: bool, pending: bool) -> None:
+        if (calls, erred, pending) == (self.calls, self.erred, self.pending):
+            return
+        self.calls, self.erred, self.pending = calls, erred, pending
+        self.show()
+
+    def line(self) -> Text:
+        name = clean(self.info.name).replace("\n", " ")
+        if len(name) > NAME_WIDTH:
+            name = name[: NAME_WIDTH - 1] + "…"
+        text = Text()
+        text.append("▶ " if self.pending else "  ", style="bold")
+        text.append(f"{name:<{NAME_WIDTH}} ")
+        kind = KIND_WORDS.get(self.info.kind, self.info.kind)
+        text.append(f"{kind:<12} ", style="dim" if self.info.kind == "ordinary" else "italic")
+        text.append(f"x{self.calls:<3}")
+        text.append(" err" if self.erred else "    ", style="bold")
+        return text
+
+    def show(self) -> None:
+        self.set_class(self.pending, "-pending")
+        self.set_class(self.erred, "-error")
+        self.update(self.line())
+
+
+class ToolPanel(Vertical):
+    """All tools of the run; updated from the folded run state."""
+
+    def __init__(self, tools: Iterable[ToolInfo], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.tools = list(tools)
+
+    def compose(self) -> ComposeResult:
+        for info in self.tools:
+            yield ToolRow(info)
+
+    def rows(self) -> list[ToolRow]:
+        return list(self.query(ToolRow))
+
+    def update_state(self, calls: Mapping[str, int], last_error: Mapping[str, bool], pending_tool: str | None) -> None:
+        for row in self.query(ToolRow):
+            name = row.info.name
+            row.set_state(calls.get(name, 0), bool(last_error.get(name, False)), name == pending_tool)
