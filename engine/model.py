@@ -25,10 +25,8 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from engine.events import Budget, Usage
 from engine.model_wire import (
@@ -46,6 +44,9 @@ from engine.model_wire import (
 from engine.policy import Decision, PolicyError, RunView
 from engine.state import estimate_tokens
 from engine.text import clean
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_VARIABLES = ("AGENT_TUI_API_KEY", "OPENAI_API_KEY")
@@ -291,19 +292,23 @@ class ModelPolicy:
         worker = threading.Thread(target=self._worker, args=(body, inbox), name="model-request", daemon=True)
         worker.start()
         reply: Reply | None = None
-        while reply is None:
-            kind, value = inbox.get()
-            if kind == "delta":
-                try:
-                    view.stream(value)
-                except Exception:  # a broken display must not lose the reply
-                    pass
-            elif kind == "error":
-                worker.join()
-                raise value
-            else:
-                reply = value
-        worker.join()
+        try:
+            while reply is None:
+                kind, value = inbox.get()
+                if kind == "delta":
+                    try:
+                        view.stream(value)
+                    except Exception:  # a broken display must not lose the reply
+                        pass
+                elif kind == "error":
+                    raise value
+                else:
+                    reply = value
+        except BaseException:
+            self.cancel()  # Ctrl+C or an error: leave no request running behind
+            raise
+        finally:
+            worker.join()
         return self._decision(reply, body, view)
 
     def _worker(self, body: dict[str, Any], inbox: queue.SimpleQueue[tuple[str, Any]]) -> None:
@@ -346,6 +351,8 @@ class ModelPolicy:
         return headers
 
     async def _request(self, body: dict[str, Any], on_delta: Callable[[str], None]) -> Reply:
+        import httpx  # imported on first use: the CLI reads the model flags without it
+
         cfg = self.config
         url = cfg.base_url.rstrip("/") + "/chat/completions"
         where = safe_url(cfg.base_url)
@@ -436,6 +443,8 @@ async def _read_reply(response: httpx.Response, on_delta: Callable[[str], None],
 @functools.lru_cache(maxsize=1)
 def _ssl_context() -> Any:
     """One verified TLS context for every request (building one costs tens of milliseconds)."""
+    import httpx
+
     return httpx.create_ssl_context()
 
 
@@ -465,6 +474,8 @@ def _retry_after(value: str | None) -> float | None:
 
 
 def _timeout_kind(exc: httpx.TimeoutException) -> str:
+    import httpx
+
     if isinstance(exc, httpx.ConnectTimeout):
         return "connecting"
     if isinstance(exc, httpx.ReadTimeout):

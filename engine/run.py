@@ -7,13 +7,16 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from engine.engine import ApproveMode, Engine, Listener
 from engine.events import Budget, Header, RuleInfo
 from engine.policy import HumanPolicy, Policy
 from engine.scenario import Scenario, Task, World
 from engine.transcript import TranscriptWriter
+
+if TYPE_CHECKING:
+    from engine.model import ModelConfig
 
 
 def default_transcript_dir() -> Path:
@@ -43,11 +46,20 @@ class Run:
     path: Path | None
     writer: TranscriptWriter | None
     human: HumanPolicy = field(default_factory=HumanPolicy)
+    model: ModelConfig | None = None
+
+    def policy_names(self) -> list[str]:
+        """What `make_policy` accepts: the scenario's policies, "human", and "model" when one is configured."""
+        return [*self.scenario.policies, "human", *(["model"] if self.model is not None else [])]
 
     def make_policy(self, name: str) -> Policy:
-        """A fresh policy by name ("human" is the operator)."""
+        """A fresh policy by name ("human" is the operator, "model" the configured endpoint)."""
         if name == "human":
             return self.human
+        if name == "model" and self.model is not None:
+            from engine.model import ModelPolicy
+
+            return ModelPolicy(self.model)
         return self.scenario.policy(name, self.world, self.task)
 
     def close(self) -> None:
@@ -70,15 +82,23 @@ def new_run(
     interactive: bool = False,
     approve: ApproveMode = "ask",
     listeners: Sequence[Listener] = (),
+    model: ModelConfig | None = None,
 ) -> Run:
+    """`model` makes the policy "model" available and puts its prices in the budget."""
     task = scenario.task(task_id)
     merged = {**scenario.options, **(options or {})}
     world = scenario.make_world(task, merged)
     human = HumanPolicy()
     if policy is None:
         policy = scenario.default_policy
-    if isinstance(policy, str):
-        policy_obj: Policy = human if policy == "human" else scenario.policy(policy, world, task)
+    if policy == "model" and (model is not None or "model" not in scenario.policies):
+        if model is None:
+            raise ValueError("the model policy needs a model: give --model NAME or set AGENT_TUI_MODEL")
+        from engine.model import ModelPolicy
+
+        policy_obj: Policy = ModelPolicy(model)
+    elif isinstance(policy, str):
+        policy_obj = human if policy == "human" else scenario.policy(policy, world, task)
     else:
         policy_obj = policy
     threshold = scenario.repetition_threshold if repetition_threshold == "default" else repetition_threshold
@@ -88,7 +108,7 @@ def new_run(
         task_text=task.text,
         options=merged,
         tools=[t.info() for t in world.tools],
-        budget=budget or scenario.budget,
+        budget=model.with_prices(budget or scenario.budget) if model is not None else (budget or scenario.budget),
         rules=[*scenario.rules, *rules],
         policy=policy_obj.name,
         repetition_threshold=threshold,  # type: ignore[arg-type]
@@ -108,4 +128,4 @@ def new_run(
         interactive=interactive,
         approve=approve,
     )
-    return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human)
+    return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, model=model)

@@ -495,3 +495,47 @@ def test_transcript_round_trips_an_args_error_action(server, tmp_path):
     transcript = read_transcript(tmp_path / "run.jsonl")
     decision = next(e for e in transcript.events if e.type == "decision")
     assert decision.actions[0].args_error.startswith("the arguments for calculator were not valid JSON")
+
+
+# -- the command line ----------------------------------------------------------------
+
+
+def test_cli_headless_run_with_a_model(server, tmp_path, _isolated_home, monkeypatch, capsys):
+    from tui.cli import main
+
+    monkeypatch.setenv("AGENT_TUI_API_KEY", KEY)
+    server.add(
+        call("calculator", content="I compute.", expression="17 * 23 - 100", usage=(100, 10)),
+        say("291", usage=(150, 5)),
+    )
+    out = tmp_path / "cli.jsonl"
+    code = main(
+        ["run", "calculator", "--headless", "--model", "test-model", "--base-url", server.url,
+         "--price-in", "1", "--price-out", "2", "--out", str(out)]
+    )
+    assert code == 0
+    transcript = read_transcript(out)
+    assert transcript.header.policy == "model:test-model"
+    assert (transcript.header.budget.price_in_per_1k, transcript.header.budget.price_out_per_1k) == (1.0, 2.0)
+    assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    printed = capsys.readouterr()
+    assert KEY not in printed.out + printed.err
+    assert_key_absent(tmp_path, _isolated_home)
+
+
+def test_cli_model_policy_without_a_model_is_a_usage_error(monkeypatch, capsys):
+    from tui.cli import EXIT_USAGE, main
+
+    monkeypatch.delenv("AGENT_TUI_MODEL", raising=False)
+    assert main(["run", "calculator", "--headless", "--policy", "model"]) == EXIT_USAGE
+    assert "--policy model needs a model" in capsys.readouterr().err
+
+
+def test_run_offers_the_model_policy_when_configured(server, tmp_path):
+    cfg = config(server)
+    run = new_run(scenarios.get("support"), "return-1187", "scripted", save=False, model=cfg)
+    assert run.policy_names() == ["scripted", "human", "model"]
+    assert run.make_policy("model").name == "model:test-model"
+    assert run.engine.header.budget.price_in_per_1k == 0.5
+    plain = new_run(scenarios.get("support"), "return-1187", "scripted", save=False)
+    assert "model" not in plain.policy_names()

@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--repetition", type=_repetition, help="stop at N identical actions in a row, or 'off'")
     run.add_argument("--option", action="append", type=_option_pair, default=[], metavar="KEY=VALUE", help="scenario option")
     run.add_argument("--out", help="transcript file (default: a file in the per-user data folder)")
+    from engine.model import add_model_arguments
+
+    add_model_arguments(run)
 
     show = sub.add_parser("show", help="print a saved transcript")
     show.add_argument("file")
@@ -151,8 +154,16 @@ def make_run(args: argparse.Namespace, *, interactive: bool):
         task = scenario.task(args.task)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
-    policy = args.policy or scenario.default_policy
-    if policy != "human" and policy not in scenario.policies:
+    from engine.model import config_from_args
+
+    try:
+        model = config_from_args(args)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    policy = args.policy or ("model" if args.model else scenario.default_policy)
+    if policy == "model" and model is None and "model" not in scenario.policies:
+        raise UsageError("--policy model needs a model: give --model NAME (or set AGENT_TUI_MODEL)")
+    if policy not in ("human", "model") and policy not in scenario.policies:
         raise UsageError(
             f"scenario '{scenario.name}' has no policy '{policy}' (policies: {', '.join([*scenario.policies, 'human'])})"
         )
@@ -176,6 +187,7 @@ def make_run(args: argparse.Namespace, *, interactive: bool):
             out=args.out,
             interactive=interactive,
             approve=args.approve,
+            model=model,
         )
     except OSError as exc:
         raise UsageError(f"cannot write the transcript: {exc}") from None
