@@ -35,7 +35,7 @@ from engine.events import (
 )
 from engine.parse import parse_decision_text
 from engine.policy import AwaitingInput, Decision, HumanPolicy, Policy, PolicyError, RunView
-from engine.state import RunState, decision_text, estimate_tokens
+from engine.state import RunState, estimate_tokens, written_text
 from engine.tools import DEFAULT_OBSERVATION_CAP, Tool, execute, unknown_tool_text, validate_args
 
 ApproveMode = Literal["ask", "all", "none"]
@@ -184,22 +184,25 @@ class Engine:
             a if a.call_id is not None else a.model_copy(update={"call_id": f"s{step}.{i}"})
             for i, a in enumerate(actions)
         ]
-        event = DecisionMade(
-            at=self.clock(),
-            step=step,
-            policy=policy.name,
-            thought=thought,
-            actions=actions,
-            answer=answer,
-            parse_error=parse_error,
-            raw=decision.text,
-            usage=Usage(input_tokens=0, output_tokens=0),
-            duration=duration,
-        )
         usage = decision.usage or Usage(
-            input_tokens=input_tokens, output_tokens=estimate_tokens(decision_text(event)), estimated=True
+            input_tokens=input_tokens,
+            output_tokens=estimate_tokens(written_text(decision.text, thought, actions, answer)),
+            estimated=True,
         )
-        self._emit(event.model_copy(update={"usage": usage}))
+        self._emit(
+            DecisionMade(
+                at=self.clock(),
+                step=step,
+                policy=policy.name,
+                thought=thought,
+                actions=actions,
+                answer=answer,
+                parse_error=parse_error,
+                raw=decision.text,
+                usage=usage,
+                duration=duration,
+            )
+        )
         if answer is not None:
             self._end("answer", "final answer", answer=answer)
             return

@@ -54,6 +54,9 @@ class Usage(_Model):
     estimated: bool = True
 
 
+_LIMIT_FIELDS = {"steps": "max_steps", "tokens": "max_tokens", "cost": "max_cost", "seconds": "max_seconds"}
+
+
 class Budget(_Model):
     """Limits for one run; None means no limit."""
 
@@ -66,12 +69,7 @@ class Budget(_Model):
     warn_at: float = 0.8
 
     def limit(self, kind: BudgetKind) -> float | None:
-        return {
-            "steps": self.max_steps,
-            "tokens": self.max_tokens,
-            "cost": self.max_cost,
-            "seconds": self.max_seconds,
-        }[kind]
+        return getattr(self, _LIMIT_FIELDS[kind])
 
     def with_limit(self, kind: BudgetKind, value: float | None) -> Budget:
         field = {"steps": "max_steps", "tokens": "max_tokens", "cost": "max_cost", "seconds": "max_seconds"}[kind]

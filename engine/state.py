@@ -43,12 +43,17 @@ def estimate_tokens(text_or_words: str | int) -> int:
 
 def decision_text(e: DecisionMade) -> str:
     """The words a decision adds to the context (what the policy wrote)."""
-    if e.raw is not None:
-        return e.raw
-    parts = [e.thought]
-    parts.extend(a.render() for a in e.actions)
-    if e.answer is not None:
-        parts.append(e.answer)
+    return written_text(e.raw, e.thought, e.actions, e.answer)
+
+
+def written_text(raw: str | None, thought: str, actions: Iterable[Action], answer: str | None) -> str:
+    """`decision_text` from a decision's parts, before its event exists."""
+    if raw is not None:
+        return raw
+    parts = [thought]
+    parts.extend(a.render() for a in actions)
+    if answer is not None:
+        parts.append(answer)
     return "\n".join(parts)
 
 
