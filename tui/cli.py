@@ -110,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = sub.add_parser("show", help="print a saved transcript")
     show.add_argument("file")
+
+    from tui.bench import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 
@@ -306,6 +310,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_list()
         if args.command == "show":
             return cmd_show(args.file)
+        if args.command == "bench":
+            from tui.bench import run as run_bench
+
+            return run_bench(args)
         if args.command == "run":
             if args.headless:
                 return run_headless(make_run(args, interactive=False))
