@@ -1,0 +1,263 @@
+"""Resume a run that did not end, or fork a saved run at a step with another policy.
+
+Both rebuild the run from its transcript without running any tool again: the
+state is the fold of the saved events, the world is rebuilt from the recorded
+executions (`world.restore(executed)` when the world has one), and the engine
+continues from there. A pending approval is asked again, never run on its own;
+a decision whose actions were not all processed continues with the rest.
+
+- Resume appends to the same file (the torn last line a crash may leave is cut
+  off first).
+- Fork writes a new file whose header names its parent and the fork position
+  (`fork_at`, the number of events copied from the parent), then the copied
+  events, then what the new policy does.
+
+The engine knows no scenarios: callers pass the Scenario the header names
+(the CLI looks it up with `scenarios.get(header.scenario)`).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Literal, Sequence
+
+from engine.engine import ApproveMode, Engine, Listener
+from engine.events import Event, Header, Observed
+from engine.policy import Decision, HumanPolicy, Policy, RunView
+from engine.replay import Timeline
+from engine.run import Run, default_transcript_path
+from engine.scenario import Scenario, Task
+from engine.state import RunState, fold
+from engine.transcript import Transcript, TranscriptWriter
+
+IMPORTED = "imported"
+
+
+class ResumeError(Exception):
+    """A transcript that cannot be resumed or forked as asked; the message says why."""
+
+
+class _Named:
+    """Stands for the policy that made the saved events, so that a new policy
+    comes in through `Engine.swap_policy` and is recorded as a swap."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def decide(self, view: RunView) -> Decision:  # pragma: no cover - replaced before any decision
+        raise RuntimeError("placeholder policy")
+
+
+def _check_source(scenario: Scenario, transcript: Transcript, what: str) -> None:
+    header = transcript.header
+    if header.scenario == IMPORTED:
+        raise ResumeError(
+            f"{transcript.path}: an imported {header.options.get('format', 'foreign')} log has no world to act on; "
+            f"it can be replayed, shown and exported, not {what}"
+        )
+    if scenario.name != header.scenario:
+        raise ResumeError(f"{transcript.path}: the run is of scenario '{header.scenario}', not '{scenario.name}'")
+    if transcript.errors:
+        raise ResumeError(f"{transcript.path}: has unreadable lines ({transcript.errors[0]}); it cannot be {what}")
+
+
+def _task(scenario: Scenario, header: Header) -> Task:
+    try:
+        return scenario.task(header.task)
+    except KeyError:
+        return Task(header.task, header.task_text)
+
+
+def _rebuild(
+    scenario: Scenario, header: Header, events: Sequence[Event], policy: str | Policy | None, state: RunState
+) -> tuple[Task, object, Policy, HumanPolicy]:
+    """Task, world restored from the recorded executions, and the policy to continue with."""
+    task = _task(scenario, header)
+    world = scenario.make_world(task, dict(header.options))
+    restore = getattr(world, "restore", None)
+    if callable(restore):
+        restore([e for e in events if isinstance(e, Observed) and e.executed])
+    human = HumanPolicy()
+    name = state.policy if policy is None else policy
+    if isinstance(name, str):
+        if name == "human":
+            policy_obj: Policy = human
+        else:
+            try:
+                policy_obj = scenario.policy(name, world, task)
+            except KeyError as exc:
+                raise ResumeError(exc.args[0]) from None
+    else:
+        policy_obj = name
+    return task, world, policy_obj, human
+
+
+def _engine(
+    header: Header,
+    world: object,
+    events: Sequence[Event],
+    state: RunState,
+    policy: Policy,
+    listeners: Sequence[Listener],
+    clock: Callable[[], float],
+    interactive: bool,
+    approve: ApproveMode,
+) -> Engine:
+    engine = Engine(
+        header,
+        world.tools,  # type: ignore[attr-defined]
+        _Named(state.policy),
+        events=events,
+        listeners=listeners,
+        clock=clock,
+        interactive=interactive,
+        approve=approve,
+    )
+    if policy.name != state.policy:
+        engine.swap_policy(policy)
+    else:
+        engine.policy = policy
+    if not interactive and engine.state.status == "awaiting_budget":
+        engine.end_at_budget()  # a headless run ends at a limit instead of pausing
+    return engine
+
+
+def _repair_tail(path: Path) -> None:
+    """Make the file end at a line boundary before appending: drop a torn last
+    line (the reader already warned about it), or end a whole one with a newline."""
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    tail = data[cut:]
+    import json
+
+    try:
+        json.loads(tail)
+        whole = True
+    except ValueError:
+        whole = False
+    with open(path, "r+b") as f:
+        if whole:
+            f.seek(0, 2)
+            f.write(b"\n")
+        else:
+            f.truncate(cut)
+
+
+def resume_run(
+    scenario: Scenario,
+    transcript: Transcript,
+    policy: str | Policy | None = None,
+    *,
+    clock: Callable[[], float] = time.time,
+    interactive: bool = False,
+    approve: ApproveMode = "ask",
+    listeners: Sequence[Listener] = (),
+) -> Run:
+    """Continue a run that did not end, appending to its own transcript.
+
+    `policy` defaults to the policy in charge when the file stops; another one
+    is recorded as a policy swap. Raises ResumeError if the run has ended, is
+    an import, or is not of `scenario`.
+    """
+    _check_source(scenario, transcript, "resumed")
+    header, events = transcript.header, list(transcript.events)
+    state = fold(header, events)
+    if state.status == "ended":
+        end = state.ended
+        raise ResumeError(
+            f"{transcript.path}: the run already ended ({end.outcome}: {end.reason}); "
+            "fork it to go on from a step: agent-tui run --fork FILE --at N"
+        )
+    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state)
+    path = Path(transcript.path)
+    _repair_tail(path)
+    writer = TranscriptWriter(path)
+    engine = _engine(header, world, events, state, policy_obj, [writer, *listeners], clock, interactive, approve)
+    return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human)  # type: ignore[arg-type]
+
+
+def fork_position(transcript: Transcript, at: int | Literal["end"]) -> int:
+    """The event position where a fork at step `at` starts.
+
+    Fork at step N keeps steps 1..N whole (each decision with its approvals
+    and observations, and the warnings and swaps that follow) and lets the
+    new policy make decision N+1. N = 0 starts over from the task. A step
+    that ended the run (a final answer, a brake, an exit tool) or was left
+    unfinished cannot be kept: fork at an earlier one. "end" is the last step
+    that can be kept.
+    """
+    timeline = Timeline(transcript.header, transcript.events)
+    last = timeline.steps()
+    candidates = range(last, -1, -1) if at == "end" else [at]
+    for step in candidates:
+        if step < 0:
+            raise ResumeError("the fork step must be 0 or more")
+        if step > last:
+            raise ResumeError(f"{transcript.path}: the run has {last} steps; fork at 0..{last}")
+        position = timeline.position_after_step(step)
+        problem = _incomplete(timeline.state_at(position), step)
+        if problem is None:
+            return position
+        if at != "end":
+            raise ResumeError(f"{transcript.path}: cannot fork at step {step}: {problem}; fork at an earlier step")
+    raise ResumeError(f"{transcript.path}: no step can be forked from")  # pragma: no cover - step 0 always fits
+
+
+def _incomplete(state: RunState, step: int) -> str | None:
+    if state.status == "ended":
+        return f"the run ended at step {step}"
+    if step == 0:
+        return None
+    last = state.history[-1] if state.history else None
+    if last is not None and last.answer is not None:
+        return f"step {step} is the final answer"
+    if state.pending is not None or state.queue:
+        return f"step {step} did not finish (its actions were not all processed)"
+    return None
+
+
+def fork_run(
+    scenario: Scenario,
+    transcript: Transcript,
+    position: int,
+    policy: str | Policy | None = None,
+    *,
+    out: str | Path | None = None,
+    clock: Callable[[], float] = time.time,
+    interactive: bool = False,
+    approve: ApproveMode = "ask",
+    listeners: Sequence[Listener] = (),
+) -> Run:
+    """Start a new run from the first `position` events of a saved one.
+
+    `position` is an event position (see `fork_position` for a step). The new
+    transcript's header has parent=<the saved file> and fork_at=position; its
+    first events are the copied ones, so the fold of the new file at
+    `position` equals the parent's. No tool runs for the copied events.
+    """
+    _check_source(scenario, transcript, "forked")
+    header = transcript.header
+    if not 0 <= position <= len(transcript.events):
+        raise ResumeError(f"{transcript.path}: fork position {position} is outside 0..{len(transcript.events)}")
+    events = list(transcript.events[:position])
+    state = fold(header, events)
+    if state.status == "ended":
+        raise ResumeError(f"{transcript.path}: the run has ended by event {position}; fork at an earlier position")
+    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state)
+    started = clock()
+    child = header.model_copy(
+        update={"parent": str(Path(transcript.path).resolve()), "fork_at": position, "started_at": started}
+    )
+    path = Path(out) if out is not None else default_transcript_path(header.scenario, header.task, started)
+    if path.exists() and path.resolve() == Path(transcript.path).resolve():
+        raise ResumeError(f"{path}: a fork cannot overwrite its parent")
+    if path.exists():
+        raise ResumeError(f"{path}: already exists; choose another file for the fork")
+    writer = TranscriptWriter(path, child)
+    for event in events:
+        writer(event)
+    engine = _engine(child, world, events, state, policy_obj, [writer, *listeners], clock, interactive, approve)
+    return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human)  # type: ignore[arg-type]

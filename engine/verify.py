@@ -1,0 +1,144 @@
+"""Re-run a saved run of scripted policies and find the first event that differs.
+
+The operator's part of the run is taken from the file: approvals, rejections,
+edits, aborts, policy swaps and budget extensions are applied again at the
+same points; everything else (decisions, observations, warnings, the end) is
+produced again by the scenario's scripted policies and tools, in a fresh
+world, and compared event by event. Times and durations are not compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from engine.engine import Engine, EngineError
+from engine.events import Event
+from engine.policy import Policy
+from engine.scenario import Scenario, Task
+from engine.transcript import Transcript
+
+_VOLATILE = {"at", "duration"}
+
+
+class VerifyError(Exception):
+    """A run that cannot be re-run (not scripted, an import, another scenario)."""
+
+
+@dataclass
+class VerifyResult:
+    events: int
+    """How many events were compared."""
+    index: int | None = None
+    """The first event that differs (0-based), None when they match."""
+    expected: Event | None = None
+    got: Event | None = None
+    message: str = ""
+
+    @property
+    def match(self) -> bool:
+        return self.index is None
+
+
+def comparable(event: Event) -> dict[str, Any]:
+    """The event without its times (`at`, `duration`), for comparison."""
+    return event.model_dump(exclude=_VOLATILE)
+
+
+def _differing_fields(a: Event, b: Event) -> list[str]:
+    da, db = comparable(a), comparable(b)
+    return [k for k in sorted(set(da) | set(db)) if da.get(k) != db.get(k)]
+
+
+def verify_run(scenario: Scenario, transcript: Transcript, *, max_events: int | None = None) -> VerifyResult:
+    header, saved = transcript.header, list(transcript.events)
+    if header.scenario != scenario.name:
+        raise VerifyError(f"{transcript.path}: the run is of scenario '{header.scenario}', not '{scenario.name}'")
+    names = [header.policy, *(e.new for e in saved if e.type == "policy_swapped")]
+    for name in names:
+        if name not in scenario.policies:
+            raise VerifyError(
+                f"{transcript.path}: policy '{name}' is not one of {scenario.name}'s scripted policies "
+                f"({', '.join(scenario.policies)}); only runs of scripted policies can be re-run"
+            )
+    try:
+        task = scenario.task(header.task)
+    except KeyError:
+        task = Task(header.task, header.task_text)
+    world = scenario.make_world(task, dict(header.options))
+    bys = {e.by for e in saved if e.type == "approval_decided"}
+    approve = "all" if "auto (--approve all)" in bys else "none" if "auto (--approve none)" in bys else "ask"
+    interactive = any(e.type in ("budget_exhausted", "budget_extended") for e in saved)
+
+    def make(name: str) -> Policy:
+        return scenario.policy(name, world, task)
+
+    engine = Engine(header, world.tools, make(header.policy), interactive=interactive, approve=approve)  # type: ignore[attr-defined]
+    limit = max_events if max_events is not None else len(saved) + 1000
+    compared = 0
+    while True:
+        produced = engine.events
+        for i in range(compared, min(len(produced), len(saved))):
+            if comparable(produced[i]) != comparable(saved[i]):
+                fields = ", ".join(_differing_fields(saved[i], produced[i]))
+                return VerifyResult(
+                    i, i, saved[i], produced[i],
+                    f"event {i + 1} differs ({saved[i].type}; {fields})",
+                )
+        compared = min(len(produced), len(saved))
+        if len(produced) > len(saved):
+            extra = produced[len(saved)]
+            return VerifyResult(
+                len(saved), len(saved), None, extra,
+                f"event {len(saved) + 1}: the re-run goes on with {extra.type} where the file ends",
+            )
+        if engine.ended or len(produced) >= limit:
+            break
+        before = len(produced)
+        _advance(engine, saved, make)
+        if len(engine.events) == before:
+            break
+    if len(engine.events) < len(saved):
+        missing = saved[len(engine.events)]
+        return VerifyResult(
+            len(engine.events), len(engine.events), missing, None,
+            f"event {len(engine.events) + 1}: the re-run stops ({engine.status}) where the file has {missing.type}",
+        )
+    return VerifyResult(len(saved), message=f"all {len(saved)} events match")
+
+
+def _advance(engine: Engine, saved: Sequence[Event], make) -> None:
+    """One move: the operator's next recorded input if it is due, else a step."""
+    k = len(engine.events)
+    upcoming = saved[k] if k < len(saved) else None
+    status = engine.status
+    try:
+        if upcoming is not None and upcoming.type == "policy_swapped":
+            engine.swap_policy(make(upcoming.new))
+            return
+        if upcoming is not None and upcoming.type == "budget_extended":
+            engine.extend_budget(upcoming.kind, upcoming.limit)
+            return
+        if status == "awaiting_approval" and upcoming is not None and upcoming.type == "approval_decided":
+            if upcoming.choice == "approve":
+                engine.approve(by=upcoming.by)
+            elif upcoming.choice == "approve_always":
+                engine.approve(always=True, by=upcoming.by)
+            elif upcoming.choice == "reject":
+                engine.reject(upcoming.reason or "", by=upcoming.by)
+            elif upcoming.choice == "modify":
+                engine.modify(dict(upcoming.args or {}), by=upcoming.by)
+            else:
+                engine.abort(upcoming.reason or "aborted by the operator")
+            return
+        if upcoming is not None and upcoming.type == "run_ended":
+            if status == "awaiting_budget":
+                engine.end_at_budget()
+                return
+            if upcoming.outcome == "aborted":
+                engine.abort(upcoming.reason)
+                return
+        if status in ("ready", "policy_failed"):
+            engine.step()
+    except (EngineError, ValueError):
+        return
