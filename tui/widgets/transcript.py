@@ -520,7 +520,7 @@ class TranscriptPane(ScrollView, can_focus=True):
             if kind == "base":
                 style = base
             else:
-                style = base + self.get_component_rich_style(f"transcript--{kind}", partial=True)
+                style = base + self.get_component_rich_style(f"transcript--{kind}")
             self._styles[kind] = style
         return style
 
