@@ -62,13 +62,16 @@ COCKPIT_ACTIONS = frozenset(name for name, _, _ in COMMANDS)
 WHILE_BUSY = frozenset({"interrupt", "abort", "save", "help"})
 
 
-def _shown_path(path: Path | None) -> str:
+def _shown_path(path: Path | None, limit: int = 72) -> str:
+    """The transcript path, home as ~, cut from the left so the file name stays visible."""
     if path is None:
         return "not saved"
     text = str(path)
     home = str(Path.home())
-    if text.startswith(home + "/"):
-        return "~" + text[len(home) :]
+    if home not in ("", "/") and text.startswith(home + "/"):
+        text = "~" + text[len(home) :]
+    if len(text) > limit:
+        text = "…" + text[-(limit - 1) :]
     return text
 
 

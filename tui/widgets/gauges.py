@@ -79,7 +79,7 @@ class BudgetGauges(Vertical):
         for kind in KINDS:
             yield Gauge(kind)
         yield Static(Text("context (input tokens per step)", style="dim"), id="context-label", markup=False)
-        yield Sparkline([0], id="context-chart")
+        yield Sparkline([], id="context-chart")
         yield Static("", id="context-numbers", markup=False)
 
     def gauge(self, kind: BudgetKind) -> Gauge:
@@ -89,7 +89,7 @@ class BudgetGauges(Vertical):
         for kind in KINDS:
             self.gauge(kind).set_value(used[kind], budget.limit(kind), budget.warn_at)
         chart = self.query_one("#context-chart", Sparkline)
-        chart.data = list(input_tokens_per_step) or [0]
+        chart.data = list(input_tokens_per_step)
         numbers = self.query_one("#context-numbers", Static)
         if input_tokens_per_step:
             first, last = input_tokens_per_step[0], input_tokens_per_step[-1]

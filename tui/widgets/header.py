@@ -38,9 +38,10 @@ class RunHeader(Static):
         line.append(" · ")
         line.append(_flat(state), style="bold reverse")
         line.append("\n")
-        line.append(f"“{_flat(task_text)}”", style="italic")
-        line.append("  ·  transcript: ", style="dim")
+        line.append("transcript: ", style="dim")
         line.append(_flat(path))
+        line.append("  ·  ", style="dim")
+        line.append(f"“{_flat(task_text)}”", style="italic")
         for name in STATE_CLASSES:
             self.set_class(name == state_class, name)
         self.update(line)

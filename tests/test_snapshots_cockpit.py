@@ -1,0 +1,117 @@
+"""Pictures of the cockpit (pytest-textual-snapshot). Regenerate with `--snapshot-update`
+and look at every changed SVG before accepting it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine import Budget
+from engine.run import new_run
+from tests.cockpit_worlds import desk_run, fixed_clock, settle
+from tui.app import CockpitApp
+from tui.screens.approval import ApprovalScreen
+from tui.screens.dialogs import PolicyPicker
+from tui.widgets.gauges import Gauge
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run from a temporary folder so the header shows the stable path runs/cockpit.jsonl."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def support_app() -> CockpitApp:
+    run = new_run(
+        scenarios.get("support"),
+        "return-1187",
+        "scripted",
+        save=True,
+        out=Path("runs/cockpit.jsonl"),
+        interactive=True,
+        clock=fixed_clock,
+    )
+    return CockpitApp(run)
+
+
+async def steps(pilot, count: int) -> None:
+    for _ in range(count):
+        await pilot.press("n")
+        await settle(pilot)
+
+
+def test_cockpit_mid_run(snap_compare, in_tmp: Path) -> None:
+    """Support desk after step 1: header says "paused" with the path runs/cockpit.jsonl;
+    the transcript shows the task, thought, action and observation of step 1; the tool
+    panel counts get_order_status x1; steps 1/5 and tokens bars; one context bar."""
+    app = support_app()
+
+    async def run_before(pilot) -> None:
+        await steps(pilot, 1)
+        assert app.run_status == "ready" and app.view_state.step == 1
+        assert app.view_state.tool_calls == {"get_order_status": 1}
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_approval_modal(snap_compare, in_tmp: Path) -> None:
+    """The approval modal over the cockpit: open_return_request (irreversible), its
+    description, "Paused because: irreversible tool", the thought, order_id = 1187 in the
+    arguments box, and the five buttons; behind it the tool row is highlighted."""
+    app = support_app()
+
+    async def run_before(pilot) -> None:
+        await steps(pilot, 2)
+        assert isinstance(app.screen, ApprovalScreen)
+        assert app.run_.engine.status == "awaiting_approval"
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_policy_picker(snap_compare, in_tmp: Path) -> None:
+    """The policy picker over the test desk after one step: alpha (current), beta,
+    pay-twice, reads-rejection, human ("you type each step"), alpha highlighted."""
+    app = CockpitApp(desk_run("alpha", Path("runs")))
+
+    async def run_before(pilot) -> None:
+        await steps(pilot, 1)
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, PolicyPicker)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_budget_warning(snap_compare, in_tmp: Path) -> None:
+    """The test desk after 4 of 5 steps: the steps gauge in the warning look (4/5), the
+    tokens gauge normal, cost and time "no limit"; four notes in the transcript with the
+    budget warning line; the sparkline rising step by step."""
+    app = CockpitApp(desk_run("alpha", Path("runs"), budget=Budget(max_steps=5, max_tokens=5000)))
+
+    async def run_before(pilot) -> None:
+        await steps(pilot, 4)
+        gauge = app.query_one("#gauge-steps", Gauge)
+        assert gauge.has_class("-warning") and not gauge.has_class("-alarm")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_ended_run(snap_compare, in_tmp: Path) -> None:
+    """The support run after approval and the final answer: header "ended: answer",
+    R-1 in the transcript, open_return_request x1, the footer without step/continue/abort."""
+    app = support_app()
+
+    async def run_before(pilot) -> None:
+        await steps(pilot, 2)
+        await pilot.press("a")
+        await settle(pilot)
+        await steps(pilot, 1)
+        assert app.run_.engine.state.ended is not None
+        assert app.run_.engine.state.ended.outcome == "answer"
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
