@@ -1,8 +1,10 @@
 """The `agent-tui` command.
 
 `agent-tui` alone opens the cockpit on the built-in default run. The headless
-paths (`run --headless`, `list`, `show`) never import Textual, so they start
-fast and work without a terminal.
+paths (`run --headless`, `list`, `show`, `replay --headless`, `verify`,
+`export`) never import Textual, so they start fast and work without a terminal.
+Saved runs (replay, verify, export, run --resume / --fork) live in
+`tui.replay_cli`.
 
 Exit codes: 0 answered, 3 stopped by a brake or budget, 4 handed off to a
 human, 5 aborted, 2 usage error, 1 internal error.
@@ -15,6 +17,10 @@ import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
+
+from tui.replay_cli import FORMAT_HELP, ReplayUsageError
+from tui.replay_cli import add_parsers as add_replay_parsers
+from tui.replay_cli import add_run_arguments
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -107,9 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     from engine.model import add_model_arguments
 
     add_model_arguments(run)
+    add_run_arguments(run)
 
     show = sub.add_parser("show", help="print a saved transcript")
     show.add_argument("file")
+    show.add_argument("--format", default="auto", choices=["auto", "jsonl", "trace", "chat"], help=FORMAT_HELP)
+    add_replay_parsers(sub)
 
     from tui.bench import add_parser as add_bench_parser
 
@@ -266,24 +275,15 @@ def run_headless(run) -> int:
     return EXIT_CODES[engine.state.ended.outcome]
 
 
-def cmd_show(path: str) -> int:
-    from engine.transcript import TranscriptError, read_transcript
-    from tui.plain import event_lines, header_lines
+def cmd_show(path: str, fmt: str = "auto") -> int:
+    from tui.replay_cli import load, print_run
 
     try:
-        transcript = read_transcript(path)
-    except TranscriptError as exc:
+        transcript = load(path, fmt)
+    except ReplayUsageError as exc:
         _err(str(exc))
         return EXIT_USAGE
-    for warning in transcript.warnings:
-        _err(f"warning: {warning}")
-    for line in header_lines(transcript.header):
-        print(line)
-    for event in transcript.events:
-        for line in event_lines(event):
-            print(line)
-    if not any(e.type == "run_ended" for e in transcript.events):
-        print("outcome: unfinished (the run did not end; `agent-tui run --resume` continues it)")
+    print_run(transcript.header, transcript.events)
     return 0
 
 
@@ -309,16 +309,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             return cmd_list()
         if args.command == "show":
-            return cmd_show(args.file)
+            return cmd_show(args.file, args.format)
+        if args.command in ("replay", "verify", "export"):
+            from tui.replay_cli import dispatch
+
+            return dispatch(args)
         if args.command == "bench":
             from tui.bench import run as run_bench
 
             return run_bench(args)
+        if args.command == "run" and (args.resume or args.fork):
+            from tui.replay_cli import make_continued_run
+
+            return (run_headless if args.headless else open_cockpit)(make_continued_run(args, interactive=not args.headless))
         if args.command == "run":
             if args.headless:
                 return run_headless(make_run(args, interactive=False))
             return open_cockpit(make_run(args, interactive=True))
-    except UsageError as exc:
+    except (UsageError, ReplayUsageError) as exc:
         _err(str(exc))
         return EXIT_USAGE
     except BrokenPipeError:
