@@ -27,6 +27,7 @@ from engine.events import Event
 from engine.policy import Policy
 from engine.run import Run
 from engine.state import RunState, fold
+from engine.text import clean
 from engine.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, ThoughtStreamed, WorkDone
 from tui.plain import EXIT_CODES
@@ -284,7 +285,7 @@ class CockpitApp(App[None]):
         self.refresh_view()
         if message.error:
             self.last_error = message.error
-            self.notify(message.error, title=f"{message.label} failed", severity="error", timeout=10, markup=False)
+            self.notify(clean(message.error), title=f"{message.label} failed", severity="error", timeout=10, markup=False)
         self._offer_pause()
 
     def _offer_pause(self) -> None:
@@ -298,7 +299,7 @@ class CockpitApp(App[None]):
             self.action_budget()
         elif status == "policy_failed" and self.view_state.last_policy_error:
             self.notify(
-                self.view_state.last_policy_error,
+                clean(self.view_state.last_policy_error),
                 title="The policy failed: n retries, p swaps, x aborts",
                 severity="error",
                 timeout=10,
@@ -480,7 +481,7 @@ class CockpitApp(App[None]):
 
         def saved(path: Path | None) -> None:
             if path is not None:
-                self.notify(f"Saved a copy to {path}", markup=False)
+                self.notify(clean(f"Saved a copy to {path}"), markup=False)
 
         self.push_screen(SaveScreen(default, self.save_copy), saved)
 
