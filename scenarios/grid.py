@@ -264,6 +264,26 @@ def bare_experiment(grids: int = 200, seed: int = SEED, size: int = SIZE, densit
     return summarise(outcomes, optimal, [dijkstra(w, size) for w in sample])  # type: ignore[arg-type]
 
 
+def engine_experiment(grids: int = 200, seed: int = SEED, size: int = SIZE, density: float = DENSITY) -> Experiment:
+    """The same experiment with the scenario's policies, every run through the engine."""
+    from engine.run import new_run
+
+    options = {"size": size, "density": density, "seed": seed}
+    outcomes: dict[str, list[int | None]] = {}
+    for policy in ("reactive", "memory", "planner"):
+        outcomes[policy] = []
+        for index in range(grids):
+            run = new_run(SCENARIO, str(index), policy, options=options, save=False)
+            run.engine.run()
+            state = run.engine.state
+            assert state.ended is not None
+            score = bench_score(run.task, options, state.history, state.ended.outcome)
+            outcomes[policy].append(score["steps"] if score["success"] else None)
+    sample = [grid_at(i, seed, size, density) for i in range(grids)]
+    optimal = [bfs(w, size) for w in sample]
+    return summarise(outcomes, optimal, [dijkstra(w, size) for w in sample])  # type: ignore[arg-type]
+
+
 # -- the world and its tools ----------------------------------------------------
 
 _AT = re.compile(r"\bat \((\d+), (\d+)\)")

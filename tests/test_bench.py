@@ -1,0 +1,120 @@
+"""`agent-tui bench`: the matrix, its JSON and CSV, its checks and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from scenarios import grid
+from tui import bench
+from tui.cli import main
+
+
+def bench_json(capsys, *argv: str) -> tuple[int, dict]:
+    code = main(["bench", *argv, "--json", "--no-progress"])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_json_for_a_small_grid_matrix_matches_the_bare_loop(capsys):
+    code, data = bench_json(capsys, "grid", "--grids", "6", "--seed", "7", "--workers", "1")
+    assert code == 0
+    assert [s["policy"] for s in data["summary"]] == ["reactive", "memory", "planner"]
+    assert data["scenarios"] == [
+        {"scenario": "grid", "options": {"size": 8, "density": 0.28, "seed": 7}, "policies": ["reactive", "memory", "planner"], "tasks": 6}
+    ]
+    runs = data["runs"]
+    assert len(runs) == 18
+    assert [r["task"] for r in runs[:6]] == ["0", "1", "2", "3", "4", "5"]
+    walls = grid.make_grids(6, seed=7)
+    bare = {
+        "reactive": [grid.bare_reactive(w) for w in walls],
+        "memory": [grid.bare_memory(w) for w in walls],
+        "planner": [grid.bfs(w, 8) for w in walls],
+    }
+    for r in runs:
+        expected = bare[r["policy"]][int(r["task"])]
+        assert r["success"] == (expected is not None)
+        if expected is not None:
+            assert r["steps"] == expected
+            assert r["optimum"] == grid.bfs(walls[int(r["task"])], 8)
+            assert r["extra"] == expected - r["optimum"]
+    memory = next(s for s in data["summary"] if s["policy"] == "memory")
+    assert memory["runs"] == 6 and memory["successes"] == 6
+    assert memory["mean_steps"] == pytest.approx(sum(bare["memory"]) / 6)
+    assert {c["check"]: (c["passed"], c["total"]) for c in data["checks"]} == {
+        "BFS and Dijkstra agree": (6, 6),
+        "no policy beats the optimum": (sum(v is not None for vs in bare.values() for v in vs),) * 2,
+    }
+
+
+def test_the_process_pool_gives_the_same_runs(capsys):
+    _, alone = bench_json(capsys, "grid", "research", "--grids", "8", "--workers", "1")
+    _, pooled = bench_json(capsys, "grid", "research", "--grids", "8", "--workers", "2")
+    assert pooled["runs"] == alone["runs"]
+    assert pooled["summary"] == alone["summary"]
+
+
+def test_research_and_support_rows(capsys):
+    code, data = bench_json(capsys, "research", "support", "--workers", "1")
+    assert code == 0
+    rows = {(s["scenario"], s["policy"]): s for s in data["summary"]}
+    assert rows["research", "careful"]["successes"] == 1
+    assert rows["research", "careful"]["mean_steps"] == 4
+    assert rows["research", "hasty"]["successes"] == 0
+    assert rows["research", "careful"]["mean_cost"] > rows["research", "hasty"]["mean_cost"] > 0
+    support = rows["support", "scripted"]
+    assert support["runs"] == 3
+    # with nobody to approve, the return request is rejected, so no task succeeds
+    assert support["successes"] == 0
+
+
+def test_csv_has_one_row_per_run(capsys):
+    code = main(["bench", "grid", "--grids", "3", "--policies", "planner", "--csv", "--no-progress", "--workers", "1"])
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["task"] for r in rows] == ["0", "1", "2"]
+    assert rows[0].keys() == set(bench.RUN_FIELDS)
+    assert all(r["success"] == "True" and r["extra"] == "0" for r in rows)
+
+
+def test_the_table_names_the_figures(capsys):
+    code = main(["bench", "grid", "--grids", "4", "--no-progress", "--workers", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "extra over" in out and "planner" in out and "4/4" in out
+    assert "ok   BFS and Dijkstra agree: 4/4" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["grid", "--policies", "oracle"],
+        ["nowhere"],
+        ["grid", "--tasks", "x"],
+        ["grid", "--grids", "-1"],
+    ],
+)
+def test_usage_errors_exit_2(capsys, argv):
+    assert main(["bench", *argv, "--no-progress", "--workers", "1"]) == 2
+    assert "agent-tui bench:" in capsys.readouterr().err
+
+
+def test_a_failed_check_exits_1(tmp_path, capsys):
+    path = tmp_path / "liar.py"
+    path.write_text(
+        "from engine import Decision, Scenario, ScriptedPolicy, Task\n"
+        "class W:\n    tools = []\n"
+        "def bench_score(task, options, history, outcome):\n"
+        "    return {'success': True, 'steps': 1, 'optimum': 3, 'checks': {'always false': False}}\n"
+        "SCENARIO = Scenario(name='liar', description='d', tasks={'t': Task('t', 'q')},\n"
+        "    policies={'p': lambda w, t: ScriptedPolicy('p', lambda v: Decision.final('', 'x'))},\n"
+        "    make_world=lambda task, options: W())\n"
+    )
+    code, data = bench_json(capsys, str(path), "--workers", "1")
+    assert code == 1
+    checks = {c["check"]: (c["passed"], c["total"]) for c in data["checks"]}
+    assert checks == {"always false": (0, 1), "no policy beats the optimum": (0, 1)}
