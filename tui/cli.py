@@ -318,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tui.bench import run as run_bench
 
             return run_bench(args)
-        if args.command == "run" and (args.resume or args.fork):
+        if args.command == "run" and (args.resume or args.fork or args.at is not None):
             from tui.replay_cli import make_continued_run
 
             return (run_headless if args.headless else open_cockpit)(make_continued_run(args, interactive=not args.headless))

@@ -1,0 +1,293 @@
+"""Resume and fork: no tool runs twice, pending approvals are asked again, files record their parent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine import Decision
+from engine.events import Action, DecisionMade, Header, Observed
+from engine.resume import ResumeError, fork_position, fork_run, resume_run
+from engine.run import new_run
+from engine.state import fold
+from engine.transcript import TranscriptWriter, read_transcript, write_transcript
+from engine.verify import verify_run
+from tests.helpers import CountingWorld, counting_scenario, script
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _saved(path, name="library", task=None, policy="good", **kw):
+    run = new_run(scenarios.get(name), task, policy, out=path, **kw)
+    run.engine.run()
+    run.close()
+    return run
+
+
+class _Counted:
+    """A scenario wrapper whose worlds count tool calls in one shared list."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict]] = []
+        self.worlds: list[CountingWorld] = []
+        self.scenario = counting_scenario()
+        self.scenario.make_world = self._make
+
+    def _make(self, task, options):
+        world = CountingWorld()
+        world.calls = self.calls
+        self.worlds.append(world)
+        return world
+
+
+def _echo(n: int) -> Decision:
+    return Decision.act(f"echo {n}", "echo", text=str(n))
+
+
+def test_fork_runs_no_tool_before_the_fork_point_and_records_its_parent(tmp_path):
+    counted = _Counted()
+    parent = tmp_path / "parent.jsonl"
+    run = new_run(counted.scenario, "t", script(_echo(1), _echo(2), _echo(3), _echo(4)), out=parent)
+    run.engine.run()
+    run.close()
+    assert [c[1]["text"] for c in counted.calls] == ["1", "2", "3", "4"]
+    counted.calls.clear()
+
+    transcript = read_transcript(parent)
+    position = fork_position(transcript, 2)
+    child = tmp_path / "child.jsonl"
+    fork = fork_run(counted.scenario, transcript, position, script(_echo(1), _echo(2), _echo(30), name="other"), out=child)
+    assert counted.calls == [], "building the fork ran a tool"
+    fork.engine.run()
+    fork.close()
+    assert [c[1]["text"] for c in counted.calls] == ["30"], "only the steps after the fork point run"
+
+    saved = read_transcript(child)
+    assert saved.header.parent == str(parent.resolve()) and saved.header.fork_at == position
+    assert saved.events[:position] == transcript.events[:position]
+    forked_state = fold(saved.header, saved.events[:position])
+    assert replace(forked_state, header=transcript.header) == fold(transcript.header, transcript.events[:position])
+    swap = saved.events[position]
+    assert swap.type == "policy_swapped" and (swap.old, swap.new, swap.step) == ("script", "other", 3)
+    assert saved.events[-1].type == "run_ended" and saved.events[-1].answer == "done"
+
+
+@pytest.mark.parametrize("step", [0, 1, 2, 3])
+def test_fork_of_the_library_at_each_step_with_the_good_policy_answers_2(tmp_path, step):
+    parent = tmp_path / "stuck.jsonl"
+    _saved(parent, policy="hallucinating")
+    transcript = read_transcript(parent)
+    fork = fork_run(scenarios.get("library"), transcript, fork_position(transcript, step), "good", out=tmp_path / "f.jsonl")
+    fork.engine.run()
+    fork.close()
+    end = fork.engine.state.ended
+    assert end.outcome == "answer" and end.answer == "2"
+    assert read_transcript(tmp_path / "f.jsonl").events == fork.engine.events
+
+
+def test_fork_points_that_ended_or_did_not_finish_are_refused(tmp_path):
+    parent = tmp_path / "stuck.jsonl"
+    _saved(parent, policy="stuck")
+    transcript = read_transcript(parent)
+    with pytest.raises(ResumeError, match="cannot fork at step 2"):
+        fork_position(transcript, 2)
+    with pytest.raises(ResumeError, match="the run has 2 steps"):
+        fork_position(transcript, 5)
+    assert fork_position(transcript, "end") == fork_position(transcript, 1) == 2
+    good = tmp_path / "good.jsonl"
+    _saved(good, policy="good")
+    with pytest.raises(ResumeError, match="final answer"):
+        fork_position(read_transcript(good), 4)
+    with pytest.raises(ResumeError, match="already exists"):
+        fork_run(scenarios.get("library"), transcript, 2, "good", out=good)
+
+
+def test_fork_rebuilds_the_world_without_running_its_tools(tmp_path):
+    """The support world's return requests come back from the file: a new request is R-2, and R-1 is not reopened."""
+    parent = tmp_path / "support.jsonl"
+    _saved(parent, name="support", task="return-1187", policy="scripted", approve="all")
+    transcript = read_transcript(parent)
+    position = fork_position(transcript, 2)
+    fork = fork_run(scenarios.get("support"), transcript, position, "scripted", out=tmp_path / "f.jsonl")
+    assert fork.world.requests == ["R-1 for 1187"]
+    assert fork.engine.state.tool_calls == {"get_order_status": 1, "open_return_request": 1}
+    out = fork.world.open_return_request("1187")
+    assert out.startswith("R-2")
+
+
+def test_resume_asks_a_pending_approval_again_and_never_runs_it_on_its_own(tmp_path):
+    path = tmp_path / "crash.jsonl"
+    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
+    assert run.engine.run() == "awaiting_approval"
+    run.close()  # the process goes away here
+
+    transcript = read_transcript(path)
+    resumed = resume_run(scenarios.get("support"), transcript, approve="all")
+    assert resumed.engine.status == "awaiting_approval"
+    assert resumed.engine.run() == "awaiting_approval"
+    assert resumed.world.requests == []
+    assert "open_return_request" not in resumed.engine.state.tool_calls
+    resumed.engine.approve()
+    resumed.engine.run()
+    resumed.close()
+    assert resumed.world.requests == ["R-1 for 1187"]
+    saved = read_transcript(path)
+    assert [e.type for e in saved.events].count("approval_requested") == 1
+    assert saved.events == resumed.engine.events
+    assert saved.events[-1].answer.startswith("I opened request R-1")
+
+
+def test_resume_continues_a_decision_whose_actions_were_not_all_processed(tmp_path):
+    counted = _Counted()
+    header = Header(scenario="counting", task="t", task_text="do the thing", policy="script")
+    decision = DecisionMade(
+        step=1, policy="script", thought="two", actions=[Action(tool="echo", args={"text": "a"}), Action(tool="echo", args={"text": "b"})]
+    )
+    first = Observed(step=1, index=0, tool="echo", args={"text": "a"}, text="echo ok", executed=True)
+    path = tmp_path / "half.jsonl"
+    write_transcript(path, header, [decision, first])
+    resumed = resume_run(counted.scenario, read_transcript(path), script(name="script"))
+    resumed.engine.run()
+    resumed.close()
+    assert counted.calls == [("echo", {"text": "b"})]
+    events = read_transcript(path).events
+    assert [(e.type, getattr(e, "index", None)) for e in events[:3]] == [("decision", None), ("observation", 0), ("observation", 1)]
+    assert events[-1].type == "run_ended"
+
+
+def test_resume_cuts_a_torn_last_line_and_appends_cleanly(tmp_path):
+    path = tmp_path / "torn.jsonl"
+    run = new_run(scenarios.get("library"), None, "good", out=path)
+    run.engine.step()
+    run.engine.step()
+    run.close()
+    whole = list(run.engine.events)
+    with open(path, "ab") as f:
+        f.write(b'{"type": "decision", "step": 3, "pol')
+    transcript = read_transcript(path)
+    assert transcript.warnings and "cut off" in transcript.warnings[0]
+    resumed = resume_run(scenarios.get("library"), transcript)
+    resumed.engine.run()
+    resumed.close()
+    again = read_transcript(path)
+    assert again.warnings == [] and again.errors == []
+    assert again.events[: len(whole)] == whole
+    assert [e.step for e in again.events if e.type == "decision"] == [1, 2, 3, 4]
+    assert again.events[-1].answer == "2"
+    assert verify_run(scenarios.get("library"), again).match
+
+
+def test_resume_with_another_policy_records_the_swap(tmp_path):
+    path = tmp_path / "swap.jsonl"
+    run = new_run(scenarios.get("library"), None, "hallucinating", out=path)
+    run.engine.step()
+    run.close()
+    resumed = resume_run(scenarios.get("library"), read_transcript(path), "good")
+    resumed.engine.run()
+    resumed.close()
+    events = read_transcript(path).events
+    assert events[2].type == "policy_swapped" and (events[2].old, events[2].new) == ("hallucinating", "good")
+    assert events[-1].answer == "2"
+
+
+def test_resume_refuses_ended_runs_imports_and_other_scenarios(tmp_path):
+    from engine.importers import load_any
+
+    path = tmp_path / "done.jsonl"
+    _saved(path)
+    with pytest.raises(ResumeError, match="already ended"):
+        resume_run(scenarios.get("library"), read_transcript(path))
+    with pytest.raises(ResumeError, match="of scenario 'library', not 'support'"):
+        resume_run(scenarios.get("support"), read_transcript(path))
+    imported = load_any(DATA / "trace_000_stuck.txt")
+    with pytest.raises(ResumeError, match="can be replayed, shown and exported, not resumed"):
+        resume_run(scenarios.get("library"), imported)
+
+
+def test_cli_resume_and_fork(tmp_path, capsys):
+    from tui.cli import main
+
+    parent = tmp_path / "stuck.jsonl"
+    _saved(parent, policy="stuck")
+    child = tmp_path / "child.jsonl"
+    assert main(["run", "--fork", str(parent), "--at", "1", "--policy", "good", "--headless", "--out", str(child)]) == 0
+    out = capsys.readouterr().out
+    assert f"forked from {parent.resolve()} at event 2" in out and "outcome: answer after 4 steps: 2" in out
+    assert main(["run", "--resume", str(parent), "--headless"]) == 2
+    assert "already ended" in capsys.readouterr().err
+    assert main(["run", "--resume", str(DATA / "trace_000_stuck.txt"), "--headless"]) == 2
+    assert "not resumed, forked or verified" in capsys.readouterr().err
+    assert main(["run", "--at", "1", "--headless"]) == 2
+    assert "--at goes with --fork" in capsys.readouterr().err
+
+
+def test_cli_resume_with_a_pending_approval_and_no_terminal_says_so(tmp_path):
+    path = tmp_path / "crash.jsonl"
+    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
+    run.engine.run()
+    run.close()
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "run", "--resume", str(path), "--headless", "--approve", "all"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "waiting for approval of open_return_request" in proc.stderr
+    assert read_transcript(path).events == run.engine.events, "nothing was added"
+
+
+def _wait_for(predicate, what: str, deadline: float = 60.0) -> None:
+    end = time.monotonic() + deadline
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_resume_after_sigkill_finishes_the_run_with_nothing_duplicated(tmp_path):
+    transcript = tmp_path / "killed.jsonl"
+    log = tmp_path / "ticks.log"
+    mark = tmp_path / "hanging"
+    env = {**os.environ, "SLOW_HANG_AT": "3", "SLOW_HANG_MARK": str(mark), "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "tui.cli", "run", str(DATA / "slow_world.py"), "--headless",
+           "--out", str(transcript), "--option", f"log={log}"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_for(lambda: mark.exists() or proc.poll() is not None, "the policy to hang at tick 3")
+        assert proc.poll() is None, proc.stderr.read().decode()
+        _wait_for(lambda: len(transcript.read_bytes().splitlines()) >= 5, "four events in the transcript")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+    before = read_transcript(transcript)
+    assert [e.type for e in before.events] == ["decision", "observation"] * 2
+    assert log.read_text().split() == ["1", "2"]
+
+    env.pop("SLOW_HANG_AT")
+    done = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "run", str(DATA / "slow_world.py"), "--resume", str(transcript), "--headless"],
+        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().split() == ["1", "2", "3", "4", "5"], "a tick ran twice or not at all"
+    after = read_transcript(transcript)
+    assert after.warnings == [] and after.errors == []
+    assert sum(1 for line in transcript.read_bytes().splitlines() if b'"type":"header"' in line) == 1
+    assert after.events[:4] == before.events
+    assert [e.step for e in after.events if e.type == "decision"] == [1, 2, 3, 4, 5, 6]
+    observed = [(e.step, e.index) for e in after.events if e.type == "observation"]
+    assert observed == sorted(set(observed)) and len(observed) == 5
+    assert after.events[-1].type == "run_ended" and after.events[-1].answer == "5 ticks"
