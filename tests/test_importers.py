@@ -1,0 +1,200 @@
+"""Foreign formats: the seeds' text traces and OpenAI-style chat logs import to the expected steps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.importers import detect_format, load_any
+from engine.replay import Timeline
+from engine.state import fold
+from engine.transcript import TranscriptError
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _steps(transcript):
+    """(step, thought, [calls], [(observation, error)], answer) per decision."""
+    out = []
+    for e in transcript.events:
+        if e.type == "decision":
+            out.append([e.step, e.thought, [(a.tool, a.args) for a in e.actions], [], e.answer])
+        elif e.type == "observation":
+            out[-1][3].append((e.text, e.error))
+    return [tuple(s) for s in out]
+
+
+def test_seed_000_hallucinating_trace():
+    t = load_any(DATA / "trace_000_hallucinating.txt")
+    assert t.header.scenario == "imported" and t.header.options["format"] == "trace"
+    assert t.header.task_text == "How many copies of Il Gattopardo are available?"
+    steps = _steps(t)
+    assert len(steps) == 5
+    assert steps[0][2] == [("web_search", {"input": "Il Gattopardo copies"})]
+    assert steps[0][3][0][1] is True and "does not exist" in steps[0][3][0][0]
+    assert steps[1] == (2, "I need the total copies.", [("catalog", {"input": "Il Gattopardo"})], [("5", False)], None)
+    assert steps[3][2] == [("calc", {"input": "5 - 3"})] and steps[3][3] == [("2", False)]
+    assert steps[4] == (5, "I have the number.", [], [], "2")
+    end = t.events[-1]
+    assert end.type == "run_ended" and end.outcome == "answer" and end.answer == "2" and end.step == 5
+    assert [tool.name for tool in t.header.tools] == ["catalog", "loans", "calc"]
+    state = fold(t.header, t.events)
+    assert state.tool_calls == {"catalog": 1, "loans": 1, "calc": 1}
+    assert state.input_tokens > 0 and state.output_tokens > 0
+
+
+def test_seed_000_stuck_trace_ends_unfinished_on_the_repeated_action():
+    t = load_any(DATA / "trace_000_stuck.txt")
+    steps = _steps(t)
+    assert [s[0] for s in steps] == [1, 2]
+    assert steps[0][2] == steps[1][2] == [("catalog", {"input": "Il Gattopardo"})]
+    assert steps[1][3] == []
+    assert not any(e.type == "run_ended" for e in t.events)
+
+
+def test_seed_001_trace_with_keyword_arguments_and_answer():
+    t = load_any(DATA / "trace_001_cases.txt")
+    steps = _steps(t)
+    assert steps == [
+        (1, "I need to know how many cases are open.", [("search_cases", {"status": "open"})], [("47 cases", False)], None),
+        (2, "Now I need how many of them are older than a week.",
+         [("search_cases", {"status": "open", "older_than_days": 7})], [("12 cases", False)], None),
+        (3, "I have what I need.", [], [], "12 of the 47 open cases are older than a week."),
+    ]
+    assert t.header.task_text == ""
+
+
+def test_seed_004_calculator_trace():
+    t = load_any(DATA / "trace_004_calculator.txt")
+    steps = _steps(t)
+    assert steps[0][2] == [("calculator", {"expression": "17 * 23 - 100"})] and steps[0][3] == [("291", False)]
+    assert steps[-1][4] == "291" and t.events[-1].answer == "291"
+
+
+def test_multi_line_fields_continue_the_line_above(tmp_path):
+    path = tmp_path / "multi.txt"
+    path.write_text(
+        "Question: Two\n  lines?\n"
+        "Thought: first line\nsecond line\n"
+        "Action: search[x]\n"
+        "Observation: row 1\nrow 2\n\n"
+        "Final Answer: done\nreally\n"
+    )
+    t = load_any(path)
+    steps = _steps(t)
+    assert t.header.task_text == "Two\nlines?"
+    assert steps[0][1] == "first line\nsecond line" and steps[0][3] == [("row 1\nrow 2", False)]
+    assert steps[1][4] == "done\nreally"
+
+
+def test_openai_chat_log_as_a_list():
+    t = load_any(DATA / "chat_calculator.json")
+    assert t.header.options["format"] == "chat"
+    assert t.header.task_text == "What is 17 * 23, minus 100?"
+    steps = _steps(t)
+    assert steps[0][2] == [("calculator", {"expression": "17 * 23 - 100"})]
+    assert steps[0][3] == [("291", False)]
+    assert steps[1][4] == "17 * 23 is 391, minus 100 is 291."
+    decision = t.events[0]
+    assert decision.actions[0].call_id == "call_1"
+
+
+def test_openai_chat_log_as_an_object_with_parallel_calls_and_bad_arguments():
+    t = load_any(DATA / "chat_support.json")
+    steps = _steps(t)
+    assert [a[0] for a in steps[0][2]] == ["get_order_status", "estimate_delivery"]
+    observations = [e for e in t.events if e.type == "observation" and e.step == 1]
+    assert [(o.index, o.tool) for o in observations] == [(0, "get_order_status"), (1, "estimate_delivery")]
+    assert steps[1][1] == "It was delivered. I open a return request."
+    bad = t.events[[e.type for e in t.events].index("decision", 3)].actions[0]
+    assert bad.tool == "open_return_request" and bad.args_error and "not a JSON object" in bad.args_error
+    assert t.events[-1].type == "run_ended"
+
+
+def test_chat_log_in_the_trace_style_of_seed_001(tmp_path):
+    messages = [
+        {"role": "system", "content": "Answer in the format..."},
+        {"role": "user", "content": "How many open cases?"},
+        {"role": "assistant", "content": "Thought: I search.\nAction: search_cases(status=\"open\")"},
+        {"role": "user", "content": "Observation: 47 cases"},
+        {"role": "assistant", "content": "Thought: Done.\nAnswer: 47"},
+    ]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(messages, indent=2))
+    steps = _steps(load_any(path))
+    assert steps == [
+        (1, "I search.", [("search_cases", {"status": "open"})], [("47 cases", False)], None),
+        (2, "Done.", [], [], "47"),
+    ]
+
+
+def test_chat_log_as_json_lines(tmp_path):
+    path = tmp_path / "chat.jsonl"
+    path.write_text(
+        '{"role": "user", "content": "hi"}\n'
+        '{"role": "assistant", "content": null, "tool_calls": [{"id": "1", "function": {"name": "f", "arguments": "{}"}}]}\n'
+        '{"role": "tool", "tool_call_id": "1", "content": "ok"}\n'
+        '{"role": "assistant", "content": "bye"}\n'
+    )
+    assert _steps(load_any(path)) == [(1, "", [("f", {})], [("ok", False)], None), (2, "", [], [], "bye")]
+
+
+@pytest.mark.parametrize(
+    "content, where, message",
+    [
+        ("", "", "the file is empty"),
+        ("Hello there\nThought: x\n", ":1:", "expected an agent-tui transcript"),
+        ("Thought: x\nAction: ???\n", ":2:", "expected 'Action: tool[argument]'"),
+        ("Observation: 5\n", ":1:", "an Observation: before any Thought:"),
+        ("Thought: a\nFinal Answer: 1\nThought: b\n", ":3:", "goes on after its final answer"),
+        ('[\n  {"role": "user", "content": "q"},\n  {"role": "robot"}\n]', ":3:", "unknown role 'robot'"),
+        ('[\n  {"role": "user", "content": "q"},\n  {"role": "tool", "tool_call_id": "zz", "content": "1"}\n]', ":3:",
+         "no assistant message made"),
+        ('{"messages": [\n  {"content": "q"}\n]}', ":2:", "expected a message with a \"role\""),
+        ('[{"role": "user",\n "content": }]', ":2:", "not JSON"),
+        ('{"type": "header", "format_version": 3}\n', ":1:", "format version 3 is newer"),
+        ("42\n", ":1:", "expected an agent-tui transcript"),
+    ],
+)
+def test_unknown_or_broken_input_names_file_line_and_what_was_expected(tmp_path, content, where, message):
+    path = tmp_path / "input.txt"
+    path.write_text(content)
+    with pytest.raises(TranscriptError) as info:
+        load_any(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}{where}") and message in text
+
+
+def test_format_is_detected_or_forced(tmp_path):
+    assert detect_format("x", "Question: q\n") == "trace"
+    assert detect_format("x", '[{"role": "user"}]') == "chat"
+    assert detect_format("x", '{"type": "header"}\n') == "jsonl"
+    path = tmp_path / "trace.log"
+    path.write_text((DATA / "trace_004_calculator.txt").read_text())
+    assert len(load_any(path, "trace").events) == 4
+    with pytest.raises(TranscriptError, match=r"trace.log:1: not JSON"):
+        load_any(path, "jsonl")
+    with pytest.raises(TranscriptError, match="not JSON"):
+        load_any(path, "chat")
+
+
+def test_imports_replay_like_any_run():
+    t = load_any(DATA / "trace_000_hallucinating.txt")
+    timeline = Timeline(t.header, t.events)
+    assert timeline.steps() == 5
+    assert [m.kind for m in timeline.markers()] == ["error", "end"]
+    assert timeline.final_state() == fold(t.header, t.events)
+
+
+def test_show_and_replay_open_foreign_formats(capsys):
+    from tui.cli import main
+
+    assert main(["show", str(DATA / "trace_000_stuck.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "agent-tui · imported · trace" in out and out.strip().endswith("outcome: unfinished (the log ends here)")
+    assert main(["replay", str(DATA / "chat_calculator.json"), "--headless"]) == 0
+    assert "outcome: answer after 2 steps: 17 * 23 is 391, minus 100 is 291." in capsys.readouterr().out
+    assert main(["show", str(DATA / "chat_calculator.json"), "--format", "trace"]) == 2
+    assert "chat_calculator.json:1:" in capsys.readouterr().err
