@@ -1,0 +1,78 @@
+"""verify: a re-run of scripted policies matches its file, and a changed file is caught at the right event."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import scenarios
+from engine.run import new_run
+from engine.transcript import read_transcript
+from engine.verify import VerifyError, verify_run
+
+CASES = [
+    (name, task, policy, approve)
+    for name in ("support", "library", "calculator")
+    for policy in scenarios.get(name).policies
+    for task in scenarios.get(name).tasks
+    for approve in ("all", "none")
+]
+
+
+@pytest.mark.parametrize("name, task, policy, approve", CASES)
+def test_every_builtin_run_verifies(tmp_path, name, task, policy, approve):
+    path = tmp_path / "run.jsonl"
+    run = new_run(scenarios.get(name), task, policy, out=path, approve=approve)
+    run.engine.run()
+    run.close()
+    result = verify_run(scenarios.get(name), read_transcript(path))
+    assert result.match, result.message
+
+
+def test_operator_answers_are_replayed(tmp_path):
+    path = tmp_path / "run.jsonl"
+    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
+    run.engine.run()
+    run.engine.modify({"order_id": "1187"})
+    run.engine.run()
+    run.close()
+    assert verify_run(scenarios.get("support"), read_transcript(path)).match
+
+
+def test_a_changed_observation_is_named(tmp_path, capsys):
+    from tui.cli import main
+
+    path = tmp_path / "run.jsonl"
+    run = new_run(scenarios.get("library"), None, "good", out=path)
+    run.engine.run()
+    run.close()
+    lines = path.read_text().splitlines()
+    event = json.loads(lines[4])
+    event["text"] = "7"
+    lines[4] = json.dumps(event)
+    path.write_text("\n".join(lines) + "\n")
+    result = verify_run(scenarios.get("library"), read_transcript(path))
+    assert not result.match and result.index == 3 and result.expected.text == "7" and result.got.text == "3"
+    assert main(["verify", str(path)]) == 3
+    out = capsys.readouterr().out
+    assert out.startswith(f"differs: event 4 differs (observation; text) ({path}:5)")
+
+
+def test_a_shorter_file_and_a_non_scripted_run(tmp_path, capsys):
+    from tui.cli import main
+
+    path = tmp_path / "run.jsonl"
+    run = new_run(scenarios.get("library"), None, "good", out=path)
+    run.engine.step()
+    run.close()
+    result = verify_run(scenarios.get("library"), read_transcript(path))
+    assert not result.match and "goes on" in result.message
+    assert main(["verify", str(path)]) == 3
+    capsys.readouterr()
+    human = tmp_path / "human.jsonl"
+    run = new_run(scenarios.get("library"), None, "human", out=human)
+    run.close()
+    with pytest.raises(VerifyError, match="only runs of scripted policies"):
+        verify_run(scenarios.get("library"), read_transcript(human))
+    assert main(["verify", str(human)]) == 2
