@@ -99,19 +99,20 @@ def parse_cell(text: str) -> Cell | None:
 
 
 def _observations(history: Iterable[Any]) -> Iterator[Any]:
+    """Observations from steps, observation views or transcript events (others skipped)."""
     for item in history:
         inner = getattr(item, "observations", None)
         if inner is not None:
             yield from inner
-        else:
+        elif getattr(item, "type", "observation") == "observation":
             yield item
 
 
 def positions(history: Iterable[Any]) -> list[Cell]:
     """The cells the agent stood on, in order, from the start.
 
-    `history` is a run's steps (`RunView.history`) or its observations
-    (`Observed` events from a transcript, or `ObservationView`s). Every
+    `history` is a run's steps (`RunView.history`), its observation views, or
+    a transcript's events (replay to event k: `positions(events[:k])`). Every
     successful move adds the cell it reports; failed moves and looks add nothing.
     """
     cells: list[Cell] = [(0, 0)]
@@ -294,11 +295,16 @@ class Memory:
 
 
 class Planner:
-    """Knows the whole map and follows a shortest path found by BFS."""
+    """Knows the whole map and follows a shortest path found by BFS.
+
+    Swapped in mid-run (or pushed off its path), it plans again from where
+    the agent stands.
+    """
 
     name = "planner"
 
     def __init__(self, walls: Walls, size: int) -> None:
+        self.walls = walls
         self.size = size
         self.path = bfs_path(walls, size)
 
@@ -307,10 +313,10 @@ class Planner:
         p = report[0] if report else (0, 0)
         if p == goal_of(self.size):
             return Decision.final("I am on the goal.", f"reached the goal at ({p[0]}, {p[1]})")
+        if self.path is None or p not in self.path[:-1]:
+            self.path = bfs_path(self.walls, self.size, start=p)
         if self.path is None:
-            return Decision.final("The map has no path to the goal.", "the goal is unreachable")
-        if p not in self.path:
-            return Decision.final("I am off my planned path.", f"lost at ({p[0]}, {p[1]})")
+            return Decision.final("The map has no path to the goal from here.", "the goal is unreachable")
         nxt = self.path[self.path.index(p) + 1]
         return Decision.act(f"The shortest path goes {_step_towards(p, nxt)}.", "move", direction=_step_towards(p, nxt))
 

@@ -47,9 +47,9 @@ def manhattan(p: Cell, size: int) -> int:
     return (size - 1 - p[0]) + (size - 1 - p[1])
 
 
-def bfs_path(walls: Walls, size: int) -> list[Cell] | None:
-    """A shortest path from the start to the goal (both included), or None."""
-    start, goal = (0, 0), goal_of(size)
+def bfs_path(walls: Walls, size: int, start: Cell = (0, 0)) -> list[Cell] | None:
+    """A shortest path from `start` to the goal (both included), or None."""
+    goal = goal_of(size)
     parent: dict[Cell, Cell | None] = {start: None}
     queue = deque([start])
     while queue:

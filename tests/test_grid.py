@@ -213,3 +213,30 @@ def test_grid_options_change_the_world():
     assert grid.positions(run.engine.state.history)[-1] == (4, 4)
     with pytest.raises(ValueError):
         grid.grid_options({"density": 1.5})
+
+
+def test_a_reactive_run_forked_midway_reaches_the_goal_with_planner_and_memory(tmp_path):
+    from engine.resume import fork_position, fork_run
+
+    parent = tmp_path / "reactive.jsonl"
+    run = new_run(grid.SCENARIO, "0", "reactive", out=parent)
+    run.engine.run()
+    run.close()
+    assert grid.bare_reactive(grid.grid_at(0)) is None and run.engine.state.ended.outcome == "stopped"
+    transcript = read_transcript(parent)
+    position = fork_position(transcript, 30)
+    before = grid.positions(transcript.events[:position])
+    stuck_at = before[-1]
+    assert len(before) == 30  # step 1 looked, steps 2..30 moved
+    walls = grid.grid_at(0)
+    for policy in ("planner", "memory"):
+        child = fork_run(grid.SCENARIO, transcript, position, policy, out=tmp_path / f"{policy}.jsonl")
+        assert child.world.at == stuck_at
+        child.engine.run()
+        child.close()
+        state = child.engine.state
+        assert state.ended.outcome == "answer", policy
+        cells = grid.positions(state.history)
+        assert cells[-1] == child.world.at == (7, 7)
+        if policy == "planner":
+            assert len(cells) - len(before) == len(grid.bfs_path(walls, 8, start=stuck_at)) - 1
