@@ -89,6 +89,43 @@ def snapshot_state(state: RunState) -> RunState:
     return new
 
 
+class _Checkpoint:
+    """A folded state kept by the timeline, without copies of the append-only lists.
+
+    `history` and `input_tokens_per_step` only grow, and only the last step
+    changes after it is appended, so a checkpoint keeps their lengths and a
+    copy of its last step; the lists themselves are sliced from the index's
+    running state when the checkpoint is restored.
+    """
+
+    __slots__ = ("state", "history_len", "last_step", "tokens_len")
+
+    def __init__(self, state: RunState, history_len: int, last_step: StepView | None, tokens_len: int) -> None:
+        self.state = state
+        self.history_len = history_len
+        self.last_step = last_step
+        self.tokens_len = tokens_len
+
+    @classmethod
+    def take(cls, state: RunState) -> _Checkpoint:
+        history, tokens = state.history, state.input_tokens_per_step
+        state.history, state.input_tokens_per_step = [], []
+        try:
+            bare = snapshot_state(state)
+        finally:
+            state.history, state.input_tokens_per_step = history, tokens
+        last = _copy_step(history[-1]) if history else None
+        return cls(bare, len(history), last, len(tokens))
+
+    def restore(self, running: RunState) -> RunState:
+        """A fresh state; `running` is the index's state, which is at or past this checkpoint."""
+        state = snapshot_state(self.state)
+        if self.last_step is not None:
+            state.history = running.history[: self.history_len - 1] + [_copy_step(self.last_step)]
+        state.input_tokens_per_step = running.input_tokens_per_step[: self.tokens_len]
+        return state
+
+
 # -- markers and event text ----------------------------------------------------
 
 
@@ -317,7 +354,7 @@ class Timeline:
         self._source = _source if _source is not None else _ListSource(events or [])
         self._lock = threading.RLock()
         start = RunState.start(header)
-        self._checkpoints: list[RunState] = [snapshot_state(start)]
+        self._checkpoints: list[_Checkpoint] = [_Checkpoint.take(start)]
         self._running = start
         self._indexed = 0
         self._markers: list[Marker] = []
@@ -405,7 +442,7 @@ class Timeline:
             state.apply(event)
             i += 1
             if i % K == 0 and len(self._checkpoints) == i // K:
-                self._checkpoints.append(snapshot_state(state))
+                self._checkpoints.append(_Checkpoint.take(state))
         self._indexed = i
 
     def _note(self, index: int, event: Event, step_before: int) -> None:
@@ -441,7 +478,7 @@ class Timeline:
             position = self._clamp(position)
             K = self.checkpoint_every
             base = min(position // K, len(self._checkpoints) - 1)
-            state = snapshot_state(self._checkpoints[base])
+            state = self._checkpoints[base].restore(self._running)
             for i in range(base * K, position):
                 state.apply(self._source.get(i))
             return state
