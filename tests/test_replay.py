@@ -17,6 +17,7 @@ from engine.state import fold
 from engine.transcript import TranscriptError, read_transcript
 
 ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 RUNS = [
     (name, task, policy)
@@ -275,9 +276,10 @@ def test_replay_without_headless_needs_the_viewer(tmp_path, capsys, monkeypatch)
     assert "the replay viewer needs the cockpit; use --headless" in capsys.readouterr().err
     seen = {}
 
-    def fake_open(transcript, at):
+    def fake_open(timeline, at):
         seen["at"] = at
-        seen["events"] = len(transcript.events)
+        seen["events"] = len(timeline)
+        seen["lazy"] = timeline.path == path and not timeline.indexed or at is not None
         return 0
 
     import types
@@ -286,4 +288,8 @@ def test_replay_without_headless_needs_the_viewer(tmp_path, capsys, monkeypatch)
     module.open_replay = fake_open
     monkeypatch.setitem(sys.modules, "tui.replay_app", module)
     assert main(["replay", str(path), "--at", "1"]) == 0
-    assert seen == {"at": 2, "events": 8}
+    assert seen == {"at": 2, "events": 8, "lazy": True}
+    assert main(["replay", str(path)]) == 0
+    assert seen == {"at": None, "events": 8, "lazy": True}
+    assert main(["replay", str(DATA_DIR / "chat_calculator.json")]) == 0
+    assert seen["events"] == 4

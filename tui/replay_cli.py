@@ -105,28 +105,61 @@ def print_run(header, events, *, unfinished_note: bool = True) -> None:
             print("outcome: unfinished (the run did not end; `agent-tui run --resume` continues it)")
 
 
+def open_timeline(path: str, fmt: str = "auto"):
+    """A Timeline over any supported file: an agent-tui transcript is opened
+    lazily (fast on long runs), a foreign log is imported first."""
+    from engine.importers import detect_format
+    from engine.replay import Timeline
+    from engine.transcript import TranscriptError
+
+    if fmt == "auto":
+        try:
+            with open(path, "rb") as f:
+                head = f.read(1 << 16).decode("utf-8", errors="replace")
+            first = next((line for line in head.splitlines() if line.strip()), "")
+            fmt = detect_format(path, first) if first else "auto"
+        except (OSError, TranscriptError):
+            fmt = "auto"
+    if fmt == "jsonl":
+        try:
+            timeline = Timeline.open(path)
+        except TranscriptError as exc:
+            raise ReplayUsageError(str(exc)) from None
+        for warning in timeline.warnings:
+            _err(f"warning: {warning}")
+        return timeline
+    transcript = load(path, fmt)
+    return Timeline(transcript.header, transcript.events, path=path, warnings=transcript.warnings)
+
+
+def _position_for(timeline, at, path: str) -> int:
+    last = timeline.steps()
+    step = last if at == "end" else at
+    if step > last:
+        raise ReplayUsageError(f"{path}: the run has {last} steps; --at takes 0..{last} or 'end'")
+    return timeline.position_after_step(step) if step < last else len(timeline)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
+    if not args.headless:
+        timeline = open_timeline(args.file, args.format)
+        position = None if args.at is None else _position_for(timeline, args.at, args.file)
+        return open_replay(timeline, position)
     transcript = load(args.file, args.format)
     position = len(transcript.events)
     if args.at is not None:
         from engine.replay import Timeline
 
-        timeline = Timeline(transcript.header, transcript.events)
-        last = timeline.steps()
-        step = last if args.at == "end" else args.at
-        if step > last:
-            raise ReplayUsageError(f"{args.file}: the run has {last} steps; --at takes 0..{last} or 'end'")
-        position = timeline.position_after_step(step) if step < last else len(transcript.events)
-    if args.headless:
-        print_run(transcript.header, transcript.events[:position], unfinished_note=position == len(transcript.events))
-        if position < len(transcript.events):
-            print(f"(stopped at event {position} of {len(transcript.events)}, the end of step {args.at})")
-        return EXIT_OK
-    return open_replay(transcript, position)
+        position = _position_for(Timeline(transcript.header, transcript.events), args.at, args.file)
+    print_run(transcript.header, transcript.events[:position], unfinished_note=position == len(transcript.events))
+    if position < len(transcript.events):
+        print(f"(stopped at event {position} of {len(transcript.events)}, the end of step {args.at})")
+    return EXIT_OK
 
 
-def open_replay(transcript, at: int | None = None) -> int:
-    """Open the cockpit's replay viewer on a transcript (imported lazily)."""
+def open_replay(timeline, at: int | None = None) -> int:
+    """Open the cockpit's replay viewer on a Timeline (`tui.replay_app.open_replay(timeline, at)`,
+    imported lazily); `at` is a position (None: the viewer's choice)."""
     try:
         from tui.replay_app import open_replay as open_viewer  # type: ignore[import-not-found]
     except ImportError as exc:
@@ -134,7 +167,7 @@ def open_replay(transcript, at: int | None = None) -> int:
             raise
         _err("the replay viewer needs the cockpit; use --headless")
         return EXIT_USAGE
-    return open_viewer(transcript, at)
+    return open_viewer(timeline, at)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
