@@ -1,0 +1,106 @@
+"""The installed `agent-tui` in a real terminal: tmux runs it, sends keys, reads the screen.
+
+Needs tmux (CI installs it); without it this test fails rather than skips, so a
+missing terminal never passes silently.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.tmux
+
+
+class Tmux:
+    """One private tmux server (its own socket) with one 120x40 session."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def __call__(self, *args: str) -> str:
+        out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10)
+        if out.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {out.stderr.strip()}")
+        return out.stdout
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "cockpit")
+
+    def keys(self, *keys: str) -> None:
+        self("send-keys", "-t", "cockpit", *keys)
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} did not appear within {timeout} s; the screen:\n{screen}")
+
+
+@pytest.fixture
+def tmux(tmp_path: Path):
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed: install it (apt-get install tmux) to run the terminal test")
+    server = Tmux(f"agent-tui-test-{os.getpid()}-{tmp_path.name}")
+    yield server
+    subprocess.run(["tmux", "-L", server.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+def installed_agent_tui() -> str:
+    found = shutil.which("agent-tui", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail(f"the agent-tui console script is not installed next to {sys.executable}: pip install -e .")
+    return found
+
+
+def test_step_to_the_approval_and_approve_in_a_real_terminal(tmux: Tmux, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    # A tmux server started under pytest may hand the pane COLUMNS/LINES of 80x24, which
+    # would override the real pane size for the app; drop them.
+    command = f"env -u COLUMNS -u LINES AGENT_TUI_HOME={shlex.quote(str(home))} TERM=xterm-256color {shlex.quote(installed_agent_tui())}"
+    # The pane gets its size first; the app starts in it afterwards (respawn), so it
+    # never races tmux's initial resize.
+    tmux("new-session", "-d", "-s", "cockpit", "-x", "120", "-y", "40", "sleep 600")
+    tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
+    assert tmux("display-message", "-p", "-t", "cockpit", "#{pane_width}x#{pane_height}").strip() == "120x40"
+    tmux("respawn-pane", "-k", "-t", "cockpit", command)
+
+    tmux.wait_for("policy: scripted")
+    tmux.wait_for("n step")
+    tmux.keys("n")
+    tmux.wait_for("1187 — delivered")
+    tmux.keys("n")
+    screen = tmux.wait_for("Approve open_return_request")
+    assert "irreversible" in screen
+    tmux.keys("Enter")
+    time.sleep(0.3)
+    assert "Approve open_return_request" in tmux.screen(), "Enter must not approve"
+    tmux.keys("a")
+    tmux.wait_for("R-1 for 1187")
+    tmux.keys("n")
+    screen = tmux.wait_for("ended: answer")
+    assert "R-1" in screen
+    tmux.keys("q")
+    deadline = time.monotonic() + 30
+    while tmux("display-message", "-p", "-t", "cockpit", "#{pane_dead}").strip() != "1":
+        if time.monotonic() > deadline:
+            raise AssertionError(f"agent-tui did not exit after q; the screen:\n{tmux.screen()}")
+        time.sleep(0.1)
+    assert tmux("display-message", "-p", "-t", "cockpit", "#{pane_dead_status}").strip() == "0"
+    assert "transcript:" in tmux.screen()
+
+    runs = list((home / "runs").glob("*.jsonl"))
+    assert len(runs) == 1
+    lines = runs[0].read_text().splitlines()
+    assert '"run_ended"' in lines[-1]
