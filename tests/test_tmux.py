@@ -98,7 +98,6 @@ def test_step_to_the_approval_and_approve_in_a_real_terminal(tmux: Tmux, tmp_pat
             raise AssertionError(f"agent-tui did not exit after q; the screen:\n{tmux.screen()}")
         time.sleep(0.1)
     assert tmux("display-message", "-p", "-t", "cockpit", "#{pane_dead_status}").strip() == "0"
-    assert "transcript:" in tmux.screen()
 
     runs = list((home / "runs").glob("*.jsonl"))
     assert len(runs) == 1
