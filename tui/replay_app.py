@@ -1,0 +1,369 @@
+"""The replay viewer: a saved run, read-only, with the cockpit's panes.
+
+The transcript pane, tool panel, budget gauges (and the grid map) show the
+state at the current position, folded from the same events by the same code
+as a live run. Keys move through the run event by event or step by step, jump
+to markers or to a step, search, play at a chosen speed, and fork: continue
+live from the current position with another policy (the observations before
+it come from the file; no tool runs again).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
+from textual.widgets import Footer
+
+from engine.events import Event
+from engine.replay import Timeline
+from engine.state import RunState
+from engine.text import clean
+from engine.transcript import Transcript
+from tui.screens.ask import AskScreen
+from tui.screens.dialogs import PolicyPicker
+from tui.widgets.gauges import BudgetGauges
+from tui.widgets.grid_map import GridMap
+from tui.widgets.header import RunHeader
+from tui.widgets.timeline import TimelineBar
+from tui.widgets.tools import ToolPanel
+from tui.widgets.transcript import TranscriptPane
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
+EVENTS_PER_SECOND = 2.0
+
+REPLAY_HELP = """\
+right / left            one event forward / back
+shift+right / shift+left  one step forward / back
+home / end              the start / the end
+g                       go to step N
+space                   play / pause
++ / -                   faster / slower
+] / [                   next / previous marker (approval, rejection, error, policy swap, budget)
+/                       search the text of the run (again: the next match)
+f                       fork: continue live from here with a policy you pick
+q                       quit
+"""
+
+
+class ReplayApp(App[object]):
+    """Replay one Timeline. Exits with a forked Run when the operator forks."""
+
+    CSS_PATH = ["app.tcss", "replay.tcss"]
+    TITLE = "agent-tui replay"
+    BINDINGS = [
+        Binding("right", "forward", "event →"),
+        Binding("left", "back", "← event"),
+        Binding("shift+right", "next_step", "step →"),
+        Binding("shift+left", "prev_step", "← step"),
+        Binding("home", "start", "start", show=False),
+        Binding("end", "end", "end", show=False),
+        Binding("g", "goto", "go to step"),
+        Binding("space", "play", "play/pause"),
+        Binding("plus,equals_sign", "faster", "faster", show=False),
+        Binding("minus", "slower", "slower", show=False),
+        Binding("right_square_bracket", "next_marker", "marker →"),
+        Binding("left_square_bracket", "prev_marker", "← marker"),
+        Binding("slash", "search", "search"),
+        Binding("f", "fork", "fork"),
+        Binding("o", "toggle_folds", "expand/fold", show=False),
+        Binding("question_mark", "help", "help"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(
+        self,
+        timeline: Timeline,
+        at: int | None = None,
+        *,
+        fork: Callable[[Timeline, int, str], object] | None = None,
+        policy_names: list[str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.timeline = timeline
+        self.header = timeline.header
+        self.start_at = at
+        self.fork_fn = fork
+        self.fork_policies = policy_names or []
+        self.position = 0
+        self.loaded: list[Event] = []
+        self.speed_index = SPEEDS.index(1.0)
+        self.player: Timer | None = None
+        self.query_text = ""
+        self.marker_note = ""
+        self.state: RunState | None = None
+        self.grid = GridMap.applies(self.header)
+
+    # -- layout ----------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        with Horizontal(id="body"):
+            yield TranscriptPane(id="transcript")
+            with Vertical(id="side"):
+                yield ToolPanel(self.header.tools, id="tools")
+                if self.grid:
+                    yield GridMap(self.header, id="map")
+                yield BudgetGauges(id="budget")
+        yield TimelineBar(id="timeline")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        pane = self.query_one(TranscriptPane)
+        # The pane's own arrow and home/end scrolling would shadow the timeline keys.
+        pane.can_focus = False
+        self.set_focus(None)
+        self.query_one("#transcript").border_title = "transcript"
+        self.query_one("#tools").border_title = "tools"
+        self.query_one("#budget").border_title = "budget"
+        if self.grid:
+            self.query_one("#map").border_title = "map"
+        for warning in self.timeline.warnings:
+            self.notify(clean(warning), title="Loaded with a warning", severity="warning", timeout=10, markup=False)
+        self.seek(self.start_at or 0)
+        if not self.timeline.indexed:
+            self._index()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="index")
+    def _index(self) -> None:
+        self.timeline.build_index()
+        self.call_from_thread(self._indexed)
+
+    def _indexed(self) -> None:
+        for error in self.timeline.errors:
+            self.notify(clean(error), title="The file ends early", severity="error", timeout=15, markup=False)
+        self.refresh_view()
+
+    # -- moving ----------------------------------------------------------------
+
+    def _events_upto(self, position: int) -> list[Event]:
+        if position > len(self.loaded):
+            self.loaded.extend(self.timeline.events(len(self.loaded), position))
+        return self.loaded[:position]
+
+    def seek(self, position: int, *, note: str = "") -> None:
+        """Show the run after its first `position` events; `note` names the marker jumped to."""
+        position = max(0, min(position, len(self.timeline)))
+        self.marker_note = note
+        self.state = self.timeline.state_at(position)
+        self.position = position
+        self.query_one(TranscriptPane).reset(self.header, self._events_upto(position))
+        self.refresh_view()
+
+    def refresh_view(self) -> None:
+        state = self.state
+        if state is None:
+            return
+        total = len(self.timeline)
+        step = state.step
+        where = f"replay · event {self.position}/{total} · step {step}"
+        if state.ended is not None and self.position == total:
+            where += f" · ended: {state.ended.outcome} ({state.ended.reason})"
+        path = str(self.timeline.path) if getattr(self.timeline, "path", None) else "imported"
+        self.query_one(RunHeader).show(
+            scenario=self.header.scenario,
+            task=self.header.task,
+            task_text=self.header.task_text,
+            policy=state.policy,
+            state=where,
+            state_class="-ended" if self.position == total else "-paused",
+            path=path,
+        )
+        pending = state.pending.tool if state.pending is not None and state.status == "awaiting_approval" else None
+        self.query_one(ToolPanel).update_state(state.tool_calls, state.tool_last_error, pending)
+        used = {kind: state.used(kind) for kind in ("steps", "tokens", "cost", "seconds")}
+        self.query_one(BudgetGauges).update_state(state.budget, used, state.input_tokens_per_step)
+        if self.grid:
+            self.query_one(GridMap).show_history(state.history, state.policy)
+        playing = "playing" if self.player is not None else "paused"
+        indexed = "" if self.timeline.indexed else f" · indexing {self.timeline.indexed_count}/{total}"
+        status = f"event {self.position}/{total} · step {step} · ×{SPEEDS[self.speed_index]:g} · {playing}{indexed}"
+        if self.marker_note:
+            status += f" · {clean(self.marker_note)}"
+        markers = self.timeline.markers() if self.timeline.indexed else []
+        self.query_one(TimelineBar).show(position=self.position, total=total, markers=markers, status=status)
+
+    def action_forward(self) -> None:
+        self.seek(self.position + 1)
+
+    def action_back(self) -> None:
+        self.seek(self.position - 1)
+
+    def action_next_step(self) -> None:
+        self.seek(self.timeline.next_step(self.position))
+
+    def action_prev_step(self) -> None:
+        self.seek(self.timeline.prev_step(self.position))
+
+    def action_start(self) -> None:
+        self.seek(0)
+
+    def action_end(self) -> None:
+        self.seek(len(self.timeline))
+
+    def action_next_marker(self) -> None:
+        marker = self.timeline.next_marker(self.position)
+        if marker is None:
+            self.notify("No marker after this point.", markup=False)
+            return
+        self.seek(marker.position, note=f"{marker.kind}: {marker.label}")
+
+    def action_prev_marker(self) -> None:
+        marker = self.timeline.prev_marker(self.position)
+        if marker is None:
+            self.notify("No marker before this point.", markup=False)
+            return
+        self.seek(marker.position, note=f"{marker.kind}: {marker.label}")
+
+    def action_goto(self) -> None:
+        steps = self.timeline.steps()
+
+        def check(value: str) -> str | None:
+            if not value.isdigit() or not 0 <= int(value) <= steps:
+                return f"a step number from 0 to {steps}"
+            return None
+
+        def chosen(value: str | None) -> None:
+            if value is not None:
+                self.seek(self.timeline.position_after_step(int(value)))
+
+        self.push_screen(AskScreen(f"Go to step (0-{steps})", check=check), chosen)
+
+    def action_search(self) -> None:
+        def chosen(value: str | None) -> None:
+            if not value:
+                return
+            self.query_text = value
+            hits = self.timeline.search(value, start=self.position)
+            if not hits and self.position > 0:
+                hits = self.timeline.search(value, start=0)
+            if not hits:
+                self.notify(clean(f"No event mentions {value!r}."), markup=False)
+                return
+            self.seek(hits[0] + 1)
+
+        self.push_screen(AskScreen("Search the run", value=self.query_text), chosen)
+
+    # -- playing ---------------------------------------------------------------
+
+    def action_play(self) -> None:
+        if self.player is not None:
+            self._stop_playing()
+        else:
+            if self.position >= len(self.timeline):
+                self.seek(0)
+            self.player = self.set_interval(1 / (EVENTS_PER_SECOND * SPEEDS[self.speed_index]), self._tick)
+        self.refresh_view()
+
+    def _stop_playing(self) -> None:
+        if self.player is not None:
+            self.player.stop()
+            self.player = None
+
+    def _tick(self) -> None:
+        if self.position >= len(self.timeline):
+            self._stop_playing()
+            self.refresh_view()
+            return
+        self.seek(self.position + 1)
+
+    def _set_speed(self, index: int) -> None:
+        self.speed_index = max(0, min(len(SPEEDS) - 1, index))
+        if self.player is not None:
+            self._stop_playing()
+            self.player = self.set_interval(1 / (EVENTS_PER_SECOND * SPEEDS[self.speed_index]), self._tick)
+        self.refresh_view()
+
+    def action_faster(self) -> None:
+        self._set_speed(self.speed_index + 1)
+
+    def action_slower(self) -> None:
+        self._set_speed(self.speed_index - 1)
+
+    # -- fork ------------------------------------------------------------------
+
+    def action_fork(self) -> None:
+        if self.fork_fn is None or not self.fork_policies:
+            self.notify("This run cannot be forked here (an imported log, or no scenario).", severity="warning", markup=False)
+            return
+        self._stop_playing()
+        state = self.state
+
+        def picked(name: str | None) -> None:
+            if name is None:
+                return
+            try:
+                run = self.fork_fn(self.timeline, self.position, name)
+            except Exception as exc:  # a refused fork is reported, never fatal
+                self.notify(clean(str(exc)), title="Cannot fork here", severity="error", timeout=10, markup=False)
+                return
+            self.exit(run)
+
+        current = state.policy if state is not None else ""
+        self.push_screen(PolicyPicker(self.fork_policies, current), picked)
+
+    def action_toggle_folds(self) -> None:
+        self.query_one(TranscriptPane).action_toggle_folds()
+
+    def action_help(self) -> None:
+        self.push_screen(_ReplayHelp())
+
+
+class _ReplayHelp(AskScreen):
+    """The replay keys; escape closes."""
+
+    def __init__(self) -> None:
+        super().__init__("Replay keys")
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Label, Static
+
+        with Vertical(classes="dialog"):
+            yield Static(Text("Replay keys", style="bold"), markup=False)
+            yield Static(Text(REPLAY_HELP), markup=False)
+            yield Label("escape to close", markup=False, classes="hint")
+
+    def on_mount(self) -> None:
+        pass
+
+
+def _fork_from(timeline: Timeline, position: int, policy: str):
+    """Start a live run from `position` of the timeline's file (the cockpit takes it)."""
+    import scenarios
+    from engine.resume import fork_run
+
+    scenario = scenarios.get(timeline.header.scenario)
+    transcript = Transcript(
+        path=Path(timeline.path) if timeline.path else Path("imported"),
+        header=timeline.header,
+        events=timeline.events(0, position),
+    )
+    return fork_run(scenario, transcript, position, policy, interactive=True)
+
+
+def open_replay(timeline: Timeline, at: int | None = None) -> int:
+    """Run the viewer; a fork continues in the cockpit."""
+    import scenarios
+
+    names: list[str] = []
+    fork = None
+    if timeline.header.scenario != "imported":
+        try:
+            scenario = scenarios.get(timeline.header.scenario)
+            names = [*scenario.policies, "human"]
+            fork = _fork_from
+        except scenarios.ScenarioError:
+            names = []
+    app = ReplayApp(timeline, at, fork=fork, policy_names=names)
+    result = app.run()
+    if result is None or not hasattr(result, "engine"):
+        return 0
+    from tui.cli import open_cockpit
+
+    return open_cockpit(result)

@@ -1,0 +1,62 @@
+"""The replay timeline: where the viewer is in the run, and its markers.
+
+Line 1 is the run squeezed to the bar's width with a glyph for each marker
+(A approval, R rejection or abort, ! error, P policy swap, $ budget, ■ end);
+line 2 carries the cursor; line 3 says where and how fast.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.text import Text
+from textual.widget import Widget
+
+from engine.replay import Marker
+
+GLYPHS = {"approval": ("A", "bold yellow"), "rejection": ("R", "bold red"), "error": ("!", "bold red"),
+          "policy_swap": ("P", "bold cyan"), "budget": ("$", "bold yellow"), "end": ("■", "bold")}
+PRIORITY = ("end", "rejection", "error", "approval", "budget", "policy_swap")
+
+
+class TimelineBar(Widget):
+    DEFAULT_CSS = """
+    TimelineBar { height: 3; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.total = 0
+        self.position = 0
+        self.markers: Sequence[Marker] = ()
+        self.status = ""
+
+    def show(self, *, position: int, total: int, markers: Sequence[Marker], status: str) -> None:
+        self.position, self.total, self.markers, self.status = position, total, markers, status
+        self.refresh()
+
+    def column(self, position: int, width: int) -> int:
+        if self.total <= 0 or width <= 1:
+            return 0
+        return min(width - 1, round(position * (width - 1) / self.total))
+
+    def render(self) -> Text:
+        width = max(10, self.size.width - 2)
+        cells: list[tuple[str, str]] = [("─", "dim")] * width
+        best: dict[int, str] = {}
+        for marker in self.markers:
+            col = self.column(marker.position, width)
+            current = best.get(col)
+            if current is None or PRIORITY.index(marker.kind) < PRIORITY.index(current):
+                best[col] = marker.kind
+        for col, kind in best.items():
+            cells[col] = GLYPHS[kind]
+        text = Text(no_wrap=True, overflow="crop")
+        for glyph, style in cells:
+            text.append(glyph, style=style)
+        text.append("\n")
+        cursor = self.column(self.position, width)
+        text.append(" " * cursor + "▲", style="bold")
+        text.append("\n")
+        text.append(self.status)
+        return text
