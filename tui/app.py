@@ -35,6 +35,7 @@ from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
 from tui.widgets.gauges import BudgetGauges
+from tui.widgets.grid_map import GridMap
 from tui.widgets.header import RunHeader
 from tui.widgets.tools import ToolPanel
 from tui.widgets.transcript import TranscriptPane
@@ -131,6 +132,8 @@ class CockpitApp(App[None]):
             yield TranscriptPane(id="transcript")
             with Vertical(id="side"):
                 yield ToolPanel(self.engine.header.tools, id="tools")
+                if GridMap.applies(self.engine.header):
+                    yield GridMap(self.engine.header, id="map")
                 yield BudgetGauges(id="budget")
         yield Footer()
 
@@ -138,6 +141,8 @@ class CockpitApp(App[None]):
         self.query_one("#transcript").border_title = "transcript"
         self.query_one("#tools").border_title = "tools"
         self.query_one("#budget").border_title = "budget"
+        for grid_map in self.query(GridMap):
+            grid_map.border_title = "map"
         self.pane.reset(self.engine.header, self.events)
         self.refresh_view()
         self.call_after_refresh(self._offer_pause)
@@ -202,6 +207,8 @@ class CockpitApp(App[None]):
         self.query_one(ToolPanel).update_state(s.tool_calls, s.tool_last_error, pending_tool)
         used = {kind: s.used(kind) for kind in ("steps", "tokens", "cost", "seconds")}
         self.query_one(BudgetGauges).update_state(s.budget, used, s.input_tokens_per_step)
+        for grid_map in self.query(GridMap):
+            grid_map.show_history(s.history, s.policy)
         self.screen.set_class(self.busy, "-busy")
         self.refresh_bindings()
 

@@ -1,0 +1,69 @@
+"""Pictures of the replay viewer and the grid map. Regenerate with `--snapshot-update`
+and look at every changed SVG before accepting it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine.replay import Timeline
+from engine.run import new_run
+from tests.cockpit_worlds import fixed_clock
+from tui.app import CockpitApp
+from tui.replay_app import ReplayApp
+from tui.widgets.grid_map import GridMap
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _rejected_support_run() -> Path:
+    path = Path("runs/replay.jsonl")
+    run = new_run(scenarios.get("support"), "return-1187", None, out=path, clock=fixed_clock)
+    run.engine.run()
+    run.engine.reject("the customer keeps the headphones")
+    run.engine.run()
+    run.close()
+    return path
+
+
+def test_replay_with_markers(snap_compare, in_tmp: Path) -> None:
+    """Replay of a support run stopped at the approval marker (event 4 of 8, step 2):
+    the transcript ends with the pending open_return_request approval, the tool row
+    is highlighted, the timeline bar shows A (approval), R (rejection) and ■ (end)
+    with the cursor ▲ under the A, and the status line says event 4/8 · step 2."""
+    app = ReplayApp(Timeline.open(_rejected_support_run()))
+
+    async def run_before(pilot) -> None:
+        await app.workers.wait_for_complete()
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert app.position == 4 and app.state.status == "awaiting_approval"
+        assert [m.kind for m in app.timeline.markers()] == ["approval", "rejection", "end"]
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_grid_map_mid_run(snap_compare, in_tmp: Path) -> None:
+    """The cockpit on grid 3 with the planner after four steps: the map (right) shows
+    walls as blocks, the visited cells shaded, the agent @@ four moves from the start,
+    the planner's remaining path dotted to the goal GG, and "plan N to go"."""
+    run = new_run(scenarios.get("grid"), "3", "planner", out=Path("runs/grid.jsonl"), interactive=True, clock=fixed_clock)
+    app = CockpitApp(run)
+
+    async def run_before(pilot) -> None:
+        for _ in range(4):
+            await pilot.press("n")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        grid_map = app.query_one(GridMap)
+        assert len(grid_map.cells) == 5 and grid_map.path and grid_map.path[0] == grid_map.at
+
+    assert snap_compare(app, terminal_size=(130, 42), run_before=run_before)
