@@ -156,7 +156,8 @@ def marker_for(index: int, event: Event) -> Marker | None:
     if t == "approval_decided" and event.choice in ("reject", "abort"):
         why = f": {_short(event.reason)}" if event.reason else ""
         return Marker(index, "rejection", f"step {event.step}: {event.choice}ed{why}")
-    if t == "observation" and event.error:
+    if t == "observation" and event.error and not (not event.executed and event.text.startswith("REJECTED")):
+        # a rejection already has its own marker; its observation is not another error
         return Marker(index, "error", f"step {event.step}: {_short(event.text)}")
     if t == "policy_error":
         return Marker(index, "error", f"step {event.step}: policy {event.policy} failed: {_short(event.message)}")

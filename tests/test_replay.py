@@ -105,13 +105,16 @@ def test_markers_name_approvals_rejections_errors_budget_and_the_end(tmp_path):
     _, path = _saved(tmp_path, "support", "return-1187", "scripted", reject_first=True)
     timeline = Timeline.open(path)
     kinds = [m.kind for m in timeline.markers()]
-    assert kinds == ["approval", "rejection", "error", "end"]
+    assert kinds == ["approval", "rejection", "end"]  # the rejected call's observation is not a second marker
     rejection = timeline.markers(["rejection"])[0]
     assert timeline.event(rejection.index).type == "approval_decided"
     assert "not yet" in rejection.label
     _, courier = _saved(tmp_path, "support", "courier-1042", "scripted", repetition_threshold=None)
     budget = Timeline.open(courier).markers(["budget"])
     assert budget and "steps budget at 4 of 5" in budget[0].label
+    _, invented = _saved(tmp_path, "library", None, "hallucinating")
+    errors = Timeline.open(invented).markers(["error"])
+    assert len(errors) == 1 and "web_search" in errors[0].label
 
 
 def test_policy_swap_marker(tmp_path):
