@@ -281,6 +281,10 @@ class TranscriptPane(ScrollView, can_focus=True):
         color: $text;
         overflow-x: hidden;
         overflow-y: scroll;
+        scrollbar-size-vertical: 1;
+        scrollbar-background: $surface;
+        scrollbar-background-hover: $surface;
+        scrollbar-background-active: $surface;
         &:focus { background-tint: $foreground 5%; }
         & > .transcript--step { color: $text-primary; text-style: bold; }
         & > .transcript--header { color: $text-muted; }
