@@ -31,11 +31,18 @@ def dump_event(event: Event | Header) -> str:
 
 
 class TranscriptWriter:
-    """Appends events to a JSONL file as they happen."""
+    """Appends events to a JSONL file as they happen.
+
+    With a header it starts a new transcript and refuses a file that already
+    holds one; without, it continues an existing file (resume).
+    """
 
     def __init__(self, path: str | Path, header: Header | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if header is not None and self.path.exists() and self.path.stat().st_size > 0:
+            # A new run never writes into another run's file.
+            raise FileExistsError(f"{self.path} already holds a transcript; choose another file")
         self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")
         if header is not None:
             self._write(dump_event(header), sync=True)

@@ -134,3 +134,20 @@ def test_headless_output_strips_control_characters(capsys, tmp_path):
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out
     assert "red" in out
+
+
+def test_a_new_run_never_writes_into_an_existing_transcript(capsys, tmp_path):
+    out_file = tmp_path / "t.jsonl"
+    assert main(["run", "library", "--headless", "--out", str(out_file)]) == 0
+    before = out_file.read_bytes()
+    capsys.readouterr()
+    code, _, err = run_cli(capsys, "run", "library", "--headless", "--out", str(out_file))
+    assert code == 2 and "already holds a transcript" in err
+    assert out_file.read_bytes() == before
+
+
+@pytest.mark.parametrize("option", ["size=1", "density=x", "size=[1]"])
+def test_bad_scenario_options_are_usage_errors(capsys, option):
+    code, _, err = run_cli(capsys, "run", "grid", "--option", option, "--headless")
+    assert code == 2
+    assert "cannot start with these options" in err and "Traceback" not in err

@@ -202,8 +202,13 @@ def make_run(args: argparse.Namespace, *, interactive: bool):
             approve=args.approve,
             model=model,
         )
+    except FileExistsError as exc:
+        raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write the transcript: {exc}") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        detail = exc.args[0] if exc.args else type(exc).__name__
+        raise UsageError(f"scenario '{scenario.name}' cannot start with these options: {detail}") from None
 
 
 def _ask_on_terminal(engine) -> bool:
