@@ -30,7 +30,7 @@ from array import array
 from collections import OrderedDict
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Callable, Iterable, Literal, Sequence
 
 from pydantic import ValidationError
 
@@ -361,6 +361,9 @@ class Timeline:
         self._markers: list[Marker] = []
         self._after_step: list[int] = []
         self._decisions: list[int] = []
+        self.index_hooks: list[Callable[[int, Event], None]] = []
+        """Called with (index, event) for each event the index pass reads, in order
+        (from the worker thread when a viewer indexes in the background)."""
         self.position = 0
 
     # -- opening ---------------------------------------------------------------
@@ -440,6 +443,8 @@ class Timeline:
                     self._source.truncate(i)
                 break
             self._note(i, event, state.step)
+            for hook in self.index_hooks:
+                hook(i, event)
             state.apply(event)
             i += 1
             if i % K == 0 and len(self._checkpoints) == i // K:

@@ -10,6 +10,8 @@ it come from the file; no tool runs again).
 
 from __future__ import annotations
 
+import gc
+from array import array
 from pathlib import Path
 from typing import Callable
 
@@ -33,7 +35,7 @@ from tui.widgets.grid_map import GridMap
 from tui.widgets.header import RunHeader
 from tui.widgets.timeline import TimelineBar
 from tui.widgets.tools import ToolPanel
-from tui.widgets.transcript import TranscriptPane
+from tui.widgets.transcript import Prefix, TranscriptPane, event_figures
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
 EVENTS_PER_SECOND = 2.0
@@ -50,6 +52,33 @@ space                   play / pause
 f                       fork: continue live from here with a policy you pick
 q                       quit
 """
+
+
+class TimelineEvents:
+    """A Timeline's events read by index (parsed on demand, never all held),
+    with the transcript pane's `event_figures` of every event the index pass
+    has read, so the pane counts rows without parsing an event again."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self._columns = (array("l"), array("l"), array("l"), array("l"))
+        """widest, rows, excess, digits of events 0, 1, 2... in order."""
+        if timeline.indexed_count == 0:
+            timeline.index_hooks.append(self._note)
+
+    def _note(self, index: int, event: Event) -> None:
+        if index == len(self._columns[3]):
+            for column, value in zip(self._columns, event_figures(event)):
+                column.append(value)
+
+    def figure_columns(self) -> tuple[array, array, array, array]:
+        return self._columns
+
+    def __len__(self) -> int:
+        return len(self.timeline)
+
+    def __getitem__(self, index: int) -> Event:
+        return self.timeline.event(index)
 
 
 class ReplayApp(App[object]):
@@ -92,7 +121,7 @@ class ReplayApp(App[object]):
         self.fork_fn = fork
         self.fork_policies = policy_names or []
         self.position = 0
-        self.loaded: list[Event] = []
+        self.events = TimelineEvents(timeline)
         self.speed_index = SPEEDS.index(1.0)
         self.player: Timer | None = None
         self.query_text = ""
@@ -128,7 +157,8 @@ class ReplayApp(App[object]):
             self.notify(clean(warning), title="Loaded with a warning", severity="warning", timeout=10, markup=False)
         self.seek(self.start_at or 0)
         if not self.timeline.indexed:
-            self._index()
+            # after the first frame: the worker holds the GIL most of the time
+            self.call_after_refresh(self._index)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
     def _index(self) -> None:
@@ -136,16 +166,18 @@ class ReplayApp(App[object]):
         self.call_from_thread(self._indexed)
 
     def _indexed(self) -> None:
+        # What indexing made lives as long as the viewer: keep it out of the
+        # collector's full passes (a seek would otherwise pause for them).
+        gc.collect()
+        gc.freeze()
         for error in self.timeline.errors:
             self.notify(clean(error), title="The file ends early", severity="error", timeout=15, markup=False)
         self.refresh_view()
 
     # -- moving ----------------------------------------------------------------
 
-    def _events_upto(self, position: int) -> list[Event]:
-        if position > len(self.loaded):
-            self.loaded.extend(self.timeline.events(len(self.loaded), position))
-        return self.loaded[:position]
+    def on_unmount(self) -> None:
+        gc.unfreeze()
 
     def seek(self, position: int, *, note: str = "") -> None:
         """Show the run after its first `position` events; `note` names the marker jumped to."""
@@ -153,7 +185,7 @@ class ReplayApp(App[object]):
         self.marker_note = note
         self.state = self.timeline.state_at(position)
         self.position = position
-        self.query_one(TranscriptPane).reset(self.header, self._events_upto(position))
+        self.query_one(TranscriptPane).reset(self.header, Prefix(self.events, position))
         self.refresh_view()
 
     def refresh_view(self) -> None:

@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from itertools import accumulate
-from operator import is_
+from itertools import accumulate, compress, islice
+from operator import is_, sub
 from typing import NamedTuple, Sequence
 
 from rich.cells import cell_len, chop_cells
@@ -244,6 +244,43 @@ def _plain_figures(blocks: list[Block]) -> tuple[int, int, int]:
     return widest, rows, excess
 
 
+def event_figures(event: Event) -> tuple[int, int, int, int]:
+    """What the pane needs to count an event's rows at any width where nothing
+    wraps: (widest paragraph in cells, rows, foldable excess, digits of its step
+    number for a decision, else 0). Pure: a viewer may compute it off the UI thread."""
+    return (*_plain_figures(event_blocks(event)), len(str(event.step)) if event.type == "decision" else 0)
+
+
+class Prefix(Sequence):
+    """The first `stop` events of `base`, an append-only sequence read by index.
+
+    The replay viewer hands the pane a Prefix of its lazily parsed file
+    instead of a list of every event: the pane keeps its counts by index and
+    reuses them for any Prefix of the same base, and reads an event only to
+    count it (unless `base.figure_columns()` already has its `event_figures`,
+    as four columns: widest, rows, excess, digits) or to draw it. Nothing
+    holds all the events.
+    """
+
+    __slots__ = ("base", "stop")
+
+    def __init__(self, base: Sequence[Event], stop: int) -> None:
+        self.base = base
+        self.stop = stop
+
+    def __len__(self) -> int:
+        return self.stop
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self.base[i] for i in range(*index.indices(self.stop))]
+        if index < 0:
+            index += self.stop
+        if not 0 <= index < self.stop:
+            raise IndexError(index)
+        return self.base[index]
+
+
 def fold_more_text(hidden: int) -> str:
     return f"… {hidden} more lines (o to expand)"
 
@@ -309,8 +346,10 @@ class TranscriptPane(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._header: Header | None = None
-        self._known: list[Event] = []
-        """Events seen, a prefix of which is shown (kept for cheap seeks)."""
+        self._known: Sequence[Event] = []
+        """Events seen, a prefix of which is shown (kept for cheap seeks): a list,
+        or the base of the last `Prefix` given to reset()."""
+        self._base: Sequence[Event] | None = None
         self._shown = 0
         self._full: list[int] = []
         """Rows each counted event takes unfolded, at `_layout_width`."""
@@ -357,6 +396,18 @@ class TranscriptPane(ScrollView, can_focus=True):
         self._header_rows = []
         self._stream_text = ""
         self._stream_rows = []
+        base = events.base if isinstance(events, Prefix) else None
+        if base is not None or self._base is not None:
+            if base is not self._base:
+                if self._base is not None or self._known:
+                    self._forget_from(0)
+                self._base = base
+                self._known = base if base is not None else []
+            if base is not None:
+                # counts are kept by index: every Prefix of one base shares them
+                self._shown = len(events)
+                self._update()
+                return
         known = self._known
         n = len(events)
         common = min(n, len(known))
@@ -370,6 +421,11 @@ class TranscriptPane(ScrollView, can_focus=True):
 
     def append(self, event: Event) -> None:
         """Show one more event after the current ones."""
+        if self._base is not None:
+            # from a Prefix back to a list of the events shown
+            self._known = [self._known[i] for i in range(self._shown)]
+            self._base = None
+            self._forget_from(self._shown)
         if self._shown < len(self._known):
             if self._known[self._shown] is not event:
                 self._forget_from(self._shown)
@@ -391,7 +447,8 @@ class TranscriptPane(ScrollView, can_focus=True):
     # -- layout ------------------------------------------------------------
 
     def _forget_from(self, index: int) -> None:
-        del self._known[index:]
+        if isinstance(self._known, list):
+            del self._known[index:]
         del self._full[index:], self._excess[index:], self._rows[index:], self._ends[index:]
         del self._widest[index:], self._plain_rows[index:], self._plain_excess[index:]
         self._expanded = {i for i in self._expanded if i < index}
@@ -414,16 +471,75 @@ class TranscriptPane(ScrollView, can_focus=True):
 
         Each event's width-independent figures (its widest paragraph, its rows
         and foldable excess when nothing wraps) are kept, so a width change
-        re-wraps only the events with a paragraph wider than the text column.
+        re-wraps only the events with a paragraph wider than the text column;
+        runs of events no wider than the column are counted in bulk.
         """
+        fresh = self._figure_upto(stop)
         width = self._text_width()
-        known, widest, plain_rows, plain_excess = self._known, self._widest, self._plain_rows, self._plain_excess
+        widest, plain_rows, plain_excess = self._widest, self._plain_rows, self._plain_excess
         full, excess, rows, ends = self._full, self._excess, self._rows, self._ends
-        total = ends[-1] if ends else 0
+        first = len(full)
+        if first >= stop:
+            return
         expand_all, expanded = self._expand_all, self._expanded
+        wide = list(compress(range(first, stop), map(width.__lt__, islice(widest, first, stop))))
+        here = first
+        for index in [*wide, stop]:
+            if here < index:
+                # events that do not wrap: their rows are their plain figures
+                run_full, run_excess = plain_rows[here:index], plain_excess[here:index]
+                if expand_all:
+                    run_rows = run_full
+                else:
+                    run_rows = list(map(sub, run_full, run_excess))
+                    for i in expanded:
+                        if here <= i < index:
+                            run_rows[i - here] = run_full[i - here]
+                full.extend(run_full)
+                excess.extend(run_excess)
+                rows.extend(run_rows)
+                ends.extend(islice(accumulate(run_rows, initial=ends[-1] if ends else 0), 1, None))
+            if index == stop:
+                break
+            blocks = fresh.get(index) or event_blocks(self._known[index])
+            event_rows = hidden = 0
+            for block in blocks:
+                n = 1 if block.kind == "rule" else count_lines(block.text, width)
+                if block.foldable and n > FOLD_AT:
+                    hidden += n - FOLD_AT
+                event_rows += n
+            full.append(event_rows)
+            excess.append(hidden)
+            shown = event_rows - hidden if hidden and not expand_all and index not in expanded else event_rows
+            rows.append(shown)
+            ends.append((ends[-1] if ends else 0) + shown)
+            here = index + 1
+
+    def _figure_upto(self, stop: int) -> dict[int, list[Block]]:
+        """Width-independent figures of the known events up to `stop` not seen yet.
+
+        Taken in bulk from the base's `figure_columns()` when it has them (see
+        `Prefix`), else from each event. A wider step number than the step
+        column holds widens the column and forgets the counts made so far.
+        Returns the blocks made for events wider than the text column (they
+        are wrapped next).
+        """
+        known, widest, plain_rows, plain_excess = self._known, self._widest, self._plain_rows, self._plain_excess
+        fresh: dict[int, list[Block]] = {}
         digits = self._step_digits
-        for index in range(len(full), stop):
-            if index >= len(widest):
+        columns = getattr(known, "figure_columns", None) if self._base is not None else None
+        if columns is not None and len(widest) < stop:
+            col_widest, col_rows, col_excess, col_digits = columns()
+            lo = len(widest)
+            hi = min(stop, len(col_widest), len(col_rows), len(col_excess), len(col_digits))
+            if lo < hi:
+                widest.extend(col_widest[lo:hi])
+                plain_rows.extend(col_rows[lo:hi])
+                plain_excess.extend(col_excess[lo:hi])
+                digits = max(digits, max(col_digits[lo:hi]))
+        if len(widest) < stop:
+            width = self._text_width()
+            for index in range(len(widest), stop):
                 event = known[index]
                 if event.type == "decision" and len(str(event.step)) > digits:
                     digits = len(str(event.step))
@@ -432,32 +548,22 @@ class TranscriptPane(ScrollView, can_focus=True):
                 widest.append(event_widest)
                 plain_rows.append(event_rows)
                 plain_excess.append(event_excess)
-            elif widest[index] > width:
-                blocks = event_blocks(known[index])
-            if widest[index] <= width:
-                event_rows, hidden = plain_rows[index], plain_excess[index]
-            else:
-                event_rows = hidden = 0
-                for block in blocks:
-                    n = 1 if block.kind == "rule" else count_lines(block.text, width)
-                    if block.foldable and n > FOLD_AT:
-                        hidden += n - FOLD_AT
-                    event_rows += n
-            full.append(event_rows)
-            excess.append(hidden)
-            shown = event_rows - hidden if hidden and not expand_all and index not in expanded else event_rows
-            rows.append(shown)
-            total += shown
-            ends.append(total)
+                if event_widest > width:
+                    fresh[index] = blocks
         if digits != self._step_digits:
             self._step_digits = digits
-            self._relayout()
+            self._forget_rows()
+            fresh = {}
+        return fresh
 
-    def _relayout(self) -> None:
-        """Forget every count and drawn row (the width or the step column changed)."""
+    def _forget_rows(self) -> None:
         self._full, self._excess, self._rows, self._ends = [], [], [], []
         self._header_rows, self._stream_rows = [], []
         self._row_cache.clear()
+
+    def _relayout(self) -> None:
+        """Forget every count and drawn row (the width or the step column changed)."""
+        self._forget_rows()
         self._layout_width = self._pane_width()
         self._count_upto(self._shown)
 

@@ -1,0 +1,219 @@
+"""The replay viewer (ReplayApp) on a 100,000-event transcript: first frame, seeks, memory.
+
+    python bench/replay_app.py [--steps 50000] [--keep FILE] [--seeks 60]
+
+The transcript is made by the real engine (bench/engine_bench.py's scripted
+lookup run, repetition off, 50,000 steps: 100,001 events) and written by the
+real writer. Every figure is printed next to plain `json.loads` over the same
+lines in the same run, with the ratio.
+
+Goals (issue 4): open to the first frame under 1.5 s; a seek to any position
+under 100 ms; memory under 150 MB.
+
+First frame: from `Timeline.open` + `ReplayApp(...)` to the app's first
+screen drawn (`run_test` ready + one `pilot.pause()`), opening at the start
+and at the end of the run. Seeks: `app.seek(p)` + `await pilot.pause()` (the
+frame), to random positions and alternately to the two ends, once the index
+is built. Memory is measured in fresh processes (tracemalloc, and RSS from
+/proc/self/status) so one figure does not carry the other's garbage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.engine_bench import scenario  # noqa: E402
+from engine.replay import Timeline  # noqa: E402
+from engine.run import new_run  # noqa: E402
+
+SIZE = (120, 40)
+
+
+def make_transcript(path: Path, steps: int) -> None:
+    run = new_run(scenario(steps), "t", "p", out=path, clock=lambda: 1_790_000_000.0)
+    run.engine.run()
+    run.close()
+
+
+def raw_json(path: Path) -> float:
+    best = float("inf")
+    for _ in range(3):
+        gc.collect()
+        start = time.perf_counter()
+        [json.loads(line) for line in path.read_bytes().splitlines()]
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+async def wait_indexed(app, pilot) -> None:
+    """Until the viewer's index worker (started after the first frame) is done."""
+    while not app.timeline.indexed:
+        await pilot.pause(0.02)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def rss_mb() -> tuple[float, float]:
+    """(current RSS, peak RSS) of this process in MB."""
+    fields = {}
+    for line in open("/proc/self/status"):
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+async def first_frame(path: Path, at: int | None) -> tuple[float, float]:
+    """Seconds from open to the first frame; and to the index being built."""
+    from tui.replay_app import ReplayApp
+
+    gc.collect()
+    start = time.perf_counter()
+    timeline = Timeline.open(path)
+    app = ReplayApp(timeline, len(timeline) if at == -1 else at)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        frame = time.perf_counter() - start
+        await wait_indexed(app, pilot)
+        indexed = time.perf_counter() - start
+    return frame, indexed
+
+
+async def seeks(path: Path, count: int) -> dict[str, list[float]]:
+    from tui.replay_app import ReplayApp
+
+    timeline = Timeline.open(path)
+    app = ReplayApp(timeline)
+    out: dict[str, list[float]] = {"first far": [], "random": [], "ends": [], "step": []}
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_indexed(app, pilot)
+        total = len(timeline)
+
+        async def timed(position: int) -> float:
+            start = time.perf_counter()
+            app.seek(position)
+            await pilot.pause()
+            return time.perf_counter() - start
+
+        out["first far"].append(await timed(total))
+        rng = random.Random(7)
+        for _ in range(count):
+            out["random"].append(await timed(rng.randrange(total + 1)))
+        for i in range(count // 3):
+            out["ends"].append(await timed(total if i % 2 == 0 else 1))
+        app.seek(total // 2)
+        await pilot.pause()
+        for _ in range(count // 3):
+            start = time.perf_counter()
+            app.action_forward()
+            await pilot.pause()
+            out["step"].append(time.perf_counter() - start)
+    return out
+
+
+async def memory(path: Path, trace: bool) -> None:
+    """Printed as JSON: the app opened, indexed, at the end, then at the middle."""
+    from tui.replay_app import ReplayApp
+
+    if trace:
+        tracemalloc.start()
+    timeline = Timeline.open(path)
+    app = ReplayApp(timeline)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_indexed(app, pilot)
+        app.seek(len(timeline))
+        await pilot.pause()
+        app.seek(len(timeline) // 2)
+        await pilot.pause()
+        gc.collect()
+        result = {"rss": rss_mb()[0], "hwm": rss_mb()[1]}
+        if trace:
+            current, peak = tracemalloc.get_traced_memory()
+            result.update(current=current / 1e6, peak=peak / 1e6)
+    print(json.dumps(result))
+
+
+def in_fresh_process(path: Path, trace: bool) -> dict[str, float]:
+    args = [sys.executable, __file__, "--keep", str(path), "--memory"] + (["--trace"] if trace else [])
+    out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def ms(values: list[float]) -> str:
+    values = sorted(values)
+    if len(values) == 1:
+        return f"{values[0] * 1000:7.1f} ms"
+    p95 = values[min(len(values) - 1, int(len(values) * 0.95))]
+    return f"median {statistics.median(values) * 1000:6.1f} ms, p95 {p95 * 1000:6.1f} ms, max {values[-1] * 1000:6.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--keep", help="write the transcript here (and reuse it if it exists)")
+    parser.add_argument("--seeks", type=int, default=60)
+    parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    path = Path(args.keep) if args.keep else Path(tempfile.mkdtemp()) / "bench.jsonl"
+    if not path.exists():
+        t = time.perf_counter()
+        make_transcript(path, args.steps)
+        print(f"made {path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    if args.memory:
+        asyncio.run(memory(path, args.trace))
+        return
+
+    data = path.read_bytes()
+    n_events = len(data.splitlines()) - 1
+    print(f"replay viewer benchmark: {n_events} events, {len(data) / 1e6:.1f} MB, terminal {SIZE[0]}x{SIZE[1]}")
+    raw = raw_json(path)
+    print(f"raw json.loads of every line (read + parse):       {raw:7.3f} s   (the yardstick)")
+
+    def ratio(seconds: float) -> str:
+        return f"{seconds / raw:5.2f}x raw json"
+
+    opens = [asyncio.run(first_frame(path, None)) for _ in range(3)]
+    frame = statistics.median(f for f, _ in opens)
+    indexed = statistics.median(i for _, i in opens)
+    print(f"open at the start to the first frame (median of 3): {frame:7.3f} s   {ratio(frame)}   goal < 1.5 s")
+    print(f"  ... to the index built in the worker:              {indexed:7.3f} s   {ratio(indexed)}")
+    opens = [asyncio.run(first_frame(path, -1)) for _ in range(3)]
+    frame_end = statistics.median(f for f, _ in opens)
+    print(f"open at the end (--at end) to the first frame:       {frame_end:7.3f} s   {ratio(frame_end)}   goal < 1.5 s")
+
+    times = asyncio.run(seeks(path, args.seeks))
+    print(f"first seek to the end after indexing + frame:        {ms(times['first far'])}   {ratio(times['first far'][0])}")
+    print(f"seek to a random position + frame ({args.seeks}):         {ms(times['random'])}   goal < 100 ms")
+    print(f"seek between the end and the start + frame:          {ms(times['ends'])}")
+    print(f"one event forward + frame:                           {ms(times['step'])}")
+
+    traced = in_fresh_process(path, trace=True)
+    plain = in_fresh_process(path, trace=False)
+    print(
+        f"memory, opened + indexed + seen at the end and the middle: {traced['current']:6.1f} MB held, "
+        f"{traced['peak']:6.1f} MB peak (tracemalloc)   goal < 150 MB"
+    )
+    print(
+        f"  RSS of a fresh process doing the same: {plain['rss']:6.1f} MB now, {plain['hwm']:6.1f} MB peak "
+        f"(interpreter, Textual and imports included)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""The pane over a lazily read base (`Prefix`), and its bulk counting: exactly the lines of a list."""
+
+from __future__ import annotations
+
+from array import array
+
+import pytest
+from textual.app import App, ComposeResult
+
+from engine.events import Action, DecisionMade, Header, Observed
+from tui.widgets.transcript import Prefix, TranscriptPane, event_figures
+
+pytestmark = pytest.mark.anyio
+
+HEADER = Header(scenario="s", task="t", task_text="Do the thing.", policy="p")
+
+
+def make_events(count: int) -> list:
+    """Short events, long unwrapped ones (folded), paragraphs wider than the column, step numbers growing past 3 digits."""
+    events = []
+    step = 990
+    while len(events) < count:
+        step += 1
+        events.append(DecisionMade(step=step, policy="p", thought=f"Step {step}.", actions=[Action(tool="look", args={"n": step})]))
+        if step % 3 == 0:
+            text = "\n".join(f"line {i}" for i in range(12))  # folded, nothing wraps
+        elif step % 3 == 1:
+            text = "word " * 60 + "\n" + "short"  # wraps at any pane width here
+        else:
+            text = "ok"
+        events.append(Observed(step=step, index=0, tool="look", text=text, executed=True))
+    return events[:count]
+
+
+class Base:
+    """A base read by index, with or without the figure columns."""
+
+    def __init__(self, events, columns: bool) -> None:
+        self.events = events
+        self.reads = 0
+        if columns:
+            self._columns = tuple(array("l") for _ in range(4))
+            for event in events:
+                for column, value in zip(self._columns, event_figures(event)):
+                    column.append(value)
+            self.figure_columns = lambda: self._columns
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __getitem__(self, index: int):
+        self.reads += 1
+        return self.events[index]
+
+
+class Two(App[None]):
+    def compose(self) -> ComposeResult:
+        yield TranscriptPane(id="a")
+        yield TranscriptPane(id="b")
+
+    CSS = "TranscriptPane { height: 1fr; }"
+
+
+def lines(pane: TranscriptPane) -> list[str]:
+    return [pane._row(y).strip.text if pane._row(y) else "" for y in range(pane._total_rows())]
+
+
+@pytest.mark.parametrize("columns", [False, True])
+async def test_a_prefix_shows_exactly_the_lines_of_the_list(columns):
+    events = make_events(120)
+    base = Base(events, columns)
+    app = Two()
+    async with app.run_test(size=(70, 40)) as pilot:
+        listed, lazy = app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
+        for stop in (120, 7, 60, 120, 0, 33):
+            listed.reset(HEADER, events[:stop])
+            lazy.reset(HEADER, Prefix(base, stop))
+            await pilot.pause()
+            assert lazy.event_count == stop
+            assert lines(lazy) == lines(listed)
+        listed.action_toggle_folds()
+        lazy.action_toggle_folds()
+        assert lines(lazy) == lines(listed)
+        await pilot.resize_terminal(50, 40)
+        await pilot.pause()
+        assert lines(lazy) == lines(listed)
+        if columns:
+            base.reads = 0
+            lazy.reset(HEADER, Prefix(base, 5))
+            lazy.reset(HEADER, Prefix(base, 120))
+            # counted from the columns: only events wider than the column are read (to wrap them)
+            assert base.reads < 120
+
+
+async def test_a_list_after_a_prefix_and_append_after_a_prefix():
+    events = make_events(40)
+    app = Two()
+    async with app.run_test(size=(70, 40)) as pilot:
+        listed, lazy = app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
+        lazy.reset(HEADER, Prefix(Base(events, True), 30))
+        lazy.append(events[30])
+        listed.reset(HEADER, events[:31])
+        await pilot.pause()
+        assert lines(lazy) == lines(listed)
+        lazy.reset(HEADER, events[:20])
+        listed.reset(HEADER, events[:20])
+        assert lines(lazy) == lines(listed)
+
+
+async def test_expanding_one_fold_counts_the_same():
+    events = make_events(30)
+    app = Two()
+    async with app.run_test(size=(70, 40)) as pilot:
+        listed, lazy = app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
+        for pane in (listed, lazy):
+            pane._expanded.add(5)  # step 993: 12 lines, folded by default
+        listed.reset(HEADER, events)
+        lazy.reset(HEADER, Prefix(Base(events, True), 30))
+        await pilot.pause()
+        assert lines(lazy) == lines(listed)
+        assert any("line 11" in line for line in lines(lazy))
