@@ -1,0 +1,220 @@
+"""The cockpit (CockpitApp) holding a long run, and the time to the first frame of `agent-tui`.
+
+    python bench/cockpit.py [--steps 50000] [--starts 5]
+
+Goals (issue 3): append one step and draw a frame with 1,000 and with 100,000
+events already shown, flat and under 15 ms; memory of the whole cockpit
+holding a 100,000-event run (the engine's events, the folded state, the
+pane) under 150 MB; time to the first frame of `agent-tui`.
+
+The run is made by the real engine (bench/engine_bench.py's scripted lookup
+run, repetition off): 50,000 steps are 100,000 events. A step in the cockpit
+is the real path: `app.start("step", ...)` runs `engine.step()` in the worker,
+the bridge posts its events, the pane appends them, and the timing stops when
+the frame after `WorkDone` is drawn (`pilot.pause()`). Memory is measured in
+fresh processes (tracemalloc from before the run is made, and RSS).
+
+The first frame of the installed console script is timed under a
+pseudo-terminal: from spawning `agent-tui run support --task return-1187` to
+the first bytes of the header ("return-1187") on the terminal. Import time is
+`python -X importtime` of what that command imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.engine_bench import scenario  # noqa: E402
+from engine.run import new_run  # noqa: E402
+
+SIZE = (120, 40)
+
+
+def make_run(steps: int, limit: int):
+    """A live run already `steps` steps long (no transcript file), able to go on to `limit`."""
+    run = new_run(scenario(limit), "t", "p", save=False)
+    engine = run.engine
+    while engine.state.step < steps:
+        engine.step()
+    return run
+
+
+def rss_mb() -> tuple[float, float]:
+    fields = {}
+    for line in open("/proc/self/status"):
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+async def step_times(steps: int, rounds: int) -> tuple[float, list[float], int]:
+    """(seconds to mount the cockpit, per-step times, events shown)."""
+    from tui.app import CockpitApp
+    from tui.widgets.transcript import TranscriptPane
+
+    run = make_run(steps, steps + rounds + 10)
+    start = time.perf_counter()
+    app = CockpitApp(run)
+    times = []
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        mounted = time.perf_counter() - start
+        pane = app.query_one(TranscriptPane)
+        shown = pane.event_count
+        for _ in range(rounds):
+            start = time.perf_counter()
+            app.start("step", lambda engine: engine.step())
+            while app.busy:
+                await pilot.pause()
+            await pilot.pause()
+            times.append(time.perf_counter() - start)
+        assert pane.event_count == shown + 2 * rounds, (pane.event_count, shown)
+    return mounted, times, shown
+
+
+async def memory(steps: int, trace: bool) -> None:
+    from tui.app import CockpitApp
+
+    gc.collect()
+    if trace:
+        tracemalloc.start()
+    base_rss = rss_mb()[0]
+    run = make_run(steps, steps + 10)
+    made = tracemalloc.get_traced_memory()[0] if trace else 0
+    app = CockpitApp(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        gc.collect()
+        result = {"rss": rss_mb()[0], "hwm": rss_mb()[1], "base_rss": base_rss, "events": len(run.engine.events)}
+        if trace:
+            current, peak = tracemalloc.get_traced_memory()
+            result.update(current=current / 1e6, peak=peak / 1e6, run=made / 1e6)
+    print(json.dumps(result))
+
+
+def in_fresh_process(steps: int, trace: bool) -> dict[str, float]:
+    args = [sys.executable, __file__, "--steps", str(steps), "--memory"] + (["--trace"] if trace else [])
+    out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def first_frame(command: list[str], home: str, marker: bytes = b"return-1187", timeout: float = 30.0) -> float:
+    """Seconds from spawning `command` under a pty to `marker` appearing on its terminal."""
+    master, slave = pty.openpty()
+    import fcntl
+    import termios
+
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[1], SIZE[0], 0, 0))
+    env = dict(os.environ, TERM="xterm-256color", AGENT_TUI_HOME=home, COLUMNS=str(SIZE[0]), LINES=str(SIZE[1]))
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True, close_fds=True)
+    os.close(slave)
+    seen = b""
+    elapsed = float("nan")
+    try:
+        while time.perf_counter() - start < timeout:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                seen += chunk
+                # the escape sequences between segments do not split a word
+                if marker in re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", seen):
+                    elapsed = time.perf_counter() - start
+                    break
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return elapsed
+
+
+def import_time(modules: str) -> float:
+    """Seconds of `import modules` by `python -X importtime` (the cumulative of the top-level ones)."""
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {modules}"], capture_output=True, text=True, cwd="/")
+    total = 0
+    for line in out.stderr.splitlines():
+        m = re.match(r"import time:\s+\d+ \|\s+(\d+) \| (\S.*)$", line)
+        if m and not m.group(2).startswith(" "):
+            total += int(m.group(1))
+    return total / 1e6
+
+
+def ms(values: list[float]) -> str:
+    values = sorted(values)
+    p95 = values[min(len(values) - 1, int(len(values) * 0.95))]
+    return f"median {statistics.median(values) * 1000:6.2f} ms, p95 {p95 * 1000:6.2f} ms, max {values[-1] * 1000:6.2f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory:
+        asyncio.run(memory(args.steps, args.trace))
+        return
+
+    print(f"cockpit benchmark (terminal {SIZE[0]}x{SIZE[1]})")
+    _, small, shown_small = asyncio.run(step_times(500, args.rounds))
+    mounted, big, shown_big = asyncio.run(step_times(args.steps, args.rounds))
+    print(f"one step (2 events) appended + frame, {shown_small:,} events shown:   {ms(small)}   goal < 15 ms")
+    print(f"one step (2 events) appended + frame, {shown_big:,} events shown: {ms(big)}   goal < 15 ms")
+    print(f"  ratio of medians {shown_big:,} / {shown_small:,}: {statistics.median(big) / statistics.median(small):.2f}   goal: flat")
+    print(f"cockpit mounted on a {shown_big:,}-event run to its first frame: {mounted:7.3f} s")
+
+    traced = in_fresh_process(args.steps, trace=True)
+    plain = in_fresh_process(args.steps, trace=False)
+    print(
+        f"memory of the cockpit holding {traced['events']:,} events: {traced['current']:6.1f} MB held "
+        f"({traced['run']:.1f} MB of it the run itself: events, folded state, engine), {traced['peak']:6.1f} MB peak "
+        f"(tracemalloc)   goal < 150 MB"
+    )
+    print(
+        f"  RSS: {plain['rss']:6.1f} MB now, {plain['hwm']:6.1f} MB peak, {plain['rss'] - plain['base_rss']:6.1f} MB "
+        f"over the process before the run was made (interpreter, Textual and imports: {plain['base_rss']:.1f} MB)"
+    )
+
+    script = shutil.which("agent-tui") or str(Path(sys.executable).with_name("agent-tui"))
+    with tempfile.TemporaryDirectory() as home:
+        frames = [first_frame([script, "run", "support", "--task", "return-1187"], home) for _ in range(args.starts)]
+    imports_cli = [import_time("tui.cli") for _ in range(args.starts)]
+    imports_app = [import_time("tui.cli, tui.app, scenarios") for _ in range(args.starts)]
+    print(f"agent-tui run support --task return-1187, spawn to the header on the terminal ({args.starts} runs): "
+          f"median {statistics.median(frames):.3f} s, range {min(frames):.3f}-{max(frames):.3f} s")
+    print(f"  import time (-X importtime): tui.cli {statistics.median(imports_cli):.3f} s, "
+          f"tui.cli + tui.app + scenarios {statistics.median(imports_app):.3f} s (medians of {args.starts})")
+
+
+if __name__ == "__main__":
+    main()
