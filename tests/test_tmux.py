@@ -25,6 +25,15 @@ class Tmux:
     def __init__(self, socket: str) -> None:
         self.socket = socket
 
+    def wait_for_exit(self, rc_file: Path, timeout: float = 30.0) -> str:
+        """Wait until the program has exited; its exit status as the wrapping shell saw it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if rc_file.exists() and rc_file.read_text().strip():
+                return rc_file.read_text().strip()
+            time.sleep(0.1)
+        raise AssertionError(f"agent-tui did not exit within {timeout} s; the screen:\n{self.screen()}")
+
     def __call__(self, *args: str) -> str:
         out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10)
         if out.returncode != 0:
@@ -46,6 +55,11 @@ class Tmux:
                 return screen
             time.sleep(0.1)
         raise AssertionError(f"{text!r} did not appear within {timeout} s; the screen:\n{screen}")
+
+
+def recording_exit(command: str, rc_file: Path) -> str:
+    """`command` in a shell that writes its exit status to `rc_file` (tmux's own record races)."""
+    return f"sh -c {shlex.quote(f'{command}; echo $? > {shlex.quote(str(rc_file))}')}"
 
 
 @pytest.fixture
@@ -74,7 +88,8 @@ def test_step_to_the_approval_and_approve_in_a_real_terminal(tmux: Tmux, tmp_pat
     tmux("new-session", "-d", "-s", "cockpit", "-x", "120", "-y", "40", "sleep 600")
     tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
     assert tmux("display-message", "-p", "-t", "cockpit", "#{pane_width}x#{pane_height}").strip() == "120x40"
-    tmux("respawn-pane", "-k", "-t", "cockpit", command)
+    rc_file = tmp_path / "rc"
+    tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
 
     tmux.wait_for("policy: scripted")
     tmux.wait_for("n step")
@@ -92,14 +107,29 @@ def test_step_to_the_approval_and_approve_in_a_real_terminal(tmux: Tmux, tmp_pat
     screen = tmux.wait_for("ended: answer")
     assert "R-1" in screen
     tmux.keys("q")
-    deadline = time.monotonic() + 30
-    while tmux("display-message", "-p", "-t", "cockpit", "#{pane_dead}").strip() != "1":
-        if time.monotonic() > deadline:
-            raise AssertionError(f"agent-tui did not exit after q; the screen:\n{tmux.screen()}")
-        time.sleep(0.1)
-    assert tmux("display-message", "-p", "-t", "cockpit", "#{pane_dead_status}").strip() == "0"
+    assert tmux.wait_for_exit(rc_file) == "0"
 
     runs = list((home / "runs").glob("*.jsonl"))
     assert len(runs) == 1
     lines = runs[0].read_text().splitlines()
     assert '"run_ended"' in lines[-1]
+
+
+def test_quit_while_a_policy_hangs_leaves_at_once(tmux: Tmux, tmp_path: Path) -> None:
+    """A hung policy call without cancel must not keep the cockpit from closing."""
+    world = Path(__file__).parent / "data" / "hang_world.py"
+    out = tmp_path / "hang.jsonl"
+    command = (
+        f"env -u COLUMNS -u LINES TERM=xterm-256color {shlex.quote(installed_agent_tui())} "
+        f"run {shlex.quote(str(world))} --out {shlex.quote(str(out))}"
+    )
+    tmux("new-session", "-d", "-s", "cockpit", "-x", "120", "-y", "40", "sleep 600")
+    tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
+    rc_file = tmp_path / "rc"
+    tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
+    tmux.wait_for("n step")
+    tmux.keys("n")
+    tmux.wait_for("running")
+    tmux.keys("q")
+    assert tmux.wait_for_exit(rc_file) == "0"
+    assert out.read_text().splitlines()[0].startswith('{"type":"header"')

@@ -10,6 +10,7 @@ interrupt, abort, save, help and quit apply.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from functools import partial
 from pathlib import Path
@@ -29,7 +30,7 @@ from engine.run import Run
 from engine.state import RunState, fold
 from engine.text import clean
 from engine.transcript import dump_event
-from tui.bridge import EngineBridge, EngineEvent, EngineOp, ThoughtStreamed, WorkDone
+from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.plain import EXIT_CODES
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
@@ -138,6 +139,7 @@ class CockpitApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        asyncio.get_running_loop().set_default_executor(LeavingExecutor(max_workers=4, thread_name_prefix="engine"))
         self.query_one("#transcript").border_title = "transcript"
         self.query_one("#tools").border_title = "tools"
         self.query_one("#budget").border_title = "budget"

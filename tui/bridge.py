@@ -13,6 +13,7 @@ ended. Nothing here touches a widget.
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from textual.message import Message
@@ -22,6 +23,20 @@ from engine.engine import Engine
 from engine.events import Event
 
 EngineOp = Callable[[Engine], object]
+
+
+class LeavingExecutor(ThreadPoolExecutor):
+    """The event loop's executor for thread workers, which does not wait at shutdown.
+
+    A policy or tool that ignores interruption (a hung call without `cancel`)
+    must not keep the cockpit from closing: asyncio joins its default
+    executor when the app's loop ends, so this one declines to wait. The
+    transcript is already written event by event; the console script then
+    leaves without joining the abandoned thread.
+    """
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait=False, cancel_futures=cancel_futures)
 
 
 class EngineEvent(Message):

@@ -292,7 +292,11 @@ def cmd_show(path: str, fmt: str = "auto") -> int:
     return 0
 
 
+_abandoned_work = False
+
+
 def open_cockpit(run) -> int:
+    global _abandoned_work
     from tui.app import CockpitApp
 
     app = CockpitApp(run)
@@ -300,6 +304,11 @@ def open_cockpit(run) -> int:
         app.run()
     finally:
         run.close()
+    if app.busy:
+        # The operator quit while a policy or tool call was running and could not
+        # be cancelled; its thread cannot be stopped, so the process leaves it.
+        _abandoned_work = True
+        print("agent-tui: left a policy or tool call that was still running", file=sys.stderr)
     if run.path is not None:
         print(f"transcript: {run.path}", file=sys.stderr)
     return app.return_code or 0
@@ -340,5 +349,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE
 
 
+def console_main() -> None:
+    """The `agent-tui` console script.
+
+    When the cockpit quit while a policy or tool call that ignores
+    interruption was still running, the run's transcript is already closed:
+    leave without waiting for that thread.
+    """
+    import os
+
+    code = main()
+    if _abandoned_work:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()
