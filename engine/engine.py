@@ -31,6 +31,7 @@ from engine.events import (
     PolicySwapped,
     RuleInfo,
     RunEnded,
+    ToolStarted,
     Usage,
 )
 from engine.parse import parse_decision_text
@@ -54,6 +55,9 @@ class Engine:
     error; headless runs end there with a recorded reason. `approve` sets how
     approvals are answered: "ask" pauses for the operator, "all" and "none"
     answer automatically, and the answer is still recorded as an event.
+    Before a tool runs, a `ToolStarted` note goes to `intent_listeners` (the
+    transcript writer); `unfinished` is such a note a crashed run left without
+    its observation: that action is answered "unknown outcome", never re-run.
     """
 
     def __init__(
@@ -68,6 +72,7 @@ class Engine:
         interactive: bool = False,
         approve: ApproveMode = "ask",
         observation_cap: int | None = DEFAULT_OBSERVATION_CAP,
+        unfinished: ToolStarted | None = None,
     ) -> None:
         self.header = header
         self.tools = {t.name: t for t in tools}
@@ -76,6 +81,8 @@ class Engine:
         self.interactive = interactive
         self.approve_mode: ApproveMode = approve
         self.observation_cap = observation_cap
+        self.unfinished = unfinished
+        self.intent_listeners: list[Callable[[ToolStarted], None]] = []
         self.listeners: list[Listener] = list(listeners)
         self.stream_listeners: list[Callable[[str], None]] = []
         self.events: list[Event] = list(events)
@@ -225,6 +232,12 @@ class Engine:
         """Process the current decision's remaining actions until a pause or the end."""
         while self.state.queue and not self.ended:
             index, action = self.state.queue[0]
+            started = self.unfinished
+            if started is not None and (started.step, started.index) == (self.state.step, index):
+                # The run stopped while this call ran (resume after a crash): never run it again.
+                self.unfinished = None
+                self._observe(index, started.tool, dict(started.args), unknown_outcome_text(started), error=True)
+                continue
             if not self._process(index, action):
                 return
 
@@ -276,6 +289,10 @@ class Engine:
         return True
 
     def _execute(self, index: int, tool: Tool, args: dict[str, Any]) -> None:
+        if self.intent_listeners:
+            intent = ToolStarted(at=self.clock(), step=self.state.step, index=index, tool=tool.name, args=args)
+            for listener in self.intent_listeners:
+                listener(intent)
         result = execute(tool, args, cap=self.observation_cap, clock=self.clock)
         self._observe(
             index,
@@ -406,6 +423,15 @@ class Engine:
             f"{exhausted.kind} budget reached: {_fmt(exhausted.kind, exhausted.used)} of {_fmt(exhausted.kind, exhausted.limit)}",
         )
         return self.status
+
+
+def unknown_outcome_text(started: ToolStarted) -> str:
+    """What the policy reads for a call that was running when the run stopped."""
+    call = Action(tool=started.tool, args=dict(started.args)).render()
+    return (
+        f"UNKNOWN OUTCOME: the run stopped while {call} was running; it may or may not have "
+        "taken effect, and it was not run again. Check before repeating it."
+    )
 
 
 def _fmt(kind: str, value: float) -> str:

@@ -11,7 +11,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: `tool_started` lines (intent before a tool runs)."""
 
 Outcome = Literal["answer", "stopped", "handed_off", "aborted"]
 ApprovalChoice = Literal["approve", "approve_always", "reject", "modify", "abort"]
@@ -184,6 +185,23 @@ class Observed(_Event):
     executed: bool = False
     truncated: bool = False
     duration: float = 0.0
+
+
+class ToolStarted(_Event):
+    """A tool is about to run: a line written (and flushed) before its code runs.
+
+    Not an event of the run (the fold, the viewers and event positions never
+    see it): a write-ahead note. A transcript whose last word on an action is
+    this line stopped while the tool ran, so its outcome is unknown; resume
+    answers that action with an "unknown outcome" observation instead of
+    running it again.
+    """
+
+    type: Literal["tool_started"] = "tool_started"
+    step: int
+    index: int
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
 
 
 class PolicySwapped(_Event):

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from engine.events import EVENT_ADAPTER, Event, Header
 from engine.policy import StepView
 from engine.state import RunState
-from engine.transcript import TranscriptError, _read_header, _reason
+from engine.transcript import INTENT_TYPE, TranscriptError, _read_header, _reason
 
 MarkerKind = Literal["approval", "rejection", "error", "policy_swap", "budget", "end"]
 MARKER_KINDS: tuple[MarkerKind, ...] = ("approval", "rejection", "error", "policy_swap", "budget", "end")
@@ -285,6 +285,17 @@ class _FileSource:
         return event
 
 
+def _is_intent(raw: bytes) -> bool:
+    """A `tool_started` write-ahead line (not an event; see engine.events.ToolStarted)."""
+    if b'"tool_started"' not in raw:
+        return False
+    try:
+        parsed = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(parsed, dict) and parsed.get("type") == INTENT_TYPE
+
+
 def _scan_lines(name: str, data: bytes) -> tuple[Header, array, array, array, list[str]]:
     """Header and the offsets of every non-blank line after it; a torn last line is dropped with a warning."""
     starts, ends, numbers = array("q"), array("q"), array("q")
@@ -306,7 +317,7 @@ def _scan_lines(name: str, data: bytes) -> tuple[Header, array, array, array, li
                         f"{name}:{number}: expected the header line (an object with \"type\": \"header\")"
                     ) from None
                 header = _read_header(name, number, parsed)
-            else:
+            elif not _is_intent(data[pos:line_end]):
                 starts.append(pos)
                 ends.append(line_end)
                 numbers.append(number)

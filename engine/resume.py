@@ -4,7 +4,9 @@ Both rebuild the run from its transcript without running any tool again: the
 state is the fold of the saved events, the world is rebuilt from the recorded
 executions (`world.restore(executed)` when the world has one), and the engine
 continues from there. A pending approval is asked again, never run on its own;
-a decision whose actions were not all processed continues with the rest.
+a decision whose actions were not all processed continues with the rest; a
+call that was running when the run stopped (its `tool_started` line has no
+observation) is answered "unknown outcome" and never run again.
 
 - Resume appends to the same file (the torn last line a crash may leave is cut
   off first).
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Literal, Sequence
 
 from engine.engine import ApproveMode, Engine, Listener
-from engine.events import Event, Header, Observed
+from engine.events import Event, Header, Observed, ToolStarted
 from engine.policy import Decision, HumanPolicy, Policy, RunView
 from engine.replay import Timeline
 from engine.run import Run, default_transcript_path
@@ -103,6 +105,7 @@ def _engine(
     clock: Callable[[], float],
     interactive: bool,
     approve: ApproveMode,
+    unfinished: ToolStarted | None = None,
 ) -> Engine:
     engine = Engine(
         header,
@@ -113,6 +116,7 @@ def _engine(
         clock=clock,
         interactive=interactive,
         approve=approve,
+        unfinished=unfinished,
     )
     if policy.name != state.policy:
         engine.swap_policy(policy)
@@ -175,7 +179,10 @@ def resume_run(
     path = Path(transcript.path)
     _repair_tail(path)
     writer = TranscriptWriter(path)
-    engine = _engine(header, world, events, state, policy_obj, [writer, *listeners], clock, interactive, approve)
+    engine = _engine(
+        header, world, events, state, policy_obj, [writer, *listeners], clock, interactive, approve, transcript.unfinished
+    )
+    engine.intent_listeners.append(writer)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human)  # type: ignore[arg-type]
 
 
@@ -260,4 +267,5 @@ def fork_run(
     for event in events:
         writer(event)
     engine = _engine(child, world, events, state, policy_obj, [writer, *listeners], clock, interactive, approve)
+    engine.intent_listeners.append(writer)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human)  # type: ignore[arg-type]

@@ -128,4 +128,6 @@ def new_run(
         interactive=interactive,
         approve=approve,
     )
+    if writer is not None:
+        engine.intent_listeners.append(writer)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, model=model)

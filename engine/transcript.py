@@ -17,8 +17,10 @@ from typing import IO, Iterable
 
 from pydantic import ValidationError
 
-from engine.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header
+from engine.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header, ToolStarted
 
+INTENT_TYPE = "tool_started"
+"""Write-ahead lines, not events: see `engine.events.ToolStarted`."""
 _FSYNC_TYPES = frozenset({"approval_requested", "approval_decided", "run_ended", "budget_exhausted"})
 
 
@@ -26,7 +28,7 @@ class TranscriptError(Exception):
     """A transcript that cannot be read; the message names the file and line."""
 
 
-def dump_event(event: Event | Header) -> str:
+def dump_event(event: Event | Header | ToolStarted) -> str:
     return event.model_dump_json(exclude_defaults=False)
 
 
@@ -55,7 +57,7 @@ class TranscriptWriter:
         if sync:
             os.fsync(self._file.fileno())
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: Event | ToolStarted) -> None:
         self._write(dump_event(event), sync=event.type in _FSYNC_TYPES)
 
     def close(self) -> None:
@@ -79,6 +81,8 @@ class Transcript:
     events: list[Event]
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    unfinished: ToolStarted | None = None
+    """A `tool_started` note with no observation after it: the run stopped while that tool ran."""
 
 
 def write_transcript(path: str | Path, header: Header, events: Iterable[Event]) -> None:
@@ -103,6 +107,7 @@ def parse_lines(name: str, lines: list[bytes], *, strict: bool = True) -> Transc
     errors: list[str] = []
     header: Header | None = None
     events: list[Event] = []
+    unfinished: ToolStarted | None = None
     last = len(lines)
     for number, raw in enumerate(lines, 1):
         torn = number == last and not raw.endswith(b"\n")
@@ -133,8 +138,23 @@ def parse_lines(name: str, lines: list[bytes], *, strict: bool = True) -> Transc
         if header is None:
             header = _read_header(name, number, data)
             continue
+        if isinstance(data, dict) and data.get("type") == INTENT_TYPE:
+            try:
+                unfinished = ToolStarted.model_validate(data)
+            except (ValidationError, RecursionError, ValueError, TypeError) as exc:
+                problem = f"{name}:{number}: not a valid tool_started line: {_reason(exc) if isinstance(exc, ValidationError) else exc}"
+                if torn:
+                    warnings.append(f"{name}:{number}: the last line was cut off while being written and is ignored")
+                elif strict:
+                    raise TranscriptError(problem) from None
+                else:
+                    errors.append(problem)
+            continue
         try:
-            events.append(EVENT_ADAPTER.validate_python(data))
+            event = EVENT_ADAPTER.validate_python(data)
+            events.append(event)
+            if unfinished is not None and event.type == "observation" and (event.step, event.index) == (unfinished.step, unfinished.index):
+                unfinished = None
         except ValidationError as exc:
             problem = f"{name}:{number}: not a valid event: {_reason(exc)}"
             if torn:
@@ -150,7 +170,7 @@ def parse_lines(name: str, lines: list[bytes], *, strict: bool = True) -> Transc
             errors.append(problem)
     if header is None:
         raise TranscriptError(f"{name}: no header line")
-    return Transcript(path=Path(name), header=header, events=events, warnings=warnings, errors=errors)
+    return Transcript(path=Path(name), header=header, events=events, warnings=warnings, errors=errors, unfinished=unfinished)
 
 
 def _read_header(name: str, number: int, data: object) -> Header:

@@ -188,15 +188,16 @@ def test_a_torn_last_line_loads_the_rest_with_a_warning(tmp_path):
 def test_a_bad_line_in_the_middle_ends_the_timeline_there_and_is_named(tmp_path):
     run, path = _saved(tmp_path, "library", "copies", "good")
     lines = path.read_text().splitlines(keepends=True)
-    lines[4] = '{"type": "observation", "step": "x"}\n'
+    event_lines = [i for i, line in enumerate(lines) if i and '"tool_started"' not in line]
+    lines[event_lines[3]] = '{"type": "observation", "step": "x"}\n'
     path.write_text("".join(lines))
     timeline = Timeline.open(path)
     assert timeline.seek(2) == fold(run.engine.header, run.engine.events[:2])
     timeline.build_index()
     assert len(timeline) == 3
-    assert timeline.errors and timeline.errors[0].startswith(f"{path}:5: not a valid event")
+    assert timeline.errors and timeline.errors[0].startswith(f"{path}:{event_lines[3] + 1}: not a valid event")
     assert timeline.seek(99) == fold(run.engine.header, run.engine.events[:3])
-    assert timeline.line_number(2) == 4
+    assert timeline.line_number(2) == event_lines[2] + 1
 
 
 @pytest.mark.parametrize(

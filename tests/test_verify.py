@@ -48,9 +48,10 @@ def test_a_changed_observation_is_named(tmp_path, capsys):
     run.engine.run()
     run.close()
     lines = path.read_text().splitlines()
-    event = json.loads(lines[4])
+    fourth = [i for i, line in enumerate(lines) if i and '"tool_started"' not in line][3]
+    event = json.loads(lines[fourth])
     event["text"] = "7"
-    lines[4] = json.dumps(event)
+    lines[fourth] = json.dumps(event)
     path.write_text("\n".join(lines) + "\n")
     result = verify_run(scenarios.get("library"), read_transcript(path))
     assert not result.match and result.index == 3 and result.expected.text == "7" and result.got.text == "3"
