@@ -10,6 +10,7 @@ events.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Callable, Literal, Sequence
 
@@ -165,10 +166,7 @@ class Engine:
         started = self.clock()
         try:
             decision = policy.decide(self.view())
-            if not isinstance(decision, Decision):
-                raise PolicyError(
-                    f"policy returned {type(decision).__name__}, not a Decision", retryable=False
-                )
+            check_decision(decision)
         except AwaitingInput:
             return
         except PolicyError as exc:
@@ -423,6 +421,40 @@ class Engine:
             f"{exhausted.kind} budget reached: {_fmt(exhausted.kind, exhausted.used)} of {_fmt(exhausted.kind, exhausted.limit)}",
         )
         return self.status
+
+
+def check_decision(decision: object) -> None:
+    """Raise a non-retryable PolicyError naming what is wrong with a policy's return value.
+
+    A policy is untrusted code: a Decision whose fields have the wrong types
+    (a number for the thought, a dict for an action, arguments that cannot be
+    written as JSON) must become a `policy_error`, not an exception out of the
+    engine.
+    """
+    if not isinstance(decision, Decision):
+        raise PolicyError(f"policy returned {type(decision).__name__}, not a Decision", retryable=False)
+    problems: list[str] = []
+    if not isinstance(decision.thought, str):
+        problems.append(f"thought is {type(decision.thought).__name__}, not str")
+    for name in ("answer", "text"):
+        value = getattr(decision, name)
+        if value is not None and not isinstance(value, str):
+            problems.append(f"{name} is {type(value).__name__}, not str or None")
+    if decision.usage is not None and not isinstance(decision.usage, Usage):
+        problems.append(f"usage is {type(decision.usage).__name__}, not Usage or None")
+    if not isinstance(decision.actions, (list, tuple)):
+        problems.append(f"actions is {type(decision.actions).__name__}, not a list")
+    else:
+        for n, action in enumerate(decision.actions):
+            if not isinstance(action, Action):
+                problems.append(f"actions[{n}] is {type(action).__name__}, not Action")
+                continue
+            try:
+                json.dumps(action.args)
+            except (TypeError, ValueError) as exc:
+                problems.append(f"actions[{n}] arguments cannot be written as JSON ({exc})")
+    if problems:
+        raise PolicyError("policy returned a malformed Decision: " + "; ".join(problems), retryable=False)
 
 
 def unknown_outcome_text(started: ToolStarted) -> str:

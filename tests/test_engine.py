@@ -337,6 +337,31 @@ def test_a_policy_returning_garbage_is_a_policy_error():
     assert "not a Decision" in run.engine.state.ended.reason
 
 
+@pytest.mark.parametrize(
+    "decision, words",
+    [
+        (Decision(thought=123), "thought is int"),
+        (Decision(thought=None, answer="a"), "thought is NoneType"),
+        (Decision(thought="t", answer=42), "answer is int"),
+        (Decision(text=5), "text is int"),
+        (Decision(thought="t", answer="a", usage="lots"), "usage is str"),
+        (Decision(thought="t", actions=None), "actions is NoneType"),
+        (Decision(thought="t", actions=["echo"]), "actions[0] is str"),
+        (Decision(thought="t", actions=[{"tool": "echo", "args": {"text": "x"}}]), "actions[0] is dict"),
+        (Decision(thought="t", actions=[Action(tool="echo", args={"text": object()})]), "cannot be written as JSON"),
+    ],
+)
+def test_a_decision_with_garbage_fields_is_a_policy_error_not_an_exception(tmp_path, decision, words):
+    run = new_run(
+        counting_run().scenario, "t", ScriptedPolicy("bad", lambda v: decision), out=tmp_path / "t.jsonl", interactive=True
+    )
+    assert run.engine.step() == "policy_failed"
+    assert types(run.engine.events) == ["policy_error"]
+    assert words in run.engine.state.last_policy_error
+    assert run.world.calls == []
+    assert '"policy_error"' in (tmp_path / "t.jsonl").read_text().splitlines()[-1]
+
+
 def test_swap_takes_effect_at_the_next_decision_and_is_recorded():
     run = counting_run(Decision.act("t", "echo", text="1"), Decision.act("t", "echo", text="2"))
     run.engine.step()
