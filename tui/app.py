@@ -122,6 +122,7 @@ class CockpitApp(App[None]):
         self.last_error: str | None = None
         self._streamed = ""
         self._previous_policy: Policy | None = None
+        self._applicable: tuple[str, ...] | None = None
         self.bridge = EngineBridge(self.engine, self)
         self.bridge.attach()
 
@@ -211,8 +212,11 @@ class CockpitApp(App[None]):
         self.query_one(BudgetGauges).update_state(s.budget, used, s.input_tokens_per_step)
         for grid_map in self.query(GridMap):
             grid_map.show_history(s.history, s.policy)
-        self.screen.set_class(self.busy, "-busy")
-        self.refresh_bindings()
+        # The footer rebuilds itself on every refresh; only ask when what applies changed.
+        applicable = tuple(name for name, _, _ in COMMANDS if self.action_applies(name))
+        if applicable != self._applicable:
+            self._applicable = applicable
+            self.refresh_bindings()
 
     # -- bindings --------------------------------------------------------------
 
