@@ -37,7 +37,7 @@ from typing import Any, Literal
 from engine.events import Action, DecisionMade, Event, Header, Observed, RunEnded, ToolInfo, Usage
 from engine.parse import arguments_from_text
 from engine.state import RunState, decision_text, estimate_tokens
-from engine.transcript import Transcript, TranscriptError, parse_lines
+from engine.transcript import Transcript, TranscriptError, parse_lines, read_bytes
 
 Format = Literal["auto", "jsonl", "trace", "chat"]
 FORMATS: tuple[str, ...] = ("auto", "jsonl", "trace", "chat")
@@ -491,14 +491,7 @@ def load_any(path: str | Path, format: str = "auto", *, strict: bool = True) -> 
     p = Path(path)
     if format not in FORMATS:
         raise TranscriptError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise TranscriptError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise TranscriptError(f"{p}: is a folder, not a transcript") from None
-    except OSError as exc:
-        raise TranscriptError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    data = read_bytes(p)
     name = str(p)
     if format == "jsonl":
         transcript = parse_lines(name, data.splitlines(keepends=True), strict=strict)

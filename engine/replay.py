@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from engine.events import EVENT_ADAPTER, Event, Header
 from engine.policy import StepView
 from engine.state import RunState
-from engine.transcript import INTENT_TYPE, TranscriptError, _read_header, _reason
+from engine.transcript import INTENT_TYPE, TranscriptError, _read_header, _reason, read_bytes
 
 MarkerKind = Literal["approval", "rejection", "error", "policy_swap", "budget", "end"]
 MARKER_KINDS: tuple[MarkerKind, ...] = ("approval", "rejection", "error", "policy_swap", "budget", "end")
@@ -383,14 +383,7 @@ class Timeline:
     def open(cls, path: str | Path, *, checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY) -> Timeline:
         """Open an agent-tui transcript without parsing every event yet."""
         p = Path(path)
-        try:
-            data = p.read_bytes()
-        except FileNotFoundError:
-            raise TranscriptError(f"{p}: no such file") from None
-        except IsADirectoryError:
-            raise TranscriptError(f"{p}: is a folder, not a transcript") from None
-        except OSError as exc:
-            raise TranscriptError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        data = read_bytes(p)
         header, starts, ends, numbers, warnings = _scan_lines(str(p), data)
         source = _FileSource(str(p), data, starts, ends, numbers)
         return cls(header, path=p, warnings=warnings, checkpoint_every=checkpoint_every, _source=source)

@@ -190,6 +190,18 @@ def _read_header(name: str, number: int, data: object) -> Header:
         raise TranscriptError(f"{name}:{number}: not a valid header: {exc}") from None
 
 
+def read_bytes(path: Path) -> bytes:
+    """A run file's bytes; TranscriptError (naming the file) if it cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise TranscriptError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TranscriptError(f"{path}: is a folder, not a transcript") from None
+    except OSError as exc:
+        raise TranscriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
 def read_transcript(path: str | Path, *, strict: bool = True) -> Transcript:
     """Read and validate a transcript file.
 
@@ -197,14 +209,7 @@ def read_transcript(path: str | Path, *, strict: bool = True) -> Transcript:
     Not strict: bad lines are skipped and listed in `errors`.
     """
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise TranscriptError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise TranscriptError(f"{p}: is a folder, not a transcript") from None
-    except OSError as exc:
-        raise TranscriptError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    data = read_bytes(p)
     transcript = parse_lines(str(p), data.splitlines(keepends=True), strict=strict)
     transcript.path = p
     return transcript
