@@ -138,7 +138,7 @@ def cmd_list() -> int:
         print(f"{scenario.name}: {scenario.description}")
         for task in scenario.tasks.values():
             print(f"  task    {task.id}: {task.text}")
-        print(f"  policies {', '.join([*scenario.policies, 'human'])}")
+        print(f"  policies {', '.join([*scenario.policies, 'human'])}, model (with --model)")
     return 0
 
 
