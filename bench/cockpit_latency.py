@@ -112,6 +112,7 @@ async def measure(tool: str | None, presses: int) -> list[float]:
             await asyncio.sleep(0.01)
         release.set()
         await app.workers.wait_for_complete()
+        await until(lambda: not app.busy)  # the step's WorkDone handled before the app closes
     return times
 
 
