@@ -274,6 +274,11 @@ class CockpitApp(App[None]):
         self.refresh_view()
         self._perform(label, op)
 
+    @property
+    def _can_draw(self) -> bool:
+        """False once the app is closing and its widgets are gone (a step may end just then)."""
+        return not (self._closing or self._closed) and bool(self.query(RunHeader))
+
     @on(EngineEvent)
     def _engine_event(self, message: EngineEvent) -> None:
         event = message.event
@@ -281,17 +286,21 @@ class CockpitApp(App[None]):
         self.events.append(event)
         if event.type == "decision":
             self._streamed = ""
-        self.pane.append(event)
-        self.refresh_view()
+        if self._can_draw:
+            self.pane.append(event)
+            self.refresh_view()
 
     @on(ThoughtStreamed)
     def _thought_streamed(self, message: ThoughtStreamed) -> None:
         self._streamed += message.delta
-        self.pane.stream(self._streamed)
+        if self._can_draw:
+            self.pane.stream(self._streamed)
 
     @on(WorkDone)
     def _work_done(self, message: WorkDone) -> None:
         self.busy = False
+        if not self._can_draw:
+            return
         if self._streamed:
             self._streamed = ""
             self.pane.stream("")
