@@ -1,4 +1,4 @@
-"""Mutated transcripts: the reader, the fold and `show` never raise an uncaught
+"""Mutated transcripts: the reader, the fold, `show` and `replay --headless` never raise an uncaught
 exception, and every failure names the file and the line.
 
 AGENT_TUI_LONG=1 runs 10,000 mutants instead of 400.
@@ -110,7 +110,9 @@ def test_mutated_transcripts_fail_cleanly(tmp_path, capsys):
                 assert re.match(rf"^{re.escape(str(path))}:\d+: ", problem), problem
             fold(transcript.header, transcript.events)
         if n % 10 == 0:
-            code = main(["show", str(path)])
-            capsys.readouterr()
-            assert code in (0, 2)
+            for command in (["show", str(path)], ["replay", str(path), "--headless"]):
+                code = main(command)
+                _, err = capsys.readouterr()
+                assert code in (0, 2), (command, err)
+                assert "Traceback" not in err
     assert outcomes["read"] > 0 and outcomes["refused"] > 0
