@@ -35,6 +35,7 @@ from engine.events import (
     ToolStarted,
     Usage,
 )
+from engine.eventlog import EventLog
 from engine.parse import parse_decision_text
 from engine.policy import AwaitingInput, Decision, HumanPolicy, Policy, PolicyError, RunView
 from engine.state import RunState, estimate_tokens, written_text
@@ -86,7 +87,7 @@ class Engine:
         self.intent_listeners: list[Callable[[ToolStarted], None]] = []
         self.listeners: list[Listener] = list(listeners)
         self.stream_listeners: list[Callable[[str], None]] = []
-        self.events: list[Event] = list(events)
+        self.events = EventLog(events)
         self.state = RunState.start(header)
         for event in self.events:
             self.state.apply(event)

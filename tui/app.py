@@ -24,10 +24,10 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from engine.engine import Engine
-from engine.events import Event
 from engine.policy import Policy
 from engine.run import Run
-from engine.state import RunState, fold
+from engine.replay import snapshot_state
+from engine.state import RunState
 from engine.text import clean
 from engine.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
@@ -39,7 +39,7 @@ from tui.widgets.gauges import BudgetGauges
 from tui.widgets.grid_map import GridMap
 from tui.widgets.header import RunHeader
 from tui.widgets.tools import ToolPanel
-from tui.widgets.transcript import TranscriptPane
+from tui.widgets.transcript import Prefix, TranscriptPane
 
 PolicyFactory = Callable[[], Policy]
 
@@ -116,8 +116,12 @@ class CockpitApp(App[None]):
         self.engine: Engine = run.engine
         self.clock = clock or run.engine.clock or time.time
         self.model_policy_factory = model_policy_factory
-        self.view_state: RunState = fold(self.engine.header, self.engine.events)
-        self.events: list[Event] = list(self.engine.events)
+        # The app's own copy of the run state (the worker changes the engine's);
+        # finished steps are shared, so a long run is not held twice.
+        self.view_state: RunState = snapshot_state(self.engine.state)
+        # The app draws the events it has been told of: the first `seen` of the
+        # engine's log (the worker may already have appended more).
+        self.seen = len(self.engine.events)
         self.busy = False
         self.last_error: str | None = None
         self._streamed = ""
@@ -146,7 +150,7 @@ class CockpitApp(App[None]):
         self.query_one("#budget").border_title = "budget"
         for grid_map in self.query(GridMap):
             grid_map.border_title = "map"
-        self.pane.reset(self.engine.header, self.events)
+        self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
         self.refresh_view()
         self.call_after_refresh(self._offer_pause)
 
@@ -283,11 +287,11 @@ class CockpitApp(App[None]):
     def _engine_event(self, message: EngineEvent) -> None:
         event = message.event
         self.view_state.apply(event)
-        self.events.append(event)
+        self.seen += 1
         if event.type == "decision":
             self._streamed = ""
         if self._can_draw:
-            self.pane.append(event)
+            self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
             self.refresh_view()
 
     @on(ThoughtStreamed)
@@ -491,7 +495,8 @@ class CockpitApp(App[None]):
 
     def save_copy(self, path: Path) -> None:
         """Write the header and every event seen so far to `path` (JSONL)."""
-        lines = [dump_event(self.engine.header), *(dump_event(e) for e in self.events)]
+        log = self.engine.events
+        lines = [dump_event(self.engine.header), *(log.raw(i).decode() for i in range(self.seen))]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
