@@ -2,10 +2,11 @@
 
 A long run holds many events; as pydantic objects they take about 1.3 KB
 each (130 MB for 100,000), as JSON lines about 300 bytes. `EventLog` is the
-engine's append-only list of events: it stores each event's line and parses
-an event again when it is read, keeping the most recently used ones. Reads
-and appends may come from different threads (the cockpit reads what the
-engine's worker appends).
+engine's append-only list of events: it keeps the most recently used events
+as objects and the others as their JSON lines, written when an event leaves
+the cache and parsed again when it is read. A run shorter than the cache
+never pays for either. Reads and appends may come from different threads
+(the cockpit reads what the engine's worker appends).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from engine.events import EVENT_ADAPTER, Event
 
 class EventLog(Sequence[Event]):
     def __init__(self, events: Iterable[Event] = (), *, cache_size: int = 4096) -> None:
-        self._lines: list[bytes] = []
+        self._lines: list[bytes | None] = []  # None: only in the cache so far
         self._cache: OrderedDict[int, Event] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -28,9 +29,8 @@ class EventLog(Sequence[Event]):
             self.append(event)
 
     def append(self, event: Event) -> None:
-        line = event.model_dump_json().encode()
         with self._lock:
-            self._lines.append(line)
+            self._lines.append(None)
             self._remember(len(self._lines) - 1, event)
 
     def extend(self, events: Iterable[Event]) -> None:
@@ -39,7 +39,11 @@ class EventLog(Sequence[Event]):
 
     def raw(self, index: int) -> bytes:
         """The event's JSON line (without a newline)."""
-        return self._lines[index]
+        with self._lock:
+            line = self._lines[index]
+            if line is None:
+                line = self._lines[index] = self._cache[index].model_dump_json().encode()
+            return line
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -80,6 +84,7 @@ class EventLog(Sequence[Event]):
                 self._cache.move_to_end(index)
                 return event
             line = self._lines[index]
+        assert line is not None  # an event out of the cache has its line
         event = EVENT_ADAPTER.validate_json(line)
         if keep:
             with self._lock:
@@ -90,4 +95,6 @@ class EventLog(Sequence[Event]):
         self._cache[index] = event
         self._cache.move_to_end(index)
         while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+            old_index, old = self._cache.popitem(last=False)
+            if self._lines[old_index] is None:
+                self._lines[old_index] = old.model_dump_json().encode()
