@@ -285,8 +285,13 @@ class _FileSource:
         return event
 
 
+_INTENT_AS_WRITTEN = re.compile(rb'\{"at":[-+0-9.eE]+,"type":"tool_started"')
+
+
 def _is_intent(raw: bytes) -> bool:
     """A `tool_started` write-ahead line (not an event; see engine.events.ToolStarted)."""
+    if _INTENT_AS_WRITTEN.match(raw):  # the writer's own layout: no need to parse
+        return True
     if b'"tool_started"' not in raw:
         return False
     try:
@@ -307,7 +312,7 @@ def _scan_lines(name: str, data: bytes) -> tuple[Header, array, array, array, li
         end = size if newline < 0 else newline
         number += 1
         line_end = end - 1 if end > pos and data[end - 1 : end] == b"\r" else end
-        if data[pos:line_end].strip():
+        if line_end > pos and (data[pos] == 0x7B or data[pos:line_end].strip()):  # 0x7B: "{", the usual start
             if header is None:
                 raw = data[pos:line_end]
                 try:
