@@ -148,16 +148,16 @@ def _short(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def marker_for(index: int, event: Event) -> Marker | None:
-    """The marker an event makes, if any."""
+def marker_for(index: int, event: Event, *, rejected_call: tuple[int, int] | None = None) -> Marker | None:
+    """The marker an event makes, if any. `rejected_call` is the (step, index) of the
+    call the operator last rejected: its observation is not a second marker."""
     t = event.type
     if t == "approval_requested":
         return Marker(index, "approval", f"step {event.step}: {event.tool} needs approval")
     if t == "approval_decided" and event.choice in ("reject", "abort"):
         why = f": {_short(event.reason)}" if event.reason else ""
         return Marker(index, "rejection", f"step {event.step}: {event.choice}ed{why}")
-    if t == "observation" and event.error and not (not event.executed and event.text.startswith("REJECTED")):
-        # a rejection already has its own marker; its observation is not another error
+    if t == "observation" and event.error and (event.step, event.index) != rejected_call:
         return Marker(index, "error", f"step {event.step}: {_short(event.text)}")
     if t == "policy_error":
         return Marker(index, "error", f"step {event.step}: policy {event.policy} failed: {_short(event.message)}")
@@ -375,6 +375,7 @@ class Timeline:
         self._running = start
         self._indexed = 0
         self._markers: list[Marker] = []
+        self._rejected_call: tuple[int, int] | None = None  # (step, index) of the last rejected call
         self._after_step: list[int] = []
         self._decisions: list[int] = []
         self.index_hooks: list[Callable[[int, Event], None]] = []
@@ -461,7 +462,9 @@ class Timeline:
         self._indexed = i
 
     def _note(self, index: int, event: Event, step_before: int) -> None:
-        marker = marker_for(index, event)
+        if event.type == "approval_decided" and event.choice in ("reject", "abort"):
+            self._rejected_call = (event.step, event.index)
+        marker = marker_for(index, event, rejected_call=self._rejected_call)
         if marker is not None:
             self._markers.append(marker)
         t = event.type
