@@ -220,6 +220,22 @@ def _last_report(view: RunView) -> tuple[Cell, list[str]] | None:
     return None
 
 
+def _look_or_finish(view: RunView, size: int) -> Decision | tuple[Cell, list[str]]:
+    """The local agents' opening: look first, answer on the goal, else (where, free directions)."""
+    report = _last_report(view)
+    if report is None:
+        return Decision.act("I look around first.", "look")
+    p = report[0]
+    if p == goal_of(size):
+        return Decision.final("I am on the goal.", f"reached the goal at ({p[0]}, {p[1]})")
+    return report
+
+
+def _closest(p: Cell, directions: list[str], size: int) -> str:
+    """The direction whose cell is closest to the goal (the first of equals, as `min` keeps)."""
+    return min(directions, key=lambda d: manhattan((p[0] + DIRECTIONS[d][0], p[1] + DIRECTIONS[d][1]), size))
+
+
 class Reactive:
     """Sees only the free neighbours, remembers nothing: picks the one closest to the goal.
 
@@ -232,15 +248,13 @@ class Reactive:
         self.size = size
 
     def decide(self, view: RunView) -> Decision:
-        report = _last_report(view)
-        if report is None:
-            return Decision.act("I look around first.", "look")
-        p, free = report
-        if p == goal_of(self.size):
-            return Decision.final("I am on the goal.", f"reached the goal at ({p[0]}, {p[1]})")
+        where = _look_or_finish(view, self.size)
+        if isinstance(where, Decision):
+            return where
+        p, free = where
         if not free:
             return Decision.act("Nothing is free; I stay and look again.", "look")
-        best = min(free, key=lambda d: manhattan((p[0] + DIRECTIONS[d][0], p[1] + DIRECTIONS[d][1]), self.size))
+        best = _closest(p, free, self.size)
         return Decision.act(f"{best} is the free neighbour closest to the goal.", "move", direction=best)
 
 
@@ -277,16 +291,14 @@ class Memory:
         self._folded_steps = len(history)
 
     def decide(self, view: RunView) -> Decision:
-        report = _last_report(view)
-        if report is None:
-            return Decision.act("I look around first.", "look")
-        p, free = report
-        if p == goal_of(self.size):
-            return Decision.final("I am on the goal.", f"reached the goal at ({p[0]}, {p[1]})")
+        where = _look_or_finish(view, self.size)
+        if isinstance(where, Decision):
+            return where
+        p, free = where
         self._remember(view)
         fresh = [d for d in free if (p[0] + DIRECTIONS[d][0], p[1] + DIRECTIONS[d][1]) not in self._seen]
         if fresh:
-            best = min(fresh, key=lambda d: manhattan((p[0] + DIRECTIONS[d][0], p[1] + DIRECTIONS[d][1]), self.size))
+            best = _closest(p, fresh, self.size)
             return Decision.act(f"{best} leads to a cell I have not seen, closest to the goal.", "move", direction=best)
         if len(self._stack) < 2:
             return Decision.final("Every cell I can reach is seen; the goal is not among them.", "the goal is unreachable")
