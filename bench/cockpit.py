@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.engine_bench import scenario  # noqa: E402
+from bench.replay_app import rss_mb  # noqa: E402
 from engine.run import new_run  # noqa: E402
 
 SIZE = (120, 40)
@@ -57,15 +58,6 @@ def make_run(steps: int, limit: int):
     while engine.state.step < steps:
         engine.step()
     return run
-
-
-def rss_mb() -> tuple[float, float]:
-    fields = {}
-    for line in open("/proc/self/status"):
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields["VmRSS"], fields["VmHWM"]
 
 
 async def step_times(steps: int, rounds: int) -> tuple[float, list[float], int, list[float]]:
