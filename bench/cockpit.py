@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.engine_bench import scenario  # noqa: E402
 from bench.replay_app import rss_mb  # noqa: E402
-from engine.run import new_run  # noqa: E402
+from engine.sessions.run import new_run  # noqa: E402
 
 SIZE = (120, 40)
 

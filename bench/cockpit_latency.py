@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from textual import events  # noqa: E402
 
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool  # noqa: E402
-from engine.run import new_run  # noqa: E402
+from engine.sessions.run import new_run  # noqa: E402
 
 SIZE = (120, 40)
 POLL = 0.0005

@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool  # noqa: E402
-from engine.run import new_run  # noqa: E402
-from engine.transcript import read_transcript  # noqa: E402
+from engine.sessions.run import new_run  # noqa: E402
+from engine.stored.transcript import read_transcript  # noqa: E402
 
 COUNTER = {"n": 0}
 

@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool  # noqa: E402
-from engine.replay import Timeline  # noqa: E402
-from engine.run import new_run  # noqa: E402
-from engine.state import fold  # noqa: E402
+from engine.stored.replay import Timeline  # noqa: E402
+from engine.sessions.run import new_run  # noqa: E402
+from engine.core.state import fold  # noqa: E402
 
 
 def _scenario() -> Scenario:
@@ -157,7 +157,7 @@ def main() -> None:
     tracemalloc.stop()
     print(f"memory, opened + indexed: {current / 1e6:6.1f} MB held, {peak / 1e6:6.1f} MB peak (Python allocations)   goal < 150 MB")
     code = (
-        "from engine.replay import Timeline\n"
+        "from engine.stored.replay import Timeline\n"
         f"t = Timeline.open({str(path)!r}, checkpoint_every={args.every}); t.build_index(); t.seek(len(t) // 2)\n"
         "peak = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
         "print(int(peak) / 1024)\n"

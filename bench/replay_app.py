@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.engine_bench import scenario  # noqa: E402
-from engine.replay import Timeline  # noqa: E402
-from engine.run import new_run  # noqa: E402
+from engine.stored.replay import Timeline  # noqa: E402
+from engine.sessions.run import new_run  # noqa: E402
 
 SIZE = (120, 40)
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.app import App, ComposeResult  # noqa: E402
 
-from engine.events import (  # noqa: E402
+from engine.core.events import (  # noqa: E402
     Action,
     ApprovalDecided,
     ApprovalRequested,

@@ -3,11 +3,14 @@
 Pure Python and pydantic; it imports neither textual nor rich.
 """
 
-from engine.engine import Engine, EngineError
-from engine.events import Action, Budget, Header, RuleInfo, Usage
-from engine.policy import Decision, HumanPolicy, Policy, PolicyError, RunView, ScriptedPolicy
-from engine.scenario import Scenario, Task
-from engine.tools import Param, Tool, ToolError
+from engine import _moved
+from engine.core.engine import Engine, EngineError
+from engine.core.events import Action, Budget, Header, RuleInfo, Usage
+from engine.core.policy import Decision, HumanPolicy, Policy, PolicyError, RunView, ScriptedPolicy
+from engine.core.scenario import Scenario, Task
+from engine.core.tools import Param, Tool, ToolError
+
+_moved.install()
 
 __all__ = [
     "Action",

@@ -13,7 +13,7 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from engine.scenario import Scenario
+from engine.core.scenario import Scenario
 
 BUILTIN = {
     "support": "scenarios.support",

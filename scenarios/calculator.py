@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import Budget, Decision, Param, RunView, Scenario, ScriptedPolicy, Task, Tool
-from engine.safe import ConfinedReader, calculate
+from scenarios.safe import ConfinedReader, calculate
 
 NOTES = Path(__file__).parent / "data" / "notes"
 

@@ -56,7 +56,7 @@ from scenarios.grid_maps import (  # noqa: F401  (re-exported: the grid API in o
 
 def engine_experiment(grids: int = 200, seed: int = SEED, size: int = SIZE, density: float = DENSITY) -> Experiment:
     """The same experiment with the scenario's policies, every run through the engine."""
-    from engine.run import new_run
+    from engine.sessions.run import new_run
 
     options = {"size": size, "density": density, "seed": seed}
     outcomes: dict[str, list[int | None]] = {}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import Budget, Decision, Param, RunView, Scenario, ScriptedPolicy, Task, Tool, ToolError
-from engine.safe import calculate
+from scenarios.safe import calculate
 
 CATALOG = {"Il Gattopardo": 5, "Se questo e' un uomo": 2}
 LOANS = {"Il Gattopardo": 3, "Se questo e' un uomo": 2}

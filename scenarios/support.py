@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from engine import Budget, Decision, Param, RunView, Scenario, ScriptedPolicy, Task, Tool, ToolError
-from engine.events import Observed
+from engine.core.events import Observed
 
 DELIVERED = "delivered"
 ORDERS = {

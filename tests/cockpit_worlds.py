@@ -9,8 +9,8 @@ from typing import Any, Callable
 from textual.pilot import Pilot
 
 from engine import Budget, Decision, Param, PolicyError, Scenario, ScriptedPolicy, Task, Tool
-from engine.policy import RunView
-from engine.run import Run, new_run
+from engine.core.policy import RunView
+from engine.sessions.run import Run, new_run
 
 FIXED_TIME = 1_790_000_000.0
 

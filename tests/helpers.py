@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool
-from engine.events import Header
-from engine.run import Run, new_run
+from engine.core.events import Header
+from engine.sessions.run import Run, new_run
 
 
 def script(*decisions: Decision | str, name: str = "script") -> ScriptedPolicy:

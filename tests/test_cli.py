@@ -123,7 +123,7 @@ def test_show_prints_a_saved_run(capsys, tmp_path):
 
 def test_headless_output_strips_control_characters(capsys, tmp_path):
     from engine import Decision, ScriptedPolicy
-    from engine.run import new_run
+    from engine.sessions.run import new_run
     from tests.helpers import counting_scenario
     from tui.cli import run_headless
 

@@ -10,7 +10,7 @@ from textual.widgets import Input, OptionList, RadioButton, Select
 
 import scenarios
 from engine import Budget
-from engine.run import new_run
+from engine.sessions.run import new_run
 from tests.cockpit_worlds import FailingOnce, Gate, desk_run, fixed_clock, settle, wait_until
 from tui.app import CockpitApp
 from tui.bridge import EngineEvent, WorkDone

@@ -13,9 +13,9 @@ import pytest
 from textual.widgets import OptionList
 
 from engine import Budget, Decision, Param, Scenario, Task, Tool
-from engine.events import Action
-from engine.policy import RunView
-from engine.run import new_run
+from engine.core.events import Action
+from engine.core.policy import RunView
+from engine.sessions.run import new_run
 from tests.cockpit_worlds import by_step, desk_run, fixed_clock, settle, wait_until
 from tui.app import CockpitApp
 from tui.bridge import EngineEvent, WorkDone

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 import scenarios
-from engine.model import ModelConfig
-from engine.run import new_run
+from engine.model.policy import ModelConfig
+from engine.sessions.run import new_run
 from tests.fake_openai import FakeOpenAI, Status, call, say
 from tui.app import CockpitApp
 from tui.bridge import ThoughtStreamed

@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from engine.resume import resume_run
-from engine.transcript import read_transcript
+from engine.sessions.resume import resume_run
+from engine.stored.transcript import read_transcript
 
 WORLD = Path(__file__).resolve().parent / "data" / "crash_world.py"
 KILLS = 200 if os.environ.get("AGENT_TUI_LONG") else 20
@@ -177,9 +177,9 @@ def test_a_call_left_running_is_answered_unknown_and_never_run_again(tmp_path: P
     observation (an approved irreversible call, here) is not run on resume and
     not asked again; the policy reads an unknown-outcome observation."""
     from engine import Decision
-    from engine.resume import resume_run
-    from engine.run import new_run
-    from engine.replay import Timeline
+    from engine.sessions.resume import resume_run
+    from engine.sessions.run import new_run
+    from engine.stored.replay import Timeline
     from tests.helpers import CountingWorld, counting_scenario, script
 
     calls: list[tuple[str, dict]] = []

@@ -9,10 +9,10 @@ import pytest
 
 import scenarios
 from engine import Budget, Decision, EngineError, HumanPolicy, PolicyError, RuleInfo, ScriptedPolicy
-from engine.approvals import RulesError, load_rules
-from engine.events import Action, Usage
-from engine.run import new_run
-from engine.state import fold
+from engine.core.approvals import RulesError, load_rules
+from engine.core.events import Action, Usage
+from engine.sessions.run import new_run
+from engine.core.state import fold
 from tests.helpers import counting_run, script, types
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 import scenarios
-from engine.eventlog import EventLog
-from engine.run import new_run
-from engine.transcript import read_transcript
+from engine.stored.eventlog import EventLog
+from engine.sessions.run import new_run
+from engine.stored.transcript import read_transcript
 
 
 def finished_run(tmp_path):

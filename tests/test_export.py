@@ -6,9 +6,9 @@ from pathlib import Path
 
 import scenarios
 from engine import Decision
-from engine.importers import load_any
-from engine.run import new_run
-from engine.transcript import read_transcript
+from engine.stored.importers import load_any
+from engine.sessions.run import new_run
+from engine.stored.transcript import read_transcript
 from tests.helpers import counting_run
 from tui.export import code, escape, inline, markdown_report
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from engine.run import new_run
-from engine.state import fold
-from engine.transcript import TranscriptError, read_transcript
+from engine.sessions.run import new_run
+from engine.core.state import fold
+from engine.stored.transcript import TranscriptError, read_transcript
 from tui.cli import main
 
 MUTANTS = 10_000 if os.environ.get("AGENT_TUI_LONG") else 400

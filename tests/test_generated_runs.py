@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Budget, Decision, Param, PolicyError, Scenario, ScriptedPolicy, Task, Tool, ToolError
-from engine.events import Action
-from engine.run import new_run
-from engine.transcript import read_transcript
+from engine.core.events import Action
+from engine.sessions.run import new_run
+from engine.stored.transcript import read_transcript
 from tests.test_invariants import assert_no_unapproved_irreversible
 
 KINDS = ["ordinary", "irreversible", "exit"]

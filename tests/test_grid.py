@@ -7,8 +7,8 @@ import random
 import pytest
 
 from engine import Budget, Decision, Scenario, Task
-from engine.run import new_run
-from engine.transcript import read_transcript
+from engine.sessions.run import new_run
+from engine.stored.transcript import read_transcript
 from scenarios import grid
 from tests.helpers import script
 
@@ -216,7 +216,7 @@ def test_grid_options_change_the_world():
 
 
 def test_a_reactive_run_forked_midway_reaches_the_goal_with_planner_and_memory(tmp_path):
-    from engine.resume import fork_position, fork_run
+    from engine.sessions.resume import fork_position, fork_run
 
     parent = tmp_path / "reactive.jsonl"
     run = new_run(grid.SCENARIO, "0", "reactive", out=parent)

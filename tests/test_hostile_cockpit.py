@@ -10,8 +10,8 @@ import pytest
 from textual.widget import Widget
 
 from engine import Budget, Decision, Param, PolicyError, Scenario, ScriptedPolicy, Task, Tool
-from engine.policy import RunView
-from engine.run import new_run
+from engine.core.policy import RunView
+from engine.sessions.run import new_run
 from tests.cockpit_worlds import fixed_clock, settle
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.importers import detect_format, load_any
-from engine.replay import Timeline
-from engine.state import fold
-from engine.transcript import TranscriptError
+from engine.stored.importers import detect_format, load_any
+from engine.stored.replay import Timeline
+from engine.core.state import fold
+from engine.stored.transcript import TranscriptError
 
 DATA = Path(__file__).resolve().parent / "data"
 

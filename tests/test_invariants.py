@@ -7,10 +7,10 @@ import itertools
 import pytest
 
 import scenarios
-from engine.events import Event, Header
-from engine.run import new_run
-from engine.state import fold
-from engine.transcript import read_transcript
+from engine.core.events import Event, Header
+from engine.sessions.run import new_run
+from engine.core.state import fold
+from engine.stored.transcript import read_transcript
 
 CHOICES = ["approve", "approve_always", "reject", "modify", "abort", "auto-all", "auto-none"]
 

@@ -41,3 +41,17 @@ def test_every_scenario_loads_without_ui() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_old_engine_module_paths_are_the_moved_modules() -> None:
+    """Scenario files written before the rooms keep importing `engine.events`, `engine.safe`..."""
+    import importlib
+
+    from engine._moved import MOVED
+
+    for old, new in MOVED.items():
+        assert importlib.import_module(old) is importlib.import_module(new), old
+    from engine.events import Observed  # type: ignore[import-not-found]
+    from engine.core.events import Observed as moved
+
+    assert Observed is moved

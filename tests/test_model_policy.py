@@ -12,11 +12,11 @@ import pytest
 
 import scenarios
 from engine import Budget, Decision, ScriptedPolicy
-from engine.events import PolicyFailed
-from engine.model import ModelConfig, ModelPolicy, Secret, add_model_arguments, config_from_args, config_from_env
-from engine.policy import RunView
-from engine.run import Run, new_run
-from engine.transcript import read_transcript
+from engine.core.events import PolicyFailed
+from engine.model.policy import ModelConfig, ModelPolicy, Secret, add_model_arguments, config_from_args, config_from_env
+from engine.core.policy import RunView
+from engine.sessions.run import Run, new_run
+from engine.stored.transcript import read_transcript
 from scenarios.support import support_policy
 from tests.fake_openai import Cut, FakeOpenAI, Hang, Raw, Status, call, calls, refused_url, say
 
@@ -443,8 +443,8 @@ def test_the_key_never_shows():
 
 
 def test_messages_for_a_parse_error_step():
-    from engine.model_wire import build_messages
-    from engine.policy import ObservationView, StepView
+    from engine.model.wire import build_messages
+    from engine.core.policy import ObservationView, StepView
 
     step = StepView(1, "scripted", "", [], None, "ERROR: invalid format", "I am not sure",
                     [ObservationView(None, {}, "ERROR: invalid format", True, False)])
@@ -457,9 +457,9 @@ def test_messages_for_a_parse_error_step():
 
 
 def test_duplicate_and_odd_call_ids_are_made_consistent():
-    from engine.events import Action
-    from engine.model_wire import build_messages
-    from engine.policy import ObservationView, StepView
+    from engine.core.events import Action
+    from engine.model.wire import build_messages
+    from engine.core.policy import ObservationView, StepView
 
     def step(n: int, call_id: str | None) -> StepView:
         return StepView(n, "m", "", [Action(tool="echo", args={}, call_id=call_id)], None, None, None,
@@ -473,7 +473,7 @@ def test_duplicate_and_odd_call_ids_are_made_consistent():
 
 
 def test_args_error_action_is_answered_by_the_engine_never_run(tmp_path):
-    from engine.events import Action
+    from engine.core.events import Action
 
     def decide(view: RunView) -> Decision:
         if view.step == 1:

@@ -7,7 +7,7 @@ from array import array
 import pytest
 from textual.app import App, ComposeResult
 
-from engine.events import Action, DecisionMade, Header, Observed
+from engine.core.events import Action, DecisionMade, Header, Observed
 from tui.widgets.transcript import Prefix, TranscriptPane, event_figures
 
 pytestmark = pytest.mark.anyio

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from engine.events import Action, DecisionMade, Header, Observed
-from engine.replay import Timeline, snapshot_state
-from engine.run import new_run
-from engine.state import fold
-from engine.transcript import TranscriptError, read_transcript
+from engine.core.events import Action, DecisionMade, Header, Observed
+from engine.stored.replay import Timeline, snapshot_state
+from engine.sessions.run import new_run
+from engine.core.state import fold
+from engine.stored.transcript import TranscriptError, read_transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -249,7 +249,7 @@ def test_a_long_run_seeks_to_any_position_with_the_fold_state(tmp_path):
 def test_the_replay_modules_import_no_ui():
     code = (
         "import sys\n"
-        "import engine.replay, engine.resume, engine.importers, engine.verify, tui.export, tui.replay_cli\n"
+        "import engine.stored.replay, engine.sessions.resume, engine.stored.importers, engine.sessions.verify, tui.export, tui.replay_cli\n"
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import scenarios
-from engine.replay import Timeline
-from engine.run import new_run
-from engine.state import fold
+from engine.stored.replay import Timeline
+from engine.sessions.run import new_run
+from engine.core.state import fold
 from tui.replay_app import ReplayApp, _fork_from
 from tui.widgets.gauges import BudgetGauges
 from tui.widgets.grid_map import GridMap

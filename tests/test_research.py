@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.run import new_run
-from engine.state import estimate_tokens
-from engine.tools import DEFAULT_OBSERVATION_CAP, execute
+from engine.sessions.run import new_run
+from engine.core.state import estimate_tokens
+from engine.core.tools import DEFAULT_OBSERVATION_CAP, execute
 from scenarios import research
 
 DOCS = "https://www.postgresql.org/docs/17/logical-replication.html"

@@ -14,12 +14,12 @@ import pytest
 
 import scenarios
 from engine import Decision
-from engine.events import Action, DecisionMade, Header, Observed
-from engine.resume import ResumeError, fork_position, fork_run, resume_run
-from engine.run import new_run
-from engine.state import fold
-from engine.transcript import TranscriptWriter, read_transcript, write_transcript
-from engine.verify import verify_run
+from engine.core.events import Action, DecisionMade, Header, Observed
+from engine.sessions.resume import ResumeError, fork_position, fork_run, resume_run
+from engine.sessions.run import new_run
+from engine.core.state import fold
+from engine.stored.transcript import TranscriptWriter, read_transcript, write_transcript
+from engine.sessions.verify import verify_run
 from tests.helpers import CountingWorld, counting_scenario, script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,7 +200,7 @@ def test_resume_with_another_policy_records_the_swap(tmp_path):
 
 
 def test_resume_refuses_ended_runs_imports_and_other_scenarios(tmp_path):
-    from engine.importers import load_any
+    from engine.stored.importers import load_any
 
     path = tmp_path / "done.jsonl"
     _saved(path)

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from engine.safe import ConfinedReader, calculate
-from engine.tools import ToolError
+from scenarios.safe import ConfinedReader, calculate
+from engine.core.tools import ToolError
 
 
 @pytest.mark.parametrize(
@@ -121,7 +121,7 @@ def test_calculator_tool_answers_hostile_input_with_an_error_observation(tmp_pat
     """Through the engine: the calculator scenario's tools refuse, the run goes on."""
     import scenarios
     from engine import Decision
-    from engine.run import new_run
+    from engine.sessions.run import new_run
     from tests.helpers import script
 
     policy = script(

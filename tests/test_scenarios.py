@@ -8,7 +8,7 @@ import pytest
 
 import scenarios
 from engine import Decision, ScriptedPolicy
-from engine.run import new_run
+from engine.sessions.run import new_run
 from tests.helpers import types
 
 

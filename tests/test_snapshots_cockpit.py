@@ -9,7 +9,7 @@ import pytest
 
 import scenarios
 from engine import Budget
-from engine.run import new_run
+from engine.sessions.run import new_run
 from tests.cockpit_worlds import desk_run, fixed_clock, settle
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
-from engine.events import (
+from engine.core.events import (
     Action,
     ApprovalDecided,
     ApprovalRequested,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from engine.replay import Timeline
-from engine.run import new_run
+from engine.stored.replay import Timeline
+from engine.sessions.run import new_run
 from tests.cockpit_worlds import fixed_clock
 from tui.app import CockpitApp
 from tui.replay_app import ReplayApp

@@ -7,8 +7,8 @@ import json
 import pytest
 
 import scenarios
-from engine.run import new_run
-from engine.transcript import TranscriptError, read_transcript
+from engine.sessions.run import new_run
+from engine.stored.transcript import TranscriptError, read_transcript
 
 
 def _write_run(tmp_path, scenario="support", task="return-1187", **kw):

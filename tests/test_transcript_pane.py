@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.app import App, ComposeResult
 
-from engine.events import (
+from engine.core.events import (
     Action,
     ApprovalDecided,
     ApprovalRequested,
@@ -20,7 +20,7 @@ from engine.events import (
     PolicySwapped,
     RunEnded,
 )
-from engine.text import clean
+from engine.core.text import clean
 from tui.widgets.transcript import TranscriptPane, _text, block_lines
 
 pytestmark = pytest.mark.anyio

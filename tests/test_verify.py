@@ -7,9 +7,9 @@ import json
 import pytest
 
 import scenarios
-from engine.run import new_run
-from engine.transcript import read_transcript
-from engine.verify import VerifyError, verify_run
+from engine.sessions.run import new_run
+from engine.stored.transcript import read_transcript
+from engine.sessions.verify import VerifyError, verify_run
 
 CASES = [
     (name, task, policy, approve)

@@ -23,13 +23,13 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from engine.engine import Engine
-from engine.policy import Policy
-from engine.run import Run
-from engine.replay import snapshot_state
-from engine.state import RunState
-from engine.text import clean
-from engine.transcript import dump_event
+from engine.core.engine import Engine
+from engine.core.policy import Policy
+from engine.sessions.run import Run
+from engine.stored.replay import snapshot_state
+from engine.core.state import RunState
+from engine.core.text import clean
+from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.plain import EXIT_CODES
 from tui.screens.approval import ApprovalScreen

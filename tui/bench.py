@@ -70,7 +70,7 @@ def _default_score(task: Any, options: dict[str, Any], history: list[Any], outco
 
 def run_one(scenario: Any, policy: str, task_id: str, options: dict[str, Any], approve: str) -> dict[str, Any]:
     """One headless run through the engine, scored."""
-    from engine.run import new_run
+    from engine.sessions.run import new_run
 
     run = new_run(scenario, task_id, policy, options=options, save=False, approve=approve)  # type: ignore[arg-type]
     engine = run.engine

@@ -19,8 +19,8 @@ from typing import Callable
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from engine.engine import Engine
-from engine.events import Event
+from engine.core.engine import Engine
+from engine.core.events import Event
 
 EngineOp = Callable[[Engine], object]
 

@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--repetition", type=_repetition, help="stop at N identical actions in a row, or 'off'")
     run.add_argument("--option", action="append", type=_option_pair, default=[], metavar="KEY=VALUE", help="scenario option")
     run.add_argument("--out", help="transcript file (default: a file in the per-user data folder)")
-    from engine.model import add_model_arguments
+    from engine.model.policy import add_model_arguments
 
     add_model_arguments(run)
     add_run_arguments(run)
@@ -156,8 +156,8 @@ def _budget(scenario, args: argparse.Namespace):
 def make_run(args: argparse.Namespace, *, interactive: bool):
     """Build a Run from `run` flags; UsageError for anything the user got wrong."""
     import scenarios
-    from engine.approvals import RulesError, load_rules
-    from engine.run import new_run
+    from engine.core.approvals import RulesError, load_rules
+    from engine.sessions.run import new_run
 
     try:
         scenario = scenarios.get(args.scenario or scenarios.DEFAULT)
@@ -167,7 +167,7 @@ def make_run(args: argparse.Namespace, *, interactive: bool):
         task = scenario.task(args.task)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
-    from engine.model import config_from_args
+    from engine.model.policy import config_from_args
 
     try:
         model = config_from_args(args)

@@ -11,9 +11,9 @@ import json
 import re
 from typing import Sequence
 
-from engine.events import Event, Header
-from engine.state import fold
-from engine.text import clean
+from engine.core.events import Event, Header
+from engine.core.state import fold
+from engine.core.text import clean
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _OUTCOME = {"answer": "answered", "stopped": "stopped", "handed_off": "handed off", "aborted": "aborted"}

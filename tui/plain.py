@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.events import Event, Header, RunEnded
-from engine.text import clean
+from engine.core.events import Event, Header, RunEnded
+from engine.core.text import clean
 
 OUTCOME_WORDS = {"answer": "answer", "stopped": "stopped", "handed_off": "handed-off", "aborted": "aborted"}
 EXIT_CODES = {"answer": 0, "stopped": 3, "handed_off": 4, "aborted": 5}

@@ -23,11 +23,11 @@ from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
 from textual.widgets import Footer
 
-from engine.events import Event
-from engine.replay import Timeline
-from engine.state import RunState
-from engine.text import clean
-from engine.transcript import Transcript
+from engine.core.events import Event
+from engine.stored.replay import Timeline
+from engine.core.state import RunState
+from engine.core.text import clean
+from engine.stored.transcript import Transcript
 from tui.screens.ask import AskScreen
 from tui.screens.dialogs import PolicyPicker
 from tui.widgets.gauges import BudgetGauges
@@ -368,7 +368,7 @@ class _ReplayHelp(AskScreen):
 def _fork_from(timeline: Timeline, position: int, policy: str):
     """Start a live run from `position` of the timeline's file (the cockpit takes it)."""
     import scenarios
-    from engine.resume import fork_run
+    from engine.sessions.resume import fork_run
 
     scenario = scenarios.get(timeline.header.scenario)
     transcript = Transcript(

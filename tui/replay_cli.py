@@ -78,8 +78,8 @@ def add_parsers(sub: Any) -> None:
 
 def load(path: str, fmt: str = "auto"):
     """Any supported run file as a Transcript; warnings go to stderr."""
-    from engine.importers import load_any
-    from engine.transcript import TranscriptError
+    from engine.stored.importers import load_any
+    from engine.stored.transcript import TranscriptError
 
     try:
         transcript = load_any(path, fmt)
@@ -108,9 +108,9 @@ def print_run(header, events, *, unfinished_note: bool = True) -> None:
 def open_timeline(path: str, fmt: str = "auto"):
     """A Timeline over any supported file: an agent-tui transcript is opened
     lazily (fast on long runs), a foreign log is imported first."""
-    from engine.importers import detect_format
-    from engine.replay import Timeline
-    from engine.transcript import TranscriptError
+    from engine.stored.importers import detect_format
+    from engine.stored.replay import Timeline
+    from engine.stored.transcript import TranscriptError
 
     if fmt == "auto":
         try:
@@ -148,7 +148,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     transcript = load(args.file, args.format)
     position = len(transcript.events)
     if args.at is not None:
-        from engine.replay import Timeline
+        from engine.stored.replay import Timeline
 
         position = _position_for(Timeline(transcript.header, transcript.events), args.at, args.file)
     print_run(transcript.header, transcript.events[:position], unfinished_note=position == len(transcript.events))
@@ -171,7 +171,7 @@ def open_replay(timeline, at: int | None = None) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from engine.verify import VerifyError, verify_run
+    from engine.sessions.verify import VerifyError, verify_run
     from tui.plain import event_lines
 
     transcript = load(args.file)
@@ -250,7 +250,7 @@ def _scenario_of(transcript, name: str | None):
 
 def make_continued_run(args: argparse.Namespace, *, interactive: bool):
     """The Run for `run --resume FILE` or `run --fork FILE [--at N]`."""
-    from engine.resume import ResumeError, fork_position, fork_run, resume_run
+    from engine.sessions.resume import ResumeError, fork_position, fork_run, resume_run
 
     if args.resume and args.fork:
         raise ReplayUsageError("give --resume or --fork, not both")
@@ -264,7 +264,7 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool):
     if policy == "human" and not interactive:
         raise ReplayUsageError("the human policy needs the cockpit; drop --headless")
     if policy == "model" and "model" not in scenario.policies:
-        from engine.model import ModelPolicy, config_from_args
+        from engine.model.policy import ModelPolicy, config_from_args
 
         try:
             model = config_from_args(args)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool
-from engine.events import Action
+from engine.core.events import Action
 
 STEPS = 30
 

@@ -21,7 +21,7 @@ operator approves) · 4 `wire` (the operator rejects) · the policy raises once 
 from __future__ import annotations
 
 from engine import Budget, Decision, Param, PolicyError, Scenario, Task, Tool
-from engine.policy import RunView
+from engine.core.policy import RunView
 
 # (what it is, the string); every entry reaches the terminal through the cockpit.
 CORPUS: tuple[tuple[str, str], ...] = (

@@ -20,8 +20,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from engine.state import PendingApproval
-from engine.text import clean
+from engine.core.state import PendingApproval
+from engine.core.text import clean
 
 ApprovalChoice = Literal["approve", "approve_always", "reject", "edit"]
 

@@ -14,8 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from engine.events import BudgetExhausted
-from engine.text import clean
+from engine.core.events import BudgetExhausted
+from engine.core.text import clean
 from tui.widgets.gauges import LABELS, format_amount
 
 BudgetAnswer = tuple[Literal["extend"], float] | tuple[Literal["end"], None]

@@ -19,10 +19,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static
 
-from engine.events import Action
-from engine.policy import Decision
-from engine.text import clean
-from engine.tools import Tool, validate_args
+from engine.core.events import Action
+from engine.core.policy import Decision
+from engine.core.text import clean
+from engine.core.tools import Tool, validate_args
 
 
 def value_text(value: Any) -> str:

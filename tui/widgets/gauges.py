@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
-from engine.events import Budget, BudgetKind
+from engine.core.events import Budget, BudgetKind
 
 KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
 LABELS = {"steps": "steps", "tokens": "tokens", "cost": "cost", "seconds": "time"}

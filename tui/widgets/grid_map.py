@@ -13,7 +13,7 @@ from typing import Any, Iterable
 from rich.text import Text
 from textual.widgets import Static
 
-from engine.events import Header
+from engine.core.events import Header
 
 WALL, FREE, SEEN, PATH = "██", "· ", "░░", "∙∙"
 

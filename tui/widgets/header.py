@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from engine.text import clean
+from engine.core.text import clean
 
 STATE_CLASSES = ("-running", "-paused", "-approval", "-budget", "-failed", "-input", "-ended")
 

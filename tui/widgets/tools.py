@@ -14,8 +14,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from engine.events import ToolInfo
-from engine.text import clean
+from engine.core.events import ToolInfo
+from engine.core.text import clean
 
 KIND_WORDS = {"ordinary": "ordinary", "irreversible": "irreversible", "exit": "exit"}
 NAME_WIDTH = 20

@@ -42,8 +42,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from engine.events import Event, Header
-from engine.text import clean
+from engine.core.events import Event, Header
+from engine.core.text import clean
 from tui.plain import OUTCOME_WORDS
 from tui.plain import _num as budget_number
 

@@ -20,8 +20,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-from engine.events import RuleInfo
-from engine.tools import Tool
+from engine.core.events import RuleInfo
+from engine.core.tools import Tool
 
 Effect = Literal["allow", "ask", "deny"]
 _RANK = {"allow": 0, "ask": 1, "deny": 2}

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
-from engine.events import (
+from engine.core.events import (
     Action,
     ApprovalDecided,
     ApprovalRequested,
@@ -29,7 +29,7 @@ from engine.events import (
     RuleInfo,
     RunEnded,
 )
-from engine.policy import ObservationView, StepView
+from engine.core.policy import ObservationView, StepView
 
 Status = Literal["ready", "awaiting_approval", "awaiting_budget", "policy_failed", "ended"]
 TOKENS_PER_WORD = 1.3

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from engine.events import Action
+from engine.core.events import Action
 
 EXPECTED_FORMAT = (
     "expected 'Thought: ...' then 'Action: tool[argument]', "

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
-from engine.events import ToolInfo
+from engine.core.events import ToolInfo
 
 ToolKind = Literal["ordinary", "irreversible", "exit"]
 ParamType = Literal["string", "integer", "number", "boolean"]

@@ -17,7 +17,7 @@ from typing import IO, Iterable
 
 from pydantic import ValidationError
 
-from engine.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header, ToolStarted
+from engine.core.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header, ToolStarted
 
 INTENT_TYPE = "tool_started"
 """Write-ahead lines, not events: see `engine.events.ToolStarted`."""

@@ -13,7 +13,7 @@ import operator
 import os
 from pathlib import Path
 
-from engine.tools import ToolError
+from engine.core.tools import ToolError
 
 MAX_EXPRESSION = 500
 MAX_DEPTH = 50

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from engine.engine import Engine, EngineError
-from engine.events import Event
-from engine.policy import Policy
-from engine.scenario import Scenario, Task
-from engine.transcript import Transcript
+from engine.core.engine import Engine, EngineError
+from engine.core.events import Event
+from engine.core.policy import Policy
+from engine.core.scenario import Scenario, Task
+from engine.stored.transcript import Transcript
 
 _VOLATILE = {"at", "duration"}
 

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
-from engine.events import EVENT_ADAPTER, Event
+from engine.core.events import EVENT_ADAPTER, Event
 
 
 class EventLog(Sequence[Event]):

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from engine.events import Budget, Observed, RuleInfo
-from engine.policy import Policy
-from engine.tools import Tool
+from engine.core.events import Budget, Observed, RuleInfo
+from engine.core.policy import Policy
+from engine.core.tools import Tool
 
 
 @dataclass(frozen=True)

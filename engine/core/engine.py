@@ -14,8 +14,8 @@ import json
 import time
 from typing import Any, Callable, Literal, Sequence
 
-from engine.approvals import decide_effect
-from engine.events import (
+from engine.core.approvals import decide_effect
+from engine.core.events import (
     Action,
     ApprovalDecided,
     ApprovalRequested,
@@ -35,11 +35,11 @@ from engine.events import (
     ToolStarted,
     Usage,
 )
-from engine.eventlog import EventLog
-from engine.parse import parse_decision_text
-from engine.policy import AwaitingInput, Decision, HumanPolicy, Policy, PolicyError, RunView
-from engine.state import RunState, estimate_tokens, written_text
-from engine.tools import DEFAULT_OBSERVATION_CAP, Tool, execute, unknown_tool_text, validate_args
+from engine.stored.eventlog import EventLog
+from engine.core.parse import parse_decision_text
+from engine.core.policy import AwaitingInput, Decision, HumanPolicy, Policy, PolicyError, RunView
+from engine.core.state import RunState, estimate_tokens, written_text
+from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, execute, unknown_tool_text, validate_args
 
 ApproveMode = Literal["ask", "all", "none"]
 Listener = Callable[[Event], None]

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from engine.events import Budget, Usage
-from engine.model_wire import (
+from engine.core.events import Budget, Usage
+from engine.model.wire import (
     STOP_TEXT,
     Mode,
     Reply,
@@ -41,9 +41,9 @@ from engine.model_wire import (
     reply_from_json,
     tool_schemas,
 )
-from engine.policy import Decision, PolicyError, RunView
-from engine.state import estimate_tokens
-from engine.text import clean
+from engine.core.policy import Decision, PolicyError, RunView
+from engine.core.state import estimate_tokens
+from engine.core.text import clean
 
 if TYPE_CHECKING:
     import httpx

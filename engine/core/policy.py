@@ -12,8 +12,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from engine.events import Action, Usage
-from engine.tools import Tool
+from engine.core.events import Action, Usage
+from engine.core.tools import Tool
 
 
 class PolicyError(Exception):

@@ -9,14 +9,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from engine.engine import ApproveMode, Engine, Listener
-from engine.events import Budget, Header, RuleInfo
-from engine.policy import HumanPolicy, Policy
-from engine.scenario import Scenario, Task, World
-from engine.transcript import TranscriptWriter
+from engine.core.engine import ApproveMode, Engine, Listener
+from engine.core.events import Budget, Header, RuleInfo
+from engine.core.policy import HumanPolicy, Policy
+from engine.core.scenario import Scenario, Task, World
+from engine.stored.transcript import TranscriptWriter
 
 if TYPE_CHECKING:
-    from engine.model import ModelConfig
+    from engine.model.policy import ModelConfig
 
 
 def default_transcript_dir() -> Path:
@@ -57,7 +57,7 @@ class Run:
         if name == "human":
             return self.human
         if name == "model" and self.model is not None:
-            from engine.model import ModelPolicy
+            from engine.model.policy import ModelPolicy
 
             return ModelPolicy(self.model)
         return self.scenario.policy(name, self.world, self.task)
@@ -94,7 +94,7 @@ def new_run(
     if policy == "model" and (model is not None or "model" not in scenario.policies):
         if model is None:
             raise ValueError("the model policy needs a model: give --model NAME or set AGENT_TUI_MODEL")
-        from engine.model import ModelPolicy
+        from engine.model.policy import ModelPolicy
 
         policy_obj: Policy = ModelPolicy(model)
     elif isinstance(policy, str):

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.events import Action, DecisionMade, Event, Header, Observed, RunEnded, ToolInfo, Usage
-from engine.parse import arguments_from_text
-from engine.state import RunState, decision_text, estimate_tokens
-from engine.transcript import Transcript, TranscriptError, parse_lines, read_bytes
+from engine.core.events import Action, DecisionMade, Event, Header, Observed, RunEnded, ToolInfo, Usage
+from engine.core.parse import arguments_from_text
+from engine.core.state import RunState, decision_text, estimate_tokens
+from engine.stored.transcript import Transcript, TranscriptError, parse_lines, read_bytes
 
 Format = Literal["auto", "jsonl", "trace", "chat"]
 FORMATS: tuple[str, ...] = ("auto", "jsonl", "trace", "chat")

@@ -24,14 +24,14 @@ import time
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
-from engine.engine import ApproveMode, Engine, Listener
-from engine.events import Event, Header, Observed, ToolStarted
-from engine.policy import Decision, HumanPolicy, Policy, RunView
-from engine.replay import Timeline
-from engine.run import Run, default_transcript_path
-from engine.scenario import Scenario, Task
-from engine.state import RunState, fold
-from engine.transcript import Transcript, TranscriptWriter
+from engine.core.engine import ApproveMode, Engine, Listener
+from engine.core.events import Event, Header, Observed, ToolStarted
+from engine.core.policy import Decision, HumanPolicy, Policy, RunView
+from engine.stored.replay import Timeline
+from engine.sessions.run import Run, default_transcript_path
+from engine.core.scenario import Scenario, Task
+from engine.core.state import RunState, fold
+from engine.stored.transcript import Transcript, TranscriptWriter
 
 IMPORTED = "imported"
 

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence
 
-from engine.events import Action
-from engine.policy import ObservationView, RunView, StepView
-from engine.tools import Tool, validate_args
+from engine.core.events import Action
+from engine.core.policy import ObservationView, RunView, StepView
+from engine.core.tools import Tool, validate_args
 
 Mode = Literal["tools", "text"]
 

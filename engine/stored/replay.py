@@ -34,10 +34,10 @@ from typing import Callable, Iterable, Literal, Sequence
 
 from pydantic import ValidationError
 
-from engine.events import EVENT_ADAPTER, Event, Header
-from engine.policy import StepView
-from engine.state import RunState
-from engine.transcript import INTENT_TYPE, TranscriptError, _read_header, _reason, read_bytes
+from engine.core.events import EVENT_ADAPTER, Event, Header
+from engine.core.policy import StepView
+from engine.core.state import RunState
+from engine.stored.transcript import INTENT_TYPE, TranscriptError, _read_header, _reason, read_bytes
 
 MarkerKind = Literal["approval", "rejection", "error", "policy_swap", "budget", "end"]
 MARKER_KINDS: tuple[MarkerKind, ...] = ("approval", "rejection", "error", "policy_swap", "budget", "end")

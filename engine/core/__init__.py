@@ -1,0 +1,1 @@
+"""The core state machine: events, the state fold, the engine, policies, tools, approvals, scenarios."""

@@ -1,0 +1,1 @@
+"""Sessions over stored runs: setting a run up, resuming, forking and verifying it."""
