@@ -125,7 +125,7 @@ def test_headless_output_strips_control_characters(capsys, tmp_path):
     from engine import Decision, ScriptedPolicy
     from engine.sessions.run import new_run
     from tests.helpers import counting_scenario
-    from tui.cli import run_headless
+    from tui.cli.run import run_headless
 
     policy = ScriptedPolicy("evil", lambda v: Decision.final("\x1b]0;pwned\x07title", "\x1b[31mred\x1b[0m"))
     run = new_run(counting_scenario(), "t", policy, out=tmp_path / "t.jsonl")

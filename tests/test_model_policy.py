@@ -13,7 +13,8 @@ import pytest
 import scenarios
 from engine import Budget, Decision, ScriptedPolicy
 from engine.core.events import PolicyFailed
-from engine.model.policy import ModelConfig, ModelPolicy, Secret, add_model_arguments, config_from_args, config_from_env
+from engine.model.policy import ModelConfig, ModelPolicy, Secret, config_from_env
+from tui.cli.model_flags import add_model_arguments, config_from_args
 from engine.core.policy import RunView
 from engine.sessions.run import Run, new_run
 from engine.stored.transcript import read_transcript

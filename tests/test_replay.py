@@ -249,7 +249,7 @@ def test_a_long_run_seeks_to_any_position_with_the_fold_state(tmp_path):
 def test_the_replay_modules_import_no_ui():
     code = (
         "import sys\n"
-        "import engine.stored.replay, engine.sessions.resume, engine.stored.importers, engine.sessions.verify, tui.export, tui.replay_cli\n"
+        "import engine.stored.replay, engine.sessions.resume, engine.stored.importers, engine.sessions.verify, tui.export, tui.cli.replay, tui.cli.verify, tui.cli.export\n"
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

@@ -24,9 +24,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-EXIT_USAGE = 2
+from tui.cli.common import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
 
 RUN_FIELDS = [
     "scenario",
@@ -319,6 +317,11 @@ def print_tables(summary: list[dict[str, Any]], checks: list[dict[str, Any]], pl
 
 
 # -- the command ----------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    """Add `agent-tui bench` to the command line."""
+    add_parser(subparsers).set_defaults(handler=run)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

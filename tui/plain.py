@@ -13,7 +13,6 @@ from engine.core.events import Event, Header, RunEnded
 from engine.core.text import clean
 
 OUTCOME_WORDS = {"answer": "answer", "stopped": "stopped", "handed_off": "handed-off", "aborted": "aborted"}
-EXIT_CODES = {"answer": 0, "stopped": 3, "handed_off": 4, "aborted": 5}
 
 
 def one_line(text: str, limit: int | None = None) -> str:

@@ -379,8 +379,8 @@ def _fork_from(timeline: Timeline, position: int, policy: str):
     return fork_run(scenario, transcript, position, policy, interactive=True)
 
 
-def open_replay(timeline: Timeline, at: int | None = None) -> int:
-    """Run the viewer; a fork continues in the cockpit."""
+def open_replay(timeline: Timeline, at: int | None = None) -> object | None:
+    """Run the viewer; the run the operator forked (the caller opens the cockpit on it), or None."""
     import scenarios
 
     names: list[str] = []
@@ -394,8 +394,4 @@ def open_replay(timeline: Timeline, at: int | None = None) -> int:
             names = []
     app = ReplayApp(timeline, at, fork=fork, policy_names=names)
     result = app.run()
-    if result is None or not hasattr(result, "engine"):
-        return 0
-    from tui.cli import open_cockpit
-
-    return open_cockpit(result)
+    return result if result is not None and hasattr(result, "engine") else None

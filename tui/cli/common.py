@@ -1,0 +1,96 @@
+"""What every subcommand shares: the usage-error type, the error printer, the exit codes, argument types."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, NoReturn
+
+# The one exit-code table of `agent-tui`.
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_STOPPED = 3
+EXIT_HANDED_OFF = 4
+EXIT_ABORTED = 5
+EXIT_DIFFERS = 3  # `verify`: the re-run differs from the file
+EXIT_CHECK_FAILED = 1  # `bench`: a check failed
+EXIT_CODES = {"answer": EXIT_OK, "stopped": EXIT_STOPPED, "handed_off": EXIT_HANDED_OFF, "aborted": EXIT_ABORTED}
+"""A run's outcome -> the process's exit code."""
+
+
+class UsageError(Exception):
+    """Bad flags or input (including a file that cannot be read): one line on stderr, exit code 2."""
+
+
+def report(message: str) -> None:
+    """Print a diagnostic on stderr as `agent-tui: message`."""
+    print(f"agent-tui: {message}", file=sys.stderr)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the project's usage errors: usage and one line on stderr, exit 2."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        report(message)
+        raise SystemExit(EXIT_USAGE)
+
+
+def option_pair(text: str) -> tuple[str, Any]:
+    """KEY=VALUE, the value read as JSON when it is JSON."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    try:
+        parsed: Any = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def repetition(text: str) -> int:
+    """A threshold of 2 or more, or 0 for 'off'."""
+    if text.lower() in ("off", "none", "0"):
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number of repeats, or 'off'") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError("the repetition threshold must be 2 or more (or 'off')")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return value
+
+
+def step_or_end(text: str) -> int | str:
+    """A step number (0 or more) or 'end'."""
+    if text == "end":
+        return "end"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a step number or 'end', got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("steps start at 0")
+    return value

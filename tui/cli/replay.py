@@ -1,0 +1,92 @@
+"""`agent-tui replay FILE`: the read-only viewer, or `--headless` printing as `show` does.
+
+The viewer (tui.replay_app) is imported only when it opens. It returns the run
+the operator forked, if any; this command then opens the cockpit on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from tui.cli.common import EXIT_OK, EXIT_USAGE, UsageError, report, step_or_end
+from tui.cli.saved import FORMAT_HELP, FORMATS, load, print_run
+
+
+def register(sub: Any) -> None:
+    replay = sub.add_parser("replay", help="open a saved run read-only (the cockpit, or --headless)")
+    replay.add_argument("file")
+    replay.add_argument("--headless", action="store_true", help="print the run as `show` does, without the cockpit")
+    replay.add_argument("--at", type=step_or_end, metavar="N", help="open (or print up to) the end of step N")
+    replay.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
+    replay.set_defaults(handler=cmd_replay)
+
+
+def open_timeline(path: str, fmt: str = "auto") -> Any:
+    """A Timeline over any supported file: an agent-tui transcript is opened
+    lazily (fast on long runs), a foreign log is imported first."""
+    from engine.stored.importers import detect_format
+    from engine.stored.replay import Timeline
+    from engine.stored.transcript import TranscriptError
+
+    if fmt == "auto":
+        try:
+            with open(path, "rb") as f:
+                head = f.read(1 << 16).decode("utf-8", errors="replace")
+            first = next((line for line in head.splitlines() if line.strip()), "")
+            fmt = detect_format(path, first) if first else "auto"
+        except (OSError, TranscriptError):
+            fmt = "auto"
+    if fmt == "jsonl":
+        try:
+            timeline = Timeline.open(path)
+        except TranscriptError as exc:
+            raise UsageError(str(exc)) from None
+        for warning in timeline.warnings:
+            report(f"warning: {warning}")
+        return timeline
+    transcript = load(path, fmt)
+    return Timeline(transcript.header, transcript.events, path=path, warnings=transcript.warnings)
+
+
+def _position_for(timeline: Any, at: int | str, path: str) -> int:
+    last = timeline.steps()
+    step = last if at == "end" else at
+    if step > last:
+        raise UsageError(f"{path}: the run has {last} steps; --at takes 0..{last} or 'end'")
+    return timeline.position_after_step(step) if step < last else len(timeline)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    if not args.headless:
+        timeline = open_timeline(args.file, args.format)
+        position = None if args.at is None else _position_for(timeline, args.at, args.file)
+        return open_replay(timeline, position)
+    transcript = load(args.file, args.format)
+    position = len(transcript.events)
+    if args.at is not None:
+        from engine.stored.replay import Timeline
+
+        position = _position_for(Timeline(transcript.header, transcript.events), args.at, args.file)
+    print_run(transcript.header, transcript.events[:position], unfinished_note=position == len(transcript.events))
+    if position < len(transcript.events):
+        print(f"(stopped at event {position} of {len(transcript.events)}, the end of step {args.at})")
+    return EXIT_OK
+
+
+def open_replay(timeline: Any, at: int | None = None) -> int:
+    """Open the replay viewer on a Timeline at a position (None: the viewer's choice);
+    a run forked there continues in the cockpit."""
+    try:
+        from tui.replay_app import open_replay as open_viewer  # type: ignore[import-not-found]
+    except ImportError as exc:
+        if getattr(exc, "name", None) not in ("tui.replay_app", None):
+            raise
+        report("the replay viewer needs the cockpit; use --headless")
+        return EXIT_USAGE
+    forked = open_viewer(timeline, at)
+    if forked is None or not hasattr(forked, "engine"):
+        return EXIT_OK
+    from tui.cli.run import open_cockpit
+
+    return open_cockpit(forked)

@@ -1,0 +1,251 @@
+"""`agent-tui run`: a new run, or a stored one continued (--resume / --fork), in the cockpit or headless."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from tui.cli.common import (
+    EXIT_CODES,
+    EXIT_USAGE,
+    UsageError,
+    option_pair,
+    positive_float,
+    positive_int,
+    repetition,
+    report,
+    step_or_end,
+)
+from tui.cli.model_flags import add_model_arguments
+from tui.cli.policies import resolve_policy
+
+abandoned_work = False
+"""True when the cockpit quit while a policy or tool call could not be cancelled."""
+
+
+def register(sub: Any) -> None:
+    run = sub.add_parser("run", help="run a scenario (the cockpit, or --headless)")
+    add_arguments(run)
+    run.set_defaults(handler=cmd_run)
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    """The flags of `run`; a new flag goes here (or in a function this calls)."""
+    run.add_argument("scenario", nargs="?", help="scenario name or path to a scenario .py file (default: support)")
+    run.add_argument("--task", help="task id (see `agent-tui list`)")
+    run.add_argument("--policy", help="policy name (see `agent-tui list`), or 'human'")
+    run.add_argument("--headless", action="store_true", help="run without the cockpit and print each step")
+    run.add_argument(
+        "--approve",
+        choices=["ask", "all", "none"],
+        default="ask",
+        help="approvals: ask the operator (default), approve all, or reject all",
+    )
+    run.add_argument("--rules", help="TOML file of approval rules (allow / ask / deny)")
+    run.add_argument("--max-steps", type=positive_int, help="step cap")
+    run.add_argument("--max-tokens", type=positive_int, help="token budget")
+    run.add_argument("--max-cost", type=positive_float, help="cost budget in dollars")
+    run.add_argument("--max-seconds", type=positive_float, help="time budget in seconds of policy and tool time")
+    run.add_argument("--repetition", type=repetition, help="stop at N identical actions in a row, or 'off'")
+    run.add_argument("--option", action="append", type=option_pair, default=[], metavar="KEY=VALUE", help="scenario option")
+    run.add_argument("--out", help="transcript file (default: a file in the per-user data folder)")
+    add_model_arguments(run)
+    run.add_argument("--resume", metavar="FILE", help="continue a run that did not end, appending to FILE")
+    run.add_argument("--fork", metavar="FILE", help="start a new run from step --at of FILE (no tool runs again)")
+    run.add_argument(
+        "--at",
+        type=step_or_end,
+        metavar="N",
+        help="with --fork: keep steps 1..N of the file and let --policy make step N+1 (0 = from the task; "
+        "'end' = the last step that can be kept; default end)",
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    interactive = not args.headless
+    if args.resume or args.fork or args.at is not None:
+        run = make_continued_run(args, interactive=interactive)
+    else:
+        run = make_run(args, interactive=interactive)
+    return open_cockpit(run) if interactive else run_headless(run)
+
+
+def _budget(scenario: Any, args: argparse.Namespace) -> Any:
+    updates = {
+        "max_steps": args.max_steps,
+        "max_tokens": args.max_tokens,
+        "max_cost": args.max_cost,
+        "max_seconds": args.max_seconds,
+    }
+    return scenario.budget.model_copy(update={k: v for k, v in updates.items() if v is not None})
+
+
+def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
+    """Build a Run from `run` flags; UsageError for anything the user got wrong."""
+    import scenarios
+    from engine.core.approvals import RulesError, load_rules
+    from engine.sessions.run import new_run
+
+    try:
+        scenario = scenarios.get(args.scenario or scenarios.DEFAULT)
+    except scenarios.ScenarioError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        task = scenario.task(args.task)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+    policy, model = resolve_policy(scenario, args, interactive=interactive, default=scenario.default_policy)
+    rules = []
+    if args.rules:
+        try:
+            rules = load_rules(args.rules)
+        except RulesError as exc:
+            raise UsageError(str(exc)) from None
+    try:
+        return new_run(
+            scenario,
+            task.id,
+            policy,
+            options=dict(args.option),
+            budget=_budget(scenario, args),
+            rules=rules,
+            repetition_threshold="default" if args.repetition is None else (args.repetition or None),
+            out=args.out,
+            interactive=interactive,
+            approve=args.approve,
+            model=model,
+        )
+    except FileExistsError as exc:
+        raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write the transcript: {exc}") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        detail = exc.args[0] if exc.args else type(exc).__name__
+        raise UsageError(f"scenario '{scenario.name}' cannot start with these options: {detail}") from None
+
+
+def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
+    """The Run for `run --resume FILE` or `run --fork FILE [--at N]`."""
+    from engine.sessions.resume import ResumeError, fork_position, fork_run, resume_run
+    from tui.cli.saved import load, scenario_of
+
+    if args.resume and args.fork:
+        raise UsageError("give --resume or --fork, not both")
+    if args.at is not None and not args.fork:
+        raise UsageError("--at goes with --fork")
+    transcript = load(args.resume or args.fork)
+    scenario = scenario_of(transcript, args.scenario)
+    policy, model = resolve_policy(scenario, args, interactive=interactive, default=None)
+    try:
+        if args.resume:
+            if args.out:
+                raise UsageError("--resume appends to its own file; --out goes with --fork")
+            run = resume_run(scenario, transcript, policy, interactive=interactive, approve=args.approve)
+        else:
+            position = fork_position(transcript, "end" if args.at is None else args.at)
+            run = fork_run(scenario, transcript, position, policy, out=args.out, interactive=interactive, approve=args.approve)
+    except ResumeError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write the transcript: {exc}") from None
+    if model is not None and policy is not None and not isinstance(policy, str):
+        run.model = model
+    if not interactive and run.engine.status == "awaiting_approval" and not sys.stdin.isatty():
+        pending = run.engine.state.pending
+        run.close()
+        raise UsageError(
+            f"the run is waiting for approval of {pending.tool} (asked again, never run on its own); "
+            "resume it in a terminal to answer"
+        )
+    return run
+
+
+def _ask_on_terminal(engine: Any) -> bool:
+    """Ask the operator about the pending approval on the terminal; False if there is none to ask."""
+    from tui.plain import render_args
+
+    pending = engine.state.pending
+    if not sys.stdin.isatty():
+        report(
+            "an action needs approval but there is no terminal to ask on; "
+            "run in a terminal, or pass --approve all or --approve none"
+        )
+        return False
+    print(f"  ?        {render_args(pending.tool, pending.args)} needs approval ({pending.reason})")
+    while True:
+        try:
+            answer = input("  [a]pprove, [A]pprove always, [r]eject, [e]dit, [x] abort > ").strip()
+        except EOFError:
+            answer = "x"
+        if answer in ("a", "approve"):
+            engine.approve()
+        elif answer == "A":
+            engine.approve(always=True)
+        elif answer in ("r", "reject"):
+            engine.reject(input("  reason the policy will read > "))
+        elif answer in ("e", "edit"):
+            raw = input(f"  new arguments as JSON {json.dumps(pending.args)} > ")
+            try:
+                engine.modify(json.loads(raw))
+            except (ValueError, TypeError) as exc:
+                print(f"  not accepted: {exc}")
+                continue
+        elif answer in ("x", "abort"):
+            engine.abort()
+        else:
+            continue
+        return True
+
+
+def run_headless(run: Any) -> int:
+    from tui.plain import event_lines, header_lines
+
+    engine = run.engine
+    for line in header_lines(engine.header):
+        print(line)
+
+    def printer(event: Any) -> None:
+        for line in event_lines(event):
+            print(line, flush=True)
+
+    engine.listeners.append(printer)
+    try:
+        while not engine.ended:
+            status = engine.run()
+            if status == "awaiting_approval":
+                if not _ask_on_terminal(engine):
+                    return EXIT_USAGE
+            elif status == "awaiting_input":
+                report("the human policy needs the cockpit")
+                return EXIT_USAGE
+            elif status != "ended" and status != "ready":
+                engine.abort(f"unexpected pause: {status}")
+    except KeyboardInterrupt:
+        engine.abort("interrupted (Ctrl+C)")
+    finally:
+        run.close()
+        if run.path is not None:
+            print(f"transcript: {run.path}", file=sys.stderr)
+    return EXIT_CODES[engine.state.ended.outcome]
+
+
+def open_cockpit(run: Any) -> int:
+    """Run the cockpit on a live run until the operator quits; the run's exit code."""
+    global abandoned_work
+    from tui.app import CockpitApp
+
+    app = CockpitApp(run)
+    try:
+        app.run()
+    finally:
+        run.close()
+    if app.busy:
+        # The operator quit while a policy or tool call was running and could not
+        # be cancelled; its thread cannot be stopped, so the process leaves it.
+        abandoned_work = True
+        report("left a policy or tool call that was still running")
+    if run.path is not None:
+        print(f"transcript: {run.path}", file=sys.stderr)
+    return app.return_code or 0

@@ -1,0 +1,59 @@
+"""Reading stored runs for the subcommands: any supported file, printed as `show` prints it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui.cli.common import UsageError, report
+
+FORMATS = ["auto", "jsonl", "trace", "chat"]
+FORMAT_HELP = "input format: auto (detect, the default), jsonl (agent-tui), trace (Question:/Thought:/Action: text), chat (OpenAI-style messages)"
+
+
+def load(path: str, fmt: str = "auto") -> Any:
+    """Any supported run file as a Transcript; warnings go to stderr."""
+    from engine.stored.importers import load_any
+    from engine.stored.transcript import TranscriptError
+
+    try:
+        transcript = load_any(path, fmt)
+    except TranscriptError as exc:
+        raise UsageError(str(exc)) from None
+    for warning in transcript.warnings:
+        report(f"warning: {warning}")
+    return transcript
+
+
+def print_run(header: Any, events: Any, *, unfinished_note: bool = True) -> None:
+    from tui.plain import event_lines, header_lines
+
+    for line in header_lines(header):
+        print(line)
+    for event in events:
+        for line in event_lines(event):
+            print(line)
+    if unfinished_note and not any(e.type == "run_ended" for e in events):
+        if header.scenario == "imported":
+            print("outcome: unfinished (the log ends here)")
+        else:
+            print("outcome: unfinished (the run did not end; `agent-tui run --resume` continues it)")
+
+
+def scenario_of(transcript: Any, name: str | None) -> Any:
+    """The scenario a stored run acts on (`name` overrides the file's); UsageError when there is none."""
+    import scenarios
+
+    header = transcript.header
+    if header.scenario == "imported":
+        raise UsageError(
+            f"{transcript.path}: an imported {header.options.get('format', 'foreign')} log has no world to act on; "
+            "it can be replayed, shown and exported, not resumed, forked or verified"
+        )
+    wanted = name or header.scenario
+    try:
+        scenario = scenarios.get(wanted)
+    except scenarios.ScenarioError as exc:
+        raise UsageError(f"{exc} (the run was of scenario '{header.scenario}')") from None
+    if scenario.name != header.scenario:
+        raise UsageError(f"{transcript.path}: the run is of scenario '{header.scenario}', not '{scenario.name}'")
+    return scenario

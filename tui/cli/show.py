@@ -1,0 +1,21 @@
+"""`agent-tui show FILE`: print a stored run."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from tui.cli.saved import FORMAT_HELP, FORMATS, load, print_run
+
+
+def register(sub: Any) -> None:
+    show = sub.add_parser("show", help="print a saved transcript")
+    show.add_argument("file")
+    show.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
+    show.set_defaults(handler=cmd_show)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    transcript = load(args.file, args.format)
+    print_run(transcript.header, transcript.events)
+    return 0

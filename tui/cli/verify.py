@@ -1,0 +1,65 @@
+"""`agent-tui verify FILE`: re-run a run of scripted policies and name the first event that differs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from tui.cli.common import EXIT_DIFFERS, EXIT_OK, UsageError
+from tui.cli.saved import load, scenario_of
+
+
+def register(sub: Any) -> None:
+    verify = sub.add_parser(
+        "verify",
+        help="re-run a run of scripted policies and name the first event that differs",
+        description="Re-run a saved run of scripted policies in a fresh world, replaying the operator's "
+        "answers from the file. Exit 0 when every event matches, 3 when one differs (it is named), "
+        "2 when the file cannot be read or re-run.",
+    )
+    verify.add_argument("file")
+    verify.set_defaults(handler=cmd_verify)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from engine.sessions.verify import VerifyError, verify_run
+    from tui.plain import event_lines
+
+    transcript = load(args.file)
+    scenario = scenario_of(transcript, None)
+    try:
+        result = verify_run(scenario, transcript)
+    except VerifyError as exc:
+        raise UsageError(str(exc)) from None
+    if result.match:
+        print(f"match: {result.message}")
+        return EXIT_OK
+    line = _line_of(args.file, result.index)
+    print(f"differs: {result.message}" + (f" ({args.file}:{line})" if line else ""))
+    if result.expected is not None:
+        print("  in the file:")
+        for text in event_lines(result.expected):
+            print(f"  {text}")
+    if result.got is not None:
+        print("  in the re-run:")
+        for text in event_lines(result.got):
+            print(f"  {text}")
+    return EXIT_DIFFERS
+
+
+def _line_of(path: str, index: int | None) -> int | None:
+    """The file line of event `index` (0-based) in an agent-tui transcript."""
+    if index is None:
+        return None
+    try:
+        lines = Path(path).read_bytes().splitlines()
+    except OSError:
+        return None
+    seen = -1  # the header is the first non-blank line
+    for number, raw in enumerate(lines, 1):
+        if raw.strip():
+            if seen == index:
+                return number
+            seen += 1
+    return None
