@@ -163,6 +163,9 @@ async def test_edit_refuses_invalid_arguments_then_runs_valid_ones(tmp_path: Pat
         amount.value = "9"
         await pilot.press("enter")
         await settle(pilot)
+        assert app.screen is form and run.world.calls == [], "enter never runs the action"
+        await pilot.press("ctrl+r")
+        await settle(pilot)
         assert run.world.calls == [("pay", {"amount": 9, "to": "customer"})]
         decided = [e for e in run.engine.events if e.type == "approval_decided"]
         assert decided[-1].choice == "modify" and decided[-1].args == {"amount": 9}
@@ -413,6 +416,8 @@ async def test_budget_pause_and_extend(tmp_path: Path) -> None:
         assert app.query_one("#gauge-steps", Gauge).has_class("-alarm")
         new_limit = app.screen.query_one("#new-limit", Input)
         assert new_limit.value == "7"
+        await pilot.press("l")
+        assert new_limit.has_focus
         new_limit.value = "1"
         await pilot.press("enter")
         await pilot.pause()

@@ -13,10 +13,12 @@ from engine.sessions.run import new_run
 from tests.cockpit_worlds import desk_run, fixed_clock, settle
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
+from tui.layout import TooSmallScreen
 from tui.screens.dialogs import PolicyPicker
 from tui.widgets.gauges import Gauge
 
 SIZE = (120, 40)
+SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 
 
 @pytest.fixture
@@ -45,10 +47,14 @@ async def steps(pilot, count: int) -> None:
         await settle(pilot)
 
 
-def test_cockpit_mid_run(snap_compare, in_tmp: Path) -> None:
+@SIZES
+def test_cockpit_mid_run(snap_compare, in_tmp: Path, size: tuple[int, int]) -> None:
     """Support desk after step 1: header says "paused" with the path runs/cockpit.jsonl;
-    the transcript shows the task, thought, action and observation of step 1; the tool
-    panel counts get_order_status x1; steps 1/5 and tokens bars; one context bar."""
+    the transcript shows the task, thought, action (on one line) and observation of step 1.
+    120x40: the tool panel counts get_order_status x1; steps 1/5 and tokens bars; one
+    context bar ("step 1: 16"). 80x24: no side panels; a two-line strip under the header
+    says "budget steps 1/5 · tokens 28/2000 ..." and "tools get_order_status 1 ...".
+    The footer starts with n step, c continue and ends with ? help, q quit on the right."""
     app = support_app()
 
     async def run_before(pilot) -> None:
@@ -56,13 +62,15 @@ def test_cockpit_mid_run(snap_compare, in_tmp: Path) -> None:
         assert app.run_status == "ready" and app.view_state.step == 1
         assert app.view_state.tool_calls == {"get_order_status": 1}
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_approval_modal(snap_compare, in_tmp: Path) -> None:
+@SIZES
+def test_approval_modal(snap_compare, in_tmp: Path, size: tuple[int, int]) -> None:
     """The approval modal over the cockpit: open_return_request (irreversible), its
     description, "Paused because: irreversible tool", the thought, order_id = 1187 in the
-    arguments box, and the five buttons; behind it the tool row is highlighted."""
+    arguments box, and the five buttons, all inside the dialog at both sizes; behind it the
+    tool row (120x40) or the strip's tool name (80x24) is highlighted."""
     app = support_app()
 
     async def run_before(pilot) -> None:
@@ -70,7 +78,7 @@ def test_approval_modal(snap_compare, in_tmp: Path) -> None:
         assert isinstance(app.screen, ApprovalScreen)
         assert app.run_.engine.status == "awaiting_approval"
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_policy_picker(snap_compare, in_tmp: Path) -> None:
@@ -115,3 +123,15 @@ def test_ended_run(snap_compare, in_tmp: Path) -> None:
         assert app.run_.engine.state.ended.outcome == "answer"
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_too_small(snap_compare, in_tmp: Path) -> None:
+    """At 40x10 only the notice, centred: "terminal too small: needs at least 60x16" and
+    "this one is 40x10; make it larger, or press q to quit"."""
+    app = support_app()
+
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        assert isinstance(app.screen, TooSmallScreen)
+
+    assert snap_compare(app, terminal_size=(40, 10), run_before=run_before)

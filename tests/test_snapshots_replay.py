@@ -16,6 +16,7 @@ from tui.replay_app import ReplayApp
 from tui.widgets.grid_map import GridMap
 
 SIZE = (120, 40)
+SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 
 
 @pytest.fixture
@@ -34,11 +35,13 @@ def _rejected_support_run() -> Path:
     return path
 
 
-def test_replay_with_markers(snap_compare, in_tmp: Path) -> None:
+@SIZES
+def test_replay_with_markers(snap_compare, in_tmp: Path, size: tuple[int, int]) -> None:
     """Replay of a support run stopped at the approval marker (event 4 of 8, step 2):
     the transcript ends with the pending open_return_request approval, the tool row
-    is highlighted, the timeline bar shows A (approval), R (rejection) and ■ (end)
-    with the cursor ▲ under the A, and the status line says event 4/8 · step 2."""
+    (120x40; at 80x24 the tool's name in the strip under the header) is highlighted, the
+    timeline bar shows A (approval), R (rejection) and ■ (end) with the cursor ▲ under
+    the A, and the status line says event 4/8 · step 2; ? help and q quit at the right."""
     app = ReplayApp(Timeline.open(_rejected_support_run()))
 
     async def run_before(pilot) -> None:
@@ -48,13 +51,16 @@ def test_replay_with_markers(snap_compare, in_tmp: Path) -> None:
         assert app.position == 4 and app.state.status == "awaiting_approval"
         assert [m.kind for m in app.timeline.markers()] == ["approval", "rejection", "end"]
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_grid_map_mid_run(snap_compare, in_tmp: Path) -> None:
+@SIZES
+def test_grid_map_mid_run(snap_compare, in_tmp: Path, size: tuple[int, int]) -> None:
     """The cockpit on grid 3 with the planner after four steps: the map (right) shows
     walls as blocks, the visited cells shaded, the agent @@ four moves from the start,
-    the planner's remaining path dotted to the goal GG, and "plan N to go"."""
+    the planner's remaining path dotted to the goal GG, and "plan 10 to go" under
+    "moves 4 · at (2, 2)". At 80x24 the map keeps its whole box beside a transcript of
+    at least 50 columns, and the strip under the header says "budget steps 4/201"."""
     run = new_run(scenarios.get("grid"), "3", "planner", out=Path("runs/grid.jsonl"), interactive=True, clock=fixed_clock)
     app = CockpitApp(run)
 
@@ -66,4 +72,4 @@ def test_grid_map_mid_run(snap_compare, in_tmp: Path) -> None:
         grid_map = app.query_one(GridMap)
         assert len(grid_map.cells) == 5 and grid_map.path and grid_map.path[0] == grid_map.at
 
-    assert snap_compare(app, terminal_size=(130, 42), run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -16,12 +16,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from engine.core.engine import Engine
 from engine.core.policy import Policy
@@ -32,12 +31,15 @@ from engine.core.text import clean
 from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cli.common import EXIT_CODES
+from tui.layout import fit
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
+from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.gauges import BudgetGauges
 from tui.widgets.grid_map import GridMap
 from tui.widgets.header import RunHeader
+from tui.widgets.strip import CompactStrip
 from tui.widgets.tools import ToolPanel
 from tui.widgets.transcript import Prefix, TranscriptPane
 
@@ -62,6 +64,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("help", "Help", "The keys and what they do"),
 )
 COCKPIT_ACTIONS = frozenset(name for name, _, _ in COMMANDS)
+FOOTER_ORDER = (*(name for name, _, _ in COMMANDS), "toggle_folds")
 WHILE_BUSY = frozenset({"interrupt", "abort", "save", "help"})
 
 
@@ -134,6 +137,7 @@ class CockpitApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
+        yield CompactStrip(self.engine.header.tools, id="strip")
         with Horizontal(id="body"):
             yield TranscriptPane(id="transcript")
             with Vertical(id="side"):
@@ -141,7 +145,7 @@ class CockpitApp(App[None]):
                 if GridMap.applies(self.engine.header):
                     yield GridMap(self.engine.header, id="map")
                 yield BudgetGauges(id="budget")
-        yield Footer()
+        yield CockpitFooter(FOOTER_ORDER, HELP_AND_QUIT)
 
     def on_mount(self) -> None:
         asyncio.get_running_loop().set_default_executor(LeavingExecutor(max_workers=4, thread_name_prefix="engine"))
@@ -151,8 +155,12 @@ class CockpitApp(App[None]):
         for grid_map in self.query(GridMap):
             grid_map.border_title = "map"
         self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
+        fit(self, self.size)
         self.refresh_view()
         self.call_after_refresh(self._offer_pause)
+
+    def on_resize(self, event: events.Resize) -> None:
+        fit(self, event.size)
 
     def on_unmount(self) -> None:
         self.bridge.interrupt.set()
@@ -188,7 +196,7 @@ class CockpitApp(App[None]):
         if status == "awaiting_approval" and s.pending is not None:
             return f"awaiting approval: {s.pending.tool}", "-approval"
         if status == "awaiting_budget" and s.exhausted is not None:
-            return f"paused at the {s.exhausted.kind} limit", "-budget"
+            return f"paused at the {s.exhausted.kind} limit: b to extend it or end the run", "-budget"
         if status == "policy_failed":
             return "policy failed: n retries, p swaps, x aborts", "-failed"
         if status == "awaiting_input":
@@ -214,6 +222,7 @@ class CockpitApp(App[None]):
         self.query_one(ToolPanel).update_state(s.tool_calls, s.tool_last_error, pending_tool)
         used = {kind: s.used(kind) for kind in ("steps", "tokens", "cost", "seconds")}
         self.query_one(BudgetGauges).update_state(s.budget, used, s.input_tokens_per_step)
+        self.query_one(CompactStrip).update_state(s.budget, used, s.tool_calls, s.tool_last_error, pending_tool)
         for grid_map in self.query(GridMap):
             grid_map.show_history(s.history, s.policy)
         # The footer rebuilds itself on every refresh; only ask when what applies changed.
@@ -510,7 +519,7 @@ class CockpitApp(App[None]):
             if path is not None:
                 self.notify(clean(f"Saved a copy to {path}"), markup=False)
 
-        self.push_screen(SaveScreen(default, self.save_copy), saved)
+        self.push_screen(SaveScreen(default, self.save_copy, live=self.run_.path), saved)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

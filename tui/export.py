@@ -14,6 +14,7 @@ from typing import Sequence
 from engine.core.events import Event, Header
 from engine.core.state import fold
 from engine.core.text import clean
+from tui.plain import steps_count
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _OUTCOME = {"answer": "answered", "stopped": "stopped", "handed_off": "handed off", "aborted": "aborted"}
@@ -121,7 +122,7 @@ def markdown_report(header: Header, events: Sequence[Event], source: str | None 
         status = state.status.replace("_", " ")
         out += [f"The run did not end (status: {status} after step {state.step}).", ""]
     else:
-        out += [f"**{_OUTCOME[end.outcome].capitalize()}** after {end.step} steps: {escape(end.reason)}.", ""]
+        out += [f"**{_OUTCOME[end.outcome].capitalize()}** after {steps_count(end.step)}: {escape(end.reason)}.", ""]
         if end.answer is not None:
             out += ["Answer:", "", quote(end.answer) if end.answer.strip() else "> (empty)", ""]
 

@@ -98,6 +98,11 @@ def _num(kind: str, value: float) -> str:
     return str(int(value))
 
 
+def steps_count(n: int) -> str:
+    """`1 step`, `3 steps`."""
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
 def outcome_line(end: RunEnded) -> str:
     word = OUTCOME_WORDS[end.outcome]
     if end.outcome == "answer":
@@ -105,4 +110,4 @@ def outcome_line(end: RunEnded) -> str:
     else:
         detail = end.reason
     detail = one_line(detail)
-    return f"outcome: {word} after {end.step} steps" + (f": {detail}" if detail else "")
+    return f"outcome: {word} after {steps_count(end.step)}" + (f": {detail}" if detail else "")

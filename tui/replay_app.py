@@ -20,19 +20,22 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.events import Resize
 from textual.timer import Timer
-from textual.widgets import Footer
 
 from engine.core.events import Event
 from engine.stored.replay import Timeline
 from engine.core.state import RunState
 from engine.core.text import clean
 from engine.stored.transcript import Transcript
+from tui.layout import fit
 from tui.screens.ask import AskScreen
 from tui.screens.dialogs import PolicyPicker
+from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.gauges import BudgetGauges
 from tui.widgets.grid_map import GridMap
 from tui.widgets.header import RunHeader
+from tui.widgets.strip import CompactStrip
 from tui.widgets.timeline import TimelineBar
 from tui.widgets.tools import ToolPanel
 from tui.widgets.transcript import Prefix, TranscriptPane, event_figures
@@ -133,6 +136,7 @@ class ReplayApp(App[object]):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
+        yield CompactStrip(self.header.tools, id="strip")
         with Horizontal(id="body"):
             yield TranscriptPane(id="transcript")
             with Vertical(id="side"):
@@ -141,7 +145,7 @@ class ReplayApp(App[object]):
                     yield GridMap(self.header, id="map")
                 yield BudgetGauges(id="budget")
         yield TimelineBar(id="timeline")
-        yield Footer()
+        yield CockpitFooter((), HELP_AND_QUIT)
 
     def on_mount(self) -> None:
         pane = self.query_one(TranscriptPane)
@@ -155,10 +159,14 @@ class ReplayApp(App[object]):
             self.query_one("#map").border_title = "map"
         for warning in self.timeline.warnings:
             self.notify(clean(warning), title="Loaded with a warning", severity="warning", timeout=10, markup=False)
+        fit(self, self.size)
         self.seek(self.start_at or 0)
         if not self.timeline.indexed:
             # after the first frame: the worker holds the GIL most of the time
             self.call_after_refresh(self._index)
+
+    def on_resize(self, event: Resize) -> None:
+        fit(self, event.size)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
     def _index(self) -> None:
@@ -211,6 +219,7 @@ class ReplayApp(App[object]):
         self.query_one(ToolPanel).update_state(state.tool_calls, state.tool_last_error, pending)
         used = {kind: state.used(kind) for kind in ("steps", "tokens", "cost", "seconds")}
         self.query_one(BudgetGauges).update_state(state.budget, used, state.input_tokens_per_step)
+        self.query_one(CompactStrip).update_state(state.budget, used, state.tool_calls, state.tool_last_error, pending)
         if self.grid:
             self.query_one(GridMap).show_history(state.history, state.policy)
         playing = "playing" if self.player is not None else "paused"

@@ -53,6 +53,7 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
         Binding("r", "choose('reject')", "reject"),
         Binding("e", "choose('edit')", "edit"),
         Binding("escape", "look", "look at the run"),
+        Binding("question_mark", "app.help", "help"),
     ]
 
     def __init__(self, pending: PendingApproval, description: str, kind: str) -> None:

@@ -10,13 +10,20 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.core.events import BudgetExhausted
 from engine.core.text import clean
+from tui.screens.approval import KeyButton
 from tui.widgets.gauges import LABELS, format_amount
+
+
+class FocusBox(Vertical, can_focus=True):
+    """A dialog's box that holds the focus itself (its border lights up) until a field is chosen."""
+
 
 BudgetAnswer = tuple[Literal["extend"], float] | tuple[Literal["end"], None]
 
@@ -31,9 +38,22 @@ def default_extension(kind: str, limit: float) -> float:
 
 
 class BudgetScreen(ModalScreen[BudgetAnswer | None]):
-    """At a budget limit: raise the limit (by a sensible default) or end the run."""
+    """At a budget limit: raise the limit (by a sensible default) or end the run.
 
-    BINDINGS = [Binding("escape", "later", "decide later")]
+    The cockpit opens it by itself when a step stops at a limit, so the next
+    key the operator types may have been meant for the cockpit: the limit field
+    is not focused at first (the dialog is, with its border lit), `e`, `x` and
+    escape answer, and any other key is answered with what the keys do, never
+    typed into the field or dropped. Tab or `l` goes to the field.
+    """
+
+    BINDINGS = [
+        Binding("e", "extend", "extend"),
+        Binding("x", "end", "end the run"),
+        Binding("l", "edit_limit", "change the limit"),
+        Binding("question_mark", "app.help", "help"),
+        Binding("escape", "later", "decide later"),
+    ]
 
     def __init__(self, exhausted: BudgetExhausted) -> None:
         super().__init__()
@@ -43,34 +63,49 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
         e = self.exhausted
         default = default_extension(e.kind, e.limit)
         shown_default = str(int(default)) if e.kind in ("steps", "tokens") else f"{default:g}"
-        with Vertical(id="budget-dialog", classes="dialog"):
+        with FocusBox(id="budget-dialog", classes="dialog"):
             yield Static(Text(f"The {LABELS[e.kind]} budget is used up", style="bold"), markup=False)
             yield Label(
                 f"{format_amount(e.kind, e.used)} of {format_amount(e.kind, e.limit)}. "
                 "The run is paused: raise the limit to go on, or end the run here.",
                 markup=False,
             )
-            yield Label(f"New {LABELS[e.kind]} limit", markup=False)
-            yield Input(value=shown_default, id="new-limit")
+            yield Label(f"New {LABELS[e.kind]} limit (l or tab to change it)", markup=False)
+            yield Input(value=shown_default, id="new-limit", select_on_focus=False)
             yield Static("", id="budget-error", classes="form-error", markup=False)
             with Horizontal(classes="buttons"):
-                yield Button("Extend", variant="primary", id="extend")
-                yield Button("End the run", variant="error", id="end")
-                yield Button("Later", id="later")
+                yield KeyButton("e Extend", variant="primary", id="extend")
+                yield KeyButton("x End the run", variant="error", id="end")
+                yield KeyButton("esc Later", id="later")
 
     def on_mount(self) -> None:
         self.query_one("#budget-error", Static).display = False
-        self.query_one("#new-limit", Input).focus()
+        self.query_one("#budget-dialog", FocusBox).focus()
 
     def _say(self, message: str) -> None:
         error = self.query_one("#budget-error", Static)
         error.update(Text(message))
         error.display = True
 
+    def on_key(self, event: Key) -> None:
+        """A key that means nothing here (the dialog, not the field, has focus) gets an answer."""
+        if isinstance(self.focused, Input) or not event.is_printable or event.key in self.active_bindings:
+            return
+        event.stop()
+        key = clean(event.character or event.key)
+        self._say(
+            f"{key!r} does nothing here: the run is paused at the {LABELS[self.exhausted.kind]} limit. "
+            "e extends it, x ends the run, l changes the new limit, escape decides later."
+        )
+
+    def action_edit_limit(self) -> None:
+        self.query_one("#new-limit", Input).focus()
+
     @on(Input.Submitted, "#new-limit")
     @on(Button.Pressed, "#extend")
-    def _extend(self, event: Input.Submitted | Button.Pressed) -> None:
-        event.stop()
+    def action_extend(self, event: Input.Submitted | Button.Pressed | None = None) -> None:
+        if event is not None:
+            event.stop()
         raw = self.query_one("#new-limit", Input).value.strip().lstrip("$").rstrip("s")
         try:
             value = float(raw)
@@ -83,8 +118,7 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
         self.dismiss(("extend", value))
 
     @on(Button.Pressed, "#end")
-    def _end(self, event: Button.Pressed) -> None:
-        event.stop()
+    def action_end(self) -> None:
         self.dismiss(("end", None))
 
     @on(Button.Pressed, "#later")
@@ -163,15 +197,32 @@ class PolicyPicker(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+def refuse_target(path: Path, live: Path | None) -> str | None:
+    """Why a copy cannot be written to `path` (a folder, a device, the live transcript), or None."""
+    if live is not None and path.resolve() == live.resolve():
+        return f"{path} is the live transcript: choose another name."
+    if path.is_dir():
+        return f"{path} is a folder: add a file name (for example {path / 'transcript.jsonl'})."
+    if path.exists() and not path.is_file():
+        return f"{path} is not a regular file (a device, a pipe or a socket): choose a file."
+    return None
+
+
 class SaveScreen(ModalScreen[Path | None]):
-    """Save a copy of the transcript; `save(path)` writes it and may raise OSError."""
+    """Save a copy of the transcript; `save(path)` writes it and may raise OSError.
+
+    An existing file is overwritten only after a yes in a confirmation whose
+    default (Enter) keeps it; a folder, a device or the live transcript is
+    refused with a message.
+    """
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
-    def __init__(self, default: str, save: Callable[[Path], None]) -> None:
+    def __init__(self, default: str, save: Callable[[Path], None], live: Path | None = None) -> None:
         super().__init__()
         self.default = default
         self.save = save
+        self.live = live
 
     def compose(self) -> ComposeResult:
         with Vertical(id="save-dialog", classes="dialog"):
@@ -187,22 +238,43 @@ class SaveScreen(ModalScreen[Path | None]):
         self.query_one("#save-error", Static).display = False
         self.query_one("#save-path", Input).focus()
 
+    def _say(self, message: str) -> None:
+        error = self.query_one("#save-error", Static)
+        error.update(Text(clean(message)))
+        error.display = True
+
     @on(Input.Submitted, "#save-path")
     @on(Button.Pressed, "#do-save")
     def _save(self, event: Input.Submitted | Button.Pressed) -> None:
         event.stop()
         raw = self.query_one("#save-path", Input).value.strip()
-        error = self.query_one("#save-error", Static)
         if not raw:
-            error.update(Text("Type a path."))
-            error.display = True
+            self._say("Type a path.")
             return
         path = Path(raw).expanduser()
+        refused = refuse_target(path, self.live)
+        if refused is not None:
+            self._say(refused)
+            return
+        if path.exists():
+
+            def answered(overwrite: bool | None) -> None:
+                if overwrite:
+                    self._write(path)
+                else:
+                    self._say(f"Kept {path} as it was: type another path, or confirm with y to replace it.")
+
+            question = f"{path} already exists (another run's transcript?). Replace it with this copy?"
+            self.app.push_screen(ConfirmScreen(question, yes="Replace"), answered)
+            return
+        self._write(path)
+
+    def _write(self, path: Path) -> None:
         try:
             self.save(path)
         except OSError as exc:
-            error.update(Text(clean(f"Cannot save: {exc}")))
-            error.display = True
+            reason = exc.strerror or str(exc)
+            self._say(f"Cannot save to {path}: {reason}.")
             return
         self.dismiss(path)
 
@@ -218,13 +290,14 @@ escape     interrupt a continue after the current step
 a          approve the pending action
 A          approve, and approve this tool always from now on
 r          reject the pending action with a reason the policy reads
-e          edit the pending action's arguments, then run it
+e          edit the pending action's arguments; ctrl+r runs it with them (enter never does)
 v          view the pending approval again
 b          the budget pause: extend the limit or end the run
 p          pick the policy for the next step (scripted, human, model)
 h          take over: type the next step yourself; h again hands back
 x          abort the run
-s          save a copy of the transcript
+s          save a copy of the transcript (an existing file is replaced only if you say y)
+o          expand every folded observation, or fold them again (a click opens one)
 ctrl+p     every command of this screen, searchable
 ?          this help
 q          quit (the transcript is already saved)

@@ -23,6 +23,11 @@ from engine.core.events import Action
 from engine.core.policy import Decision
 from engine.core.text import clean
 from engine.core.tools import Tool, validate_args
+from tui.screens.approval import KeyButton
+
+
+class FieldBox(VerticalScroll, can_focus=False):
+    """A scrolling box of form fields; Tab goes to its fields, never to the (invisible) box."""
 
 
 def value_text(value: Any) -> str:
@@ -107,47 +112,71 @@ class ReasonScreen(ModalScreen[str | None]):
 class EditArgsScreen(ModalScreen[dict[str, Any] | None]):
     """Edit the pending action's arguments, validated against the tool's parameters.
 
-    `check` is the engine's `check_edit`: it returns the cleaned arguments or
-    raises ValueError with a message, which is shown while the form stays open.
+    Enter never runs the action (it moves to the next field): only ctrl+r or
+    a click on the button does, and only once an argument differs from what
+    the policy proposed (to run it unchanged, approve it with `a`). `check`
+    is the engine's `check_edit`: it returns the cleaned arguments or raises
+    ValueError with a message, which is shown while the form stays open.
     """
 
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    BINDINGS = [
+        Binding("ctrl+r", "run_edited", "run with these", priority=True),
+        Binding("escape", "cancel", "cancel"),
+    ]
 
     def __init__(self, tool: Tool, args: dict[str, Any], check: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         super().__init__()
         self.tool = tool
         self.args = args
         self.check = check
+        self.proposed: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
         with Vertical(id="edit-dialog", classes="dialog"):
             title = Text("Edit the arguments of ", style="bold")
             title.append(clean(self.tool.name), style="bold reverse")
             yield Static(title, markup=False)
-            with VerticalScroll(id="edit-fields"):
+            with FieldBox(id="edit-fields"):
                 yield from param_widgets(self.tool, self.args)
             yield ErrorLine(id="edit-error")
             with Horizontal(classes="buttons"):
-                yield Button("Run with these", variant="warning", id="do-edit")
-                yield Button("Back", id="cancel")
+                yield KeyButton("ctrl+r Run with these", variant="warning", id="do-edit")
+                yield KeyButton("esc Back", id="cancel")
+            yield Label("enter: next field · ctrl+r: run with these arguments · escape: back", markup=False, classes="hint")
 
     def on_mount(self) -> None:
         self.query_one("#edit-error", ErrorLine).display = False
+        self.proposed = read_params(self.tool, self)
         inputs = self.query(Input)
         if inputs:
             inputs.first().focus()
 
     @on(Input.Submitted)
-    @on(Button.Pressed, "#do-edit")
-    def _submit(self, event: Input.Submitted | Button.Pressed) -> None:
+    def _next_field(self, event: Input.Submitted) -> None:
+        """Enter checks the form and moves on; it never runs the action."""
         event.stop()
-        values = read_params(self.tool, self)
+        if self._checked() is not None:
+            self.query_one("#edit-error", ErrorLine).say("Enter does not run it: ctrl+r runs with these arguments.")
+        self.focus_next(Input)
+
+    def _checked(self) -> dict[str, Any] | None:
+        """The validated arguments, or None after saying what is wrong."""
         try:
-            clean_args = self.check(values)
+            return self.check(read_params(self.tool, self))
         except ValueError as exc:
             self.query_one("#edit-error", ErrorLine).say(str(exc))
+            return None
+
+    @on(Button.Pressed, "#do-edit")
+    def action_run_edited(self) -> None:
+        if read_params(self.tool, self) == self.proposed:
+            self.query_one("#edit-error", ErrorLine).say(
+                "Nothing is changed: change an argument, or go back (escape) and approve with a."
+            )
             return
-        self.dismiss(clean_args)
+        clean_args = self._checked()
+        if clean_args is not None:
+            self.dismiss(clean_args)
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -184,7 +213,7 @@ class TakeOverScreen(ModalScreen[TakeOver | None]):
                 allow_blank=True,
                 id="tool",
             )
-            yield VerticalScroll(id="takeover-args")
+            yield FieldBox(id="takeover-args")
             yield Label("Final answer (when no tool is chosen)", markup=False)
             yield Input(placeholder="the answer that ends the run", id="answer")
             with RadioSet(id="mode"):
@@ -205,9 +234,10 @@ class TakeOverScreen(ModalScreen[TakeOver | None]):
 
     @on(Select.Changed, "#tool")
     async def _tool_changed(self, event: Select.Changed) -> None:
-        box = self.query_one("#takeover-args", VerticalScroll)
+        box = self.query_one("#takeover-args", FieldBox)
         await box.remove_children()
         tool = self.selected_tool()
+        self.query_one("#answer", Input).disabled = tool is not None
         if tool is not None:
             await box.mount_all(param_widgets(tool, {}))
 

@@ -27,6 +27,17 @@ def format_amount(kind: str, value: float) -> str:
     return str(int(value))
 
 
+def budget_level(used: float, limit: float | None, warn_at: float = 0.8) -> str:
+    """"ok", "warning" (at `warn_at` of the limit) or "alarm" (at the limit)."""
+    if limit is None or limit <= 0:
+        return "ok"
+    if used >= limit:
+        return "alarm"
+    if used >= warn_at * limit:
+        return "warning"
+    return "ok"
+
+
 class Gauge(Static):
     """One budget kind as a bar with `used/limit`, or `used · no limit`."""
 
@@ -39,14 +50,7 @@ class Gauge(Static):
 
     def set_value(self, used: float, limit: float | None, warn_at: float = 0.8) -> None:
         self.used, self.limit = used, limit
-        if limit is None or limit <= 0:
-            level = "ok"
-        elif used >= limit:
-            level = "alarm"
-        elif used >= warn_at * limit:
-            level = "warning"
-        else:
-            level = "ok"
+        level = budget_level(used, limit, warn_at)
         self.level = level
         self.set_class(level == "warning", "-warning")
         self.set_class(level == "alarm", "-alarm")
@@ -91,7 +95,9 @@ class BudgetGauges(Vertical):
         chart = self.query_one("#context-chart", Sparkline)
         chart.data = list(input_tokens_per_step)
         numbers = self.query_one("#context-numbers", Static)
-        if input_tokens_per_step:
+        if len(input_tokens_per_step) == 1:
+            numbers.update(Text(f"step 1: {input_tokens_per_step[0]}", style="dim"))
+        elif input_tokens_per_step:
             first, last = input_tokens_per_step[0], input_tokens_per_step[-1]
             numbers.update(Text(f"step 1: {first} → step {len(input_tokens_per_step)}: {last}", style="dim"))
         else:

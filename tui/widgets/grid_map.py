@@ -58,6 +58,11 @@ class GridMap(Static):
         self.update(self.render_map())
 
     @property
+    def narrow_width(self) -> int:
+        """Columns the map needs, border and padding included (the status line is up to 20)."""
+        return max(2 * self.grid_size, 20) + 4
+
+    @property
     def at(self) -> tuple[int, int]:
         return self.cells[-1]
 
@@ -84,5 +89,5 @@ class GridMap(Static):
         moves = len(self.cells) - 1
         text.append(f"moves {moves} · at ({self.at[0]}, {self.at[1]})", style="dim")
         if self.path:
-            text.append(f" · plan {len(self.path) - 1} to go", style="cyan")
+            text.append(f"\nplan {len(self.path) - 1} to go", style="cyan")
         return text

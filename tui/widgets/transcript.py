@@ -44,13 +44,15 @@ from textual.strip import Strip
 
 from engine.core.events import Event, Header
 from engine.core.text import clean
-from tui.plain import OUTCOME_WORDS
+from tui.plain import OUTCOME_WORDS, steps_count
 from tui.plain import _num as budget_number
 
 LABEL_WIDTH = 10
 FOLD_AT = 6
 """An observation longer than this many rows is folded to FOLD_AT rows."""
 MIN_TEXT_WIDTH = 12
+BREAK_AFTER = "(,=/"
+"""Where a line without spaces may break (after a call's opening parenthesis, a comma...)."""
 TAB_SIZE = 4
 
 
@@ -145,11 +147,12 @@ def event_blocks(event: Event) -> list[Block]:
     if t == "budget_extended":
         return [Block("Budget", "budget", f"{event.kind} limit raised to {budget_number(event.kind, event.limit)}")]
     if t == "run_ended":
-        title = f"run ended: {OUTCOME_WORDS[event.outcome]} after {event.step} steps"
-        detail = event.answer or "" if event.outcome == "answer" else event.reason
+        title = f"run ended: {OUTCOME_WORDS[event.outcome]} after {steps_count(event.step)}"
+        # an answer is shown once, in the step that gave it
+        detail = "" if event.outcome == "answer" else event.reason
         blocks = [Block("", "rule", title)]
         if detail:
-            blocks.append(Block("Answer" if event.outcome == "answer" else "Reason", "end", _text(detail)))
+            blocks.append(Block("Reason", "end", _text(detail)))
         return blocks
     return [Block("Event", "observe", _text(str(t)))]
 
@@ -171,8 +174,11 @@ def wrap(text: str, width: int, limit: int | None = None) -> list[str]:
             return lines
         cut = text.rfind(" ", start, start + width + 1)
         if cut <= start:
-            lines.append(text[start : start + width])
-            start += width
+            # no space: break after a call's punctuation if there is one, else mid-word
+            after = max(text.rfind(mark, start, start + width) for mark in BREAK_AFTER) + 1
+            end_at = after if after > start else start + width
+            lines.append(text[start:end_at])
+            start = end_at
         else:
             lines.append(text[start:cut])
             start = cut + 1
@@ -290,7 +296,7 @@ class TranscriptPane(ScrollView, can_focus=True):
 
     ALLOW_SELECT = False
 
-    BINDINGS = [Binding("o", "toggle_folds", "Expand/fold")]
+    BINDINGS = [Binding("o", "toggle_folds", "expand/fold")]
 
     COMPONENT_CLASSES = {
         "transcript--step",
@@ -319,9 +325,9 @@ class TranscriptPane(ScrollView, can_focus=True):
         overflow-x: hidden;
         overflow-y: scroll;
         scrollbar-size-vertical: 1;
-        scrollbar-background: $surface;
-        scrollbar-background-hover: $surface;
-        scrollbar-background-active: $surface;
+        scrollbar-background: $panel;
+        scrollbar-background-hover: $panel;
+        scrollbar-background-active: $panel;
         &:focus { background-tint: $foreground 5%; }
         & > .transcript--step { color: $text-primary; text-style: bold; }
         & > .transcript--header { color: $text-muted; }

@@ -1,0 +1,208 @@
+"""The dialogs' keys: Enter never runs an edited call, a copy never overwrites unasked, the
+budget pause keeps the first key, the take-over form's focus order, help from the approval."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Select, Static
+
+import scenarios
+from engine import Budget
+from engine.sessions.run import new_run
+from tests.cockpit_worlds import desk_run, fixed_clock, settle
+from tui.app import CockpitApp
+from tui.screens.approval import ApprovalScreen
+from tui.screens.dialogs import HELP, BudgetScreen, ConfirmScreen, FocusBox, HelpScreen, SaveScreen
+from tui.screens.forms import EditArgsScreen, TakeOverScreen
+from tui.widgets.footer import CockpitFooter, FooterKey
+
+SIZE = (120, 40)
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def support_app(tmp_path: Path) -> CockpitApp:
+    run = new_run(
+        scenarios.get("support"),
+        "return-1187",
+        "scripted",
+        save=True,
+        out=tmp_path / "support.jsonl",
+        interactive=True,
+        clock=fixed_clock,
+    )
+    return CockpitApp(run)
+
+
+async def to_approval(app: CockpitApp, pilot) -> None:
+    for _ in range(2):
+        await pilot.press("n")
+        await settle(pilot)
+    assert isinstance(app.screen, ApprovalScreen)
+
+
+def said(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).content)
+
+
+async def test_enter_in_the_edit_dialog_never_runs_the_irreversible_call(tmp_path: Path) -> None:
+    app = support_app(tmp_path)
+    run = app.run_
+    async with app.run_test(size=SIZE) as pilot:
+        await to_approval(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, EditArgsScreen)
+        for _ in range(3):
+            await pilot.press("enter")
+            await settle(pilot)
+        assert app.screen is form and run.world.requests == []
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert app.screen is form and run.world.requests == [], "unchanged arguments are not an edit"
+        assert "Nothing is changed" in said(form, "#edit-error")
+        assert not [e for e in run.engine.events if e.type == "approval_decided"]
+        form.query_one("#arg-0", Input).value = "1188"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is form and run.world.requests == [], "enter does not run a changed call either"
+        assert "ctrl+r" in said(form, "#edit-error")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        decided = [e for e in run.engine.events if e.type == "approval_decided"]
+        assert [(d.choice, d.args) for d in decided] == [("modify", {"order_id": "1188"})]
+
+
+async def test_save_a_copy_onto_an_existing_file_asks_and_enter_keeps_it(tmp_path: Path) -> None:
+    app = CockpitApp(desk_run("alpha", tmp_path))
+    other = tmp_path / "other-run.jsonl"
+    other.write_text("another run's transcript\n")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("s")
+        await pilot.pause()
+        save = app.screen
+        assert isinstance(save, SaveScreen)
+        save.query_one("#save-path", Input).value = str(other)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "already exists" in str(app.screen.query_one(Static).content)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is save
+        assert "Kept" in said(save, "#save-error")
+        assert other.read_text() == "another run's transcript\n"
+        await pilot.click("#do-save")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await pilot.pause()
+        assert not isinstance(app.screen, (SaveScreen, ConfirmScreen))
+    assert other.read_text().startswith('{"type":"header"')
+
+
+@pytest.mark.parametrize(
+    ("target", "words"),
+    [("folder", "is a folder"), ("/dev/null", "not a regular file"), ("live", "live transcript")],
+)
+async def test_save_a_copy_refuses_a_folder_a_device_and_the_live_transcript(
+    tmp_path: Path, target: str, words: str
+) -> None:
+    run = desk_run("alpha", tmp_path)
+    app = CockpitApp(run)
+    path = {"folder": str(tmp_path), "live": str(run.path)}.get(target, target)
+    before = Path(path).read_bytes() if Path(path).is_file() else None
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("s")
+        await pilot.pause()
+        save = app.screen
+        save.query_one("#save-path", Input).value = path
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is save
+        assert words in said(save, "#save-error")
+    if before is not None:
+        assert Path(path).read_bytes().startswith(before)
+
+
+async def test_the_budget_pause_does_not_swallow_the_first_key(tmp_path: Path) -> None:
+    run = desk_run("alpha", tmp_path, budget=Budget(max_steps=1))
+    app = CockpitApp(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, BudgetScreen)
+        assert "paused at the steps limit" in str(app.query_one("#header").content)
+        assert isinstance(app.focused, FocusBox), "the dialog itself has the focus, not the field"
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is screen
+        assert screen.query_one("#new-limit", Input).value == "6", "the key is not typed into the limit"
+        assert "'n' does nothing here" in said(screen, "#budget-error")
+        await pilot.press("e")
+        await settle(pilot)
+        assert run.engine.state.budget.max_steps == 6 and run.engine.status == "ready"
+
+
+async def test_take_over_focus_goes_through_visible_fields_in_order(tmp_path: Path) -> None:
+    app = CockpitApp(desk_run("alpha", tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, TakeOverScreen)
+        order = []
+        for _ in range(6):
+            focused = app.focused
+            assert focused is not None and focused.region.area > 0, f"focus on an invisible {focused!r}"
+            order.append(focused.id)
+            await pilot.press("tab")
+        assert order == ["thought", "tool", "answer", "mode", "do-step", "cancel"]
+        form.query_one("#tool", Select).value = "note"
+        await pilot.pause()
+        form.query_one("#thought", Input).focus()
+        await pilot.press("tab", "tab")
+        assert app.focused is form.query_one("#arg-0", Input)
+        await pilot.press("h", "i")
+        assert form.query_one("#arg-0", Input).value == "hi", "typed text lands in the field"
+        await pilot.press("tab")
+        assert app.focused.id == "mode", "the final answer is skipped while a tool is chosen"
+
+
+async def test_question_mark_opens_help_over_the_approval_dialog(tmp_path: Path) -> None:
+    app = support_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await to_approval(app, pilot)
+        approval = app.screen
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is approval and app.run_.world.requests == []
+
+
+async def test_help_lists_o_and_the_footer_puts_first_things_first(tmp_path: Path) -> None:
+    assert "\no          expand" in HELP
+    app = support_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        footer = app.query_one(CockpitFooter)
+        keys = [key.action for key in footer.query(FooterKey) if key.parent is footer]
+        assert keys[:2] == ["step", "continue_run"] and keys[-1] == "toggle_folds", keys
+        always = [key for key in footer.query("#always-keys FooterKey") if key.display]
+        assert [key.action for key in always] == ["help", "quit"]
+        assert all(key.region.right <= 80 and key.region.area > 0 for key in always)

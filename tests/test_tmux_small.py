@@ -1,0 +1,117 @@
+"""The installed `agent-tui` in an 80x24 (and a 40x10) terminal under tmux."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.tmux
+
+
+def start(tmux: Tmux, tmp_path: Path, width: int, height: int) -> Path:
+    """The cockpit on the default run in a `width`x`height` pane; its transcript path."""
+    out = tmp_path / "run.jsonl"
+    command = (
+        f"env -u COLUMNS -u LINES TERM=xterm-256color {shlex.quote(installed_agent_tui())} "
+        f"run support --out {shlex.quote(str(out))}"
+    )
+    tmux("new-session", "-d", "-s", "cockpit", "-x", str(width), "-y", str(height), "sleep 600")
+    tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
+    size = tmux("display-message", "-p", "-t", "cockpit", "#{pane_width}x#{pane_height}").strip()
+    assert size == f"{width}x{height}"
+    tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, tmp_path / "rc"))
+    return out
+
+
+def quit_cockpit(tmux: Tmux, tmp_path: Path) -> None:
+    tmux.keys("q")
+    assert tmux.wait_for_exit(tmp_path / "rc") == "0"
+
+
+def wait_gone(tmux: Tmux, text: str, timeout: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = tmux.screen()
+        if text not in screen:
+            return screen
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} still on the screen after {timeout} s:\n{tmux.screen()}")
+
+
+def event_types(path: Path) -> list[str]:
+    return [json.loads(line)["type"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_one_step_at_80x24_shows_the_action_whole_and_help_and_quit(tmux: Tmux, tmp_path: Path) -> None:
+    start(tmux, tmp_path, 80, 24)
+    tmux.wait_for("n step")
+    tmux.keys("n")
+    tmux.wait_for("1187 — delivered")
+    screen = tmux.wait_for("c continue")
+    lines = screen.splitlines()
+    assert any('Action    get_order_status(order_id="1187")' in line for line in lines), screen
+    footer = lines[-1]
+    assert "? help" in footer and "q quit" in footer and "n step" in footer, footer
+    quit_cockpit(tmux, tmp_path)
+
+
+def test_enter_in_the_edit_dialog_runs_nothing(tmux: Tmux, tmp_path: Path) -> None:
+    out = start(tmux, tmp_path, 80, 24)
+    tmux.wait_for("n step")
+    tmux.keys("n")
+    tmux.wait_for("1187 — delivered")
+    tmux.keys("n")
+    tmux.wait_for("Approve open_return_request")
+    tmux.keys("e")
+    tmux.wait_for("Edit the arguments of")
+    tmux.keys("Enter")
+    tmux.wait_for("ctrl+r runs with these")
+    tmux.keys("Enter")
+    time.sleep(0.5)
+    screen = tmux.screen()
+    assert "Edit the arguments of" in screen and "R-1" not in screen, screen
+    assert "approval_decided" not in event_types(out)
+    tmux.keys("Escape")
+    wait_gone(tmux, "Edit the arguments of")
+    quit_cockpit(tmux, tmp_path)
+    assert "approval_decided" not in event_types(out) and "R-1" not in out.read_text()
+
+
+def test_save_a_copy_onto_an_existing_file_asks_and_enter_keeps_it(tmux: Tmux, tmp_path: Path) -> None:
+    other = tmp_path / "other.jsonl"
+    other.write_text("another run\n")
+    start(tmux, tmp_path, 80, 24)
+    tmux.wait_for("n step")
+    tmux.keys("n")
+    tmux.wait_for("1187 — delivered")
+    tmux.keys("s")
+    tmux.wait_for("Save a copy of the transcript")
+    tmux.keys("C-u")
+    wait_gone(tmux, "run-copy.jsonl")
+    tmux.keys("-l", str(other))
+    tmux.wait_for("other.jsonl")
+    tmux.keys("Enter")
+    tmux.wait_for("already exists")
+    tmux.keys("Enter")
+    tmux.wait_for("Kept")
+    assert other.read_text() == "another run\n"
+    tmux.keys("Escape")
+    wait_gone(tmux, "Save a copy of the transcript")
+    quit_cockpit(tmux, tmp_path)
+    assert other.read_text() == "another run\n"
+
+
+def test_40x10_shows_the_too_small_screen(tmux: Tmux, tmp_path: Path) -> None:
+    start(tmux, tmp_path, 40, 10)
+    screen = tmux.wait_for("terminal too small")
+    assert "needs at least 60x16" in screen.replace("\n", " ")
+    tmux("resize-window", "-t", "cockpit", "-x", "80", "-y", "24")
+    tmux.wait_for("n step")
+    assert "terminal too small" not in tmux.screen()
+    quit_cockpit(tmux, tmp_path)

@@ -1,0 +1,91 @@
+"""How the cockpit and the replay viewer fit the terminal: wide, narrow, or too small.
+
+- Wide (at least `NARROW_BELOW` columns): the transcript on the left, the side
+  panels (tools, the grid map, budget) `SIDE_WIDTH` columns on the right.
+- Narrow (80x24 is the case to get right): the tools and the budget fold into
+  the two-line strip under the header (`tui.widgets.strip`), and the side keeps
+  only the grid map, when one is drawn and the transcript still gets
+  `MIN_TRANSCRIPT` columns. The transcript always gets the rest.
+- Too small (under `MIN_WIDTH` x `MIN_HEIGHT`): a screen that says so and how
+  big the terminal must be; it goes away by itself when the terminal grows.
+
+The main screen carries the class `-narrow` in the narrow layout; the
+stylesheet (`app.tcss`) does the rest.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui.widgets.grid_map import GridMap
+
+SIDE_WIDTH = 48
+MIN_TRANSCRIPT = 50
+"""Columns of the transcript pane, borders included, that every layout keeps."""
+NARROW_BELOW = SIDE_WIDTH + MIN_TRANSCRIPT + 2
+MIN_WIDTH = 60
+MIN_HEIGHT = 16
+
+
+def too_small_text(size: Size) -> Text:
+    text = Text(f"terminal too small: needs at least {MIN_WIDTH}x{MIN_HEIGHT}", style="bold")
+    text.append(f"\nthis one is {size.width}x{size.height}; make it larger, or press q to quit", style="not bold")
+    return text
+
+
+class TooSmallScreen(ModalScreen[None]):
+    """Covers everything while the terminal is under the minimum size; only q works."""
+
+    DEFAULT_CSS = """
+    TooSmallScreen {
+        align: center middle;
+        background: $background;
+    }
+    TooSmallScreen #too-small {
+        color: $foreground;
+        width: 100%;
+        height: auto;
+        text-align: center;
+    }
+    """
+    BINDINGS = [Binding("q", "app.quit", "quit")]
+
+    def __init__(self, size: Size) -> None:
+        super().__init__()
+        self.shown_size = size
+
+    def compose(self) -> ComposeResult:
+        yield Static(too_small_text(self.shown_size), id="too-small", markup=False)
+
+    def show_size(self, size: Size) -> None:
+        self.shown_size = size
+        self.query_one("#too-small", Static).update(too_small_text(size))
+
+
+def fit(app: App[object], size: Size) -> None:
+    """Choose the layout for a terminal of `size`; show or drop the too-small screen."""
+    main = app.screen_stack[0]
+    narrow = size.width < NARROW_BELOW
+    main.set_class(narrow, "-narrow")
+    side_width = SIDE_WIDTH
+    if narrow:
+        maps = list(main.query(GridMap))
+        side_width = maps[0].narrow_width if maps else 0
+        if size.width - side_width < MIN_TRANSCRIPT:
+            side_width = 0
+    for side in main.query("#side"):
+        side.display = side_width > 0
+        side.styles.width = side_width or None
+    covers = [screen for screen in app.screen_stack if isinstance(screen, TooSmallScreen)]
+    if size.width < MIN_WIDTH or size.height < MIN_HEIGHT:
+        if covers:
+            covers[-1].show_size(size)
+        else:
+            app.push_screen(TooSmallScreen(size))
+    elif covers and app.screen is covers[-1]:
+        app.pop_screen()
