@@ -50,13 +50,14 @@ def tool_row(app: CockpitApp, name: str) -> ToolRow:
 
 
 class HangingWorld:
-    """`wait` blocks until the test releases it (far past its 1 s timeout); `note` returns."""
+    """`wait` blocks until the test releases it (far past its 5 s timeout, time enough for a
+    loaded machine to answer a key first); `note` returns."""
 
     def __init__(self) -> None:
         self.entered = threading.Event()
         self.release = threading.Event()
         self.tools = [
-            Tool("wait", "Waits for a reply that never comes.", (Param("what"),), self._wait, timeout=1.0),
+            Tool("wait", "Waits for a reply that never comes.", (Param("what"),), self._wait, timeout=5.0),
             Tool("note", "Write a note.", (Param("text"),), lambda text: f"noted: {text}", timeout=None),
         ]
 
@@ -91,7 +92,7 @@ async def test_a_tool_past_its_timeout_keeps_the_ui_answering_and_shows_the_erro
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("n")
             await wait_until(pilot, world.entered.is_set, what="the tool to start")
-            # The step is outstanding: the tool blocks (until its 1 s timeout).
+            # The step is outstanding: the tool blocks (until its 5 s timeout).
             assert app.busy and app.run_status == "running"
             await pilot.press("question_mark")
             await pilot.pause()
@@ -105,9 +106,9 @@ async def test_a_tool_past_its_timeout_keeps_the_ui_answering_and_shows_the_erro
             assert app.run_status == "ready" and app.is_running
             observation = run.engine.events[-1]
             assert observation.type == "observation" and observation.error and observation.executed
-            assert observation.text == "ERROR: tool 'wait' timed out after 1 s"
+            assert observation.text == "ERROR: tool 'wait' timed out after 5 s"
             shown = pane_text(app)
-            assert "Error" in shown and "ERROR: tool 'wait' timed out after 1 s" in shown, shown
+            assert "Error" in shown and "ERROR: tool 'wait' timed out after 5 s" in shown, shown
             row = tool_row(app, "wait")
             assert row.has_class("-error") and row.erred
             assert "err" in row.line().plain
@@ -121,7 +122,7 @@ async def test_a_tool_past_its_timeout_keeps_the_ui_answering_and_shows_the_erro
     finally:
         world.release.set()
     lines = (tmp_path / "hang.jsonl").read_text()
-    assert "timed out after 1 s" in lines
+    assert "timed out after 5 s" in lines
 
 
 # -- a policy that raises or returns garbage --------------------------------------
