@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from engine import Budget, Decision, Param, RunView, Scenario, ScriptedPolicy, Task, Tool
+from engine.core.events import Observed
 from scenarios.safe import ConfinedReader, calculate
 
 NOTES = Path(__file__).parent / "data" / "notes"
@@ -37,6 +38,9 @@ class CalculatorWorld:
                 reader.read,
             ),
         ]
+
+    def restore(self, executed: Sequence[Observed]) -> None:
+        """Nothing to rebuild on resume or fork: the tools only read."""
 
 
 def arithmetic(view: RunView) -> Decision:
@@ -70,4 +74,5 @@ SCENARIO = Scenario(
     },
     make_world=_make_world,
     budget=Budget(max_steps=6, max_tokens=2000),
+    options={"root": None},
 )

@@ -8,9 +8,10 @@ answers 2 after 5 steps, stuck repeats itself and is stopped at step 2.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from engine import Budget, Decision, Param, RunView, Scenario, ScriptedPolicy, Task, Tool, ToolError
+from engine.core.events import Observed
 from scenarios.safe import calculate
 
 CATALOG = {"Il Gattopardo": 5, "Se questo e' un uomo": 2}
@@ -41,6 +42,9 @@ class LibraryWorld:
                 calculate,
             ),
         ]
+
+    def restore(self, executed: Sequence[Observed]) -> None:
+        """Nothing to rebuild on resume or fork: the tools only read."""
 
 
 def good(view: RunView) -> str:

@@ -16,9 +16,10 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from engine import Budget, Decision, Param, RunView, Scenario, ScriptedPolicy, Task, Tool, ToolError
+from engine.core.events import Observed
 
 CORPUS_DIR = Path(__file__).parent / "data" / "research"
 OFFICIAL = "postgresql.org"
@@ -137,6 +138,9 @@ class ResearchWorld:
             if page.url.rstrip("/") == wanted:
                 return page.text
         raise ToolError(f"no page at {url} (search first and use a URL from the results)")
+
+    def restore(self, executed: Sequence[Observed]) -> None:
+        """Nothing to rebuild on resume or fork: the tools only read."""
 
 
 _URL = re.compile(r"https?://\S+")

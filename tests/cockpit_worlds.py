@@ -141,6 +141,22 @@ def desk_scenario(budget: Budget | None = None) -> Scenario:
     )
 
 
+def support_run(tmp_path: Path, **kwargs: Any) -> Run:
+    """The support desk's return task with the scripted policy, saved under `tmp_path`."""
+    import scenarios
+
+    return new_run(
+        scenarios.get("support"),
+        "return-1187",
+        "scripted",
+        save=True,
+        out=tmp_path / "support.jsonl",
+        interactive=True,
+        clock=fixed_clock,
+        **kwargs,
+    )
+
+
 def desk_run(policy: Any, tmp_path: Path, *, budget: Budget | None = None, **kwargs: Any) -> Run:
     return new_run(
         desk_scenario(budget),

@@ -21,6 +21,12 @@ class FakeClock:
 
 
 @pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (pytest.mark.anyio) run on asyncio, as Textual does."""
+    return "asyncio"
+
+
+@pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 

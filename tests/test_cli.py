@@ -151,3 +151,4 @@ def test_bad_scenario_options_are_usage_errors(capsys, option):
     code, _, err = run_cli(capsys, "run", "grid", "--option", option, "--headless")
     assert code == 2
     assert "cannot start with these options" in err and "Traceback" not in err
+

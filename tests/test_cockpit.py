@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, OptionList, RadioButton, Select
 
-import scenarios
 from engine import Budget
-from engine.sessions.run import new_run
-from tests.cockpit_worlds import FailingOnce, Gate, desk_run, fixed_clock, settle, wait_until
+from tests.cockpit_worlds import FailingOnce, Gate, desk_run, settle, support_run, wait_until
 from tui.app import CockpitApp
 from tui.bridge import EngineEvent, WorkDone
 from tui.screens.approval import ApprovalScreen
@@ -22,19 +20,6 @@ from tui.widgets.tools import ToolRow
 
 SIZE = (120, 40)
 pytestmark = pytest.mark.anyio
-
-
-def support_run(tmp_path: Path, **kwargs):
-    return new_run(
-        scenarios.get("support"),
-        "return-1187",
-        "scripted",
-        save=True,
-        out=tmp_path / "support.jsonl",
-        interactive=True,
-        clock=fixed_clock,
-        **kwargs,
-    )
 
 
 def shown_keys(app: CockpitApp) -> set[str]:

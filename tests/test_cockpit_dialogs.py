@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Select, Static
 
-import scenarios
 from engine import Budget
-from engine.sessions.run import new_run
-from tests.cockpit_worlds import desk_run, fixed_clock, settle
+from tests.cockpit_worlds import desk_run, settle, support_run
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import HELP, BudgetScreen, ConfirmScreen, FocusBox, HelpScreen, SaveScreen
@@ -22,22 +20,22 @@ SIZE = (120, 40)
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def support_app(tmp_path: Path) -> CockpitApp:
-    run = new_run(
-        scenarios.get("support"),
-        "return-1187",
-        "scripted",
-        save=True,
-        out=tmp_path / "support.jsonl",
-        interactive=True,
-        clock=fixed_clock,
-    )
-    return CockpitApp(run)
+    return CockpitApp(support_run(tmp_path))
+
+
+async def open_save(app: CockpitApp, pilot, path: str) -> SaveScreen:
+    """One step, then the save dialog with `path` typed in and Enter pressed."""
+    await pilot.press("n")
+    await settle(pilot)
+    await pilot.press("s")
+    await pilot.pause()
+    save = app.screen
+    assert isinstance(save, SaveScreen)
+    save.query_one("#save-path", Input).value = path
+    await pilot.press("enter")
+    await pilot.pause()
+    return save
 
 
 async def to_approval(app: CockpitApp, pilot) -> None:
@@ -85,15 +83,7 @@ async def test_save_a_copy_onto_an_existing_file_asks_and_enter_keeps_it(tmp_pat
     other = tmp_path / "other-run.jsonl"
     other.write_text("another run's transcript\n")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("n")
-        await settle(pilot)
-        await pilot.press("s")
-        await pilot.pause()
-        save = app.screen
-        assert isinstance(save, SaveScreen)
-        save.query_one("#save-path", Input).value = str(other)
-        await pilot.press("enter")
-        await pilot.pause()
+        save = await open_save(app, pilot, str(other))
         assert isinstance(app.screen, ConfirmScreen)
         assert "already exists" in str(app.screen.query_one(Static).content)
         await pilot.press("enter")
@@ -122,14 +112,7 @@ async def test_save_a_copy_refuses_a_folder_a_device_and_the_live_transcript(
     path = {"folder": str(tmp_path), "live": str(run.path)}.get(target, target)
     before = Path(path).read_bytes() if Path(path).is_file() else None
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("n")
-        await settle(pilot)
-        await pilot.press("s")
-        await pilot.pause()
-        save = app.screen
-        save.query_one("#save-path", Input).value = path
-        await pilot.press("enter")
-        await pilot.pause()
+        save = await open_save(app, pilot, path)
         assert app.screen is save
         assert words in said(save, "#save-error")
     if before is not None:

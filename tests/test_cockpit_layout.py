@@ -9,7 +9,7 @@ import pytest
 import scenarios
 from engine.stored.replay import Timeline
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import fixed_clock, settle
+from tests.cockpit_worlds import fixed_clock, settle, support_run
 from tui.app import CockpitApp
 from tui.layout import MIN_HEIGHT, MIN_TRANSCRIPT, MIN_WIDTH, SIDE_WIDTH, TooSmallScreen
 from tui.replay_app import ReplayApp
@@ -21,17 +21,8 @@ from tui.widgets.transcript import TranscriptPane, wrap
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def support_app(tmp_path: Path) -> CockpitApp:
-    run = new_run(
-        scenarios.get("support"), "return-1187", "scripted", save=True, out=tmp_path / "s.jsonl",
-        interactive=True, clock=fixed_clock,
-    )
-    return CockpitApp(run)
+    return CockpitApp(support_run(tmp_path))
 
 
 def pane_rows(pane: TranscriptPane) -> list[str]:

@@ -221,7 +221,8 @@ def test_cli_resume_and_fork(tmp_path, capsys):
     child = tmp_path / "child.jsonl"
     assert main(["run", "--fork", str(parent), "--at", "1", "--policy", "good", "--headless", "--out", str(child)]) == 0
     out = capsys.readouterr().out
-    assert f"forked from {parent.resolve()} at event 2" in out and "outcome: answer after 4 steps: 2" in out
+    assert f"forked from {parent.resolve()} at step 1, then policy good (stuck before)" in out
+    assert "policy: good" in out.splitlines()[0] and "outcome: answer after 4 steps: 2" in out
     assert main(["run", "--resume", str(parent), "--headless"]) == 2
     assert "already ended" in capsys.readouterr().err
     assert main(["run", "--resume", str(DATA / "trace_000_stuck.txt"), "--headless"]) == 2

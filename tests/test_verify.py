@@ -68,8 +68,9 @@ def test_a_shorter_file_and_a_non_scripted_run(tmp_path, capsys):
     run.engine.step()
     run.close()
     result = verify_run(scenarios.get("library"), read_transcript(path))
-    assert not result.match and "goes on" in result.message
-    assert main(["verify", str(path)]) == 3
+    assert result.match and result.unfinished and "unfinished" in result.message and "goes on" in result.message
+    assert main(["verify", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("unfinished: ")
     capsys.readouterr()
     human = tmp_path / "human.jsonl"
     run = new_run(scenarios.get("library"), None, "human", out=human)

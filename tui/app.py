@@ -157,6 +157,8 @@ class CockpitApp(App[None]):
         self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
         fit(self, self.size)
         self.refresh_view()
+        for warning in self.run_.warnings:
+            self.notify(clean(warning), title="Warning", severity="warning", timeout=20, markup=False)
         self.call_after_refresh(self._offer_pause)
 
     def on_resize(self, event: events.Resize) -> None:

@@ -169,7 +169,9 @@ def plan(args: argparse.Namespace) -> tuple[list[Job], list[dict[str, Any]]]:
         for policy in policies:
             for start in range(0, len(tasks), chunk):
                 jobs.append(Job(name, policy, tuple(tasks[start : start + chunk]), options, args.approve))
-        plans.append({"name": name, "scenario": scenario.name, "policies": policies, "tasks": tasks, "options": options})
+        plans.append(
+            {"name": name, "scenario": scenario.name, "policies": policies, "tasks": tasks, "options": options, "approve": args.approve}
+        )
     return jobs, plans
 
 
@@ -278,6 +280,12 @@ def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
+APPROVALS_SHOWN = {
+    "none": "approvals rejected (--approve all runs them)",
+    "all": "approvals all approved",
+}
+
+
 def print_tables(summary: list[dict[str, Any]], checks: list[dict[str, Any]], plans: list[dict[str, Any]]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -287,7 +295,9 @@ def print_tables(summary: list[dict[str, Any]], checks: list[dict[str, Any]], pl
     for p in plans:
         options = ", ".join(f"{k}={v}" for k, v in p["options"].items())
         title = f"{p['scenario']} · {len(p['tasks'])} task{'s' if len(p['tasks']) != 1 else ''}"
-        table = Table(title=Text(title + (f" · {options}" if options else "")), title_justify="left")
+        title += f" · {options}" if options else ""
+        title += f" · {APPROVALS_SHOWN[p['approve']]}"
+        table = Table(title=Text(title), title_justify="left")
         table.add_column("policy")
         table.add_column("success", justify="right")
         table.add_column("rate", justify="right")

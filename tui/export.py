@@ -14,7 +14,7 @@ from typing import Sequence
 from engine.core.events import Event, Header
 from engine.core.state import fold
 from engine.core.text import clean
-from tui.plain import steps_count
+from tui.plain import fork_words, steps_count
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _OUTCOME = {"answer": "answered", "stopped": "stopped", "handed_off": "handed off", "aborted": "aborted"}
@@ -72,7 +72,7 @@ def markdown_report(header: Header, events: Sequence[Event], source: str | None 
     if source:
         rows.append(("Transcript", inline(source)))
     if header.parent:
-        rows.append(("Forked from", f"{inline(header.parent)} at event {header.fork_at}"))
+        rows.append(("Forked", inline(fork_words(header))))
     out += ["| | |", "|---|---|", *(f"| {k} | {v.replace('|', chr(92) + '|')} |" for k, v in rows), ""]
 
     out += ["## Steps", ""]

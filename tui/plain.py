@@ -34,13 +34,24 @@ def _indent(label: str, text: str) -> list[str]:
     return out
 
 
+def fork_words(header: Header) -> str:
+    """`from FILE at step 2, then policy stuck (good before)`; older forks name the event."""
+    if header.fork_step is None:
+        return f"from {header.parent} at event {header.fork_at}"
+    words = f"from {header.parent} at step {header.fork_step}"
+    if header.fork_policy and header.fork_policy != header.policy:
+        words += f", then policy {header.fork_policy} ({header.policy} before)"
+    return words
+
+
 def header_lines(header: Header) -> list[str]:
+    policy = header.fork_policy or header.policy
     lines = [
-        f"agent-tui · {clean(header.scenario)} · {clean(header.task)} · policy: {clean(header.policy)}",
+        f"agent-tui · {clean(header.scenario)} · {clean(header.task)} · policy: {clean(policy)}",
         f"task: {one_line(header.task_text)}",
     ]
     if header.parent:
-        lines.append(f"forked from {clean(header.parent)} at event {header.fork_at}")
+        lines.append(f"forked {clean(fork_words(header))}")
     return lines
 
 

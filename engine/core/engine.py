@@ -84,6 +84,9 @@ class Engine:
         self.approve_mode: ApproveMode = approve
         self.observation_cap = observation_cap
         self.unfinished = unfinished
+        self.ask_again: set[tuple[int, int]] = set()
+        """(step, index) of actions an earlier session had reached (resume): an approval
+        they need is asked of the operator whatever `approve` says, never given on its own."""
         self.intent_listeners: list[Callable[[ToolStarted], None]] = []
         self.listeners: list[Listener] = list(listeners)
         self.stream_listeners: list[Callable[[str], None]] = []
@@ -273,9 +276,10 @@ class Engine:
             self._emit(
                 ApprovalRequested(at=self.clock(), step=self.state.step, index=index, tool=tool.name, args=args, reason=why)
             )
-            if self.approve_mode == "all":
+            mode = "ask" if (self.state.step, index) in self.ask_again else self.approve_mode
+            if mode == "all":
                 self._emit(ApprovalDecided(at=self.clock(), step=self.state.step, index=index, choice="approve", by="auto (--approve all)"))
-            elif self.approve_mode == "none":
+            elif mode == "none":
                 reason = "approvals are switched off for this run (--approve none)"
                 self._emit(
                     ApprovalDecided(at=self.clock(), step=self.state.step, index=index, choice="reject", reason=reason, by="auto (--approve none)")

@@ -126,6 +126,11 @@ class Header(_Model):
     started_at: float = 0.0
     parent: str | None = None
     fork_at: int | None = None
+    """A fork: the file it was forked from, and how many of its events were copied."""
+    fork_step: int | None = None
+    """A fork: the last step kept from the parent (None in forks written before this field)."""
+    fork_policy: str | None = None
+    """A fork: the policy that takes over from step fork_step + 1 (the header's `policy` ran before)."""
 
 
 class _Event(_Model):

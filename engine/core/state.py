@@ -93,6 +93,9 @@ class RunState:
     last_policy_error: str | None = None
     repeat_count: int = 0
     last_signature: str | None = None
+    """What the last step ran (the repetition brake compares a new proposal with it):
+    its actions' signatures as executed, edited arguments included, rejected ones left out."""
+    step_signatures: list[str | None] = field(default_factory=list)
     ended: RunEnded | None = None
 
     @classmethod
@@ -153,7 +156,14 @@ class RunState:
             self.repeat_count += 1
         else:
             self.repeat_count = 1 if signature is not None else 0
+        self.step_signatures = [a.signature() for a in e.actions]
         self.last_signature = signature
+
+    def _operator_changed(self, index: int, signature: str | None) -> None:
+        """An edit or a rejection: the step ran something else than was proposed (or nothing)."""
+        if 0 <= index < len(self.step_signatures):
+            self.step_signatures[index] = signature
+            self.last_signature = "|".join(s for s in self.step_signatures if s is not None) or None
 
     def _approval_requested(self, e: ApprovalRequested) -> None:
         thought = self.history[-1].thought if self.history else ""
@@ -161,6 +171,11 @@ class RunState:
         self.status = "awaiting_approval"
 
     def _approval_decided(self, e: ApprovalDecided) -> None:
+        pending = self.pending
+        if pending is not None and e.choice == "modify" and e.args is not None:
+            self._operator_changed(e.index, Action(tool=pending.tool, args=e.args).signature())
+        elif e.choice in ("reject", "abort"):
+            self._operator_changed(e.index, None)
         self.pending = None
         self.status = "ready"
         if e.rule is not None:

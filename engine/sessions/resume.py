@@ -3,7 +3,8 @@
 Both rebuild the run from its transcript without running any tool again: the
 state is the fold of the saved events, the world is rebuilt from the recorded
 executions (`world.restore(executed)` when the world has one), and the engine
-continues from there. A pending approval is asked again, never run on its own;
+continues from there. A pending approval is asked again, never run on its own
+(whatever `approve` says, and also when its line was torn by a crash);
 a decision whose actions were not all processed continues with the rest; a
 call that was running when the run stopped (its `tool_started` line has no
 observation) is answered "unknown outcome" and never run again.
@@ -71,15 +72,32 @@ def _task(scenario: Scenario, header: Header) -> Task:
         return Task(header.task, header.task_text)
 
 
+def no_restore_warning(scenario: str, calls: int) -> str:
+    what = "1 tool call" if calls == 1 else f"{calls} tool calls"
+    return (
+        f"the world of scenario '{scenario}' has no restore(executed) hook, so it starts fresh: what the {what} "
+        "before changed in it (a balance, a file, a counter) is not there. Give the world a restore method "
+        "(see the README, 'Scenario files') if its tools change anything."
+    )
+
+
 def _rebuild(
-    scenario: Scenario, header: Header, events: Sequence[Event], policy: str | Policy | None, state: RunState
+    scenario: Scenario,
+    header: Header,
+    events: Sequence[Event],
+    policy: str | Policy | None,
+    state: RunState,
+    warnings: list[str],
 ) -> tuple[Task, object, Policy, HumanPolicy]:
     """Task, world restored from the recorded executions, and the policy to continue with."""
     task = _task(scenario, header)
     world = scenario.make_world(task, dict(header.options))
     restore = getattr(world, "restore", None)
+    executed = [e for e in events if isinstance(e, Observed) and e.executed]
     if callable(restore):
-        restore([e for e in events if isinstance(e, Observed) and e.executed])
+        restore(executed)
+    elif executed:
+        warnings.append(no_restore_warning(scenario.name, len(executed)))
     human = HumanPolicy()
     name = state.policy if policy is None else policy
     if isinstance(name, str):
@@ -175,15 +193,19 @@ def resume_run(
             f"{transcript.path}: the run already ended ({end.outcome}: {end.reason}); "
             "fork it to go on from a step: agent-tui run --fork FILE --at N"
         )
-    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state)
+    warnings: list[str] = []
+    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings)
     path = Path(transcript.path)
     _repair_tail(path)
     writer = TranscriptWriter(path)
     engine = _engine(
         header, world, events, state, policy_obj, [writer, *listeners], clock, interactive, approve, transcript.unfinished
     )
+    # One rule for an approval the earlier session reached, whether its line was
+    # recorded (the run is awaiting it) or torn (its action is still queued): ask again.
+    engine.ask_again = {(state.step, index) for index, _ in state.queue}
     engine.intent_listeners.append(writer)
-    return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human)  # type: ignore[arg-type]
+    return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]
 
 
 def fork_position(transcript: Transcript, at: int | Literal["end"]) -> int:
@@ -196,21 +218,27 @@ def fork_position(transcript: Transcript, at: int | Literal["end"]) -> int:
     unfinished cannot be kept: fork at an earlier one. "end" is the last step
     that can be kept.
     """
+    if at != "end" and at < 0:
+        raise ResumeError("the fork step must be 0 or more")
     timeline = Timeline(transcript.header, transcript.events)
     last = timeline.steps()
-    candidates = range(last, -1, -1) if at == "end" else [at]
-    for step in candidates:
-        if step < 0:
-            raise ResumeError("the fork step must be 0 or more")
-        if step > last:
-            raise ResumeError(f"{transcript.path}: the run has {last} steps; fork at 0..{last}")
-        position = timeline.position_after_step(step)
-        problem = _incomplete(timeline.state_at(position), step)
+    problems: dict[int, str] = {}
+    forkable = 0
+    for step in range(last, -1, -1):
+        problem = _incomplete(timeline.state_at(timeline.position_after_step(step)), step)
         if problem is None:
-            return position
-        if at != "end":
-            raise ResumeError(f"{transcript.path}: cannot fork at step {step}: {problem}; fork at an earlier step")
-    raise ResumeError(f"{transcript.path}: no step can be forked from")  # pragma: no cover - step 0 always fits
+            forkable = step
+            break
+        problems[step] = problem
+    if at == "end" or at == forkable:
+        return timeline.position_after_step(forkable)
+    steps = "1 step" if last == 1 else f"{last} steps"
+    can = f"fork at step 0..{forkable}" if forkable else "fork at step 0"
+    if at > last:
+        raise ResumeError(f"{transcript.path}: the run has {steps}; {can}")
+    if at in problems:
+        raise ResumeError(f"{transcript.path}: cannot fork at step {at}: {problems[at]}; {can}")
+    return timeline.position_after_step(at)
 
 
 def _incomplete(state: RunState, step: int) -> str | None:
@@ -253,10 +281,17 @@ def fork_run(
     state = fold(header, events)
     if state.status == "ended":
         raise ResumeError(f"{transcript.path}: the run has ended by event {position}; fork at an earlier position")
-    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state)
+    warnings: list[str] = []
+    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings)
     started = clock()
     child = header.model_copy(
-        update={"parent": str(Path(transcript.path).resolve()), "fork_at": position, "started_at": started}
+        update={
+            "parent": str(Path(transcript.path).resolve()),
+            "fork_at": position,
+            "fork_step": state.step,
+            "fork_policy": policy_obj.name,
+            "started_at": started,
+        }
     )
     path = Path(out) if out is not None else default_transcript_path(header.scenario, header.task, started)
     if path.exists() and path.resolve() == Path(transcript.path).resolve():
@@ -268,4 +303,4 @@ def fork_run(
         writer(event)
     engine = _engine(child, world, events, state, policy_obj, [writer, *listeners], clock, interactive, approve)
     engine.intent_listeners.append(writer)
-    return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human)  # type: ignore[arg-type]
+    return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]

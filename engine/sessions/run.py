@@ -47,6 +47,8 @@ class Run:
     writer: TranscriptWriter | None
     human: HumanPolicy = field(default_factory=HumanPolicy)
     model: ModelConfig | None = None
+    warnings: list[str] = field(default_factory=list)
+    """What the operator should know before going on (a resumed or forked world that starts fresh)."""
 
     def policy_names(self) -> list[str]:
         """What `make_policy` accepts: the scenario's policies, "human", and "model" when one is configured."""

@@ -34,6 +34,8 @@ class VerifyResult:
     expected: Event | None = None
     got: Event | None = None
     message: str = ""
+    unfinished: bool = False
+    """The file stops before the run ended (a crash, a closed terminal); its events all match."""
 
     @property
     def match(self) -> bool:
@@ -88,6 +90,13 @@ def verify_run(scenario: Scenario, transcript: Transcript, *, max_events: int | 
         compared = min(len(produced), len(saved))
         if len(produced) > len(saved):
             extra = produced[len(saved)]
+            if not any(e.type == "run_ended" for e in saved):
+                return VerifyResult(
+                    len(saved),
+                    message=f"all {len(saved)} events match, and the run is unfinished: the file stops before "
+                    f"its end (the re-run goes on with {extra.type}); resume it with agent-tui run --resume FILE",
+                    unfinished=True,
+                )
             return VerifyResult(
                 len(saved), len(saved), None, extra,
                 f"event {len(saved) + 1}: the re-run goes on with {extra.type} where the file ends",

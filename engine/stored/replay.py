@@ -52,7 +52,8 @@ _RUNSTATE_FIELDS = tuple(f.name for f in fields(RunState))
 _SHARED = frozenset({"header", "budget", "exhausted", "ended", "status", "step", "events", "policy",
                      "input_tokens", "output_tokens", "estimated_usage", "cost", "seconds", "context_words",
                      "last_policy_error", "repeat_count", "last_signature"})
-_SHALLOW = frozenset({"input_tokens_per_step", "tool_calls", "tool_last_error", "rules", "queue", "warned"})
+_SHALLOW = frozenset({"input_tokens_per_step", "tool_calls", "tool_last_error", "rules", "queue", "warned",
+                      "step_signatures"})
 
 
 def _copy_step(view: StepView) -> StepView:

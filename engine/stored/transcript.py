@@ -41,6 +41,10 @@ class TranscriptWriter:
 
     def __init__(self, path: str | Path, header: Header | None = None) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            raise IsADirectoryError(f"{self.path} is a folder; give a file name (for example {self.path / 'run.jsonl'})")
+        if self.path.exists() and not self.path.is_file():
+            raise OSError(f"{self.path} is not a regular file (a device, a pipe or a socket); a transcript needs a file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if header is not None and self.path.exists() and self.path.stat().st_size > 0:
             # A new run never writes into another run's file.

@@ -60,4 +60,5 @@ SCENARIO = Scenario(
     make_world=lambda task, options: CrashWorld(options["log"], float(options.get("sleep", 0.02))),
     budget=Budget(max_steps=40),
     repetition_threshold=None,
+    options={"log": None, "sleep": 0.02},
 )

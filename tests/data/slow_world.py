@@ -46,4 +46,5 @@ SCENARIO = Scenario(
     make_world=lambda task, options: SlowWorld(options["log"]),
     budget=Budget(max_steps=20),
     repetition_threshold=None,
+    options={"log": None},
 )

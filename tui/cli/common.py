@@ -29,6 +29,15 @@ def report(message: str) -> None:
     print(f"agent-tui: {message}", file=sys.stderr)
 
 
+def os_error_text(exc: OSError) -> str:
+    """An OSError as words: `PATH: permission denied`, not `[Errno 13] ...`."""
+    if exc.strerror and exc.filename:
+        return f"{exc.filename}: {exc.strerror[0].lower()}{exc.strerror[1:]}"
+    if exc.strerror:
+        return exc.strerror[0].lower() + exc.strerror[1:]
+    return str(exc)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with the project's usage errors: usage and one line on stderr, exit 2."""
 
@@ -51,16 +60,20 @@ def option_pair(text: str) -> tuple[str, Any]:
 
 
 def repetition(text: str) -> int:
-    """A threshold of 2 or more, or 0 for 'off'."""
+    """How many identical actions in a row stop a run: 2 or more, 0 or 'off' for never.
+
+    1 is read as 2: an action is a repetition from its second time, so both
+    stop the run at the first repeat.
+    """
     if text.lower() in ("off", "none", "0"):
         return 0
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError("expected a whole number of repeats, or 'off'") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError("the repetition threshold must be 2 or more (or 'off')")
-    return value
+        raise argparse.ArgumentTypeError("expected a whole number of identical actions in a row, or 'off'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("expected 1 or more identical actions in a row, or 'off' (0)")
+    return max(value, 2)
 
 
 def positive_int(text: str) -> int:

@@ -12,6 +12,7 @@ from tui.cli.common import (
     EXIT_USAGE,
     UsageError,
     option_pair,
+    os_error_text,
     positive_float,
     positive_int,
     repetition,
@@ -48,7 +49,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-tokens", type=positive_int, help="token budget")
     run.add_argument("--max-cost", type=positive_float, help="cost budget in dollars")
     run.add_argument("--max-seconds", type=positive_float, help="time budget in seconds of policy and tool time")
-    run.add_argument("--repetition", type=repetition, help="stop at N identical actions in a row, or 'off'")
+    run.add_argument("--repetition", type=repetition, help="stop at N identical actions in a row (1 and 2: at the first repeat), or 'off' / 0")
     run.add_argument("--option", action="append", type=option_pair, default=[], metavar="KEY=VALUE", help="scenario option")
     run.add_argument("--out", help="transcript file (default: a file in the per-user data folder)")
     add_model_arguments(run)
@@ -91,11 +92,18 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     try:
         scenario = scenarios.get(args.scenario or scenarios.DEFAULT)
     except scenarios.ScenarioError as exc:
+        if args.scenario and args.scenario.endswith((".jsonl", ".json", ".txt")):
+            name = args.scenario
+            raise UsageError(
+                f"{name} looks like a saved run, not a scenario: continue it with agent-tui run --resume {name}, "
+                f"fork it with agent-tui run --fork {name} --at N, or watch it with agent-tui replay {name}"
+            ) from None
         raise UsageError(str(exc)) from None
     try:
         task = scenario.task(args.task)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
+    check_options(scenario, dict(args.option))
     policy, model = resolve_policy(scenario, args, interactive=interactive, default=scenario.default_policy)
     rules = []
     if args.rules:
@@ -120,10 +128,21 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     except FileExistsError as exc:
         raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
     except OSError as exc:
-        raise UsageError(f"cannot write the transcript: {exc}") from None
+        raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None
     except (ValueError, TypeError, KeyError) as exc:
         detail = exc.args[0] if exc.args else type(exc).__name__
         raise UsageError(f"scenario '{scenario.name}' cannot start with these options: {detail}") from None
+
+
+def check_options(scenario: Any, options: dict[str, Any]) -> None:
+    """UsageError for an --option key the scenario does not declare (a typo is never ignored)."""
+    unknown = [key for key in options if key not in scenario.options]
+    if not unknown:
+        return
+    known = ", ".join(scenario.options)
+    takes = f"its options: {known}" if known else "it takes no options"
+    names = ", ".join(repr(key) for key in unknown)
+    raise UsageError(f"scenario '{scenario.name}' has no option {names} ({takes})")
 
 
 def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
@@ -149,17 +168,23 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     except ResumeError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
-        raise UsageError(f"cannot write the transcript: {exc}") from None
+        raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None
     if model is not None and policy is not None and not isinstance(policy, str):
         run.model = model
+    for warning in run.warnings:
+        report(f"warning: {warning}")
     if not interactive and run.engine.status == "awaiting_approval" and not sys.stdin.isatty():
         pending = run.engine.state.pending
         run.close()
-        raise UsageError(
-            f"the run is waiting for approval of {pending.tool} (asked again, never run on its own); "
-            "resume it in a terminal to answer"
-        )
+        raise UsageError(waiting_for_approval(pending.tool))
     return run
+
+
+def waiting_for_approval(tool: str) -> str:
+    return (
+        f"the run was waiting for approval of {tool} when it stopped; it is asked again, never run on its own "
+        "(--approve does not answer it): resume it in a terminal to answer"
+    )
 
 
 def _ask_on_terminal(engine: Any) -> bool:
@@ -168,10 +193,13 @@ def _ask_on_terminal(engine: Any) -> bool:
 
     pending = engine.state.pending
     if not sys.stdin.isatty():
-        report(
-            "an action needs approval but there is no terminal to ask on; "
-            "run in a terminal, or pass --approve all or --approve none"
-        )
+        if (pending.step, pending.index) in engine.ask_again:
+            report(waiting_for_approval(pending.tool))
+        else:
+            report(
+                "an action needs approval but there is no terminal to ask on; "
+                "run in a terminal, or pass --approve all or --approve none"
+            )
         return False
     print(f"  ?        {render_args(pending.tool, pending.args)} needs approval ({pending.reason})")
     while True:
@@ -195,6 +223,7 @@ def _ask_on_terminal(engine: Any) -> bool:
         elif answer in ("x", "abort"):
             engine.abort()
         else:
+            print(f"  not an answer: {answer!r}; type a (approve), A (approve always), r (reject), e (edit) or x (abort)")
             continue
         return True
 

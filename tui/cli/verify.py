@@ -15,10 +15,12 @@ def register(sub: Any) -> None:
         "verify",
         help="re-run a run of scripted policies and name the first event that differs",
         description="Re-run a saved run of scripted policies in a fresh world, replaying the operator's "
-        "answers from the file. Exit 0 when every event matches, 3 when one differs (it is named), "
+        "answers from the file. Exit 0 when every event matches (an unfinished run says so), 3 when one "
+        "differs (it is named), "
         "2 when the file cannot be read or re-run.",
     )
     verify.add_argument("file")
+    verify.add_argument("--scenario", help="the scenario, a name or a .py path (default: the one the file names)")
     verify.set_defaults(handler=cmd_verify)
 
 
@@ -27,11 +29,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from tui.plain import event_lines
 
     transcript = load(args.file)
-    scenario = scenario_of(transcript, None)
+    scenario = scenario_of(transcript, args.scenario)
     try:
         result = verify_run(scenario, transcript)
     except VerifyError as exc:
         raise UsageError(str(exc)) from None
+    if result.unfinished:
+        print(f"unfinished: {result.message}")
+        return EXIT_OK
     if result.match:
         print(f"match: {result.message}")
         return EXIT_OK

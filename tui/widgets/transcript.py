@@ -44,7 +44,7 @@ from textual.strip import Strip
 
 from engine.core.events import Event, Header
 from engine.core.text import clean
-from tui.plain import OUTCOME_WORDS, steps_count
+from tui.plain import OUTCOME_WORDS, fork_words, steps_count
 from tui.plain import _num as budget_number
 
 LABEL_WIDTH = 10
@@ -688,7 +688,7 @@ class TranscriptPane(ScrollView, can_focus=True):
     def _header_strips(self, header: Header) -> list[Row]:
         rows = self._block_rows(Block("Task", "header", _text(header.task_text)), None, None)
         if header.parent:
-            forked = _text(f"from {header.parent} at event {header.fork_at}")
+            forked = _text(fork_words(header))
             rows += self._block_rows(Block("Forked", "header", forked), None, None)
         return rows
 
