@@ -145,17 +145,17 @@ def test_chat_log_as_json_lines(tmp_path):
     "content, where, message",
     [
         ("", "", "the file is empty"),
-        ("Hello there\nThought: x\n", ":1:", "expected an agent-tui transcript"),
+        ("Hello there\nThought: x\n", ":1:", "found 'Hello there'; tried: agent-tui transcript; OpenAI chat"),
         ("Thought: x\nAction: ???\n", ":2:", "expected 'Action: tool[argument]'"),
         ("Observation: 5\n", ":1:", "an Observation: before any Thought:"),
         ("Thought: a\nFinal Answer: 1\nThought: b\n", ":3:", "goes on after its final answer"),
-        ('[\n  {"role": "user", "content": "q"},\n  {"role": "robot"}\n]', ":3:", "unknown role 'robot'"),
-        ('[\n  {"role": "user", "content": "q"},\n  {"role": "tool", "tool_call_id": "zz", "content": "1"}\n]', ":3:",
-         "no assistant message made"),
-        ('{"messages": [\n  {"content": "q"}\n]}', ":2:", "expected a message with a \"role\""),
+        ('[\n  {"role": "user", "content": "q"},\n  {"role": "robot"}\n]', ":", "it has a task, 1 unrecognised note but no assistant turn"),
+        ('{"messages": [\n  {"content": "q"}\n]}', ":", "it has 1 unrecognised note but no assistant turn"),
         ('[{"role": "user",\n "content": }]', ":2:", "not JSON"),
         ('{"type": "header", "format_version": 3}\n', ":1:", "format version 3 is newer"),
-        ("42\n", ":1:", "expected an agent-tui transcript"),
+        ("42\n", ":1:", "found '42'; tried:"),
+        ('{"id": 3, "input": "x"}\n{"id": 4}\n', ":1:", 'found an object with keys "id", "input"; tried:'),
+        ('{"timestamp": "t", "type": "session_meta", "payload": {}}\n', ":1:", "a Codex rollout with no message (found \"type\": \"session_meta\")"),
     ],
 )
 def test_unknown_or_broken_input_names_file_line_and_what_was_expected(tmp_path, content, where, message):
@@ -198,3 +198,127 @@ def test_show_and_replay_open_foreign_formats(capsys):
     assert "outcome: answer after 2 steps: 17 * 23 is 391, minus 100 is 291." in capsys.readouterr().out
     assert main(["show", str(DATA / "chat_calculator.json"), "--format", "trace"]) == 2
     assert "chat_calculator.json:1:" in capsys.readouterr().err
+
+
+# -- the new formats: what is kept, nested, matched ----------------------------------
+
+TRACES = DATA / "traces"
+
+
+def _write(tmp_path, name, rows):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_parts_that_cannot_be_mapped_are_kept_raw_and_counted_in_one_warning(tmp_path):
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([
+        {"role": "user", "content": "q"},
+        {"role": "robot", "content": "beep"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "zz", "content": "stray result"},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": "done"},
+    ], indent=1))
+    t = load_any(path)
+    notes = [(e.kind, e.text) for e in t.events if e.type == "note"]
+    assert notes == [("unrecognised", 'a message with "role": "robot": beep'),
+                     ("unrecognised", "a tool result for call 'zz' that no earlier message made: stray result")]
+    (warning,) = t.warnings
+    assert warning.startswith(f"{path}: 2 parts could not be mapped") and "line 6: a message with" in warning and "line 23: a tool result" in warning
+    assert [e.text for e in t.events if e.type == "observation"] == ["ok"] and t.events[-1].answer == "done"
+
+
+def test_claude_code_sidechain_is_nested_under_the_task_call(tmp_path):
+    def line(kind, content, side=False, mid=None):
+        message = {"role": kind, "content": content}
+        if mid:
+            message["id"] = mid
+        return {"type": kind, "isSidechain": side, "sessionId": "s", "message": message}
+
+    path = _write(tmp_path, "session.jsonl", [
+        line("user", "Find the bug"),
+        line("assistant", [{"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "search the code"}}], mid="m1"),
+        line("user", "search the code", side=True),
+        line("assistant", [{"type": "tool_use", "id": "g1", "name": "Grep", "input": {"pattern": "bug"}}], side=True, mid="m2"),
+        line("user", [{"type": "tool_result", "tool_use_id": "g1", "content": "a.py:3"}], side=True),
+        line("assistant", [{"type": "text", "text": "It is in a.py"}], side=True, mid="m3"),
+        line("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "It is in a.py"}]),
+        line("assistant", [{"type": "text", "text": "The bug is in a.py line 3."}], mid="m4"),
+        {"type": "queue-operation", "operation": "dequeue", "sessionId": "s"},
+    ])
+    t = load_any(path)
+    types = [(e.type, getattr(e, "kind", None)) for e in t.events]
+    assert types == [("decision", None), ("note", "subagent"), ("note", "subagent"), ("note", "subagent"), ("note", "subagent"),
+                     ("observation", None), ("decision", None), ("run_ended", None)]
+    nested = [e.text for e in t.events if e.type == "note"]
+    assert nested == ["user: search the code", 'action: Grep({"pattern": "bug"})', "observe: a.py:3", "says: It is in a.py"]
+    assert all(e.step == 1 for e in t.events if e.type == "note")
+    assert "queue-operation ×1" in t.warnings[0]
+
+
+def test_codex_parallel_calls_are_one_step_and_results_match_by_call_id(tmp_path):
+    def item(payload):
+        return {"timestamp": "t", "type": "response_item", "payload": payload}
+
+    path = _write(tmp_path, "rollout.jsonl", [
+        {"timestamp": "t", "type": "session_meta", "payload": {"id": "x", "instructions": "Be brief."}},
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]}),
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Compare a and b"}]}),
+        item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Read both"}], "encrypted_content": "x"}),
+        item({"type": "function_call", "name": "read", "arguments": '{"path": "a"}', "call_id": "ca"}),
+        item({"type": "function_call", "name": "read", "arguments": '{"path": "b"}', "call_id": "cb"}),
+        item({"type": "function_call_output", "call_id": "cb", "output": "B"}),
+        item({"type": "function_call_output", "call_id": "ca", "output": {"content": "A", "success": False}}),
+        item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "They differ."}]}),
+    ])
+    t = load_any(path)
+    decisions = [e for e in t.events if e.type == "decision"]
+    assert len(decisions) == 2 and [a.args for a in decisions[0].actions] == [{"path": "a"}, {"path": "b"}]
+    assert [(e.index, e.text, e.error) for e in t.events if e.type == "observation"] == [(0, "A", True), (1, "B", False)]
+    assert t.header.options["system_prompt"] == "Be brief." and t.header.task_text == "Compare a and b"
+    assert [e.kind for e in t.events if e.type == "note"] == ["system"]
+    assert t.events[-1].answer == "They differ."
+
+
+def test_a_zip_that_is_not_an_inspect_log_says_it_is_a_zip(tmp_path):
+    import zipfile
+
+    path = tmp_path / "logs.eval"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("a.txt", "x")
+        archive.writestr("b/c.json", "{}")
+    with pytest.raises(TranscriptError) as info:
+        load_any(path)
+    assert str(info.value) == f"{path}:1: a zip archive (2 files: a.txt, b/c.json), not an Inspect AI .eval log (expected header.json and samples/*.json)"
+    with pytest.raises(TranscriptError, match="a zip archive, not a Codex CLI rollout JSONL"):
+        load_any(path, "codex")
+
+
+@pytest.mark.parametrize("name, fmt", [
+    ("claude_code_kvsankar_golden.jsonl", "claude-code"), ("codex_kvsankar_golden.jsonl", "codex"),
+    ("swe_agent_test_repo.traj", "swe-agent"), ("mini_swe_agent_local.traj.json", "mini-swe-agent"),
+    ("inspect_ai_message_deduplication.eval", "inspect"), ("inspect_ai_browser_excerpt.json", "inspect"),
+    ("react_paper_hotpotqa_webthink_simple6.txt", "react"), ("langchain_docs_debugging_verbose.txt", "langchain"),
+    ("chat_pydantic_ai_tool_output_exchange.json", "chat"),
+])
+def test_formats_are_detected_from_content_not_the_file_name(tmp_path, name, fmt):
+    path = tmp_path / "renamed.log"
+    path.write_bytes((TRACES / name).read_bytes())
+    assert load_any(path).header.options["format"] == fmt
+    assert load_any(path, fmt).header.options["format"] == fmt
+
+
+def test_a_forced_format_that_does_not_fit_is_refused_with_the_line(tmp_path):
+    with pytest.raises(TranscriptError, match=r"codex_kvsankar_golden.jsonl: no step could be read from this claude-code log"):
+        load_any(TRACES / "codex_kvsankar_golden.jsonl", "claude-code")
+    with pytest.raises(TranscriptError, match=r"swe_agent_test_repo.traj:1: expected 'Action: tool|:1: .*text trace"):
+        load_any(TRACES / "swe_agent_test_repo.traj", "react")
+
+
+def test_a_file_of_several_runs_opens_its_first_and_says_how_many():
+    t = load_any(TRACES / "inspect_ai_popularity_excerpt.json")
+    assert t.header.options["sample_id"] == 1 and t.events[-1].answer == "Yes"
+    assert t.warnings[-1].endswith("holds 3 runs; this is the first (`agent-tui import "
+                                   f"{TRACES / 'inspect_ai_popularity_excerpt.json'}` writes one transcript each)")

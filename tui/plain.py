@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.core.events import Event, Header, RunEnded
+from engine.core.events import Event, Header, Note, RunEnded
 from engine.core.text import clean
 
 OUTCOME_WORDS = {"answer": "answer", "stopped": "stopped", "handed_off": "handed-off", "aborted": "aborted"}
@@ -52,6 +52,12 @@ def header_lines(header: Header) -> list[str]:
     ]
     if header.parent:
         lines.append(f"forked {clean(fork_words(header))}")
+    title = header.options.get("title")
+    if isinstance(title, str) and title.strip():
+        lines.append(f"title: {one_line(title)}")
+    system = header.options.get("system_prompt")
+    if isinstance(system, str) and system.strip():
+        lines += _indent("system", system.strip())
     return lines
 
 
@@ -96,9 +102,22 @@ def event_lines(event: Event) -> list[str]:
         return [f"  budget   {event.kind} limit reached: {_num(event.kind, event.used)} of {_num(event.kind, event.limit)}"]
     if t == "budget_extended":
         return [f"  budget   {event.kind} limit raised to {_num(event.kind, event.limit)}"]
+    if t == "note":
+        return note_lines(event)
     if t == "run_ended":
         return [outcome_line(event)]
     return [f"  {t}"]
+
+
+NOTE_LABELS = {"user": "user", "system": "system", "subagent": "subagent", "unrecognised": "unmapped"}
+
+
+def note_lines(note: Note) -> list[str]:
+    """A user message, a system message, a sub-agent's work (nested) or a part kept raw."""
+    if note.kind == "subagent":
+        body = clean(note.text).split("\n")
+        return [f"  {'subagent':<9}│ {body[0]}", *(f"  {'':<9}│ {line}" for line in body[1:])]
+    return _indent(NOTE_LABELS.get(note.kind, note.kind), note.text)
 
 
 def _num(kind: str, value: float) -> str:

@@ -247,6 +247,26 @@ class BudgetExtended(_Event):
     limit: float
 
 
+NoteKind = Literal["user", "system", "subagent", "unrecognised"]
+
+
+class Note(_Event):
+    """Text of an imported log that is not a step of its own: a user message in
+    the middle of the run, a system prompt, a sub-agent's work (nested under the
+    step that started it), or a part the importer could not map, kept raw.
+
+    `step` is the step it follows (0: before the first); `source` says where in
+    the original file it was (e.g. "line 12"). The fold only counts its words
+    into the context; no state changes.
+    """
+
+    type: Literal["note"] = "note"
+    step: int
+    kind: NoteKind
+    text: str
+    source: str = ""
+
+
 class RunEnded(_Event):
     type: Literal["run_ended"] = "run_ended"
     outcome: Outcome
@@ -266,6 +286,7 @@ Event = Annotated[
         BudgetWarning,
         BudgetExhausted,
         BudgetExtended,
+        Note,
         RunEnded,
     ],
     Field(discriminator="type"),

@@ -23,6 +23,7 @@ from engine.core.events import (
     DecisionMade,
     Event,
     Header,
+    Note,
     Observed,
     PolicyFailed,
     PolicySwapped,
@@ -218,6 +219,9 @@ class RunState:
         self.warned.discard(e.kind)
         self.status = "ready"
 
+    def _note(self, e: Note) -> None:
+        self.context_words += len(e.text.split())
+
     def _run_ended(self, e: RunEnded) -> None:
         self.ended = e
         self.pending = None
@@ -235,6 +239,7 @@ _HANDLERS = {
     "budget_warning": RunState._budget_warning,
     "budget_exhausted": RunState._budget_exhausted,
     "budget_extended": RunState._budget_extended,
+    "note": RunState._note,
     "run_ended": RunState._run_ended,
 }
 

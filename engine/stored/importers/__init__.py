@@ -1,0 +1,139 @@
+"""Open runs written by other tools as agent-tui transcripts.
+
+One module per format, each detected from the content (`detect`):
+
+| format | module | what |
+| --- | --- | --- |
+| jsonl | (engine.transcript) | agent-tui's own transcript |
+| chat | chat | OpenAI chat messages: a list, {"messages"}, a request body, a request + response, fine-tune JSONL |
+| claude-code | claude_code | Claude Code session JSONL |
+| codex | codex | Codex CLI rollout JSONL |
+| swe-agent, mini-swe-agent | swe_agent | SWE-agent .traj, mini-swe-agent trajectories |
+| inspect | inspect_log | Inspect AI eval logs (.json, .eval zip), one run per sample |
+| trace, react, langchain | react | text traces: the seeds', the ReAct paper's numbered ones, LangChain's |
+
+An import is a Header with scenario "imported" (the tools declared or seen in
+the calls, no budget) and ordinary events plus `note` events (user messages,
+system prompts, sub-agent work, unmapped parts kept raw). Nothing is dropped
+silently: what cannot be mapped is an `unrecognised` note, counted in one
+warning line. Bad input raises TranscriptError naming the file, the line,
+what was found there and the formats tried.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engine.stored.importers.build import IMPORTED, Draft, found
+from engine.stored.importers.chat import read_chat, read_chat_lines
+from engine.stored.importers.claude_code import read_claude_code
+from engine.stored.importers.codex import read_codex
+from engine.stored.importers.detect import FORMAT_NAMES, ZIP_MAGIC, Sniffed, decode, json_rows, sniff
+from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json
+from engine.stored.importers.react import read_text
+from engine.stored.importers.swe_agent import read_mini, read_swe_agent
+from engine.stored.transcript import Transcript, TranscriptError, parse_lines, read_bytes
+
+FORMATS: tuple[str, ...] = ("auto", *FORMAT_NAMES)
+__all__ = ["FORMATS", "FORMAT_NAMES", "IMPORTED", "detect_format", "load_any", "load_runs", "runs_from_bytes"]
+
+
+def detect_format(name: str, text: str) -> str:
+    """The format name of `text` (one of FORMATS but 'auto'); TranscriptError when it is none."""
+    return sniff(name, text.encode("utf-8")).fmt
+
+
+def _forced(name: str, data: bytes, fmt: str) -> Sniffed:
+    """The file read as `fmt` without detection (its JSON parsed once, if it is one document)."""
+    text = decode(name, data)
+    try:
+        document = json.loads(text) if fmt not in ("trace", "react", "langchain") else None
+    except (json.JSONDecodeError, RecursionError):
+        document = None
+    return Sniffed(fmt, text, document=document)
+
+
+def _document(name: str, sniffed: Sniffed) -> object:
+    if sniffed.document is not None:
+        return sniffed.document
+    try:
+        return json.loads(sniffed.text)
+    except json.JSONDecodeError as exc:
+        raise TranscriptError(f"{name}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise TranscriptError(f"{name}: not JSON (too deeply nested)") from None
+
+
+def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
+    fmt = sniffed.fmt
+    if data.startswith(ZIP_MAGIC):
+        if fmt == "inspect":
+            return read_eval_zip(name, data)
+        raise TranscriptError(f"{name}:1: a zip archive, not a {FORMAT_NAMES.get(fmt, fmt)}")
+    text = sniffed.text
+    if not text.strip():
+        raise TranscriptError(f"{name}: the file is empty")
+    if fmt in ("trace", "react", "langchain"):
+        return read_text(name, text, fmt)
+    if fmt in ("claude-code", "codex"):
+        rows = json_rows(name, text, strict=False)
+        return read_claude_code(name, rows) if fmt == "claude-code" else read_codex(name, rows)
+    if fmt == "chat" and sniffed.document is None:
+        return read_chat_lines(name, json_rows(name, text))
+    document = _document(name, sniffed)
+    if fmt == "chat":
+        return read_chat(name, document, text)
+    if fmt == "mini-swe-agent":
+        return read_mini(name, document)
+    if not isinstance(document, dict):
+        raise TranscriptError(f"{name}:1: a {FORMAT_NAMES[fmt]} is a JSON object; got {found(document)}")
+    if fmt == "swe-agent":
+        return read_swe_agent(name, document)
+    return read_inspect_json(name, document)
+
+
+def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool = True) -> list[Transcript]:
+    """Every run in a file's bytes, in order (one for most formats)."""
+    if fmt not in FORMATS:
+        raise TranscriptError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt == "auto":
+        sniffed = sniff(name, data)
+    else:
+        sniffed = Sniffed(fmt) if fmt == "jsonl" or data.startswith(ZIP_MAGIC) else _forced(name, data, fmt)
+    if sniffed.fmt == "jsonl":
+        return [parse_lines(name, data.splitlines(keepends=True), strict=strict)]
+    drafts = _drafts(name, data, sniffed)
+    runs: list[Transcript] = []
+    empty: list[str] = []
+    for number, draft in enumerate(drafts, 1):
+        if len(drafts) > 1 and not draft.steps():
+            empty.append(str(number))
+            continue
+        runs.append(draft.build())
+    if not runs:
+        raise TranscriptError(f"{name}: none of the {len(drafts)} runs has a step; expected at least one assistant turn")
+    if empty:
+        runs[0].warnings.append(f"{name}: run{'s' if len(empty) > 1 else ''} {', '.join(empty)} of {len(drafts)} "
+                                "had no step and were not imported")
+    return runs
+
+
+def load_runs(path: str | Path, format: str = "auto", *, strict: bool = True) -> list[Transcript]:
+    """Every run in a file (an Inspect log with three samples is three runs)."""
+    p = Path(path)
+    runs = runs_from_bytes(str(p), read_bytes(p), format, strict=strict)
+    for run in runs:
+        run.path = p
+    return runs
+
+
+def load_any(path: str | Path, format: str = "auto", *, strict: bool = True) -> Transcript:
+    """A file's run as a Transcript; for a file of several runs, the first, with a warning naming the rest."""
+    runs = load_runs(path, format, strict=strict)
+    first = runs[0]
+    if len(runs) > 1:
+        first.warnings.append(
+            f"{path} holds {len(runs)} runs; this is the first (`agent-tui import {path}` writes one transcript each)"
+        )
+    return first

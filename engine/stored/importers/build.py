@@ -1,0 +1,335 @@
+"""What every importer fills in (a Draft of steps and notes) and how it becomes a run.
+
+An importer reads its format into a `Draft`: the task, the system prompt,
+steps (a thought, actions, their observations, maybe an answer) and notes
+(user messages, sub-agent work, parts it could not map) in the order of the
+source. `Draft.build()` turns that into a Header and ordinary events, with
+token usage estimated as the engine does for scripted policies, so replay,
+show and export treat an import like any run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKind, Observed, RunEnded, ToolInfo, Usage
+from engine.core.state import RunState, decision_text, estimate_tokens
+from engine.stored.transcript import Transcript, TranscriptError
+
+IMPORTED = "imported"
+ANSWER_TOOLS = frozenset({"final_result", "final_answer"})
+"""Tools whose call is the run's structured answer (pydantic-ai's `final_result`, smolagents' `final_answer`)."""
+_NO_SUCH_TOOL = re.compile(r"tool '?([\w.-]+)'? (?:does not exist|not found)|unknown tool|no such tool", re.I)
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}
+
+
+def preview(value: Any, limit: int = 60) -> str:
+    """A short one-line picture of what was found, for messages."""
+    if isinstance(value, (dict, list)):
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            text = repr(value)
+    else:
+        text = str(value)
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def found(obj: Any) -> str:
+    """What a JSON object says it is, e.g. `"type": "session_meta"` or `keys "id", "input"`."""
+    if isinstance(obj, dict):
+        for key in ("type", "role", "record_type"):
+            if isinstance(obj.get(key), str):
+                return f'"{key}": "{preview(obj[key], 40)}"'
+        keys = ", ".join(f'"{preview(k, 20)}"' for k in list(obj)[:4])
+        return f"an object with keys {keys}" if keys else "an empty object"
+    if isinstance(obj, list):
+        return f"a list of {len(obj)} items"
+    return f"{type(obj).__name__} {preview(obj, 40)!r}"
+
+
+def text_of(content: Any) -> str:
+    """The text of a message's content: a string, or a list of text blocks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                for key in ("text", "reasoning", "thinking", "output", "content"):
+                    if isinstance(part.get(key), str):
+                        parts.append(part[key])
+                        break
+                else:
+                    parts.append(preview(part, 200))
+        return "\n".join(parts)
+    if isinstance(content, dict):
+        return text_of([content])
+    return preview(content, 2000)
+
+
+def arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """Tool-call arguments as a dict, from a dict or a JSON string; (args, error)."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            return {}, f"the arguments are not a JSON object: {raw[:200]}"
+        if isinstance(value, dict):
+            return value, None
+    return {}, f"the arguments are not a JSON object: {preview(raw, 200)}"
+
+
+def answer_text(args: dict[str, Any]) -> str:
+    """A structured answer's text: its one value when it has one, else the JSON."""
+    if len(args) == 1:
+        (value,) = args.values()
+        if isinstance(value, str):
+            return value
+    try:
+        return json.dumps(args, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return repr(args)
+
+
+@dataclass
+class Step:
+    thought: str = ""
+    actions: list[Action] = field(default_factory=list)
+    observations: list[tuple[int, str, bool | None]] = field(default_factory=list)
+    answer: str | None = None
+    raw: str | None = None
+    notes: list[Note] = field(default_factory=list)
+    """Notes nested under this step (a sub-agent's work), shown between its actions and their results."""
+
+    def open_actions(self) -> list[int]:
+        done = {i for i, _, _ in self.observations}
+        return [i for i in range(len(self.actions)) if i not in done]
+
+    def add_thought(self, text: str) -> None:
+        text = text.strip()
+        if text:
+            self.thought = f"{self.thought}\n{text}" if self.thought else text
+
+    def observe(self, index: int, text: str, error: bool | None = None) -> None:
+        self.observations.append((index, text, error))
+
+
+@dataclass
+class NoteItem:
+    kind: NoteKind
+    text: str
+    source: str = ""
+
+
+Item = Union[Step, NoteItem]
+
+
+@dataclass
+class Draft:
+    """One run as an importer read it."""
+
+    name: str
+    fmt: str
+    task_text: str | None = None
+    system: list[str] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
+    declared: dict[str, ToolInfo] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    unmapped: list[str] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    end: RunEnded | None = None
+    final_text_is_answer: bool = True
+    calls: dict[str, tuple[Step, int]] = field(default_factory=dict)
+
+    # -- filling -------------------------------------------------------------
+
+    def steps(self) -> list[Step]:
+        return [item for item in self.items if isinstance(item, Step)]
+
+    def last_step(self) -> Step | None:
+        for item in reversed(self.items):
+            if isinstance(item, Step):
+                return item
+        return None
+
+    def new_step(self, thought: str = "") -> Step:
+        step = Step()
+        step.add_thought(thought)
+        self.items.append(step)
+        return step
+
+    def note(self, kind: NoteKind, text: str, source: str = "") -> None:
+        self.items.append(NoteItem(kind, text, source))
+
+    def user(self, text: str, source: str = "") -> None:
+        """A user message: the task when it is the first thing said, else a note."""
+        if self.task_text is None and not self.steps():
+            self.task_text = text
+        else:
+            self.note("user", text, source)
+
+    def unrecognised(self, what: str, raw: Any, source: str = "") -> None:
+        """A part the importer cannot map: kept raw as a note, and counted for the warning."""
+        text = raw if isinstance(raw, str) else preview(raw, 4000)
+        self.note("unrecognised", f"{what}: {text}" if text else what, source)
+        self.unmapped.append(f"{source + ': ' if source else ''}{what}")
+
+    def call(self, step: Step, action: Action) -> int:
+        """Add a tool call to `step`; results find it by its id."""
+        step.actions.append(action)
+        index = len(step.actions) - 1
+        if action.call_id:
+            self.calls[action.call_id] = (step, index)
+        return index
+
+    def result(self, call_id: Any, text: str, error: bool | None = None, source: str = "", name: Any = None) -> None:
+        """The result of the call with this id (or, without an id, the oldest open call)."""
+        target = self.calls.pop(call_id, None) if isinstance(call_id, str) else None
+        if target is None and call_id is None:
+            target = self._oldest_open(name)
+        if target is None:
+            self.unrecognised(f"a tool result for call {preview(call_id or name, 40)!r} that no earlier message made", text, source)
+            return
+        step, index = target
+        step.observe(index, text, error)
+
+    def _oldest_open(self, name: Any) -> tuple[Step, int] | None:
+        for step in self.steps():
+            for index in step.open_actions():
+                if name is None or step.actions[index].tool == name:
+                    return step, index
+        return None
+
+    def declare(self, tools: Any) -> None:
+        """Tools from a request body (`tools` or `functions`), with their JSON-schema parameters."""
+        if not isinstance(tools, list):
+            return
+        for tool in tools:
+            fn = tool.get("function", tool) if isinstance(tool, dict) else None
+            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                continue
+            schema = fn.get("parameters") if isinstance(fn.get("parameters"), dict) else {}
+            props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+            required = schema.get("required") if isinstance(schema.get("required"), list) else []
+            params = [
+                {"name": str(k), "type": str(v.get("type", "string")) if isinstance(v, dict) else "string", "required": k in required}
+                for k, v in props.items()
+            ]
+            description = fn.get("description") if isinstance(fn.get("description"), str) else ""
+            self.declared[fn["name"]] = ToolInfo(name=fn["name"], description=description, parameters=params)
+
+    # -- building ------------------------------------------------------------
+
+    def warning(self) -> str | None:
+        """One line on what could not be mapped or was skipped, or None."""
+        parts = []
+        if self.unmapped:
+            shown = "; ".join(self.unmapped[:3]) + ("; …" if len(self.unmapped) > 3 else "")
+            parts.append(f"{len(self.unmapped)} part{'s' if len(self.unmapped) != 1 else ''} could not be mapped "
+                         f"and {'are' if len(self.unmapped) != 1 else 'is'} kept as 'unrecognised' notes ({shown})")
+        if self.skipped:
+            total = sum(self.skipped.values())
+            kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(self.skipped.items()))
+            parts.append(f"{total} bookkeeping line{'s' if total != 1 else ''} without a message {'were' if total != 1 else 'was'} skipped ({kinds})")
+        return f"{self.name}: " + "; ".join(parts) if parts else None
+
+    def build(self) -> Transcript:
+        steps = self.steps()
+        if not steps:
+            raise TranscriptError(f"{self.name}: {self._nothing()}")
+        self._settle_answer(steps)
+        task_text = self.task_text or ""
+        stub = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, policy=IMPORTED)
+        state = RunState.start(stub)
+        events: list[Event] = []
+        seen: dict[str, ToolInfo] = {}
+        missing: dict[str, bool] = {}
+        number = 0
+        ended: RunEnded | None = None
+        for item in self.items:
+            if isinstance(item, NoteItem):
+                events.append(Note(step=number, kind=item.kind, text=item.text, source=item.source))
+                state.apply(events[-1])
+                continue
+            number += 1
+            actions = [a if a.call_id else a.model_copy(update={"call_id": f"s{number}.{i}"}) for i, a in enumerate(item.actions)]
+            decision = DecisionMade(step=number, policy=IMPORTED, thought=item.thought, actions=actions,
+                                    answer=item.answer, raw=item.raw)
+            usage = Usage(input_tokens=state.context_tokens, output_tokens=estimate_tokens(decision_text(decision)))
+            decision = decision.model_copy(update={"usage": usage})
+            events.append(decision)
+            state.apply(decision)
+            for note in item.notes:
+                events.append(note.model_copy(update={"step": number}))
+                state.apply(events[-1])
+            for action in actions:
+                seen.setdefault(action.tool, _infer(action))
+            for index, text, error in sorted(item.observations, key=lambda o: o[0]):
+                action = actions[index] if index < len(actions) else None
+                tool = action.tool if action else None
+                unknown = _NO_SUCH_TOOL.search(text) is not None
+                if error is None:
+                    error = text.lstrip().lower().startswith("error") or unknown
+                if tool is not None:
+                    missing[tool] = missing.get(tool, True) and unknown
+                obs = Observed(step=number, index=index, tool=tool, args=dict(action.args) if action else {},
+                               text=text, error=error, executed=tool is not None and not unknown)
+                events.append(obs)
+                state.apply(obs)
+            if item.answer is not None and ended is None:
+                ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=item.answer)
+        if self.end is not None:
+            ended = self.end.model_copy(update={"step": number})
+        if ended is not None:
+            events.append(ended)
+        tools = dict(self.declared)
+        for name, info in seen.items():
+            if name not in tools and not missing.get(name, False):
+                tools[name] = info
+        options: dict[str, Any] = {"format": self.fmt, "source": self.name, **self.options}
+        if self.system:
+            options["system_prompt"] = "\n\n".join(self.system)
+        header = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, options=options,
+                        tools=list(tools.values()), policy=IMPORTED, repetition_threshold=None)
+        warning = self.warning()
+        return Transcript(path=Path(self.name), header=header, events=events, warnings=[warning] if warning else [])
+
+    def _settle_answer(self, steps: list[Step]) -> None:
+        """The last step's plain text is the answer when nothing but notes of the source's own follow it."""
+        last = steps[-1]
+        if any(s.answer is not None for s in steps) or self.end is not None:
+            return
+        tail = self.items[self.items.index(last) + 1:]
+        if any(isinstance(i, NoteItem) and i.kind == "user" for i in tail):
+            return
+        if last.actions and len(last.actions) == 1 and last.actions[0].tool in ANSWER_TOOLS:
+            last.answer = answer_text(last.actions[0].args)
+        elif self.final_text_is_answer and not last.actions and last.thought:
+            last.answer, last.thought = last.thought, ""
+
+    def _nothing(self) -> str:
+        said = Counter(i.kind for i in self.items if isinstance(i, NoteItem))
+        parts = (["a task"] if self.task_text else []) + [f"{n} {kind} note{'s' if n != 1 else ''}" for kind, n in sorted(said.items())]
+        has = f"it has {', '.join(parts)} but" if parts else "it has"
+        return f"no step could be read from this {self.fmt} log: {has} no assistant turn"
+
+
+def _infer(action: Action) -> ToolInfo:
+    """A tool as its calls show it: the argument names and JSON types seen."""
+    params = [{"name": k, "type": _JSON_TYPES.get(type(v), "string"), "required": True} for k, v in action.args.items()]
+    return ToolInfo(name=action.tool, parameters=params)

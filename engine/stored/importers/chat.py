@@ -1,0 +1,208 @@
+"""OpenAI chat messages, in the shapes they are kept in.
+
+- a JSON list of messages, or a JSONL file of them;
+- an object with a "messages" list, which covers a request body (`model`,
+  `messages`, `tools`: the tools are declared in the header);
+- a request with its response (`{"request": {...}, "response": {...}}`): the
+  response's message ends the log;
+- fine-tune JSONL: one `{"messages": [...]}` conversation a line, one run each.
+
+Assistant messages carry `tool_calls` (or the legacy `function_call`); `tool`
+and `function` messages carry the results by `tool_call_id`. The first user
+message is the task and later ones are shown as user messages; system and
+developer messages are the system prompt. A final call of a structured-answer
+tool (`final_result`) is the answer, as is a last assistant message without
+calls. An assistant message written in the seeds' text format is read as a
+thought and an action, its observation coming in the next user message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from engine.stored.importers.build import Draft, arguments, found, text_of
+from engine.stored.importers.react import KEYWORD, action_from_text
+from engine.core.events import Action
+from engine.stored.transcript import TranscriptError
+
+
+def message_lines(text: str) -> list[int]:
+    """The line each top-level message object starts on (best effort; [] if unknown)."""
+    decoder = json.JSONDecoder()
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        m = re.search(r'"messages"\s*:\s*\[', text)
+        if m is None:
+            return []
+        start = m.end()
+    elif "[" in text:
+        start = text.index("[") + 1
+    else:
+        return []
+    lines: list[int] = []
+    pos, size = start, len(text)
+    try:
+        while pos < size:
+            while pos < size and text[pos] in " \t\r\n,":
+                pos += 1
+            if pos >= size or text[pos] == "]":
+                break
+            lines.append(text.count("\n", 0, pos) + 1)
+            _, pos = decoder.raw_decode(text, pos)
+    except (ValueError, RecursionError):
+        return lines
+    return lines
+
+
+def _trace_in_message(content: str) -> tuple[str, Action | None, str | None] | None:
+    """An assistant message written in the trace format: (thought, action, answer), else None."""
+    thought, action, answer = "", None, None
+    seen = False
+    lines = content.splitlines()
+    for i, line in enumerate(lines):
+        m = KEYWORD.match(line)
+        if m is None:
+            continue
+        kind, value = m.group(1).lower(), m.group(3).strip()
+        if kind == "thought":
+            thought, seen = value, True
+        elif kind == "action" and action is None:
+            action = action_from_text(value)
+            seen = seen or action is not None
+        elif kind in ("final answer", "answer"):
+            answer = "\n".join([value, *lines[i + 1:]]).strip()
+            seen = True
+            break
+    if not seen or (action is None and answer is None):
+        return None
+    return thought, (None if answer is not None else action), answer
+
+
+def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
+    """Fill `draft` from a list of chat messages; `where(i)` names message i in the file."""
+    for i, message in enumerate(messages):
+        source = where(i)
+        if not isinstance(message, dict):
+            draft.unrecognised(f"a {type(message).__name__} where a message was expected", message, source)
+            continue
+        role = message.get("role")
+        content = text_of(message.get("content"))
+        if role in ("system", "developer"):
+            if draft.steps() or draft.task_text is not None:
+                draft.note("system", content, source)
+            else:
+                draft.system.append(content)
+        elif role == "user":
+            last = draft.last_step()
+            if content.lstrip().startswith("Observation:") and last is not None and last.open_actions():
+                last.observe(last.open_actions()[0], content.lstrip()[len("Observation:"):].strip())
+            else:
+                draft.user(content, source)
+        elif role == "assistant":
+            _assistant(draft, message, content, source)
+        elif role in ("tool", "function"):
+            draft.result(message.get("tool_call_id"), content, None, source, name=message.get("name"))
+        else:
+            draft.unrecognised(f"a message with {found(message)}", content or message, source)
+    return draft
+
+
+def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str) -> None:
+    calls = message.get("tool_calls") or []
+    legacy = message.get("function_call")
+    if legacy and not calls:
+        calls = [{"id": None, "function": legacy}]
+    if not isinstance(calls, list):
+        calls = [calls]
+    step = draft.new_step()
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str):
+        step.add_thought(reasoning)
+    if calls:
+        step.add_thought(content)
+        for j, call in enumerate(calls):
+            fn = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                draft.unrecognised(f"tool call {j + 1} without a function name", call, source)
+                continue
+            args, error = arguments(fn.get("arguments"))
+            call_id = call.get("id") if isinstance(call.get("id"), str) else None
+            draft.call(step, Action(tool=fn["name"], args=args, call_id=call_id, args_error=error))
+        return
+    parsed = _trace_in_message(content)
+    if parsed is not None:
+        thought, action, answer = parsed
+        step.add_thought(thought)
+        if action is not None:
+            step.actions.append(action)
+        step.answer = answer
+        step.raw = content
+    else:
+        step.add_thought(content)
+
+
+def _response_message(response: Any) -> dict[str, Any] | None:
+    if not isinstance(response, dict):
+        return None
+    choices = response.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        return message if isinstance(message, dict) else None
+    if isinstance(response.get("message"), dict):
+        return response["message"]
+    return response if response.get("role") == "assistant" else None
+
+
+def read_chat(name: str, data: Any, text: str) -> list[Draft]:
+    """A chat log already parsed from JSON (a list, or an object)."""
+    draft = Draft(name, "chat")
+    lines = message_lines(text)
+
+    def where(i: int) -> str:
+        return f"line {lines[i]}" if i < len(lines) else f"message {i + 1}"
+
+    if isinstance(data, list):
+        return [read_messages(draft, data, where)]
+    if not isinstance(data, dict):
+        raise TranscriptError(f"{name}:1: expected a JSON list of chat messages or an object with a \"messages\" list; got {found(data)}")
+    if isinstance(data.get("request"), dict) and isinstance(data["request"].get("messages"), list):
+        body = data["request"]
+        messages = list(body["messages"])
+        reply = _response_message(data.get("response"))
+        if reply is not None:
+            messages.append(reply)
+        elif "response" in data:
+            draft.unrecognised("a response without a message", data.get("response"), "response")
+        _body_options(draft, body)
+        return [read_messages(draft, messages, lambda i: f"message {i + 1}")]
+    if isinstance(data.get("messages"), list):
+        _body_options(draft, data)
+        return [read_messages(draft, data["messages"], where)]
+    if "role" in data:
+        return [read_messages(draft, [data], lambda i: "line 1")]
+    raise TranscriptError(
+        f"{name}:1: expected a JSON list of chat messages or an object with a \"messages\" list; got {found(data)}"
+    )
+
+
+def _body_options(draft: Draft, body: dict[str, Any]) -> None:
+    draft.declare(body.get("tools"))
+    draft.declare(body.get("functions"))
+    if isinstance(body.get("model"), str):
+        draft.options["model"] = body["model"]
+
+
+def read_chat_lines(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
+    """JSONL: one message a line, or fine-tune data (one conversation a line, one run each)."""
+    if rows and all(isinstance(obj, dict) and isinstance(obj.get("messages"), list) for _, obj in rows):
+        runs = []
+        for number, obj in rows:
+            draft = Draft(name, "chat")
+            draft.options["line"] = number
+            _body_options(draft, obj)
+            runs.append(read_messages(draft, obj["messages"], lambda i, n=number: f"line {n}, message {i + 1}"))
+        return runs
+    numbers = [n for n, _ in rows]
+    return [read_messages(Draft(name, "chat"), [obj for _, obj in rows], lambda i: f"line {numbers[i]}")]

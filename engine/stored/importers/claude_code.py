@@ -1,0 +1,178 @@
+"""Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`).
+
+One JSON object a line; `type` says what it is:
+
+- `user`: `message.content` is the user's text (the first is the task, later
+  ones are user messages), or a list of blocks where `tool_result` blocks are
+  the results of earlier calls, found by `tool_use_id`;
+- `assistant`: `message.content` blocks `thinking` and `text` (the thought, or
+  the answer when nothing follows) and `tool_use` (the calls, with their `id`).
+  Claude Code writes one line per block, so lines of one `message.id` are one step;
+- `summary`: the session's title; `system` lines are notes;
+- lines with `isSidechain: true` are a sub-agent's work (the `Task` tool):
+  shown nested under the step that started it, unless the whole file is one
+  sub-agent's session.
+
+Bookkeeping lines (queue operations, file snapshots, the last prompt) carry no
+message: they are skipped and counted in the warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.core.events import Action, Note
+from engine.stored.importers.build import Draft, Step, found, preview, text_of
+from engine.stored.transcript import TranscriptError
+
+MESSAGE_TYPES = frozenset({"user", "assistant", "summary", "system"})
+BOOKKEEPING = frozenset({"queue-operation", "file-history-snapshot", "last-prompt", "progress", "custom-title", "tag"})
+
+
+def is_claude_code(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    kind = obj.get("type")
+    if kind in ("user", "assistant") and isinstance(obj.get("message"), dict):
+        return True
+    if kind == "summary" and "leafUuid" in obj:
+        return True
+    return kind in BOOKKEEPING and ("sessionId" in obj or "leafUuid" in obj or "messageId" in obj)
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    return text_of(block.get("content"))
+
+
+def _nested(kind: str, text: str) -> str:
+    return f"{kind}: {text}"
+
+
+class _Reader:
+    def __init__(self, name: str, nest_sidechains: bool) -> None:
+        self.draft = Draft(name, "claude-code")
+        self.nest = nest_sidechains
+        self.step: Step | None = None
+        self.message_id: str | None = None
+        self.tasks: list[Step] = []
+
+    def line(self, number: int, obj: Any) -> None:
+        source = f"line {number}"
+        draft = self.draft
+        if not isinstance(obj, dict):
+            draft.unrecognised(f"{found(obj)} where a session line was expected", obj, source)
+            return
+        kind = obj.get("type")
+        if kind in BOOKKEEPING:
+            draft.skipped[str(kind)] += 1
+            return
+        if kind == "summary":
+            if isinstance(obj.get("summary"), str):
+                draft.options.setdefault("title", obj["summary"])
+                return
+        message = obj.get("message")
+        if self.nest and obj.get("isSidechain") is True and kind in ("user", "assistant") and isinstance(message, dict):
+            self.sidechain(kind, message, source)
+            return
+        if kind == "user" and isinstance(message, dict):
+            self.user(message, source, obj)
+        elif kind == "assistant" and isinstance(message, dict):
+            self.assistant(message, source)
+        elif kind == "system" and isinstance(obj.get("content"), str):
+            draft.note("system", obj["content"], source)
+        else:
+            draft.unrecognised(f"a line with {found(obj)}", obj, source)
+
+    def user(self, message: dict[str, Any], source: str, obj: dict[str, Any]) -> None:
+        draft = self.draft
+        content = message.get("content")
+        self.message_id = None
+        if isinstance(content, str):
+            if obj.get("isMeta"):
+                draft.note("system", content, source)
+            else:
+                draft.user(content, source)
+            return
+        if not isinstance(content, list):
+            draft.unrecognised("a user message without content", message, source)
+            return
+        texts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                error = block.get("is_error") if isinstance(block.get("is_error"), bool) else None
+                draft.result(block.get("tool_use_id"), _result_text(block), error, source)
+            elif isinstance(block, dict) and block.get("type") == "text":
+                texts.append(str(block.get("text", "")))
+            else:
+                texts.append(text_of([block]))
+        if texts:
+            draft.user("\n".join(texts), source)
+
+    def assistant(self, message: dict[str, Any], source: str) -> None:
+        draft = self.draft
+        mid = message.get("id") if isinstance(message.get("id"), str) else None
+        step = self.step
+        if step is None or mid is None or mid != self.message_id or step.observations or draft.items[-1] is not step:
+            step = draft.new_step()
+        self.step, self.message_id = step, mid
+        content = message.get("content")
+        if isinstance(content, str):
+            step.add_thought(content)
+            return
+        if not isinstance(content, list):
+            draft.unrecognised("an assistant message without content", message, source)
+            return
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "thinking":
+                step.add_thought(str(block.get("thinking", "")))
+            elif kind == "text":
+                step.add_thought(str(block.get("text", "")))
+            elif kind in ("tool_use", "server_tool_use") and isinstance(block.get("name"), str):
+                args = block.get("input") if isinstance(block.get("input"), dict) else {"input": block.get("input")}
+                call_id = block.get("id") if isinstance(block.get("id"), str) else None
+                draft.call(step, Action(tool=block["name"], args=args, call_id=call_id))
+                if block["name"] in ("Task", "Agent"):
+                    self.tasks.append(step)
+            elif kind == "redacted_thinking":
+                step.add_thought("(redacted thinking)")
+            else:
+                draft.unrecognised(f"an assistant block with {found(block)}", block, source)
+
+    def sidechain(self, kind: str, message: dict[str, Any], source: str) -> None:
+        """A sub-agent's message, nested under the step whose Task call started it."""
+        parent = self.tasks[-1] if self.tasks else self.draft.last_step()
+        content = message.get("content")
+        lines: list[str] = []
+        if isinstance(content, str):
+            lines.append(_nested("user" if kind == "user" else "says", content))
+        elif isinstance(content, list):
+            for block in content:
+                btype = block.get("type") if isinstance(block, dict) else None
+                if btype == "tool_use":
+                    lines.append(_nested("action", f"{block.get('name')}({preview(block.get('input'), 300)})"))
+                elif btype == "tool_result":
+                    lines.append(_nested("observe", _result_text(block)))
+                elif btype == "thinking":
+                    lines.append(_nested("thought", str(block.get("thinking", ""))))
+                elif btype == "text":
+                    lines.append(_nested("user" if kind == "user" else "says", str(block.get("text", ""))))
+                else:
+                    lines.append(_nested("block", preview(block, 300)))
+        text = "\n".join(lines) or preview(message, 300)
+        if parent is None:
+            self.draft.note("subagent", text, source)
+        else:
+            parent.notes.append(Note(step=0, kind="subagent", text=text, source=source))
+
+
+def read_claude_code(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
+    sessions = [obj for _, obj in rows if isinstance(obj, dict) and obj.get("type") in ("user", "assistant")]
+    only_sidechain = bool(sessions) and all(obj.get("isSidechain") is True for obj in sessions)
+    reader = _Reader(name, nest_sidechains=not only_sidechain)
+    for number, obj in rows:
+        reader.line(number, obj)
+    if not reader.draft.steps() and not reader.draft.task_text and not reader.draft.items:
+        first = rows[0] if rows else (1, None)
+        raise TranscriptError(f"{name}:{first[0]}: a Claude Code session with no message (found {found(first[1])})")
+    return [reader.draft]

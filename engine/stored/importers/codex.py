@@ -1,0 +1,147 @@
+"""OpenAI Codex CLI rollouts (`~/.codex/sessions/.../rollout-*.jsonl`).
+
+One `{"timestamp", "type", "payload"}` object a line:
+
+- `session_meta`: the session; its `instructions` (or `base_instructions`)
+  are the system prompt;
+- `response_item`: what the model saw and said. `payload.type` is `message`
+  (role user, developer or assistant), `reasoning` (its summary is the
+  thought), `function_call` / `custom_tool_call` / `local_shell_call` (calls,
+  with a `call_id`; calls with no message between them are one step, run in
+  parallel) and `function_call_output` / `custom_tool_call_output` (results,
+  found by `call_id`);
+- `turn_context`, `event_msg` (which repeat the response items for the
+  terminal) and `compacted`: bookkeeping, skipped and counted.
+
+User messages that Codex writes itself (`<environment_context>`, the
+AGENTS.md instructions) are system notes; the first other user message is
+the task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.core.events import Action
+from engine.stored.importers.build import Draft, Step, arguments, found, text_of
+from engine.stored.transcript import TranscriptError
+
+LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
+_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
+                     "<permissions instructions>", "<user_shell_command>")
+CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"}
+OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
+
+
+def is_codex(obj: Any) -> bool:
+    return isinstance(obj, dict) and obj.get("type") in LINE_TYPES and isinstance(obj.get("payload"), dict)
+
+
+def _output_text(payload: dict[str, Any]) -> tuple[str, bool | None]:
+    output = payload.get("output")
+    if isinstance(output, dict):  # {"content": ..., "success": bool}
+        success = output.get("success")
+        return text_of(output.get("content")), (not success) if isinstance(success, bool) else None
+    return text_of(output), None
+
+
+class _Reader:
+    def __init__(self, name: str) -> None:
+        self.draft = Draft(name, "codex")
+        self.step: Step | None = None
+
+    def current(self, for_call: bool) -> Step:
+        """The step a call or a thought goes into: a new one once results came back."""
+        step = self.step
+        if step is None or step.observations or self.draft.items[-1] is not step or (not for_call and step.actions):
+            step = self.draft.new_step()
+            self.step = step
+        return step
+
+    def line(self, number: int, obj: Any) -> None:
+        draft, source = self.draft, f"line {number}"
+        if not is_codex(obj):
+            draft.unrecognised(f"a line with {found(obj)}", obj, source)
+            return
+        kind, payload = obj["type"], obj["payload"]
+        if kind == "session_meta":
+            instructions = payload.get("instructions")
+            base = payload.get("base_instructions")
+            text = instructions if isinstance(instructions, str) else text_of(base) if base else ""
+            if text:
+                draft.system.append(text)
+            for key in ("id", "cwd", "cli_version"):
+                if isinstance(payload.get(key), str):
+                    draft.options.setdefault(f"session_{key}", payload[key])
+            return
+        if kind == "turn_context":
+            if isinstance(payload.get("model"), str):
+                draft.options.setdefault("model", payload["model"])
+            draft.skipped[kind] += 1
+            return
+        if kind != "response_item":
+            draft.skipped[kind if kind != "event_msg" else f"event_msg {payload.get('type', '?')}"] += 1
+            return
+        self.item(payload, source)
+
+    def item(self, payload: dict[str, Any], source: str) -> None:
+        draft = self.draft
+        ptype = payload.get("type")
+        if ptype == "message":
+            role = payload.get("role")
+            text = text_of(payload.get("content"))
+            if role in ("developer", "system"):
+                if not draft.steps() and draft.task_text is None:
+                    draft.system.append(text)
+                else:
+                    draft.note("system", text, source)
+            elif role == "user":
+                self.step = None
+                if text.lstrip().startswith(_CONTEXT_PREFIXES):
+                    draft.note("system", text, source)
+                else:
+                    draft.user(text, source)
+            elif role == "assistant":
+                self.current(for_call=False).add_thought(text)
+            else:
+                draft.unrecognised(f"a message with role {role!r}", text, source)
+        elif ptype == "reasoning":
+            summary = text_of(payload.get("summary"))
+            content = text_of(payload.get("content")) if payload.get("content") else ""
+            text = "\n".join(t for t in (summary, content) if t)
+            step = self.current(for_call=False)
+            step.add_thought(text or ("(encrypted reasoning)" if payload.get("encrypted_content") else ""))
+        elif ptype in CALLS:
+            self.call(payload, source)
+        elif ptype in OUTPUTS:
+            text, error = _output_text(payload)
+            draft.result(payload.get("call_id"), text, error, source)
+        else:
+            draft.unrecognised(f"a response item with {found(payload)}", payload, source)
+
+    def call(self, payload: dict[str, Any], source: str) -> None:
+        ptype = payload["type"]
+        name = payload.get("name")
+        if ptype == "local_shell_call":
+            name, args, error = "shell", payload.get("action") if isinstance(payload.get("action"), dict) else {}, None
+        elif ptype == "web_search_call":
+            name, args, error = "web_search", payload.get("action") if isinstance(payload.get("action"), dict) else {}, None
+        elif ptype == "custom_tool_call":
+            args, error = {"input": payload.get("input")}, None
+        else:
+            args, error = arguments(payload.get("arguments"))
+        if not isinstance(name, str):
+            self.draft.unrecognised("a tool call without a name", payload, source)
+            return
+        call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
+        self.draft.call(self.current(for_call=True), Action(tool=name, args=args, call_id=call_id, args_error=error))
+
+
+def read_codex(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
+    reader = _Reader(name)
+    for number, obj in rows:
+        reader.line(number, obj)
+    if not reader.draft.items and reader.draft.task_text is None:
+        first = rows[0] if rows else (1, None)
+        raise TranscriptError(f"{name}:{first[0]}: a Codex rollout with no message (found {found(first[1])})")
+    return [reader.draft]

@@ -1,0 +1,172 @@
+"""Which format a file is in, from its content (never its name).
+
+`sniff` decides from the bytes: a zip archive (an Inspect `.eval` log, or a
+refusal that says it is a zip), text with ReAct keywords, one JSON document
+(a chat log, a request body, a SWE-agent or mini-swe-agent trajectory, an
+Inspect log) or JSON lines (agent-tui, Claude Code, Codex, chat messages,
+fine-tune data). A file that is none of them is refused with its line, what
+was found there and the formats that were tried.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from engine.stored.importers.build import found, preview
+from engine.stored.importers.claude_code import is_claude_code
+from engine.stored.importers.codex import is_codex
+from engine.stored.importers.inspect_log import is_inspect
+from engine.stored.importers.react import KEYWORD, dialect
+from engine.stored.importers.swe_agent import is_mini, is_swe_agent
+from engine.stored.transcript import TranscriptError
+
+FORMAT_NAMES: dict[str, str] = {
+    "jsonl": "agent-tui transcript",
+    "chat": "OpenAI chat messages (list, {\"messages\"}, request body, request + response, fine-tune JSONL)",
+    "claude-code": "Claude Code session JSONL",
+    "codex": "Codex CLI rollout JSONL",
+    "swe-agent": "SWE-agent .traj",
+    "mini-swe-agent": "mini-swe-agent trajectory",
+    "inspect": "Inspect AI eval log (.json, .eval)",
+    "trace": "text trace (Question:/Thought:/Action:/Observation:)",
+    "react": "ReAct numbered text (Thought 1:/Action 1:/Observation 1:)",
+    "langchain": "LangChain scratchpad (Action:/Action Input:)",
+}
+TRIED = "tried: " + "; ".join(FORMAT_NAMES.values())
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+@dataclass
+class Sniffed:
+    """The format, and what was already parsed to decide it (so nothing is parsed twice)."""
+
+    fmt: str
+    text: str = ""
+    document: Any = None
+    rows: list[tuple[int, Any]] | None = None
+
+
+def decode(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise TranscriptError(f"{name}:{line}: not UTF-8 text (byte {exc.start}); {TRIED}") from None
+
+
+def json_rows(name: str, text: str, *, strict: bool = True) -> list[tuple[int, Any]]:
+    """Every non-blank line parsed as JSON, with its number."""
+    rows = []
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except (json.JSONDecodeError, RecursionError) as exc:
+            if not strict and number == len(lines) and not text.endswith("\n"):
+                continue  # a torn last line
+            raise TranscriptError(f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
+    return rows
+
+
+def document_format(data: Any) -> str | None:
+    """The format of one JSON document, or None."""
+    if isinstance(data, dict):
+        if data.get("type") == "header":
+            return "jsonl"
+        if is_inspect(data):
+            return "inspect"
+        if is_mini(data):
+            return "mini-swe-agent"
+        if is_swe_agent(data):
+            return "swe-agent"
+        if isinstance(data.get("messages"), list) or "role" in data:
+            return "chat"
+        if isinstance(data.get("request"), dict) and isinstance(data["request"].get("messages"), list):
+            return "chat"
+        if is_codex(data):
+            return "codex"
+        if is_claude_code(data):
+            return "claude-code"
+        return None
+    if isinstance(data, list):
+        if is_mini(data):
+            return "mini-swe-agent"
+        if data and all(isinstance(m, dict) and "role" in m for m in data[:50]):
+            return "chat"
+        if data and isinstance(data[0], dict) and "role" in data[0]:
+            return "chat"
+    return None
+
+
+def row_format(obj: Any) -> str | None:
+    """The format a JSON line belongs to, or None."""
+    if isinstance(obj, dict) and obj.get("type") == "header":
+        return "jsonl"
+    if is_codex(obj):
+        return "codex"
+    if is_claude_code(obj):
+        return "claude-code"
+    if isinstance(obj, dict) and (isinstance(obj.get("messages"), list) or "role" in obj):
+        return "chat"
+    return None
+
+
+def sniff(name: str, data: bytes) -> Sniffed:
+    if data.startswith(ZIP_MAGIC):
+        return Sniffed("inspect")
+    text = decode(name, data)
+    lines = text.splitlines()
+    first_number, first = next(((n, line) for n, line in enumerate(lines, 1) if line.strip()), (0, ""))
+    if not first:
+        raise TranscriptError(f"{name}: the file is empty")
+    head = first.lstrip()
+    if KEYWORD.match(first):
+        return Sniffed(dialect(text), text)
+    if head[0] not in "[{":
+        keywords = sum(1 for line in lines[:2000] if KEYWORD.match(line))
+        if keywords >= 2:
+            return Sniffed(dialect(text), text)
+        raise TranscriptError(f"{name}:{first_number}: found {preview(first)!r}; {TRIED}")
+    if head.startswith('{"type": "header"') or head.startswith('{"type":"header"'):
+        return Sniffed("jsonl", text)
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise TranscriptError(f"{name}:{first_number}: not JSON (too deeply nested)") from None
+    except json.JSONDecodeError as exc:
+        document = exc
+    if not isinstance(document, json.JSONDecodeError):
+        fmt = document_format(document)
+        if fmt is None:
+            raise TranscriptError(f"{name}:{first_number}: found {found(document)}; {TRIED}")
+        return Sniffed(fmt, text, document=document)
+    if not head.startswith("{") or len([line for line in lines if line.strip()]) < 2:
+        raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
+    if not first.rstrip().endswith("}"):
+        raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
+    return _lines_format(name, text)
+
+
+def _lines_format(name: str, text: str) -> Sniffed:
+    """JSON lines: the format of the first line that says which."""
+    first_obj: tuple[int, Any] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise TranscriptError(f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
+        fmt = row_format(obj)
+        if fmt is not None:
+            return Sniffed(fmt, text)
+        if first_obj is None:
+            first_obj = (number, obj)
+        if number > 200:
+            break
+    number, obj = first_obj or (1, None)
+    raise TranscriptError(f"{name}:{number}: found {found(obj)}; {TRIED}")

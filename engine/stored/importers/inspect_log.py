@@ -1,0 +1,151 @@
+"""Inspect AI eval logs: the `.json` log and the `.eval` zip archive; one run per sample.
+
+A sample's `messages` are chat messages: `system`, `user` (the first is the
+task), `assistant` (`content` a string or blocks of `text` / `reasoning`,
+`tool_calls` as `{"id", "function": "<name>", "arguments": {...}}`) and `tool`
+(`tool_call_id`, `function`, `content`, `error`). The `.eval` archive holds
+`header.json` and one `samples/<id>_epoch_<n>.json` per sample.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from typing import Any
+
+from engine.core.events import Action
+from engine.stored.importers.build import Draft, arguments, found, text_of
+from engine.stored.transcript import TranscriptError
+
+
+def is_inspect(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("eval"), dict) and (
+        "samples" in data or "status" in data or "version" in data
+    )
+
+
+def _sample_text(content: Any) -> tuple[str, str]:
+    """(text, reasoning) of an Inspect message's content."""
+    if isinstance(content, list):
+        texts, reasoning = [], []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "reasoning":
+                reasoning.append(str(block.get("reasoning") or block.get("summary") or ""))
+            else:
+                texts.append(text_of([block]))
+        return "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r)
+    return text_of(content), ""
+
+
+def read_sample(name: str, sample: Any, label: str) -> Draft:
+    draft = Draft(name, "inspect")
+    if not isinstance(sample, dict):
+        draft.unrecognised(f"{found(sample)} where a sample was expected", sample, label)
+        return draft
+    for key in ("id", "epoch"):
+        if isinstance(sample.get(key), (str, int)) and not isinstance(sample.get(key), bool):
+            draft.options[f"sample_{key}"] = sample[key]
+    messages = sample.get("messages")
+    if not isinstance(messages, list):
+        draft.unrecognised("a sample without a messages list", sample.get("input"), label)
+        return draft
+    for i, m in enumerate(messages):
+        source = f"{label}, message {i + 1}"
+        if not isinstance(m, dict):
+            draft.unrecognised(f"{found(m)} where a message was expected", m, source)
+            continue
+        role = m.get("role")
+        text, reasoning = _sample_text(m.get("content"))
+        if role == "system":
+            if draft.steps() or draft.task_text is not None:
+                draft.note("system", text, source)
+            else:
+                draft.system.append(text)
+        elif role == "user":
+            draft.user(text, source)
+        elif role == "assistant":
+            step = draft.new_step(reasoning)
+            calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+            step.add_thought(text)
+            for call in calls:
+                fn = call.get("function") if isinstance(call, dict) else None
+                if isinstance(fn, dict):  # an OpenAI-shaped call inside an Inspect log
+                    fn, raw = fn.get("name"), fn.get("arguments")
+                else:
+                    raw = call.get("arguments") if isinstance(call, dict) else None
+                if not isinstance(fn, str):
+                    draft.unrecognised("a tool call without a function name", call, source)
+                    continue
+                args, error = arguments(raw)
+                if isinstance(call.get("parse_error"), str) and call["parse_error"]:
+                    error = call["parse_error"]
+                cid = call.get("id") if isinstance(call.get("id"), str) else None
+                draft.call(step, Action(tool=fn, args=args, call_id=cid, args_error=error))
+        elif role == "tool":
+            error = m.get("error")
+            if isinstance(error, dict) and error.get("message") and not text:
+                text = str(error["message"])
+            draft.result(m.get("tool_call_id"), text, bool(error) if error is not None else None, source,
+                         name=m.get("function"))
+        else:
+            draft.unrecognised(f"a message with role {role!r}", text or m, source)
+    return draft
+
+
+def read_inspect_json(name: str, data: dict[str, Any]) -> list[Draft]:
+    samples = data.get("samples")
+    if not isinstance(samples, list) or not samples:
+        status = data.get("status")
+        raise TranscriptError(
+            f"{name}:1: an Inspect AI eval log with no samples (status {status!r}); nothing to import"
+        )
+    drafts = [read_sample(name, s, f"sample {i + 1}") for i, s in enumerate(samples)]
+    _eval_options(drafts, data.get("eval"))
+    return drafts
+
+
+def _eval_options(drafts: list[Draft], eval_info: Any) -> None:
+    if not isinstance(eval_info, dict):
+        return
+    for draft in drafts:
+        for key in ("task", "model"):
+            if isinstance(eval_info.get(key), str):
+                draft.options.setdefault(key, eval_info[key])
+
+
+def _sample_order(name: str) -> tuple[int, str]:
+    m = re.match(r"samples/(\d+)_epoch_(\d+)\.json$", name)
+    return (int(m.group(1)) * 1000 + int(m.group(2)), name) if m else (1 << 60, name)
+
+
+def read_eval_zip(name: str, data: bytes) -> list[Draft]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.namelist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
+        raise TranscriptError(f"{name}:1: a zip archive that cannot be opened ({exc})") from None
+    samples = sorted((m for m in members if m.startswith("samples/") and m.endswith(".json")), key=_sample_order)
+    if "header.json" not in members and not samples:
+        shown = ", ".join(members[:5]) + ("…" if len(members) > 5 else "")
+        raise TranscriptError(
+            f"{name}:1: a zip archive ({len(members)} files: {shown or 'none'}), not an Inspect AI .eval log "
+            "(expected header.json and samples/*.json)"
+        )
+    if not samples:
+        raise TranscriptError(f"{name}: an Inspect AI .eval log with no samples; nothing to import")
+    drafts = []
+    for member in samples:
+        try:
+            raw = archive.read(member)
+            sample = json.loads(raw)
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, RuntimeError, RecursionError) as exc:
+            raise TranscriptError(f"{name}: {member} in the archive cannot be read ({type(exc).__name__}: {exc})") from None
+        drafts.append(read_sample(name, sample, member))
+    try:
+        header = json.loads(archive.read("header.json")) if "header.json" in members else {}
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, RuntimeError, RecursionError):
+        header = {}
+    _eval_options(drafts, header.get("eval") if isinstance(header, dict) else None)
+    return drafts

@@ -1,0 +1,184 @@
+"""SWE-agent `.traj` files and mini-swe-agent trajectories.
+
+SWE-agent: a JSON object with `history` (chat messages: the assistant's
+`thought`, `action` and `tool_calls`; `tool` messages answer by a list of
+`tool_call_ids`; `user` messages after an action are its observation;
+demonstration messages are part of the prompt) and `trajectory` (action,
+observation, thought per step: read when there is no history). `info.submission`
+is the answer when `info.exit_status` is `submitted`; another exit status
+stops the run.
+
+mini-swe-agent: a JSON list of messages (or `{"messages", "info",
+"trajectory_format"}`): the action is the fenced shell block in the
+assistant's text, its output the next user message. The command that prints
+`COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT` submits: its output is the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from engine.core.events import Action, RunEnded
+from engine.stored.importers.build import Draft, arguments, found, text_of
+from engine.stored.importers.chat import read_messages
+from engine.stored.transcript import TranscriptError
+
+_FENCE = re.compile(r"```[ \t]*(?:bash|sh|shell|mswea_bash_command|console)?[ \t]*\r?\n(.*?)\r?\n?```", re.S)
+_SUBMIT_MARKERS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
+
+
+def is_swe_agent(data: Any) -> bool:
+    if not isinstance(data, dict):
+        return False
+    history, trajectory = data.get("history"), data.get("trajectory")
+    return (isinstance(history, list) and (isinstance(trajectory, list) or _has_swe_messages(history))) or (
+        isinstance(trajectory, list) and bool(trajectory) and isinstance(trajectory[0], dict) and "action" in trajectory[0]
+    )
+
+
+def _has_swe_messages(history: list[Any]) -> bool:
+    return any(isinstance(m, dict) and ("message_type" in m or "tool_call_ids" in m or "agent" in m) for m in history[:20])
+
+
+def is_mini(data: Any) -> bool:
+    if isinstance(data, dict):
+        fmt = data.get("trajectory_format")
+        if isinstance(fmt, str) and fmt.startswith("mini-swe-agent"):
+            return True
+        data = data.get("messages")
+    if not isinstance(data, list):
+        return False
+    for m in data:
+        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
+            if m["content"].lstrip().startswith("<returncode>"):
+                return True
+        if isinstance(m, dict) and m.get("role") == "exit":
+            return True
+    return False
+
+
+def _command_action(command: str) -> Action:
+    """A SWE-agent command line: the first word is the tool, the rest its input."""
+    head, _, rest = command.strip().partition(" ")
+    return Action(tool=head or "command", args={"input": rest.strip()} if rest.strip() else {})
+
+
+def _end(draft: Draft, info: Any) -> None:
+    if not isinstance(info, dict):
+        return
+    status = info.get("exit_status")
+    submission = info.get("submission")
+    if isinstance(submission, str) and submission.strip() and (not isinstance(status, str) or "submitted" in status.lower()):
+        draft.end = RunEnded(outcome="answer", reason=str(status or "submitted"), step=0, answer=submission)
+    elif isinstance(status, str) and status:
+        draft.end = RunEnded(outcome="stopped", reason=status, step=0)
+
+
+def read_swe_agent(name: str, data: dict[str, Any]) -> list[Draft]:
+    draft = Draft(name, "swe-agent", final_text_is_answer=False)
+    history = data.get("history") if isinstance(data.get("history"), list) else []
+    if any(isinstance(m, dict) and m.get("role") == "assistant" for m in history):
+        _history(draft, history)
+    else:
+        _trajectory(draft, data.get("trajectory") if isinstance(data.get("trajectory"), list) else [])
+    _end(draft, data.get("info"))
+    return [draft]
+
+
+def _history(draft: Draft, history: list[Any]) -> None:
+    for i, m in enumerate(history):
+        source = f"history {i + 1}"
+        if not isinstance(m, dict):
+            draft.unrecognised(f"{found(m)} where a message was expected", m, source)
+            continue
+        role, content = m.get("role"), text_of(m.get("content"))
+        if m.get("is_demo"):
+            draft.note("system", content, source)
+        elif role == "system":
+            if draft.steps():
+                draft.note("system", content, source)
+            else:
+                draft.system.append(content)
+        elif role == "assistant":
+            thought = m.get("thought") if isinstance(m.get("thought"), str) else content
+            step = draft.new_step(thought)
+            calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+            for call in calls:
+                fn = call.get("function") if isinstance(call, dict) else None
+                if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                    args, error = arguments(fn.get("arguments"))
+                    cid = call.get("id") if isinstance(call.get("id"), str) else None
+                    draft.call(step, Action(tool=fn["name"], args=args, call_id=cid, args_error=error))
+                else:
+                    draft.unrecognised("a tool call without a function name", call, source)
+            if not calls and isinstance(m.get("action"), str) and m["action"].strip():
+                draft.call(step, _command_action(m["action"]))
+        elif role == "tool":
+            ids = m.get("tool_call_ids") if isinstance(m.get("tool_call_ids"), list) else [m.get("tool_call_id")]
+            for call_id in ids or [None]:
+                draft.result(call_id, content, None, source)
+        elif role == "user":
+            last = draft.last_step()
+            if last is not None and last.open_actions() and draft.items[-1] is last:
+                last.observe(last.open_actions()[0], content)
+            else:
+                draft.user(content, source)
+        else:
+            draft.unrecognised(f"a message with role {role!r}", content or m, source)
+
+
+def _trajectory(draft: Draft, trajectory: list[Any]) -> None:
+    for i, entry in enumerate(trajectory):
+        source = f"trajectory {i + 1}"
+        if not isinstance(entry, dict):
+            draft.unrecognised(f"{found(entry)} where a step was expected", entry, source)
+            continue
+        thought = entry.get("thought") if isinstance(entry.get("thought"), str) else text_of(entry.get("response"))
+        step = draft.new_step(thought)
+        action = entry.get("action")
+        if isinstance(action, str) and action.strip():
+            step.actions.append(_command_action(action))
+            step.observe(0, text_of(entry.get("observation")))
+        elif entry.get("observation"):
+            draft.unrecognised("an observation without an action", entry.get("observation"), source)
+
+
+def read_mini(name: str, data: Any) -> list[Draft]:
+    draft = Draft(name, "mini-swe-agent", final_text_is_answer=False)
+    messages = data.get("messages") if isinstance(data, dict) else data
+    if not isinstance(messages, list):
+        raise TranscriptError(f"{name}:1: a mini-swe-agent trajectory without a \"messages\" list; got {found(data)}")
+    submitting = False
+    for i, m in enumerate(messages):
+        source = f"message {i + 1}"
+        if not isinstance(m, dict):
+            draft.unrecognised(f"{found(m)} where a message was expected", m, source)
+            continue
+        role, content = m.get("role"), text_of(m.get("content"))
+        if role == "assistant" and not m.get("tool_calls"):
+            blocks = _FENCE.findall(content)
+            thought = _FENCE.sub("", content).strip()
+            step = draft.new_step(thought)
+            for block in blocks:
+                step.actions.append(Action(tool="bash", args={"command": block}))
+            submitting = any(marker in b for b in blocks for marker in _SUBMIT_MARKERS)
+            step.raw = content
+        elif role == "user" and draft.last_step() is not None and draft.last_step().open_actions() and draft.items[-1] is draft.last_step():
+            step = draft.last_step()
+            step.observe(step.open_actions()[0], content, error=_failed(content))
+            if submitting:
+                draft.end = RunEnded(outcome="answer", reason="submitted", step=0, answer=content)
+        elif role == "exit":
+            extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+            _end(draft, {"exit_status": extra.get("exit_status") or content or "exit", "submission": extra.get("submission")})
+        else:
+            read_messages(draft, [m], lambda _i, s=source: s)
+    if isinstance(data, dict) and draft.end is None:
+        _end(draft, data.get("info"))
+    return [draft]
+
+
+def _failed(output: str) -> bool | None:
+    m = re.match(r"\s*<returncode>\s*(-?\d+)\s*</returncode>", output)
+    return None if m is None else m.group(1) != "0"
