@@ -34,6 +34,7 @@ SUBCOMMANDS = (
     "tui.cli.replay",
     "tui.cli.verify",
     "tui.cli.export",
+    "tui.cli.importing",
     "tui.bench",
 )
 """The modules that register a subcommand, in the order `--help` lists them."""

@@ -7,24 +7,39 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_OK, UsageError
+from tui.cli.common import EXIT_OK, UsageError, report
 from tui.cli.saved import FORMAT_HELP, FORMATS, load
 
 
 def register(sub: Any) -> None:
-    export = sub.add_parser("export", help="write a readable report of a saved run")
+    export = sub.add_parser("export", help="write a readable report of a saved run, or its OpenAI chat messages")
     export.add_argument("file")
-    export.add_argument("--format", default="markdown", choices=["markdown"], help="report format (markdown)")
+    export.add_argument(
+        "--format",
+        default="markdown",
+        choices=["markdown", "chat"],
+        help="markdown: a readable report (default); chat: OpenAI chat messages JSON ({\"messages\", \"tools\"}), usable as fine-tune data",
+    )
     export.add_argument("--from", dest="source_format", default="auto", choices=FORMATS, help=FORMAT_HELP)
     export.add_argument("-o", "--out", help="write here instead of stdout")
     export.set_defaults(handler=cmd_export)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tui.export import markdown_report
-
     transcript = load(args.file, args.source_format)
-    report_text = markdown_report(transcript.header, transcript.events, source=args.file)
+    if args.format == "chat":
+        import json
+
+        from engine.stored.chat_export import chat_messages
+
+        document, left_out = chat_messages(transcript.header, transcript.events)
+        if left_out:
+            report(f"warning: {left_out} sub-agent or unmapped note{'s have' if left_out != 1 else ' has'} no place in a chat and {'are' if left_out != 1 else 'is'} left out")
+        report_text = json.dumps(document, ensure_ascii=False, indent=2)
+    else:
+        from tui.export import markdown_report
+
+        report_text = markdown_report(transcript.header, transcript.events, source=args.file)
     if args.out:
         try:
             Path(args.out).write_text(report_text + "\n", encoding="utf-8")

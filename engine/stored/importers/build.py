@@ -113,6 +113,8 @@ class Step:
     observations: list[tuple[int, str, bool | None]] = field(default_factory=list)
     answer: str | None = None
     raw: str | None = None
+    reply: str = ""
+    """What the assistant said to the user: the answer when the step is the last one, else part of the thought."""
     notes: list[Note] = field(default_factory=list)
     """Notes nested under this step (a sub-agent's work), shown between its actions and their results."""
 
@@ -124,6 +126,11 @@ class Step:
         text = text.strip()
         if text:
             self.thought = f"{self.thought}\n{text}" if self.thought else text
+
+    def add_reply(self, text: str) -> None:
+        text = text.strip()
+        if text:
+            self.reply = f"{self.reply}\n{text}" if self.reply else text
 
     def observe(self, index: int, text: str, error: bool | None = None) -> None:
         self.observations.append((index, text, error))
@@ -268,7 +275,8 @@ class Draft:
                 continue
             number += 1
             actions = [a if a.call_id else a.model_copy(update={"call_id": f"s{number}.{i}"}) for i, a in enumerate(item.actions)]
-            decision = DecisionMade(step=number, policy=IMPORTED, thought=item.thought, actions=actions,
+            thought = "\n".join(t for t in (item.thought, item.reply) if t)
+            decision = DecisionMade(step=number, policy=IMPORTED, thought=thought, actions=actions,
                                     answer=item.answer, raw=item.raw)
             usage = Usage(input_tokens=state.context_tokens, output_tokens=estimate_tokens(decision_text(decision)))
             decision = decision.model_copy(update={"usage": usage})
@@ -319,6 +327,8 @@ class Draft:
             return
         if last.actions and len(last.actions) == 1 and last.actions[0].tool in ANSWER_TOOLS:
             last.answer = answer_text(last.actions[0].args)
+        elif self.final_text_is_answer and not last.actions and last.reply:
+            last.answer, last.reply = last.reply, ""
         elif self.final_text_is_answer and not last.actions and last.thought:
             last.answer, last.thought = last.thought, ""
 

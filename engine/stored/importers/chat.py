@@ -140,7 +140,7 @@ def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str)
         step.answer = answer
         step.raw = content
     else:
-        step.add_thought(content)
+        step.add_reply(content)
 
 
 def _response_message(response: Any) -> dict[str, Any] | None:

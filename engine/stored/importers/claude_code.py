@@ -117,7 +117,7 @@ class _Reader:
         self.step, self.message_id = step, mid
         content = message.get("content")
         if isinstance(content, str):
-            step.add_thought(content)
+            step.add_reply(content)
             return
         if not isinstance(content, list):
             draft.unrecognised("an assistant message without content", message, source)
@@ -127,7 +127,7 @@ class _Reader:
             if kind == "thinking":
                 step.add_thought(str(block.get("thinking", "")))
             elif kind == "text":
-                step.add_thought(str(block.get("text", "")))
+                step.add_reply(str(block.get("text", "")))
             elif kind in ("tool_use", "server_tool_use") and isinstance(block.get("name"), str):
                 args = block.get("input") if isinstance(block.get("input"), dict) else {"input": block.get("input")}
                 call_id = block.get("id") if isinstance(block.get("id"), str) else None

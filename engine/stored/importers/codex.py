@@ -102,7 +102,7 @@ class _Reader:
                 else:
                     draft.user(text, source)
             elif role == "assistant":
-                self.current(for_call=False).add_thought(text)
+                self.current(for_call=False).add_reply(text)
             else:
                 draft.unrecognised(f"a message with role {role!r}", text, source)
         elif ptype == "reasoning":

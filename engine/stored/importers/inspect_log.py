@@ -68,7 +68,7 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
         elif role == "assistant":
             step = draft.new_step(reasoning)
             calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
-            step.add_thought(text)
+            step.add_reply(text)
             for call in calls:
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict):  # an OpenAI-shaped call inside an Inspect log

@@ -1,0 +1,132 @@
+"""`agent-tui import`, the foreign formats opened directly by show / replay / export, and
+`export --format chat` read back by the chat importer with every call, result and answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine.sessions.run import new_run
+from engine.stored.importers import FORMATS, load_any, load_runs
+from engine.stored.transcript import read_transcript
+from tui.cli import main
+from tui.cli.saved import FORMATS as CLI_FORMATS
+
+TRACES = Path(__file__).resolve().parent / "data" / "traces"
+
+
+def test_the_cli_offers_exactly_the_engine_formats():
+    assert CLI_FORMATS == list(FORMATS)
+
+
+def test_import_writes_one_transcript_per_run_and_says_so(tmp_path, capsys):
+    source = tmp_path / "prompts.txt"
+    source.write_bytes((TRACES / "react_paper_hotpotqa_webthink_simple6.txt").read_bytes())
+    out = tmp_path / "hotpot.jsonl"
+    assert main(["import", str(source), "-o", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{source}: 6 react runs, one transcript each:"
+    written = [tmp_path / f"hotpot-{n}.jsonl" for n in range(1, 7)]
+    assert lines[1:] == [f"{p}  ({s} steps)" for p, s in zip(written, [5, 3, 3, 3, 3, 3])]
+    answers = [read_transcript(p).events[-1].answer for p in written]
+    assert answers[1] == "Richard Nixon" and answers[5] == "yes"
+    assert main(["import", str(source), "-o", str(out)]) == 2  # never overwrites
+    assert "hotpot-1.jsonl already exists" in capsys.readouterr().err
+
+
+def test_import_of_one_run_defaults_next_to_the_source_and_keeps_warnings_on_stderr(tmp_path, capsys):
+    source = tmp_path / "session.jsonl"
+    source.write_bytes((TRACES / "codex_kvsankar_with_escalation.jsonl").read_bytes())
+    assert main(["import", str(source)]) == 0
+    captured = capsys.readouterr()
+    target = tmp_path / "session.agent-tui.jsonl"
+    assert captured.out.splitlines() == [f"{source}: 1 codex run:", f"{target}  (7 steps)"]
+    assert "warning:" in captured.err and "bookkeeping" in captured.err
+    t = read_transcript(target)
+    assert t.header.scenario == "imported" and sum(len(e.actions) for e in t.events if e.type == "decision") == 4
+
+
+def test_import_refusals_name_the_line_what_was_found_and_the_formats_tried(tmp_path, capsys):
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text('{"id": 1, "note": "x"}\n{"id": 2}\n')
+    assert main(["import", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f'{bad}:1: found an object with keys "id", "note"; tried: agent-tui transcript;' in err
+    assert "Codex CLI rollout JSONL" in err and "Inspect AI eval log" in err
+    assert not (tmp_path / "notes.agent-tui.jsonl").exists()
+    empty = tmp_path / "codex.jsonl"
+    empty.write_bytes((TRACES / "codex_simonw_sample_session.jsonl").read_bytes())
+    assert main(["import", str(empty)]) == 2
+    assert "no step could be read from this codex log" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", [
+    "chat_pydantic_ai_tool_output_exchange.json", "claude_code_kvsankar_golden.jsonl", "codex_kvsankar_golden.jsonl",
+    "swe_agent_test_repo.traj", "mini_swe_agent_local.traj.json", "inspect_ai_message_deduplication.eval",
+    "react_paper_hotpotqa_webthink_simple6.txt", "langchain_docs_debugging_verbose.txt",
+])
+def test_show_replay_and_export_open_every_format_directly(name, capsys):
+    path = str(TRACES / name)
+    assert main(["show", path]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("agent-tui · imported · ") and "outcome: " in shown
+    assert main(["replay", path, "--headless"]) == 0
+    assert capsys.readouterr().out == shown
+    assert main(["export", path]) == 0
+    assert "## Steps" in capsys.readouterr().out
+    assert main(["export", path, "--format", "chat"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["messages"][0]["role"] in ("system", "user")
+
+
+def _runs(tmp_path: Path) -> list[Path]:
+    paths = []
+    for name, task, policy in [("support", "return-1187", None), ("library", None, "good"), ("library", None, "hallucinating"),
+                               ("calculator", None, None), ("research", None, "careful"), ("grid", "3", "memory")]:
+        path = tmp_path / f"{name}-{task}-{policy}.jsonl"
+        run = new_run(scenarios.get(name), task, policy, out=path, approve="all")
+        run.engine.run()
+        run.close()
+        paths.append(path)
+    return paths
+
+
+def _calls_results_answer(transcript) -> tuple[list, list, str | None]:
+    calls = [(a.tool, a.args) for e in transcript.events if e.type == "decision" for a in e.actions]
+    results = [(e.tool, e.text) for e in transcript.events if e.type == "observation"]
+    ends = [e.answer for e in transcript.events if e.type == "run_ended"]
+    return calls, results, ends[0] if ends else None
+
+
+def test_chat_export_read_back_keeps_every_call_result_and_answer(tmp_path, capsys):
+    for path in _runs(tmp_path):
+        original = read_transcript(path)
+        calls, results, answer = _calls_results_answer(original)
+        assert calls and results and answer is not None, path.name
+        out = tmp_path / f"{path.stem}.chat.json"
+        assert main(["export", str(path), "--format", "chat", "-o", str(out)]) == 0
+        capsys.readouterr()
+        again = load_any(out)
+        assert again.header.options["format"] == "chat"
+        assert _calls_results_answer(again) == (calls, results, answer), path.name
+        assert again.header.task_text == original.header.task_text
+        assert {t.name for t in original.header.tools} <= {t.name for t in again.header.tools}
+
+
+def test_chat_export_of_an_import_round_trips_user_turns_and_the_system_prompt(tmp_path, capsys):
+    (tennis,) = [r for r in load_runs(TRACES / "chat_openai_cookbook_toy_chat_fine_tuning.jsonl") if "tennis" in r.header.task_text]
+    from engine.stored.chat_export import chat_messages
+
+    document, left_out = chat_messages(tennis.header, tennis.events)
+    path = tmp_path / "tennis.json"
+    path.write_text(json.dumps(document))
+    again = load_any(path)
+    assert left_out == 0
+    assert again.header.options["system_prompt"] == tennis.header.options["system_prompt"]
+    assert [(e.type, getattr(e, "text", None)) for e in again.events if e.type == "note"] == [
+        (e.type, e.text) for e in tennis.events if e.type == "note"
+    ]
+    assert again.events[-1].answer == "It's easy to learn!"

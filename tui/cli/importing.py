@@ -1,0 +1,68 @@
+"""`agent-tui import FILE [-o OUT.jsonl] [--format NAME]`: a foreign trace written as agent-tui transcripts.
+
+One run is written to OUT (default: FILE's name with `.agent-tui.jsonl`
+next to it); a file of several runs (an eval log's samples, a prompt with
+six trajectories, fine-tune data) to OUT-1.jsonl, OUT-2.jsonl, ... The paths
+go to stdout, one a line, after a line saying how many runs there were;
+warnings (parts kept as unrecognised notes, skipped lines) to stderr. A file
+that already exists is never overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from tui.cli.common import EXIT_OK, UsageError, report
+from tui.cli.saved import FORMAT_HELP, FORMATS
+
+
+def register(sub: Any) -> None:
+    command = sub.add_parser(
+        "import",
+        help="convert a foreign trace (Claude Code, Codex, OpenAI chat, SWE-agent, Inspect AI, ReAct...) to transcripts",
+        description="Convert a trace written by another tool into agent-tui transcripts, one per run, that "
+        "show, replay, export and fork open like any run. The format is detected from the content.",
+    )
+    command.add_argument("file")
+    command.add_argument("-o", "--out", metavar="OUT.jsonl", help="where to write (several runs: OUT-1.jsonl, OUT-2.jsonl, ...)")
+    command.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
+    command.set_defaults(handler=cmd_import)
+
+
+def out_paths(source: Path, out: str | None, count: int) -> list[Path]:
+    """Where `count` runs of `source` go."""
+    base = Path(out) if out else source.with_name(source.name.split(".")[0] + ".agent-tui.jsonl")
+    if count == 1:
+        return [base]
+    stem, suffix = (base.name[: -len(".jsonl")], ".jsonl") if base.name.endswith(".jsonl") else (base.name, "")
+    return [base.with_name(f"{stem}-{n}{suffix}") for n in range(1, count + 1)]
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from engine.stored.importers import load_runs
+    from engine.stored.transcript import TranscriptError, write_transcript
+
+    source = Path(args.file)
+    try:
+        runs = load_runs(source, args.format)
+    except TranscriptError as exc:
+        raise UsageError(str(exc)) from None
+    paths = out_paths(source, args.out, len(runs))
+    taken = [p for p in paths if p.exists()]
+    if taken:
+        raise UsageError(f"{taken[0]} already exists; choose another name with -o (nothing was written)")
+    for run in runs:
+        for warning in run.warnings:
+            report(f"warning: {warning}")
+    fmt = runs[0].header.options.get("format", args.format)
+    print(f"{source}: {len(runs)} {fmt} run{'s' if len(runs) != 1 else ''}" + (", one transcript each:" if len(runs) > 1 else ":"))
+    for run, path in zip(runs, paths):
+        try:
+            write_transcript(path, run.header, run.events)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        steps = sum(1 for e in run.events if e.type == "decision")
+        print(f"{path}  ({steps} step{'s' if steps != 1 else ''})")
+    return EXIT_OK
