@@ -69,6 +69,9 @@ def markdown_report(header: Header, events: Sequence[Event], source: str | None 
     ]
     limits = [f"{k} {_num(k, v)}" for k in ("steps", "tokens", "cost", "seconds") if (v := header.budget.limit(k)) is not None]
     rows.append(("Budget", ", ".join(limits) or "no limits"))
+    system = header.options.get("system_prompt")
+    if isinstance(system, str) and system.strip():
+        rows.append(("System prompt", escape(system).replace("\n", " ")))
     if source:
         rows.append(("Transcript", inline(source)))
     if header.parent:
@@ -115,6 +118,9 @@ def markdown_report(header: Header, events: Sequence[Event], source: str | None 
             out += [f"*Budget reached: {e.kind} at {_num(e.kind, e.used)} of {_num(e.kind, e.limit)}.*", ""]
         elif t == "budget_extended":
             out += [f"*Budget extended: {e.kind} limit now {_num(e.kind, e.limit)}.*", ""]
+        elif t == "note":
+            label = {"user": "User", "system": "System", "subagent": "Sub-agent", "unrecognised": "Not mapped"}.get(e.kind, e.kind)
+            out += [f"**{label}:**", "", code(e.text) if e.kind in ("subagent", "unrecognised") else quote(e.text or " "), ""]
 
     out += ["## End", ""]
     end = state.ended

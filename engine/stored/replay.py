@@ -193,6 +193,8 @@ def event_text(event: Event) -> str:
         return f"{event.old} {event.new}"
     if t == "policy_error":
         return f"{event.policy} {event.message}"
+    if t == "note":
+        return f"{event.kind} {event.text}"
     if t == "run_ended":
         return f"{event.outcome} {event.reason} {event.answer or ''}"
     return t
