@@ -329,9 +329,15 @@ class ReplayApp(App[object]):
 
     # -- fork ------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`f` is offered only where the run can be forked."""
+        if action == "fork":
+            return self.fork_fn is not None and bool(self.fork_policies)
+        return True
+
     def action_fork(self) -> None:
         if self.fork_fn is None or not self.fork_policies:
-            self.notify("This run cannot be forked here (an imported log, or no scenario).", severity="warning", markup=False)
+            self.notify("This run cannot be forked here (no scenario to act in).", severity="warning", markup=False)
             return
         self._stop_playing()
         state = self.state
@@ -375,17 +381,44 @@ class _ReplayHelp(AskScreen):
 
 
 def _fork_from(timeline: Timeline, position: int, policy: str):
-    """Start a live run from `position` of the timeline's file (the cockpit takes it)."""
+    """Start a live run from `position` of the timeline's file (the cockpit takes it).
+
+    An imported log forks in a world of its own tools (engine.sessions.imported),
+    with the operator or the configured model."""
     import scenarios
     from engine.sessions.resume import fork_run
 
-    scenario = scenarios.get(timeline.header.scenario)
+    chosen: object = policy
+    if timeline.header.scenario == "imported":
+        from engine.sessions.imported import imported_scenario
+
+        scenario = imported_scenario(timeline.header)
+        if policy == "model":
+            from engine.model.policy import ModelPolicy, config_from_env
+
+            config = config_from_env()
+            if config is None:
+                raise ValueError("no model is configured: set AGENT_TUI_MODEL (and AGENT_TUI_BASE_URL)")
+            chosen = ModelPolicy(config)
+    else:
+        scenario = scenarios.get(timeline.header.scenario)
     transcript = Transcript(
         path=Path(timeline.path) if timeline.path else Path("imported"),
         header=timeline.header,
         events=timeline.events(0, position),
     )
-    return fork_run(scenario, transcript, position, policy, interactive=True)
+    return fork_run(scenario, transcript, position, chosen, interactive=True)
+
+
+def imported_fork_policies() -> list[str]:
+    """An imported run forks with the operator, and with the model when one is configured."""
+    from engine.model.policy import config_from_env
+
+    try:
+        configured = config_from_env() is not None
+    except ValueError:
+        configured = False
+    return ["human", *(["model"] if configured else [])]
 
 
 def open_replay(timeline: Timeline, at: int | None = None) -> object | None:
@@ -394,7 +427,9 @@ def open_replay(timeline: Timeline, at: int | None = None) -> object | None:
 
     names: list[str] = []
     fork = None
-    if timeline.header.scenario != "imported":
+    if timeline.header.scenario == "imported":
+        names, fork = imported_fork_policies(), _fork_from
+    else:
         try:
             scenario = scenarios.get(timeline.header.scenario)
             names = [*scenario.policies, "human"]

@@ -14,7 +14,8 @@ from typing import Any, Callable, Literal
 from engine.core.events import ToolInfo
 
 ToolKind = Literal["ordinary", "irreversible", "exit"]
-ParamType = Literal["string", "integer", "number", "boolean"]
+ParamType = Literal["string", "integer", "number", "boolean", "json"]
+"""`json`: any JSON value, taken as it is (the tools of an imported log, whose types are not known)."""
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_OBSERVATION_CAP = 4000
@@ -59,6 +60,8 @@ class Tool:
     timeout: float | None = DEFAULT_TIMEOUT
     outcome: Literal["answer", "handed_off"] = "answer"
     answer_param: str | None = None
+    extra_args: bool = False
+    """Accept arguments not in `params`, as they are (the tools of an imported log, known only from their calls)."""
 
     def info(self) -> ToolInfo:
         return ToolInfo(
@@ -72,7 +75,7 @@ class Tool:
         """The parameters as a JSON schema object (for function-calling models)."""
         props: dict[str, Any] = {}
         for p in self.params:
-            prop: dict[str, Any] = {"type": p.type}
+            prop: dict[str, Any] = {} if p.type == "json" else {"type": p.type}
             if p.description:
                 prop["description"] = p.description
             if p.enum:
@@ -95,6 +98,8 @@ class ToolResult:
 
 
 def _coerce(param: Param, value: Any) -> Any:
+    if param.type == "json":
+        return value
     if param.type == "string":
         if isinstance(value, (dict, list)):
             raise ValueError("expected a string")
@@ -146,7 +151,10 @@ def validate_args(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
     clean: dict[str, Any] = {}
     for key in args:
         if key not in known:
-            problems.append(f"unknown argument '{key}'")
+            if tool.extra_args:
+                clean[key] = args[key]
+            else:
+                problems.append(f"unknown argument '{key}'")
     for p in tool.params:
         if p.name not in args or args[p.name] is None:
             if p.required:

@@ -54,10 +54,10 @@ class _Named:
 
 def _check_source(scenario: Scenario, transcript: Transcript, what: str) -> None:
     header = transcript.header
-    if header.scenario == IMPORTED:
+    if header.scenario == IMPORTED and (scenario.name != IMPORTED or what != "forked"):
         raise ResumeError(
             f"{transcript.path}: an imported {header.options.get('format', 'foreign')} log has no world to act on; "
-            f"it can be replayed, shown and exported, not {what}"
+            f"it can be replayed, shown, exported and forked with the human or model policy, not {what}"
         )
     if scenario.name != header.scenario:
         raise ResumeError(f"{transcript.path}: the run is of scenario '{header.scenario}', not '{scenario.name}'")

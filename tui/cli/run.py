@@ -155,8 +155,10 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     if args.at is not None and not args.fork:
         raise UsageError("--at goes with --fork")
     transcript = load(args.resume or args.fork)
-    scenario = scenario_of(transcript, args.scenario)
+    scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     policy, model = resolve_policy(scenario, args, interactive=interactive, default=None)
+    if policy is None and transcript.header.scenario == "imported":
+        raise UsageError("an imported log has no policy of its own to go on with: give --policy human or --policy model")
     try:
         if args.resume:
             if args.out:

@@ -44,15 +44,21 @@ def print_run(header: Any, events: Any, *, unfinished_note: bool = True) -> None
             print("outcome: unfinished (the run did not end; `agent-tui run --resume` continues it)")
 
 
-def scenario_of(transcript: Any, name: str | None) -> Any:
-    """The scenario a stored run acts on (`name` overrides the file's); UsageError when there is none."""
+def scenario_of(transcript: Any, name: str | None, *, fork: bool = False) -> Any:
+    """The scenario a stored run acts on (`name` overrides the file's); UsageError when there is none.
+
+    An imported log has a world only for a fork: its tools, each call asking the operator."""
     import scenarios
 
     header = transcript.header
     if header.scenario == "imported":
+        if fork:
+            from engine.sessions.imported import imported_scenario
+
+            return imported_scenario(header)
         raise UsageError(
             f"{transcript.path}: an imported {header.options.get('format', 'foreign')} log has no world to act on; "
-            "it can be replayed, shown and exported, not resumed, forked or verified"
+            "it can be replayed, shown, exported and forked (--policy human or model), not resumed or verified"
         )
     wanted = name or header.scenario
     try:

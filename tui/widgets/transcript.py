@@ -99,6 +99,22 @@ def _call(tool: str | None, args: dict) -> str:
     return _text(f"{tool or '?'}({', '.join(parts)})")
 
 
+def _shown_in_step(reason: str) -> bool:
+    """Whether the step that ended the run shows its answer (a final answer, or an exit tool's call)."""
+    return reason == "final answer" or reason.endswith(" called")
+
+
+SYSTEM_LINES = 8
+"""The system prompt's rows at the top of the pane, at most."""
+NOTE_BLOCKS = {
+    "user": ("User", "header", False),
+    "system": ("System", "header", True),
+    "subagent": ("Sub-agent", "observe", True),
+    "unrecognised": ("Unmapped", "policy", True),
+}
+"""A note's label, style and whether it folds: user messages stand out, the rest folds like an observation."""
+
+
 def event_blocks(event: Event) -> list[Block]:
     """What one event says, as labelled blocks (the same words as `tui.plain`)."""
     t = event.type
@@ -146,6 +162,9 @@ def event_blocks(event: Event) -> list[Block]:
         return [Block("Budget", "exhausted", f"{event.kind} limit reached: {used} of {limit}")]
     if t == "budget_extended":
         return [Block("Budget", "budget", f"{event.kind} limit raised to {budget_number(event.kind, event.limit)}")]
+    if t == "note":
+        label, kind, foldable = NOTE_BLOCKS.get(event.kind, ("Note", "observe", True))
+        return [Block(label, kind, _text(event.text), foldable)]
     if t == "run_ended":
         title = f"run ended: {OUTCOME_WORDS[event.outcome]} after {steps_count(event.step)}"
         # an answer is shown once, in the step that gave it
@@ -153,6 +172,8 @@ def event_blocks(event: Event) -> list[Block]:
         blocks = [Block("", "rule", title)]
         if detail:
             blocks.append(Block("Reason", "end", _text(detail)))
+        elif event.outcome == "answer" and event.answer and not _shown_in_step(event.reason):
+            blocks.append(Block("Answer", "end", _text(event.answer)))  # e.g. an imported run's submission
         return blocks
     return [Block("Event", "observe", _text(str(t)))]
 
@@ -687,6 +708,15 @@ class TranscriptPane(ScrollView, can_focus=True):
 
     def _header_strips(self, header: Header) -> list[Row]:
         rows = self._block_rows(Block("Task", "header", _text(header.task_text)), None, None)
+        system = header.options.get("system_prompt")
+        if isinstance(system, str) and system.strip():
+            text = _text(system.strip())
+            width = self._text_width()
+            total = count_lines(text, width)
+            if total > SYSTEM_LINES:
+                shown = block_lines(text, width, SYSTEM_LINES - 1)[: SYSTEM_LINES - 1]
+                text = "\n".join(shown + [f"… {total - len(shown)} more lines (`agent-tui show` prints them all)"])
+            rows += self._block_rows(Block("System", "header", text), None, None)
         if header.parent:
             forked = _text(fork_words(header))
             rows += self._block_rows(Block("Forked", "header", forked), None, None)

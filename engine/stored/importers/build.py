@@ -286,7 +286,7 @@ class Draft:
                 events.append(note.model_copy(update={"step": number}))
                 state.apply(events[-1])
             for action in actions:
-                seen.setdefault(action.tool, _infer(action))
+                seen[action.tool] = _infer(action, seen.get(action.tool))
             for index, text, error in sorted(item.observations, key=lambda o: o[0]):
                 action = actions[index] if index < len(actions) else None
                 tool = action.tool if action else None
@@ -339,7 +339,14 @@ class Draft:
         return f"no step could be read from this {self.fmt} log: {has} no assistant turn"
 
 
-def _infer(action: Action) -> ToolInfo:
-    """A tool as its calls show it: the argument names and JSON types seen."""
-    params = [{"name": k, "type": _JSON_TYPES.get(type(v), "string"), "required": True} for k, v in action.args.items()]
-    return ToolInfo(name=action.tool, parameters=params)
+def _infer(action: Action, before: ToolInfo | None) -> ToolInfo:
+    """A tool as its calls show it: every argument name seen, with the JSON type of its first value
+    (required when every call gave it)."""
+    params = {p["name"]: dict(p) for p in before.parameters} if before else {}
+    for name in params:
+        if name not in action.args:
+            params[name]["required"] = False
+    for key, value in action.args.items():
+        if key not in params:
+            params[key] = {"name": key, "type": _JSON_TYPES.get(type(value), "string"), "required": before is None}
+    return ToolInfo(name=action.tool, parameters=list(params.values()))
