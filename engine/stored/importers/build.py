@@ -290,7 +290,7 @@ class Draft:
             for index, text, error in sorted(item.observations, key=lambda o: o[0]):
                 action = actions[index] if index < len(actions) else None
                 tool = action.tool if action else None
-                unknown = _NO_SUCH_TOOL.search(text) is not None
+                unknown = _NO_SUCH_TOOL.search(text[:400]) is not None
                 if error is None:
                     error = text.lstrip().lower().startswith("error") or unknown
                 if tool is not None:

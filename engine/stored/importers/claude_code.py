@@ -30,9 +30,9 @@ BOOKKEEPING = frozenset({"queue-operation", "file-history-snapshot", "last-promp
 
 
 def is_claude_code(obj: Any) -> bool:
-    if not isinstance(obj, dict):
+    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
         return False
-    kind = obj.get("type")
+    kind = obj["type"]
     if kind in ("user", "assistant") and isinstance(obj.get("message"), dict):
         return True
     if kind == "summary" and "leafUuid" in obj:
@@ -62,7 +62,7 @@ class _Reader:
         if not isinstance(obj, dict):
             draft.unrecognised(f"{found(obj)} where a session line was expected", obj, source)
             return
-        kind = obj.get("type")
+        kind = obj.get("type") if isinstance(obj.get("type"), str) else None
         if kind in BOOKKEEPING:
             draft.skipped[str(kind)] += 1
             return

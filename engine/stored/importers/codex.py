@@ -34,7 +34,7 @@ OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_
 
 
 def is_codex(obj: Any) -> bool:
-    return isinstance(obj, dict) and obj.get("type") in LINE_TYPES and isinstance(obj.get("payload"), dict)
+    return isinstance(obj, dict) and isinstance(obj.get("type"), str) and obj["type"] in LINE_TYPES and isinstance(obj.get("payload"), dict)
 
 
 def _output_text(payload: dict[str, Any]) -> tuple[str, bool | None]:
@@ -86,7 +86,7 @@ class _Reader:
 
     def item(self, payload: dict[str, Any], source: str) -> None:
         draft = self.draft
-        ptype = payload.get("type")
+        ptype = payload.get("type") if isinstance(payload.get("type"), str) else None
         if ptype == "message":
             role = payload.get("role")
             text = text_of(payload.get("content"))
