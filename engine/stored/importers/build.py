@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Iterator, Union
 
 from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKind, Observed, RunEnded, ToolInfo, Usage
 from engine.core.state import RunState, decision_text, estimate_tokens
@@ -195,6 +195,15 @@ class Draft:
         text = raw if isinstance(raw, str) else preview(raw, 4000)
         self.note("unrecognised", f"{what}: {text}" if text else what, source)
         self.unmapped.append(f"{source + ': ' if source else ''}{what}")
+
+    def objects(self, items: list[Any], label: str, what: str = "a message") -> Iterator[tuple[str, dict[str, Any]]]:
+        """(where, item) for each object of `items`; anything else is kept as an unrecognised note."""
+        for i, item in enumerate(items):
+            source = f"{label} {i + 1}"
+            if isinstance(item, dict):
+                yield source, item
+            else:
+                self.unrecognised(f"{found(item)} where {what} was expected", item, source)
 
     def call(self, step: Step, action: Action) -> int:
         """Add a tool call to `step`; results find it by its id."""

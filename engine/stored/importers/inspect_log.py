@@ -51,11 +51,7 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
     if not isinstance(messages, list):
         draft.unrecognised("a sample without a messages list", sample.get("input"), label)
         return draft
-    for i, m in enumerate(messages):
-        source = f"{label}, message {i + 1}"
-        if not isinstance(m, dict):
-            draft.unrecognised(f"{found(m)} where a message was expected", m, source)
-            continue
+    for source, m in draft.objects(messages, f"{label}, message"):
         role = m.get("role")
         text, reasoning = _sample_text(m.get("content"))
         if role == "system":

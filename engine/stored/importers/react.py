@@ -21,7 +21,6 @@ trajectories is six runs.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Callable
 
@@ -71,19 +70,6 @@ def action_from_text(text: str) -> Action | None:
     if m:
         return Action(tool=m.group(1))
     return None
-
-
-def _input_args(text: str) -> dict:
-    body = text.strip()
-    try:
-        value = json.loads(body)
-    except (json.JSONDecodeError, RecursionError):
-        value = None
-    if isinstance(value, dict):
-        return value
-    if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'":
-        body = body[1:-1]
-    return {"input": body}
 
 
 class _Reader:
@@ -209,7 +195,7 @@ class _Reader:
 
         def closer(text: str) -> None:
             last = step.actions[-1]
-            step.actions[-1] = last.model_copy(update={"args": _input_args(text)})
+            step.actions[-1] = last.model_copy(update={"args": arguments_from_text(text, ())})
             step.raw = f"{step.raw}\nAction Input: {text}"
 
         self.closer = closer

@@ -87,11 +87,7 @@ def read_swe_agent(name: str, data: dict[str, Any]) -> list[Draft]:
 
 
 def _history(draft: Draft, history: list[Any]) -> None:
-    for i, m in enumerate(history):
-        source = f"history {i + 1}"
-        if not isinstance(m, dict):
-            draft.unrecognised(f"{found(m)} where a message was expected", m, source)
-            continue
+    for source, m in draft.objects(history, "history"):
         role, content = m.get("role"), text_of(m.get("content"))
         if m.get("is_demo"):
             draft.note("system", content, source)
@@ -129,11 +125,7 @@ def _history(draft: Draft, history: list[Any]) -> None:
 
 
 def _trajectory(draft: Draft, trajectory: list[Any]) -> None:
-    for i, entry in enumerate(trajectory):
-        source = f"trajectory {i + 1}"
-        if not isinstance(entry, dict):
-            draft.unrecognised(f"{found(entry)} where a step was expected", entry, source)
-            continue
+    for source, entry in draft.objects(trajectory, "trajectory", "a step"):
         thought = entry.get("thought") if isinstance(entry.get("thought"), str) else text_of(entry.get("response"))
         step = draft.new_step(thought)
         action = entry.get("action")
@@ -150,11 +142,7 @@ def read_mini(name: str, data: Any) -> list[Draft]:
     if not isinstance(messages, list):
         raise TranscriptError(f"{name}:1: a mini-swe-agent trajectory without a \"messages\" list; got {found(data)}")
     submitting = False
-    for i, m in enumerate(messages):
-        source = f"message {i + 1}"
-        if not isinstance(m, dict):
-            draft.unrecognised(f"{found(m)} where a message was expected", m, source)
-            continue
+    for source, m in draft.objects(messages, "message"):
         role, content = m.get("role"), text_of(m.get("content"))
         if role == "assistant" and not m.get("tool_calls"):
             blocks = _FENCE.findall(content)
