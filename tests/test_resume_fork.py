@@ -209,7 +209,7 @@ def test_resume_refuses_ended_runs_imports_and_other_scenarios(tmp_path):
     with pytest.raises(ResumeError, match="of scenario 'library', not 'support'"):
         resume_run(scenarios.get("support"), read_transcript(path))
     imported = load_any(DATA / "trace_000_stuck.txt")
-    with pytest.raises(ResumeError, match="can be replayed, shown and exported, not resumed"):
+    with pytest.raises(ResumeError, match="can be replayed, shown, exported and forked with the human or model policy, not resumed"):
         resume_run(scenarios.get("library"), imported)
 
 
@@ -226,7 +226,7 @@ def test_cli_resume_and_fork(tmp_path, capsys):
     assert main(["run", "--resume", str(parent), "--headless"]) == 2
     assert "already ended" in capsys.readouterr().err
     assert main(["run", "--resume", str(DATA / "trace_000_stuck.txt"), "--headless"]) == 2
-    assert "not resumed, forked or verified" in capsys.readouterr().err
+    assert "forked (--policy human or model), not resumed or verified" in capsys.readouterr().err
     assert main(["run", "--at", "1", "--headless"]) == 2
     assert "--at goes with --fork" in capsys.readouterr().err
 
