@@ -42,7 +42,7 @@ async def test_the_system_prompt_is_at_the_top_user_turns_show_and_the_answer_sh
         assert system < first_step and "puts a positive spin on" in rows[system]
         answers = [r for r in rows if "It's great that you're getting exercise outdoors!" in r]
         assert len(answers) == 1 and "Answer" in answers[0]
-        rule = next(i for i, r in enumerate(rows) if "run ended: answer after 1 steps" in r)
+        rule = next(i for i, r in enumerate(rows) if "run ended: answer after 1 step" in r)
         assert not any("Answer" in r for r in rows[rule:])
 
 

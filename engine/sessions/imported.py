@@ -35,6 +35,9 @@ class _World:
     def __init__(self, tools: list[Tool]) -> None:
         self.tools = tools
 
+    def restore(self, executed: object) -> None:
+        """Nothing to rebuild: no imported tool changes anything here."""
+
 
 def imported_scenario(header: Header) -> Scenario:
     """The scenario a fork of the imported run `header` acts in."""
