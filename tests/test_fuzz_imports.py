@@ -35,6 +35,7 @@ SOURCES = {
     "inspect": ["inspect_ai_popularity_excerpt.json", "inspect_ai_message_deduplication.eval"],
     "react": ["react_reflexion_reflections.txt"],
     "langchain": ["langchain_docs_debugging_verbose.txt"],
+    "trace": ["../trace_000_hallucinating.txt", "../trace_001_cases.txt"],
 }
 
 
@@ -163,7 +164,7 @@ def test_mutated_foreign_traces_are_read_or_refused_cleanly(fmt):
         data = rng.choice(sources)
         if data.startswith(b"PK\x03\x04"):
             data = mutate_zip(data, rng)
-        elif rng.random() < 0.5 and fmt not in ("react", "langchain"):
+        elif rng.random() < 0.5 and fmt not in ("react", "langchain", "trace"):
             data = mutate_tree(data, rng)
         else:
             data = mutate(data, rng)
