@@ -30,6 +30,7 @@ SAMPLES = [
     ("swe_agent_test_repo.traj", "swe-agent", 1, 4, 4, 1),
     ("mini_swe_agent_github_issue.traj.json", "mini-swe-agent", 1, 10, 10, 1),
     ("mini_swe_agent_local.traj.json", "mini-swe-agent", 1, 2, 2, 1),
+    ("mini_swe_agent_recorded_v2.traj.json", "mini-swe-agent", 1, 3, 2, 1),
     ("inspect_ai_message_deduplication.eval", "inspect", 1, 5, 5, 1),
     ("inspect_ai_browser_excerpt.json", "inspect", 1, 4, 4, 1),
     ("inspect_ai_popularity_excerpt.json", "inspect", 3, 0, 0, 3),
@@ -90,7 +91,8 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
         answer = bool((data.get("info") or {}).get("submission"))
         return 1, calls, results, int(answer)
     if fmt == "mini-swe-agent":
-        messages = json.loads(path.read_text())
+        data = json.loads(path.read_text())
+        messages = data["messages"] if isinstance(data, dict) else data
         calls = sum(len(re.findall(r"```\w*\n", m["content"])) for m in messages if m["role"] == "assistant")
         results = sum(1 for prev, m in zip(messages, messages[1:]) if prev["role"] == "assistant" and m["role"] == "user")
         answer = any("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in m["content"] for m in messages if m["role"] == "assistant")
@@ -196,6 +198,10 @@ def test_swe_agent_submission_and_mini_swe_agent_commands():
     assert first.actions[0].tool == "bash" and first.actions[0].args["command"].startswith("cat /Users/fuchur")
     errors = [e.error for e in mini.events if e.type == "observation"]
     assert errors[0] is True and errors[1] is False  # <returncode>1</returncode>, then 0
+    (recorded,) = load_runs(TRACES / "mini_swe_agent_recorded_v2.traj.json")
+    end = recorded.events[-1]
+    assert end.type == "run_ended" and end.answer == "3\n" and end.reason == "Submitted"
+    assert [a.args["command"] for e in recorded.events if e.type == "decision" for a in e.actions][1] == "wc -l < notes.txt"
 
 
 def test_react_paper_prompt_is_six_runs_and_reflexion_keeps_its_reflections():
