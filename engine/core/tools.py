@@ -6,11 +6,11 @@ timeout) becomes an `ToolResult` with `error=True` whose text the policy reads.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
+from engine.core.deadline import DeadlineExceeded, call_with_deadline
 from engine.core.events import ToolInfo
 
 ToolKind = Literal["ordinary", "irreversible", "exit"]
@@ -198,35 +198,29 @@ def execute(
     start = clock()
     if tool.fn is None:
         return ToolResult(f"ERROR: tool '{tool.name}' cannot be executed", error=True)
-    outcome: dict[str, Any] = {}
-
-    def call() -> None:
-        try:
-            outcome["value"] = tool.fn(**args)  # type: ignore[misc]
-        except ToolError as exc:
-            outcome["error"] = f"ERROR: {exc}"
-        except Exception as exc:  # a broken tool must not break the run
-            detail = str(exc)
-            outcome["error"] = f"ERROR: {type(exc).__name__}" + (f": {detail}" if detail else "")
-
-    if tool.timeout is None:
-        call()
-    else:
-        worker = threading.Thread(target=call, name=f"tool:{tool.name}", daemon=True)
-        worker.start()
-        worker.join(tool.timeout)
-        if worker.is_alive():
-            return ToolResult(
-                f"ERROR: tool '{tool.name}' timed out after {tool.timeout:g} s",
-                error=True,
-                executed=True,
-                duration=clock() - start,
-            )
+    try:
+        if tool.timeout is None:
+            value = tool.fn(**args)
+        else:
+            value = call_with_deadline(tool.fn, args, tool.timeout)
+    except DeadlineExceeded:
+        return ToolResult(
+            f"ERROR: tool '{tool.name}' timed out after {tool.timeout:g} s",
+            error=True,
+            executed=True,
+            duration=clock() - start,
+        )
+    except ToolError as exc:
+        return _failed(f"ERROR: {exc}", cap, clock() - start)
+    except (Exception, SystemExit) as exc:  # a broken tool must not break the run
+        detail = str(exc)
+        return _failed(f"ERROR: {type(exc).__name__}" + (f": {detail}" if detail else ""), cap, clock() - start)
     duration = clock() - start
-    if "error" in outcome:
-        text, truncated = cap_text(outcome["error"], cap)
-        return ToolResult(text, error=True, executed=True, truncated=truncated, duration=duration)
-    value = outcome.get("value")
     text = value if isinstance(value, str) else str(value)
     text, truncated = cap_text(text, cap)
     return ToolResult(text, executed=True, truncated=truncated, duration=duration)
+
+
+def _failed(message: str, cap: int | None, duration: float) -> ToolResult:
+    text, truncated = cap_text(message, cap)
+    return ToolResult(text, error=True, executed=True, truncated=truncated, duration=duration)

@@ -1,0 +1,220 @@
+"""The engine's figures, each next to its baseline measured in the same run.
+
+    python bench/engine_figures.py [--steps 30000] [--long 100000] [--repeat 2]
+
+1. A headless run of a scenario file (`bench/worlds/lookup_world.py`, whose
+   tool keeps the `Tool` defaults: a 10 s timeout) writing its transcript,
+   next to a bare Python loop that writes the same JSON lines (goal <= 3x).
+2. The same run in memory, per step (goal <= 12 us), next to the bare loop
+   without the file.
+3. Flatness: the last 3,000 steps of the run against the first 3,000
+   (goal <= 1.1x), the last 10,000 of a `--long` run against the first
+   10,000, and the longest garbage-collector pause (goal: none over 20 ms).
+4. The model policy building its request at step 10,000 of a run (goal
+   <= 1 ms, growing only with the new messages), next to building the
+   request at step 10 in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import scenarios  # noqa: E402
+from engine.sessions.run import new_run  # noqa: E402
+
+WORLD = Path(__file__).resolve().parent / "worlds" / "lookup_world.py"
+ACTION = re.compile(r"^Action: (\w+)\[(.*)\]$", re.M)
+
+
+def lookup(key: str) -> str:
+    return f"value of {key} is {len(key) * 7}"
+
+
+def bare_loop(steps: int, out: Path | None) -> None:
+    """The seed's loop (a policy writes text, a regex reads the action, a dict runs
+    it), writing a decision line and an observation line a step as the transcript
+    holds them, when `out` is given."""
+    tools = {"lookup": lookup}
+    history = ["Question: Look up every item."]
+    f = open(out, "w", encoding="utf-8") if out is not None else None
+    dumps = json.dumps
+    clock = time.time
+    for step in range(1, steps + 1):
+        started = clock()
+        output = f"Thought: I look up item {step}.\nAction: lookup[item-{step}]"
+        history.append(output)
+        m = ACTION.search(output)
+        if not m:
+            observation = "ERROR: invalid format"
+            name, arg = "", ""
+        else:
+            name, arg = m.groups()
+            try:
+                observation = str(tools[name](arg)) if name in tools else f"ERROR: no tool {name}"
+            except Exception as exc:
+                observation = f"ERROR: {type(exc).__name__}"
+        history.append("Observation: " + observation[:4000])
+        if f is not None:
+            f.write(
+                dumps(
+                    {
+                        "at": clock(), "type": "decision", "step": step, "policy": "looker",
+                        "thought": f"I look up item {step}.",
+                        "actions": [{"tool": name, "args": {"key": arg}, "call_id": f"s{step}.0", "args_error": None}],
+                        "answer": None, "parse_error": None, "raw": None,
+                        "usage": {"input_tokens": 5, "output_tokens": 9, "estimated": True},
+                        "duration": clock() - started,
+                    }
+                )
+                + "\n"
+            )
+            f.write(
+                dumps(
+                    {
+                        "at": clock(), "type": "observation", "step": step, "index": 0, "tool": name,
+                        "args": {"key": arg}, "text": observation, "error": False, "executed": True,
+                        "truncated": False, "duration": 0.0,
+                    }
+                )
+                + "\n"
+            )
+    if f is not None:
+        f.close()
+
+
+class GcPauses:
+    """The garbage collector's pauses, from gc.callbacks."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float]] = []
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.pauses.append((info["generation"], time.perf_counter() - self._start))
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
+def engine_run(steps: int, out: Path | None, block: int = 0) -> tuple[float, list[float]]:
+    """A run of `steps` steps of the lookup world; the total and each block's time."""
+    scenario = scenarios.load_file(WORLD)
+    run = new_run(scenario, "all", "looker", save=out is not None, out=out, budget=scenario.budget.with_limit("steps", steps))
+    engine = run.engine
+    blocks: list[float] = []
+    start = mark = time.perf_counter()
+    while not engine.ended:
+        engine.step()
+        if block and engine.state.step % block == 0 and engine.state.queue == [] and len(blocks) < engine.state.step // block:
+            now = time.perf_counter()
+            blocks.append(now - mark)
+            mark = now
+    total = time.perf_counter() - start
+    run.close()
+    assert engine.state.step == steps, (engine.state.step, engine.state.ended)
+    return total, blocks
+
+
+def timed(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+def model_request_figures(steps: int) -> tuple[float, float, float]:
+    """ms to build the request at step 10 and at step `steps`, and at `steps` + 1."""
+    from engine.model.policy import ModelConfig, ModelPolicy
+
+    scenario = scenarios.load_file(WORLD)
+    run = new_run(scenario, "all", "looker", save=False, budget=scenario.budget.with_limit("steps", steps + 2))
+    policy = ModelPolicy(ModelConfig(model="bench", base_url="http://127.0.0.1:9/v1"))
+    engine = run.engine
+
+    def build_ms() -> float:
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            policy.request_body(engine.view())
+            best = min(best, time.perf_counter() - start)
+            engine_step_back = None  # noqa: F841 (the same view, asked again)
+        return best * 1e3
+
+    while engine.state.step < 10:
+        engine.step()
+    policy.request_body(engine.view())
+    at_10 = build_ms()
+    while engine.state.step < steps:
+        policy.request_body(engine.view()) if engine.state.step % 1000 == 0 else None
+        engine.step()
+    policy.request_body(engine.view())
+    engine.step()
+    start = time.perf_counter()
+    policy.request_body(engine.view())
+    next_step = (time.perf_counter() - start) * 1e3
+    return at_10, build_ms(), next_step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=30_000)
+    parser.add_argument("--long", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--model-steps", type=int, default=10_000)
+    args = parser.parse_args()
+    steps = args.steps
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bare_file = Path(tmp) / "bare.jsonl"
+        bare_saving = min(timed(bare_loop, steps, bare_file) for _ in range(args.repeat + 1))
+        bare_memory = min(timed(bare_loop, steps, None) for _ in range(args.repeat + 1))
+        saving = []
+        for n in range(args.repeat):
+            out = Path(tmp) / f"engine{n}.jsonl"
+            saving.append(engine_run(steps, out)[0])
+        memory = [engine_run(steps, None, block=3000) for _ in range(args.repeat)]
+        bare_size = bare_file.stat().st_size / 1e6
+        engine_size = out.stat().st_size / 1e6
+
+    print(f"1. {steps:,}-step headless run of a scenario file (Tool defaults) writing its transcript ({engine_size:.1f} MB)")
+    print(f"   engine: {min(saving):.2f} s ({steps / min(saving):,.0f} steps/s); bare loop writing the same JSON lines "
+          f"({bare_size:.1f} MB): {bare_saving:.3f} s; ratio {min(saving) / bare_saving:.1f}x (goal <= 3x)")
+    best_memory = min(t for t, _ in memory)
+    print(f"2. the same in memory: {best_memory * 1e6 / steps:.1f} us a step (goal <= 12); bare loop "
+          f"{bare_memory * 1e6 / steps:.2f} us; ratio {best_memory / bare_memory:.0f}x")
+    flat = [blocks[-1] / blocks[0] for _, blocks in memory]
+    print(f"3. last 3,000 steps / first 3,000 of {steps:,}: {', '.join(f'{r:.2f}x' for r in flat)} (goal <= 1.1x)")
+
+    with GcPauses() as pauses:
+        total, blocks = engine_run(args.long, None, block=10_000)
+    worst = max((p for _, p in pauses.pauses), default=0.0)
+    full = [p for g, p in pauses.pauses if g == 2]
+    print(f"   {args.long:,} steps in memory: {total:.1f} s; last 10,000 / first 10,000: {blocks[-1] / blocks[0]:.2f}x; "
+          f"blocks {', '.join(f'{b:.2f}' for b in blocks)} s")
+    print(f"   GC: {len(pauses.pauses)} collections, {len(full)} full; longest pause {worst * 1e3:.1f} ms "
+          f"(full: {max(full, default=0) * 1e3:.1f} ms) (goal: none over 20 ms)")
+
+    at_10, at_n, next_step = model_request_figures(args.model_steps)
+    print(f"4. model request at step {args.model_steps:,}: {at_n:.3f} ms (the same view again), "
+          f"{next_step:.3f} ms after one more step; at step 10: {at_10:.3f} ms; ratio {at_n / at_10:.1f}x (goal <= 1 ms)")
+
+
+if __name__ == "__main__":
+    main()
