@@ -20,7 +20,6 @@ import math
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -183,6 +182,8 @@ def execute(jobs: list[Job], workers: int, advance: Callable[[int], None] = lamb
             results.extend(run_job(job))
             advance(len(job.tasks))
         return results
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # only here: `--help` starts faster
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(run_job, job): job for job in jobs}
         for future in as_completed(futures):

@@ -10,9 +10,10 @@ events.
 
 from __future__ import annotations
 
-import json
+import functools
+import gc
 import time
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Protocol, Sequence
 
 from engine.core.approvals import decide_effect
 from engine.core.events import (
@@ -39,11 +40,40 @@ from engine.stored.eventlog import EventLog
 from engine.core.parse import parse_decision_text
 from engine.core.policy import AwaitingInput, Decision, HumanPolicy, Policy, PolicyError, RunView
 from engine.core.state import RunState, estimate_tokens, written_text
+from engine.core.jsonvalues import jsonable
 from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, execute, unknown_tool_text, validate_args
 
 ApproveMode = Literal["ask", "all", "none"]
 Listener = Callable[[Event], None]
 BUDGET_KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
+FREEZE_EVERY = 8192
+"""Events between two `gc.freeze` calls in a headless `run`."""
+
+
+class EventSink(Protocol):
+    """Where the engine writes each event's JSON line (the transcript writer).
+
+    `write` may queue the line; the engine calls `flush` before it waits on
+    anything outside (the policy) and when a step returns. A `tool_started`
+    line must reach the file before `write` returns.
+    """
+
+    def write(self, event_type: str, line: bytes) -> None: ...
+
+    def flush(self) -> None: ...
+
+
+def _flushed(method: Callable[..., Any]) -> Callable[..., Any]:
+    """An operator call is a pause point: what it wrote goes to the sink before it returns."""
+
+    @functools.wraps(method)
+    def call(self: Engine, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._flush()
+
+    return call
 
 
 class EngineError(Exception):
@@ -60,6 +90,8 @@ class Engine:
     Before a tool runs, a `ToolStarted` note goes to `intent_listeners` (the
     transcript writer); `unfinished` is such a note a crashed run left without
     its observation: that action is answered "unknown outcome", never re-run.
+    `sink` (the transcript writer) receives each event's JSON line, the one
+    the event log keeps: an event is serialised once.
     """
 
     def __init__(
@@ -75,6 +107,7 @@ class Engine:
         approve: ApproveMode = "ask",
         observation_cap: int | None = DEFAULT_OBSERVATION_CAP,
         unfinished: ToolStarted | None = None,
+        sink: EventSink | None = None,
     ) -> None:
         self.header = header
         self.tools = {t.name: t for t in tools}
@@ -87,6 +120,7 @@ class Engine:
         self.ask_again: set[tuple[int, int]] = set()
         """(step, index) of actions an earlier session had reached (resume): an approval
         they need is asked of the operator whatever `approve` says, never given on its own."""
+        self.sink = sink
         self.intent_listeners: list[Callable[[ToolStarted], None]] = []
         self.listeners: list[Listener] = list(listeners)
         self.stream_listeners: list[Callable[[str], None]] = []
@@ -95,6 +129,7 @@ class Engine:
         for event in self.events:
             self.state.apply(event)
         self._params_of = {t.name: [p.name for p in t.params] for t in tools}
+        self._limits_checked_at = -1
 
     # -- reading ---------------------------------------------------------------
 
@@ -121,11 +156,18 @@ class Engine:
 
     # -- recording -------------------------------------------------------------
 
-    def _emit(self, event: Event) -> None:
-        self.events.append(event)
-        self.state.apply(event)
+    def _emit(self, event: Event, *, decision_words: int | None = None) -> None:
+        line = event.__pydantic_serializer__.to_json(event)
+        self.events.append(event, line)
+        if self.sink is not None:
+            self.sink.write(event.type, line)
+        self.state.apply(event, decision_words=decision_words)
         for listener in self.listeners:
             listener(event)
+
+    def _flush(self) -> None:
+        if self.sink is not None:
+            self.sink.flush()
 
     def _stream(self, delta: str) -> None:
         for listener in self.stream_listeners:
@@ -138,6 +180,11 @@ class Engine:
 
     def step(self) -> str:
         """Advance to the next pause point and return the status."""
+        status = self._advance()
+        self._flush()
+        return status
+
+    def _advance(self) -> str:
         status = self.status
         if status in ("ended", "awaiting_approval", "awaiting_budget", "awaiting_input"):
             return status
@@ -152,21 +199,39 @@ class Engine:
         return self.status
 
     def run(self, should_stop: Callable[[], bool] = lambda: False, max_steps: int | None = None) -> str:
-        """`continue`: step until a pause, the end, or `should_stop()` turns true."""
+        """`continue`: step until a pause, the end, or `should_stop()` turns true.
+
+        A headless run keeps its growing history out of the garbage collector's
+        way: every `FREEZE_EVERY` events it moves what the heap holds to the
+        permanent generation (`gc.freeze`), so a full collection never walks
+        100,000 steps of history; the heap is handed back (`gc.unfreeze`) when
+        the run returns. Nothing is frozen when something else froze the heap.
+        """
         taken = 0
-        while True:
-            before = self.state.events
-            status = self.step()
-            taken += 1
-            if status != "ready" or should_stop() or self.state.events == before:
-                return status
-            if max_steps is not None and taken >= max_steps:
-                return status
+        freezing = not self.interactive and gc.isenabled() and gc.get_freeze_count() == 0
+        frozen_at = self.state.events
+        try:
+            while True:
+                before = self.state.events
+                status = self._advance()
+                taken += 1
+                if freezing and self.state.events - frozen_at >= FREEZE_EVERY:
+                    gc.freeze()
+                    frozen_at = self.state.events
+                if status != "ready" or should_stop() or self.state.events == before:
+                    return status
+                if max_steps is not None and taken >= max_steps:
+                    return status
+        finally:
+            self._flush()
+            if freezing and gc.get_freeze_count():
+                gc.unfreeze()
 
     def _decide(self) -> None:
         step = self.state.step + 1
         policy = self.policy
         input_tokens = self.state.context_tokens
+        self._flush()
         started = self.clock()
         try:
             decision = policy.decide(self.view())
@@ -189,15 +254,9 @@ class Engine:
             actions, answer, parse_error = parsed.actions, parsed.answer, parsed.error
         if not actions and answer is None and parse_error is None:
             parse_error = "ERROR: the decision had neither an action nor an answer"
-        actions = [
-            a if a.call_id is not None else a.model_copy(update={"call_id": f"s{step}.{i}"})
-            for i, a in enumerate(actions)
-        ]
-        usage = decision.usage or Usage(
-            input_tokens=input_tokens,
-            output_tokens=estimate_tokens(written_text(decision.text, thought, actions, answer)),
-            estimated=True,
-        )
+        actions = [a if a.call_id is not None else a.with_call_id(f"s{step}.{i}") for i, a in enumerate(actions)]
+        words = len(written_text(decision.text, thought, actions, answer).split())
+        usage = decision.usage or Usage(input_tokens=input_tokens, output_tokens=estimate_tokens(words), estimated=True)
         self._emit(
             DecisionMade(
                 at=self.clock(),
@@ -210,7 +269,8 @@ class Engine:
                 raw=decision.text,
                 usage=usage,
                 duration=duration,
-            )
+            ),
+            decision_words=words,
         )
         if answer is not None:
             self._end("answer", "final answer", answer=answer)
@@ -292,8 +352,10 @@ class Engine:
         return True
 
     def _execute(self, index: int, tool: Tool, args: dict[str, Any]) -> None:
-        if self.intent_listeners:
+        if self.intent_listeners or self.sink is not None:
             intent = ToolStarted(at=self.clock(), step=self.state.step, index=index, tool=tool.name, args=args)
+            if self.sink is not None:
+                self.sink.write(intent.type, intent.__pydantic_serializer__.to_json(intent))
             for listener in self.intent_listeners:
                 listener(intent)
         result = execute(tool, args, cap=self.observation_cap, clock=self.clock)
@@ -311,7 +373,13 @@ class Engine:
     # -- limits ----------------------------------------------------------------
 
     def _check_limits(self) -> bool:
-        """Warn at 80 % of a limit; at the limit pause (interactive) or end. True if stopped."""
+        """Warn at 80 % of a limit; at the limit pause (interactive) or end. True if stopped.
+
+        Nothing is checked twice: when no event came since the last check, the
+        answer is the same (no limit reached, or the run would have stopped).
+        """
+        if self._limits_checked_at == self.state.events:
+            return False
         budget = self.state.budget
         for kind in BUDGET_KINDS:
             limit = budget.limit(kind)
@@ -326,6 +394,7 @@ class Engine:
                 return True
             if used >= budget.warn_at * limit and kind not in self.state.warned:
                 self._emit(BudgetWarning(at=self.clock(), kind=kind, used=used, limit=limit))
+        self._limits_checked_at = self.state.events
         return False
 
     # -- operator calls --------------------------------------------------------
@@ -341,6 +410,7 @@ class Engine:
         if not self.ended and self.state.status == "ready" and not self.state.queue:
             self._check_limits()
 
+    @_flushed
     def approve(self, always: bool = False, by: str = "operator") -> str:
         pending = self._require_pending()
         rule = RuleInfo(tool=pending.tool, effect="allow", source="approve always") if always else None
@@ -358,6 +428,7 @@ class Engine:
         self._after_operator()
         return self.status
 
+    @_flushed
     def reject(self, reason: str, by: str = "operator") -> str:
         pending = self._require_pending()
         reason = reason.strip() or "no reason given"
@@ -378,6 +449,7 @@ class Engine:
             raise ValueError(f"these arguments are denied ({why})")
         return clean
 
+    @_flushed
     def modify(self, args: dict[str, Any], by: str = "operator") -> str:
         """Run the pending action with edited arguments (validated first; ValueError if not valid)."""
         pending = self._require_pending()
@@ -389,6 +461,7 @@ class Engine:
         self._after_operator()
         return self.status
 
+    @_flushed
     def abort(self, reason: str = "aborted by the operator") -> str:
         if self.ended:
             return self.status
@@ -400,6 +473,7 @@ class Engine:
         self._end("aborted", reason)
         return self.status
 
+    @_flushed
     def swap_policy(self, policy: Policy) -> None:
         """Use `policy` from the next decision on (recorded as an event)."""
         old = self.policy.name
@@ -407,6 +481,7 @@ class Engine:
         if not self.ended:
             self._emit(PolicySwapped(at=self.clock(), step=self.state.step + 1, old=old, new=policy.name))
 
+    @_flushed
     def extend_budget(self, kind: BudgetKind, limit: float) -> str:
         """Raise a limit (the cockpit's answer to a budget pause)."""
         if self.ended:
@@ -416,6 +491,7 @@ class Engine:
         self._emit(BudgetExtended(at=self.clock(), kind=kind, limit=limit))
         return self.status
 
+    @_flushed
     def end_at_budget(self) -> str:
         """Accept a budget pause as the end of the run."""
         exhausted = self.state.exhausted
@@ -454,10 +530,9 @@ def check_decision(decision: object) -> None:
             if not isinstance(action, Action):
                 problems.append(f"actions[{n}] is {type(action).__name__}, not Action")
                 continue
-            try:
-                json.dumps(action.args)
-            except (TypeError, ValueError) as exc:
-                problems.append(f"actions[{n}] arguments cannot be written as JSON ({exc})")
+            problem = jsonable(action.args)
+            if problem is not None:
+                problems.append(f"actions[{n}] arguments cannot be written as JSON ({problem})")
     if problems:
         raise PolicyError("policy returned a malformed Decision: " + "; ".join(problems), retryable=False)
 

@@ -29,12 +29,15 @@ class _Model(BaseModel):
         # A replay holds every event of a run: share the (immutable in practice,
         # the models are frozen) field-name sets instead of one per event. This
         # roughly halves the memory of 100,000 events.
-        fields = self.__pydantic_fields_set__
-        key = frozenset(fields)
-        shared = _SHARED_FIELD_SETS.get(key)
-        if shared is None:
-            shared = _SHARED_FIELD_SETS.setdefault(key, set(key))
-        object.__setattr__(self, "__pydantic_fields_set__", shared)
+        object.__setattr__(self, "__pydantic_fields_set__", _shared_fields(self.__pydantic_fields_set__))
+
+
+def _shared_fields(fields: set[str]) -> set[str]:
+    key = frozenset(fields)
+    shared = _SHARED_FIELD_SETS.get(key)
+    if shared is None:
+        shared = _SHARED_FIELD_SETS.setdefault(key, set(key))
+    return shared
 
 
 class Action(_Model):
@@ -47,19 +50,32 @@ class Action(_Model):
     """Why the policy could not read this call's arguments (a model sent invalid
     JSON, say); the engine answers it with this text and never runs the tool."""
 
+    def with_call_id(self, call_id: str) -> Action:
+        """A copy with `call_id` set (the engine numbers each call). The fields are
+        already valid, so the copy is made as `model_copy` makes one, without
+        its update machinery: this runs once per action."""
+        new = Action.__new__(Action)
+        data = self.__dict__.copy()
+        data["call_id"] = call_id
+        object.__setattr__(new, "__dict__", data)
+        object.__setattr__(new, "__pydantic_fields_set__", _shared_fields(self.__pydantic_fields_set__ | {"call_id"}))
+        object.__setattr__(new, "__pydantic_extra__", None)
+        object.__setattr__(new, "__pydantic_private__", None)
+        return new
+
     def signature(self) -> str:
-        """A canonical text used to compare actions (repetition brake)."""
+        """A canonical text used to compare actions."""
         import json
 
         return self.tool + json.dumps(self.args, sort_keys=True, default=str)
 
     def render(self) -> str:
         """`tool(key=value, ...)` as shown to people and to text-format policies."""
-        import json
+        from engine.core.jsonvalues import value_text
 
         if self.args_error is not None:
             return f"{self.tool}(<unreadable arguments>)"
-        parts = [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in self.args.items()]
+        parts = [f"{k}={value_text(v)}" for k, v in self.args.items()]
         return f"{self.tool}({', '.join(parts)})"
 
 

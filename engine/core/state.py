@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Literal
+from typing import Hashable, Iterable, Literal
 
 from engine.core.events import (
     Action,
@@ -30,6 +30,7 @@ from engine.core.events import (
     RuleInfo,
     RunEnded,
 )
+from engine.core.jsonvalues import args_key
 from engine.core.policy import ObservationView, StepView
 
 Status = Literal["ready", "awaiting_approval", "awaiting_budget", "policy_failed", "ended"]
@@ -93,10 +94,10 @@ class RunState:
     exhausted: BudgetExhausted | None = None
     last_policy_error: str | None = None
     repeat_count: int = 0
-    last_signature: str | None = None
+    last_signature: Hashable | None = None
     """What the last step ran (the repetition brake compares a new proposal with it):
-    its actions' signatures as executed, edited arguments included, rejected ones left out."""
-    step_signatures: list[str | None] = field(default_factory=list)
+    its actions' keys (`args_key`) as executed, edited arguments included, rejected ones left out."""
+    step_signatures: list[Hashable | None] = field(default_factory=list)
     ended: RunEnded | None = None
 
     @classmethod
@@ -120,14 +121,19 @@ class RunState:
             return self.input_tokens + self.output_tokens
         return self.cost if kind == "cost" else self.seconds
 
-    def apply(self, event: Event) -> None:
+    def apply(self, event: Event, *, decision_words: int | None = None) -> None:
+        """Fold one event in. `decision_words`: a decision's word count when the
+        caller has already rendered its text (the engine), so it is not rendered twice."""
         self.events += 1
+        if decision_words is not None and event.type == "decision":
+            self._decision(event, decision_words)  # type: ignore[arg-type]
+            return
         handler = _HANDLERS[event.type]
         handler(self, event)
 
     # -- handlers -------------------------------------------------------------
 
-    def _decision(self, e: DecisionMade) -> None:
+    def _decision(self, e: DecisionMade, words: int | None = None) -> None:
         self.step = e.step
         self.status = "ready"
         self.last_policy_error = None
@@ -139,7 +145,7 @@ class RunState:
         ) / 1000
         self.seconds += e.duration
         self.input_tokens_per_step.append(e.usage.input_tokens)
-        self.context_words += len(decision_text(e).split())
+        self.context_words += len(decision_text(e).split()) if words is None else words
         self.history.append(
             StepView(
                 step=e.step,
@@ -152,19 +158,20 @@ class RunState:
             )
         )
         self.queue = list(enumerate(e.actions)) if e.answer is None else []
-        signature = "|".join(a.signature() for a in e.actions) if e.actions else None
+        keys: list[Hashable | None] = [args_key(a.tool, a.args) for a in e.actions]
+        signature = tuple(keys) if keys else None
         if signature is not None and signature == self.last_signature:
             self.repeat_count += 1
         else:
             self.repeat_count = 1 if signature is not None else 0
-        self.step_signatures = [a.signature() for a in e.actions]
+        self.step_signatures = keys
         self.last_signature = signature
 
-    def _operator_changed(self, index: int, signature: str | None) -> None:
+    def _operator_changed(self, index: int, signature: Hashable | None) -> None:
         """An edit or a rejection: the step ran something else than was proposed (or nothing)."""
         if 0 <= index < len(self.step_signatures):
             self.step_signatures[index] = signature
-            self.last_signature = "|".join(s for s in self.step_signatures if s is not None) or None
+            self.last_signature = tuple(s for s in self.step_signatures if s is not None) or None
 
     def _approval_requested(self, e: ApprovalRequested) -> None:
         thought = self.history[-1].thought if self.history else ""
@@ -174,7 +181,7 @@ class RunState:
     def _approval_decided(self, e: ApprovalDecided) -> None:
         pending = self.pending
         if pending is not None and e.choice == "modify" and e.args is not None:
-            self._operator_changed(e.index, Action(tool=pending.tool, args=e.args).signature())
+            self._operator_changed(e.index, args_key(pending.tool, e.args))
         elif e.choice in ("reject", "abort"):
             self._operator_changed(e.index, None)
         self.pending = None

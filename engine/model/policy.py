@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.core.events import Budget, Usage
+from engine.model.messages import MessageLog
 from engine.model.wire import (
     STOP_TEXT,
     Mode,
@@ -35,7 +36,6 @@ from engine.model.wire import (
     StreamReader,
     WireError,
     action_from_call,
-    build_messages,
     cut_at_observation,
     reply_from_json,
     tool_schemas,
@@ -218,6 +218,7 @@ class ModelPolicy:
         self._cancelled = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
+        self._messages = MessageLog(config.mode, config.system)
 
     def __repr__(self) -> str:
         return f"ModelPolicy({self.config!r})"
@@ -239,7 +240,7 @@ class ModelPolicy:
     def request_body(self, view: RunView) -> dict[str, Any]:
         """The JSON body for the next decision."""
         cfg = self.config
-        body: dict[str, Any] = {"model": cfg.model, "messages": build_messages(view, cfg.mode, cfg.system)}
+        body: dict[str, Any] = {"model": cfg.model, "messages": self._messages.messages(view)}
         if cfg.mode == "tools" and view.tools:
             body["tools"] = tool_schemas(view.tools)
         if cfg.mode == "text":
@@ -367,7 +368,7 @@ class ModelPolicy:
     def _usage(self, reply: Reply, body: dict[str, Any]) -> Usage:
         if reply.input_tokens is not None and reply.output_tokens is not None:
             return Usage(input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, estimated=False)
-        sent = " ".join(_message_words(m) for m in body["messages"])
+        sent = self._messages.sent_words
         written = " ".join([reply.content, *(f"{c.name} {c.arguments}" for c in reply.tool_calls)])
         return Usage(input_tokens=estimate_tokens(sent), output_tokens=estimate_tokens(written), estimated=True)
 
@@ -413,13 +414,6 @@ def _ssl_context() -> Any:
     import httpx
 
     return httpx.create_ssl_context()
-
-
-def _message_words(message: dict[str, Any]) -> str:
-    parts = [message.get("content") or ""]
-    for call in message.get("tool_calls") or []:
-        parts.append(f"{call['function']['name']} {call['function']['arguments']}")
-    return " ".join(parts)
 
 
 def _retry_after(value: str | None) -> float | None:

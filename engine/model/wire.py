@@ -78,17 +78,22 @@ def _call_ids(history: Sequence[StepView]) -> dict[tuple[int, int], str]:
     ids: dict[tuple[int, int], str] = {}
     used: set[str] = set()
     for s in history:
-        for i, a in enumerate(s.actions):
-            cid = a.call_id if a.call_id and _CALL_ID.match(a.call_id) else f"call_{s.step}_{i}"
-            if cid in used:
-                cid = f"call_{s.step}_{i}"
-                n = 1
-                while cid in used:
-                    cid = f"call_{s.step}_{i}_{n}"
-                    n += 1
-            used.add(cid)
-            ids[(s.step, i)] = cid
+        assign_call_ids(s, ids, used)
     return ids
+
+
+def assign_call_ids(s: StepView, ids: dict[tuple[int, int], str], used: set[str]) -> None:
+    """`_call_ids` for one more step, given the ids of the steps before it."""
+    for i, a in enumerate(s.actions):
+        cid = a.call_id if a.call_id and _CALL_ID.match(a.call_id) else f"call_{s.step}_{i}"
+        if cid in used:
+            cid = f"call_{s.step}_{i}"
+            n = 1
+            while cid in used:
+                cid = f"call_{s.step}_{i}_{n}"
+                n += 1
+        used.add(cid)
+        ids[(s.step, i)] = cid
 
 
 def _edit_note(tool: Tool | None, action: Action, obs: ObservationView) -> str:
@@ -121,6 +126,13 @@ def _step_text(s: StepView) -> str:
     return "\n".join(lines) or "Thought: (nothing)"
 
 
+def head_messages(view: RunView, mode: Mode, system: str | None = None) -> list[dict[str, Any]]:
+    """The system prompt and the task: what every request starts with."""
+    if system is None:
+        system = TOOLS_SYSTEM if mode == "tools" else TEXT_SYSTEM.format(tools=tool_lines(view.tools))
+    return [{"role": "system", "content": system}, {"role": "user", "content": view.task}]
+
+
 def build_messages(view: RunView, mode: Mode, system: str | None = None) -> list[dict[str, Any]]:
     """The run so far as chat messages: system, the task, then every step.
 
@@ -129,45 +141,50 @@ def build_messages(view: RunView, mode: Mode, system: str | None = None) -> list
     followed by the error the engine recorded.
     """
     tools = {t.name: t for t in view.tools}
-    if system is None:
-        system = TOOLS_SYSTEM if mode == "tools" else TEXT_SYSTEM.format(tools=tool_lines(view.tools))
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": view.task}]
+    messages = head_messages(view, mode, system)
     ids = _call_ids(view.history) if mode == "tools" else {}
     for s in view.history:
-        extra = s.observations[len(s.actions) :]
-        if mode == "text":
-            messages.append({"role": "assistant", "content": _step_text(s)})
-            results = [
-                _result_text(tools, a, s.observations[i] if i < len(s.observations) else None)
-                for i, a in enumerate(s.actions)
-            ]
-            results.extend(o.text for o in extra)
-            if results:
-                messages.append({"role": "user", "content": "\n".join(f"Observation: {r}" for r in results)})
-            continue
-        if s.actions:
-            calls = [
-                {
-                    "id": ids[(s.step, i)],
-                    "type": "function",
-                    "function": {
-                        "name": a.tool,
-                        "arguments": "{}" if a.args_error is not None else json.dumps(a.args, ensure_ascii=False),
-                    },
-                }
-                for i, a in enumerate(s.actions)
-            ]
-            messages.append({"role": "assistant", "content": s.thought or None, "tool_calls": calls})
-            for i, a in enumerate(s.actions):
-                obs = s.observations[i] if i < len(s.observations) else None
-                messages.append(
-                    {"role": "tool", "tool_call_id": ids[(s.step, i)], "content": _result_text(tools, a, obs)}
-                )
-        else:
-            content = s.answer if s.answer is not None else (s.raw or s.thought or "(no decision)")
-            messages.append({"role": "assistant", "content": content})
-        if extra:
-            messages.append({"role": "user", "content": "\n".join(o.text for o in extra)})
+        messages.extend(step_messages(s, mode, tools, ids))
+    return messages
+
+
+def step_messages(
+    s: StepView, mode: Mode, tools: dict[str, Tool], ids: dict[tuple[int, int], str]
+) -> list[dict[str, Any]]:
+    """One step's messages (`ids`: the call ids of this step and the ones before it)."""
+    messages: list[dict[str, Any]] = []
+    extra = s.observations[len(s.actions) :]
+    if mode == "text":
+        messages.append({"role": "assistant", "content": _step_text(s)})
+        results = [
+            _result_text(tools, a, s.observations[i] if i < len(s.observations) else None)
+            for i, a in enumerate(s.actions)
+        ]
+        results.extend(o.text for o in extra)
+        if results:
+            messages.append({"role": "user", "content": "\n".join(f"Observation: {r}" for r in results)})
+        return messages
+    if s.actions:
+        calls = [
+            {
+                "id": ids[(s.step, i)],
+                "type": "function",
+                "function": {
+                    "name": a.tool,
+                    "arguments": "{}" if a.args_error is not None else json.dumps(a.args, ensure_ascii=False),
+                },
+            }
+            for i, a in enumerate(s.actions)
+        ]
+        messages.append({"role": "assistant", "content": s.thought or None, "tool_calls": calls})
+        for i, a in enumerate(s.actions):
+            obs = s.observations[i] if i < len(s.observations) else None
+            messages.append({"role": "tool", "tool_call_id": ids[(s.step, i)], "content": _result_text(tools, a, obs)})
+    else:
+        content = s.answer if s.answer is not None else (s.raw or s.thought or "(no decision)")
+        messages.append({"role": "assistant", "content": content})
+    if extra:
+        messages.append({"role": "user", "content": "\n".join(o.text for o in extra)})
     return messages
 
 

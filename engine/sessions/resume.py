@@ -124,6 +124,7 @@ def _engine(
     interactive: bool,
     approve: ApproveMode,
     unfinished: ToolStarted | None = None,
+    sink: TranscriptWriter | None = None,
 ) -> Engine:
     engine = Engine(
         header,
@@ -135,6 +136,7 @@ def _engine(
         interactive=interactive,
         approve=approve,
         unfinished=unfinished,
+        sink=sink,
     )
     if policy.name != state.policy:
         engine.swap_policy(policy)
@@ -199,12 +201,11 @@ def resume_run(
     _repair_tail(path)
     writer = TranscriptWriter(path)
     engine = _engine(
-        header, world, events, state, policy_obj, [writer, *listeners], clock, interactive, approve, transcript.unfinished
+        header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer
     )
     # One rule for an approval the earlier session reached, whether its line was
     # recorded (the run is awaiting it) or torn (its action is still queued): ask again.
     engine.ask_again = {(state.step, index) for index, _ in state.queue}
-    engine.intent_listeners.append(writer)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]
 
 
@@ -301,6 +302,5 @@ def fork_run(
     writer = TranscriptWriter(path, child)
     for event in events:
         writer(event)
-    engine = _engine(child, world, events, state, policy_obj, [writer, *listeners], clock, interactive, approve)
-    engine.intent_listeners.append(writer)
+    engine = _engine(child, world, events, state, policy_obj, listeners, clock, interactive, approve, sink=writer)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]

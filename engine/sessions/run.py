@@ -125,11 +125,10 @@ def new_run(
         header,
         world.tools,
         policy_obj,
-        listeners=[*([writer] if writer else []), *listeners],
+        listeners=listeners,
         clock=clock,
         interactive=interactive,
         approve=approve,
+        sink=writer,
     )
-    if writer is not None:
-        engine.intent_listeners.append(writer)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, model=model)

@@ -3,8 +3,8 @@
 A long run holds many events; as pydantic objects they take about 1.3 KB
 each (130 MB for 100,000), as JSON lines about 300 bytes. `EventLog` is the
 engine's append-only list of events: it keeps the most recently used events
-as objects and the others as their JSON lines, written when an event leaves
-the cache and parsed again when it is read. A run shorter than the cache
+as objects and the others as their JSON lines (the line the engine wrote,
+or one written when an event leaves the cache) parsed again when read. A run shorter than the cache
 never pays for either. Reads and appends may come from different threads
 (the cockpit reads what the engine's worker appends).
 """
@@ -28,9 +28,11 @@ class EventLog(Sequence[Event]):
         for event in events:
             self.append(event)
 
-    def append(self, event: Event) -> None:
+    def append(self, event: Event, line: bytes | None = None) -> None:
+        """Add an event; `line`, its JSON line when the caller already wrote it, is kept
+        so the event is never serialised a second time."""
         with self._lock:
-            self._lines.append(None)
+            self._lines.append(line)
             self._remember(len(self._lines) - 1, event)
 
     def extend(self, events: Iterable[Event]) -> None:

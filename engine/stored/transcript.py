@@ -1,7 +1,8 @@
 """Transcripts: one JSON object a line, the header first.
 
-The writer appends and flushes after every event and fsyncs after approvals
-and at the end, so a killed process loses at most the line being written. The
+The writer hands every line to the operating system before a tool runs, before
+the policy is asked and when a step returns, and fsyncs after approvals and at
+the end, so a killed process loses at most the line being written. The
 reader validates every line; a torn last line is accepted with a warning, any
 other bad line is reported as `FILE:LINE: reason`, and no bad file raises
 anything but `TranscriptError`.
@@ -13,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable
+from typing import Iterable
 
 from pydantic import ValidationError
 
@@ -21,7 +22,8 @@ from engine.core.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header, Too
 
 INTENT_TYPE = "tool_started"
 """Write-ahead lines, not events: see `engine.events.ToolStarted`."""
-_FSYNC_TYPES = frozenset({"approval_requested", "approval_decided", "run_ended", "budget_exhausted"})
+_FSYNC_TYPES = frozenset({"header", "approval_requested", "approval_decided", "run_ended", "budget_exhausted"})
+_WRITE_AHEAD_TYPES = _FSYNC_TYPES | {INTENT_TYPE}
 
 
 class TranscriptError(Exception):
@@ -37,6 +39,13 @@ class TranscriptWriter:
 
     With a header it starts a new transcript and refuses a file that already
     holds one; without, it continues an existing file (resume).
+
+    The engine hands it each event's line (`write`), serialised once. Lines
+    wait in a buffer only while the engine works in memory: a `tool_started`
+    line goes out at once with everything before it (before the tool can act on
+    the world), approvals and the end are synced, and the engine flushes before
+    it asks the policy and when a step returns. Each flush is one `write` to the
+    operating system, so a killed process loses at most what it was writing.
     """
 
     def __init__(self, path: str | Path, header: Header | None = None) -> None:
@@ -49,27 +58,43 @@ class TranscriptWriter:
         if header is not None and self.path.exists() and self.path.stat().st_size > 0:
             # A new run never writes into another run's file.
             raise FileExistsError(f"{self.path} already holds a transcript; choose another file")
-        self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._pending: list[bytes] = []
         if header is not None:
-            self._write(dump_event(header), sync=True)
+            self.write("header", dump_event(header).encode())
 
-    def _write(self, line: str, sync: bool) -> None:
-        if self._file is None:
+    def write(self, event_type: str, line: bytes) -> None:
+        """Queue one line (without its newline); intent lines, approvals and the end go out at once."""
+        if self._fd is None:
             return
-        self._file.write(line + "\n")
-        self._file.flush()
-        if sync:
-            os.fsync(self._file.fileno())
+        self._pending.append(line)
+        self._pending.append(b"\n")
+        if event_type in _WRITE_AHEAD_TYPES:
+            self.flush()
+            if event_type in _FSYNC_TYPES:
+                os.fsync(self._fd)
+
+    def flush(self) -> None:
+        """Hand the queued lines to the operating system (one write)."""
+        if self._fd is None or not self._pending:
+            return
+        data = b"".join(self._pending)
+        self._pending.clear()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
 
     def __call__(self, event: Event | ToolStarted) -> None:
-        self._write(dump_event(event), sync=event.type in _FSYNC_TYPES)
+        """The listener form: one event, written and flushed at once."""
+        self.write(event.type, dump_event(event).encode())
+        self.flush()
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            self._file = None
+        if self._fd is not None:
+            self.flush()
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
 
     def __enter__(self) -> TranscriptWriter:
         return self

@@ -1,0 +1,43 @@
+"""JSON facts about argument values without a JSON round trip.
+
+Every step the engine checks that an action's arguments can be written as
+JSON, renders the action for people and compares it with the previous one
+(the repetition brake). Arguments are almost always flat objects of strings
+and numbers: those take a fast path here, anything else goes through `json`
+as before, so the answers are the same.
+"""
+
+from __future__ import annotations
+
+import json
+from json.encoder import encode_basestring
+from typing import Any, Hashable
+
+_SCALARS = (str, int, float, bool, type(None))
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_SORTED_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
+
+
+def jsonable(args: dict[str, Any]) -> str | None:
+    """None when `json.dumps(args)` works, else why not."""
+    if type(args) is dict and all(type(k) is str and type(v) in _SCALARS for k, v in args.items()):
+        return None
+    try:
+        json.dumps(args)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return str(exc)
+    return None
+
+
+def value_text(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False)`."""
+    if type(value) is str:
+        return encode_basestring(value)
+    return _ENCODER.encode(value)
+
+
+def args_key(tool: str, args: dict[str, Any]) -> Hashable:
+    """A key equal for two calls exactly when `tool + json.dumps(args, sort_keys=True, default=str)` is."""
+    if all(type(v) in _SCALARS for v in args.values()) and all(type(k) is str for k in args):
+        return (tool, tuple(sorted((k, type(v), repr(v)) for k, v in args.items())))
+    return tool + _SORTED_ENCODER.encode(args)

@@ -1,0 +1,85 @@
+"""The model's messages kept from one request to the next.
+
+A run's history only grows, and only its last step changes (its observations
+and the operator's edits arrive after the decision). So each request is the
+previous one's messages for the steps that cannot change any more, plus the
+messages of the steps after them: building the request at step 10,000 costs
+what the new step costs, not the 10,000 before it. Anything unexpected (a
+shorter history, another step object where the last kept one was, a change of
+mode or tools) starts over from `build_messages`, so the messages are always
+the ones it would build.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.core.policy import RunView, StepView
+from engine.model.wire import Mode, assign_call_ids, head_messages, step_messages
+
+
+class MessageLog:
+    """`build_messages(view, mode, system)`, built incrementally across requests."""
+
+    def __init__(self, mode: Mode, system: str | None = None) -> None:
+        self.mode: Mode = mode
+        self.system = system
+        self._tools: tuple[Any, ...] = ()
+        self._head: list[dict[str, Any]] = []
+        self._done: list[dict[str, Any]] = []
+        """The messages of the steps that can no longer change."""
+        self._done_steps = 0
+        self._last_done: StepView | None = None
+        self._ids: dict[tuple[int, int], str] = {}
+        self._used: set[str] = set()
+        self.words = 0
+        """Words in the head's and the finished steps' messages (for estimating tokens)."""
+        self.sent_words = 0
+        """Words in the messages `messages` returned last."""
+
+    def messages(self, view: RunView) -> list[dict[str, Any]]:
+        history = view.history
+        if not self._still_valid(view):
+            self._restart(view)
+        tools = {t.name: t for t in view.tools}
+        # Every step but the last is finished: it moves to the kept part.
+        for s in history[self._done_steps : len(history) - 1]:
+            self._add(s, tools, self._done)
+            self._done_steps += 1
+            self._last_done = s
+        tail: list[dict[str, Any]] = []
+        if len(history) > self._done_steps:
+            ids = dict(self._ids) if self.mode == "tools" else self._ids
+            if self.mode == "tools":
+                assign_call_ids(history[-1], ids, set(self._used))
+            tail = step_messages(history[-1], self.mode, tools, ids)
+        self.sent_words = self.words + sum(len(message_words(m).split()) for m in tail)
+        return [*self._head, *self._done, *tail]
+
+    def _add(self, s: StepView, tools: dict[str, Any], into: list[dict[str, Any]]) -> None:
+        if self.mode == "tools":
+            assign_call_ids(s, self._ids, self._used)
+        new = step_messages(s, self.mode, tools, self._ids)
+        self.words += sum(len(message_words(m).split()) for m in new)
+        into.extend(new)
+
+    def _still_valid(self, view: RunView) -> bool:
+        history = view.history
+        if tuple(view.tools) != self._tools or len(history) < self._done_steps + 1 and self._done_steps:
+            return False
+        return self._done_steps == 0 or history[self._done_steps - 1] is self._last_done
+
+    def _restart(self, view: RunView) -> None:
+        self._tools = tuple(view.tools)
+        self._head = head_messages(view, self.mode, self.system)
+        self._done, self._done_steps, self._last_done = [], 0, None
+        self._ids, self._used = {}, set()
+        self.words = sum(len(message_words(m).split()) for m in self._head)
+
+
+def message_words(message: dict[str, Any]) -> str:
+    """The text of a message a token estimate counts: its content and its tool calls."""
+    parts = [message.get("content") or ""]
+    for call in message.get("tool_calls") or []:
+        parts.append(f"{call['function']['name']} {call['function']['arguments']}")
+    return " ".join(parts)
