@@ -54,24 +54,30 @@ def scenario(steps: int) -> Scenario:
 ACTION = re.compile(r"^Action: (\w+)\[(.*)\]$", re.M)
 
 
+def seed_step(step: int, tools: dict) -> tuple[str, str, str, str]:
+    """One step of the seed's loop: the policy's text, the action read from it by a
+    regex, run from a dict; errors become observations. Returns the text, the tool,
+    its argument and the observation."""
+    output = f"Thought: I look up item {step}.\nAction: lookup[item-{step}]"
+    m = ACTION.search(output)
+    if not m:
+        return output, "", "", "ERROR: invalid format"
+    name, arg = m.groups()
+    try:
+        observation = str(tools[name](arg)) if name in tools else f"ERROR: no tool {name}"
+    except Exception as exc:
+        observation = f"ERROR: {type(exc).__name__}"
+    return output, name, arg, observation[:4000]
+
+
 def bare_loop(steps: int) -> int:
-    """The seed's loop: a policy writes text, a regex reads the action, a dict runs it,
-    errors become observations, the history is kept as a list of lines."""
+    """The seed's loop, the history kept as a list of lines."""
     tools = {"lookup": lookup}
     history = ["Question: Look up every item."]
     for step in range(1, steps + 1):
-        output = f"Thought: I look up item {step}.\nAction: lookup[item-{step}]"
+        output, _, _, observation = seed_step(step, tools)
         history.append(output)
-        m = ACTION.search(output)
-        if not m:
-            observation = "ERROR: invalid format"
-        else:
-            name, arg = m.groups()
-            try:
-                observation = str(tools[name](arg)) if name in tools else f"ERROR: no tool {name}"
-            except Exception as exc:
-                observation = f"ERROR: {type(exc).__name__}"
-        history.append("Observation: " + observation[:4000])
+        history.append("Observation: " + observation)
     return steps
 
 

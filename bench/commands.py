@@ -1,0 +1,95 @@
+"""Start-up and reading figures of the headless commands, each next to its baseline.
+
+    python bench/commands.py [--steps 50000] [--runs 5] [--keep FILE]
+
+1. `agent-tui --help` and `agent-tui list` next to `python -c pass` (goal <= 3x).
+2. `agent-tui show FILE` and `agent-tui replay --headless --at end FILE` of a
+   100,000-event transcript next to a process that only reads the file and
+   `json.loads` every line (goal <= 1.5x each); output goes to /dev/null.
+
+Every figure is wall time of a fresh process (`python -m tui.cli ...`, which is
+what the console script runs), the median of `--runs` runs taken in turns, so
+that the machine's load falls on the command and its baseline alike. The
+transcript is made by the real engine (the lookup world of
+bench/worlds/lookup_world.py, 50,000 steps: 100,001 events).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+JSON_ONLY = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
+
+
+def make_transcript(path: Path, steps: int) -> None:
+    import scenarios
+    from engine.sessions.run import new_run
+
+    scenario = scenarios.load_file(ROOT / "bench" / "worlds" / "lookup_world.py")
+    run = new_run(scenario, "all", "looker", out=path, budget=scenario.budget.with_limit("steps", steps))
+    run.engine.run()
+    run.close()
+
+
+def wall(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def medians(commands: dict[str, list[str]], runs: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, argv in commands.items():
+            times[name].append(wall(argv))
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="use (or make and keep) this transcript")
+    args = parser.parse_args()
+    py = sys.executable
+    cli = [py, "-m", "tui.cli"]
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores")
+
+    startup = medians({"python -c pass": [py, "-c", "pass"], "--help": [*cli, "--help"], "list": [*cli, "list"]}, args.runs)
+    base = startup["python -c pass"]
+    print(f"1. python -c pass: {base:.3f} s")
+    for name in ("--help", "list"):
+        print(f"   agent-tui {name}: {startup[name]:.3f} s, {startup[name] / base:.1f}x (goal <= 3x)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.keep or Path(tmp) / "run.jsonl"
+        if not path.exists():
+            make_transcript(path, args.steps)
+        lines = sum(1 for _ in open(path, "rb"))
+        size_mb = path.stat().st_size / 1e6
+        reading = medians(
+            {
+                "json.loads": [py, "-c", JSON_ONLY, str(path)],
+                "show": [*cli, "show", str(path)],
+                "replay --headless --at end": [*cli, "replay", "--headless", "--at", "end", str(path)],
+            },
+            args.runs,
+        )
+    raw = reading["json.loads"]
+    print(f"2. {lines:,} lines ({size_mb:.1f} MB): a process that json.loads every line: {raw:.2f} s")
+    for name in ("show", "replay --headless --at end"):
+        print(f"   agent-tui {name}: {reading[name]:.2f} s, {reading[name] / raw:.1f}x (goal <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()
