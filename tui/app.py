@@ -21,6 +21,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 
 from engine.core.engine import Engine
 from engine.core.policy import Policy
@@ -65,6 +66,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 COCKPIT_ACTIONS = frozenset(name for name, _, _ in COMMANDS)
 FOOTER_ORDER = (*(name for name, _, _ in COMMANDS), "toggle_folds")
+DRAW_DELAY = 1 / 30
+"""Seconds from a step's first event to its frame, unless the step ends sooner."""
 WHILE_BUSY = frozenset({"interrupt", "abort", "save", "help"})
 
 
@@ -125,6 +128,8 @@ class CockpitApp(App[None]):
         # The app draws the events it has been told of: the first `seen` of the
         # engine's log (the worker may already have appended more).
         self.seen = len(self.engine.events)
+        self._drawn = self.seen
+        self._draw_timer: Timer | None = None
         self.busy = False
         self.last_error: str | None = None
         self._streamed = ""
@@ -286,7 +291,7 @@ class CockpitApp(App[None]):
             return
         self.busy = True
         self.bridge.interrupt.clear()
-        self.refresh_view()
+        self._draw_soon()
         self._perform(label, op)
 
     @property
@@ -301,9 +306,25 @@ class CockpitApp(App[None]):
         self.seen += 1
         if event.type == "decision":
             self._streamed = ""
-        if self._can_draw:
+        self._draw_soon()
+
+    def _draw_soon(self) -> None:
+        """Draw what changed once, shortly: a quick step's events and its end come
+        within that time and make one frame; a step that takes longer (a slow tool)
+        still shows its decision while the tool runs."""
+        if self._draw_timer is None:
+            self._draw_timer = self.set_timer(DRAW_DELAY, self._draw, name="draw")
+
+    def _draw(self) -> None:
+        if self._draw_timer is not None:
+            self._draw_timer.stop()
+            self._draw_timer = None
+        if not self._can_draw:
+            return
+        if self._drawn != self.seen:
+            self._drawn = self.seen
             self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
-            self.refresh_view()
+        self.refresh_view()
 
     @on(ThoughtStreamed)
     def _thought_streamed(self, message: ThoughtStreamed) -> None:
@@ -319,7 +340,7 @@ class CockpitApp(App[None]):
         if self._streamed:
             self._streamed = ""
             self.pane.stream("")
-        self.refresh_view()
+        self._draw()
         if message.error:
             self.last_error = message.error
             self.notify(clean(message.error), title=f"{message.label} failed", severity="error", timeout=10, markup=False)
