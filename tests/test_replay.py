@@ -11,7 +11,7 @@ import pytest
 
 import scenarios
 from engine.core.events import Action, DecisionMade, Header, Observed
-from engine.stored.replay import Timeline, snapshot_state
+from engine.stored.replay import Timeline
 from engine.sessions.run import new_run
 from engine.core.state import fold
 from engine.stored.transcript import TranscriptError, read_transcript
@@ -83,7 +83,7 @@ def test_a_snapshot_is_independent_of_its_original(tmp_path):
     events = run.engine.events
     for k in range(len(events)):
         original = fold(run.engine.header, events[:k])
-        copy = snapshot_state(original)
+        copy = original.copy()
         assert copy == original
         for event in events[k:]:
             copy.apply(event)
@@ -95,7 +95,7 @@ def test_a_snapshot_deep_copies_a_pending_approval_and_the_last_step():
     header = Header(scenario="s", task="t", task_text="x", policy="p")
     decision = DecisionMade(step=1, policy="p", actions=[Action(tool="a"), Action(tool="b")])
     state = fold(header, [decision, Observed(step=1, index=0, tool="a", text="one")])
-    copy = snapshot_state(state)
+    copy = state.copy()
     copy.apply(Observed(step=1, index=1, tool="b", text="two"))
     assert len(state.history[-1].observations) == 1 and len(copy.history[-1].observations) == 2
     assert state.queue and not copy.queue
@@ -205,7 +205,7 @@ def test_a_bad_line_in_the_middle_ends_the_timeline_there_and_is_named(tmp_path)
     [
         (b"", "the file is empty"),
         (b"\n  \n", "the file is empty"),
-        (b"not json\n", ":1: expected the header line"),
+        (b"not json\n", ":1: not JSON (Expecting value); expected the header line"),
         (b'{"type": "header", "format_version": 7, "scenario": "s"}\n', "format version 7 is newer"),
     ],
 )

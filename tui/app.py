@@ -26,7 +26,6 @@ from textual.timer import Timer
 from engine.core.engine import Engine
 from engine.core.policy import Policy
 from engine.sessions.run import Run
-from engine.stored.replay import snapshot_state
 from engine.core.state import RunState
 from engine.core.text import clean
 from engine.stored.transcript import dump_event
@@ -124,7 +123,7 @@ class CockpitApp(App[None]):
         self.model_policy_factory = model_policy_factory
         # The app's own copy of the run state (the worker changes the engine's);
         # finished steps are shared, so a long run is not held twice.
-        self.view_state: RunState = snapshot_state(self.engine.state)
+        self.view_state: RunState = self.engine.state.copy()
         # The app draws the events it has been told of: the first `seen` of the
         # engine's log (the worker may already have appended more).
         self.seen = len(self.engine.events)

@@ -9,7 +9,7 @@ reach the policy as observations).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 from engine.core.events import Action, Usage
@@ -79,6 +79,10 @@ class StepView:
     raw: str | None
     observations: list[ObservationView] = field(default_factory=list)
     edits: list[str] = field(default_factory=list)
+
+    def copy(self) -> StepView:
+        """A copy whose lists can grow without touching this one's."""
+        return replace(self, actions=list(self.actions), observations=list(self.observations), edits=list(self.edits))
 
 
 @dataclass

@@ -7,8 +7,9 @@ k-th event. The engine, the replay viewer and resume all use this fold.
 
 from __future__ import annotations
 
+import copy as _copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Hashable, Iterable, Literal
 
 from engine.core.events import (
@@ -105,6 +106,31 @@ class RunState:
         state = cls(header=header, policy=header.policy, budget=header.budget, rules=list(header.rules))
         state.context_words = len(header.task_text.split())
         return state
+
+    def copy(self) -> RunState:
+        """An independent copy, much faster than `copy.deepcopy`.
+
+        Immutable parts (the header, frozen events, numbers, strings) are shared;
+        containers are copied. Completed steps in `history` are shared too: the
+        fold only ever changes the last step (its observations and edits), so
+        only that one is copied. Fields not named in `_SHARED` / `_SHALLOW` are
+        deep copied, so a new field stays correct here without an edit.
+        """
+        new = RunState.__new__(RunState)
+        target = new.__dict__
+        for name in _field_names():
+            value = getattr(self, name)
+            if name in _SHARED:
+                target[name] = value
+            elif name in _SHALLOW:
+                target[name] = _copy.copy(value)
+            elif name == "history":
+                target[name] = value[:-1] + [value[-1].copy()] if value else []
+            elif name == "pending":
+                target[name] = None if value is None else _copy.deepcopy(value)
+            else:
+                target[name] = _copy.deepcopy(value)
+        return new
 
     @property
     def tokens(self) -> int:
@@ -249,6 +275,21 @@ _HANDLERS = {
     "note": RunState._note,
     "run_ended": RunState._run_ended,
 }
+
+
+_SHARED = frozenset({"header", "budget", "exhausted", "ended", "status", "step", "events", "policy",
+                     "input_tokens", "output_tokens", "estimated_usage", "cost", "seconds", "context_words",
+                     "last_policy_error", "repeat_count", "last_signature"})
+_SHALLOW = frozenset({"input_tokens_per_step", "tool_calls", "tool_last_error", "rules", "queue", "warned",
+                      "step_signatures"})
+_FIELD_NAMES: tuple[str, ...] = ()
+
+
+def _field_names() -> tuple[str, ...]:
+    global _FIELD_NAMES
+    if not _FIELD_NAMES:
+        _FIELD_NAMES = tuple(f.name for f in fields(RunState))
+    return _FIELD_NAMES
 
 
 def fold(header: Header, events: Iterable[Event]) -> RunState:

@@ -11,29 +11,27 @@ never pays for either. Reads and appends may come from different threads
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
-from typing import overload
+from collections.abc import Iterable, Iterator
 
 from engine.core.events import EVENT_ADAPTER, Event
+from engine.stored.source import EventCache, IndexedEvents
 
 
-class EventLog(Sequence[Event]):
+class EventLog(IndexedEvents):
+    """The live run's events (an `engine.stored.source.LinedSource`)."""
+
     def __init__(self, events: Iterable[Event] = (), *, cache_size: int = 4096) -> None:
         self._lines: list[bytes | None] = []  # None: only in the cache so far
-        self._cache: OrderedDict[int, Event] = OrderedDict()
-        self._cache_size = cache_size
-        self._lock = threading.Lock()
+        self._cache = EventCache(cache_size)
         for event in events:
             self.append(event)
 
     def append(self, event: Event, line: bytes | None = None) -> None:
         """Add an event; `line`, its JSON line when the caller already wrote it, is kept
         so the event is never serialised a second time."""
-        with self._lock:
+        with self._cache.lock:
             self._lines.append(line)
-            self._remember(len(self._lines) - 1, event)
+            self._keep(len(self._lines) - 1, event)
 
     def extend(self, events: Iterable[Event]) -> None:
         for event in events:
@@ -41,29 +39,19 @@ class EventLog(Sequence[Event]):
 
     def raw(self, index: int) -> bytes:
         """The event's JSON line (without a newline)."""
-        with self._lock:
+        with self._cache.lock:
             line = self._lines[index]
             if line is None:
-                line = self._lines[index] = self._cache[index].model_dump_json().encode()
+                cached = self._cache.peek_locked(index)
+                assert cached is not None  # a line not written yet is in the cache
+                line = self._lines[index] = cached.model_dump_json().encode()
             return line
+
+    def line_number(self, index: int) -> int | None:
+        return None
 
     def __len__(self) -> int:
         return len(self._lines)
-
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Event]: ...
-
-    def __getitem__(self, index: int | slice) -> Event | list[Event]:
-        if isinstance(index, slice):
-            return [self._get(i) for i in range(*index.indices(len(self._lines)))]
-        if index < 0:
-            index += len(self._lines)
-        if not 0 <= index < len(self._lines):
-            raise IndexError("event index out of range")
-        return self._get(index)
 
     def __iter__(self) -> Iterator[Event]:
         for i in range(len(self._lines)):
@@ -80,23 +68,19 @@ class EventLog(Sequence[Event]):
         return f"EventLog({len(self)} events)"
 
     def _get(self, index: int, *, keep: bool = True) -> Event:
-        with self._lock:
-            event = self._cache.get(index)
-            if event is not None:
-                self._cache.move_to_end(index)
-                return event
-            line = self._lines[index]
+        event = self._cache.get(index)
+        if event is not None:
+            return event
+        line = self._lines[index]
         assert line is not None  # an event out of the cache has its line
         event = EVENT_ADAPTER.validate_json(line)
         if keep:
-            with self._lock:
-                self._remember(index, event)
+            with self._cache.lock:
+                self._keep(index, event)
         return event
 
-    def _remember(self, index: int, event: Event) -> None:
-        self._cache[index] = event
-        self._cache.move_to_end(index)
-        while len(self._cache) > self._cache_size:
-            old_index, old = self._cache.popitem(last=False)
+    def _keep(self, index: int, event: Event) -> None:
+        """Cache `event`; an event pushed out keeps its JSON line (caller holds the lock)."""
+        for old_index, old in self._cache.put_locked(index, event):
             if self._lines[old_index] is None:
                 self._lines[old_index] = old.model_dump_json().encode()

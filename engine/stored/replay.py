@@ -6,9 +6,9 @@ Position p on the timeline means "the first p events have happened": position
 because the timeline keeps folded-state checkpoints every K events: a seek
 copies the nearest checkpoint at or before p and folds at most K-1 events.
 
-A transcript file is not loaded whole: `Timeline.open` reads the bytes and
-the line offsets, parses the header, and parses events on demand (a small
-cache keeps recent ones). The first pass over all events (`build_index`,
+A transcript file is not loaded whole: `Timeline.open` indexes its lines
+with `engine.stored.reader` (the one reader of the format) and parses events
+on demand (`engine.stored.source.FileEvents`, whose cache keeps recent ones). The first pass over all events (`build_index`,
 done on demand by a far seek or ahead of time in a worker) validates every
 line, folds the run, keeps the checkpoints and collects the markers and step
 boundaries. A bad line found by that pass ends the timeline before it and is
@@ -21,73 +21,24 @@ Pure Python: no textual, no rich.
 from __future__ import annotations
 
 import bisect
-import copy
-import json
 import re
 import threading
 import time
-from array import array
-from collections import OrderedDict
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable, Iterable, Literal, Sequence
+from typing import Callable, Iterable, Sequence
 
-from pydantic import ValidationError
-
-from engine.core.events import EVENT_ADAPTER, Event, Header
+from engine.core.events import Event, Header
 from engine.core.policy import StepView
 from engine.core.state import RunState
-from engine.stored.transcript import INTENT_TYPE, TranscriptError, _read_header, _reason, read_bytes
+from engine.stored.markers import MARKER_KINDS, Marker, MarkerKind, event_text, marker_for
+from engine.stored.reader import LineIndex, TranscriptError, read_bytes
+from engine.stored.source import EventSource, FileEvents, LinedSource
 
-MarkerKind = Literal["approval", "rejection", "error", "policy_swap", "budget", "end"]
-MARKER_KINDS: tuple[MarkerKind, ...] = ("approval", "rejection", "error", "policy_swap", "budget", "end")
+__all__ = ["DEFAULT_CHECKPOINT_EVERY", "MARKER_KINDS", "Marker", "MarkerKind", "Timeline", "event_text", "marker_for"]
+
 DEFAULT_CHECKPOINT_EVERY = 1000
 _PLAIN = re.compile(r"[A-Za-z0-9 .,;!?'_-]+")
 _STEP_EVENTS = frozenset({"decision", "approval_requested", "approval_decided", "observation", "policy_error"})
-
-
-# -- copying state -------------------------------------------------------------
-
-_RUNSTATE_FIELDS = tuple(f.name for f in fields(RunState))
-_SHARED = frozenset({"header", "budget", "exhausted", "ended", "status", "step", "events", "policy",
-                     "input_tokens", "output_tokens", "estimated_usage", "cost", "seconds", "context_words",
-                     "last_policy_error", "repeat_count", "last_signature"})
-_SHALLOW = frozenset({"input_tokens_per_step", "tool_calls", "tool_last_error", "rules", "queue", "warned",
-                      "step_signatures"})
-
-
-def _copy_step(view: StepView) -> StepView:
-    new = copy.copy(view)
-    new.actions = list(view.actions)
-    new.observations = list(view.observations)
-    new.edits = list(view.edits)
-    return new
-
-
-def snapshot_state(state: RunState) -> RunState:
-    """An independent copy of `state`, much faster than `copy.deepcopy`.
-
-    Immutable parts (the header, frozen events, numbers, strings) are shared;
-    containers are copied. Completed steps in `history` are shared too: the
-    fold only ever changes the last step (its observations and edits), so
-    only that one is copied. Fields this function does not know are deep
-    copied, so a new RunState field stays correct here without an edit.
-    """
-    new = RunState.__new__(RunState)
-    target = new.__dict__
-    for name in _RUNSTATE_FIELDS:
-        value = getattr(state, name)
-        if name in _SHARED:
-            target[name] = value
-        elif name in _SHALLOW:
-            target[name] = copy.copy(value)
-        elif name == "history":
-            target[name] = value[:-1] + [_copy_step(value[-1])] if value else []
-        elif name == "pending":
-            target[name] = None if value is None else copy.deepcopy(value)
-        else:
-            target[name] = copy.deepcopy(value)
-    return new
 
 
 class _Checkpoint:
@@ -112,236 +63,19 @@ class _Checkpoint:
         history, tokens = state.history, state.input_tokens_per_step
         state.history, state.input_tokens_per_step = [], []
         try:
-            bare = snapshot_state(state)
+            bare = state.copy()
         finally:
             state.history, state.input_tokens_per_step = history, tokens
-        last = _copy_step(history[-1]) if history else None
+        last = history[-1].copy() if history else None
         return cls(bare, len(history), last, len(tokens))
 
     def restore(self, running: RunState) -> RunState:
         """A fresh state; `running` is the index's state, which is at or past this checkpoint."""
-        state = snapshot_state(self.state)
+        state = self.state.copy()
         if self.last_step is not None:
-            state.history = running.history[: self.history_len - 1] + [_copy_step(self.last_step)]
+            state.history = running.history[: self.history_len - 1] + [self.last_step.copy()]
         state.input_tokens_per_step = running.input_tokens_per_step[: self.tokens_len]
         return state
-
-
-# -- markers and event text ----------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Marker:
-    """A place worth jumping to. `index` is the event's index; seeking to
-    `position` (index + 1) shows the run just after that event."""
-
-    index: int
-    kind: MarkerKind
-    label: str
-
-    @property
-    def position(self) -> int:
-        return self.index + 1
-
-
-def _short(text: str, limit: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def marker_for(index: int, event: Event, *, rejected_call: tuple[int, int] | None = None) -> Marker | None:
-    """The marker an event makes, if any. `rejected_call` is the (step, index) of the
-    call the operator last rejected: its observation is not a second marker."""
-    t = event.type
-    if t == "approval_requested":
-        return Marker(index, "approval", f"step {event.step}: {event.tool} needs approval")
-    if t == "approval_decided" and event.choice in ("reject", "abort"):
-        why = f": {_short(event.reason)}" if event.reason else ""
-        return Marker(index, "rejection", f"step {event.step}: {event.choice}ed{why}")
-    if t == "observation" and event.error and (event.step, event.index) != rejected_call:
-        return Marker(index, "error", f"step {event.step}: {_short(event.text)}")
-    if t == "policy_error":
-        return Marker(index, "error", f"step {event.step}: policy {event.policy} failed: {_short(event.message)}")
-    if t == "policy_swapped":
-        return Marker(index, "policy_swap", f"policy {event.old} -> {event.new} from step {event.step}")
-    if t == "budget_warning":
-        return Marker(index, "budget", f"{event.kind} budget at {event.used:g} of {event.limit:g}")
-    if t == "budget_exhausted":
-        return Marker(index, "budget", f"{event.kind} budget reached: {event.used:g} of {event.limit:g}")
-    if t == "run_ended":
-        return Marker(index, "end", f"{event.outcome}: {_short(event.answer or event.reason)}")
-    return None
-
-
-def event_text(event: Event) -> str:
-    """The words of an event, for search."""
-    t = event.type
-    if t == "decision":
-        parts = [event.thought, *(a.render() for a in event.actions)]
-        if event.answer is not None:
-            parts.append(event.answer)
-        if event.parse_error:
-            parts += [event.parse_error, event.raw or ""]
-        return "\n".join(parts)
-    if t == "observation":
-        return f"{event.tool or ''}\n{event.text}"
-    if t in ("approval_requested",):
-        return f"{event.tool} {json.dumps(event.args, ensure_ascii=False)} {event.reason}"
-    if t == "approval_decided":
-        return f"{event.choice} {event.reason or ''} {event.by}"
-    if t == "policy_swapped":
-        return f"{event.old} {event.new}"
-    if t == "policy_error":
-        return f"{event.policy} {event.message}"
-    if t == "note":
-        return f"{event.kind} {event.text}"
-    if t == "run_ended":
-        return f"{event.outcome} {event.reason} {event.answer or ''}"
-    return t
-
-
-# -- where events come from ----------------------------------------------------
-
-
-class _ListSource:
-    """Events already in memory (an imported trace, a live run, a test)."""
-
-    def __init__(self, events: Sequence[Event]) -> None:
-        self._events = list(events)
-
-    def __len__(self) -> int:
-        return len(self._events)
-
-    def get(self, index: int) -> Event:
-        return self._events[index]
-
-    def line_number(self, index: int) -> int | None:
-        return None
-
-    def raw_contains(self, index: int, needle: bytes) -> bool:
-        return True
-
-
-class _FileSource:
-    """Events parsed on demand from a transcript's bytes and line offsets."""
-
-    CACHE = 4096
-
-    def __init__(self, name: str, data: bytes, starts: array, ends: array, numbers: array) -> None:
-        self.name = name
-        self._data = data
-        self._starts = starts
-        self._ends = ends
-        self._numbers = numbers
-        self._cache: OrderedDict[int, Event] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._starts)
-
-    def truncate(self, length: int) -> None:
-        del self._starts[length:]
-        del self._ends[length:]
-        del self._numbers[length:]
-
-    def raw(self, index: int) -> bytes:
-        return self._data[self._starts[index] : self._ends[index]]
-
-    def line_number(self, index: int) -> int | None:
-        return self._numbers[index]
-
-    def raw_contains(self, index: int, needle: bytes) -> bool:
-        return needle in self.raw(index).lower()
-
-    def parse(self, index: int) -> Event:
-        """Validate one line; TranscriptError names FILE:LINE and the reason."""
-        raw = self.raw(index)
-        try:
-            return EVENT_ADAPTER.validate_json(raw)
-        except ValidationError:
-            pass
-        where = f"{self.name}:{self._numbers[index]}"
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise TranscriptError(f"{where}: not UTF-8 text (byte {exc.start})") from None
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise TranscriptError(f"{where}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
-        try:
-            return EVENT_ADAPTER.validate_python(data)
-        except ValidationError as exc:
-            raise TranscriptError(f"{where}: not a valid event: {_reason(exc)}") from None
-        except (RecursionError, ValueError, TypeError) as exc:
-            raise TranscriptError(f"{where}: not a valid event: {exc}") from None
-
-    def get(self, index: int) -> Event:
-        with self._lock:
-            event = self._cache.get(index)
-            if event is not None:
-                self._cache.move_to_end(index)
-                return event
-        event = self.parse(index)
-        with self._lock:
-            self._cache[index] = event
-            if len(self._cache) > self.CACHE:
-                self._cache.popitem(last=False)
-        return event
-
-
-_INTENT_AS_WRITTEN = re.compile(rb'\{"at":[-+0-9.eE]+,"type":"tool_started"')
-
-
-def _is_intent(raw: bytes) -> bool:
-    """A `tool_started` write-ahead line (not an event; see engine.events.ToolStarted)."""
-    if _INTENT_AS_WRITTEN.match(raw):  # the writer's own layout: no need to parse
-        return True
-    if b'"tool_started"' not in raw:
-        return False
-    try:
-        parsed = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return False
-    return isinstance(parsed, dict) and parsed.get("type") == INTENT_TYPE
-
-
-def _scan_lines(name: str, data: bytes) -> tuple[Header, array, array, array, list[str]]:
-    """Header and the offsets of every non-blank line after it; a torn last line is dropped with a warning."""
-    starts, ends, numbers = array("q"), array("q"), array("q")
-    warnings: list[str] = []
-    header: Header | None = None
-    pos, number, size = 0, 0, len(data)
-    while pos < size:
-        newline = data.find(b"\n", pos)
-        end = size if newline < 0 else newline
-        number += 1
-        line_end = end - 1 if end > pos and data[end - 1 : end] == b"\r" else end
-        if line_end > pos and (data[pos] == 0x7B or data[pos:line_end].strip()):  # 0x7B: "{", the usual start
-            if header is None:
-                raw = data[pos:line_end]
-                try:
-                    parsed = json.loads(raw.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-                    raise TranscriptError(
-                        f"{name}:{number}: expected the header line (an object with \"type\": \"header\")"
-                    ) from None
-                header = _read_header(name, number, parsed)
-            elif not _is_intent(data[pos:line_end]):
-                starts.append(pos)
-                ends.append(line_end)
-                numbers.append(number)
-        pos = end + 1
-    if header is None:
-        if not data.strip():
-            raise TranscriptError(f"{name}: the file is empty (no header line)")
-        raise TranscriptError(f"{name}: no header line")
-    if starts and not data.endswith(b"\n"):
-        last = data[starts[-1] : ends[-1]]
-        try:
-            EVENT_ADAPTER.validate_json(last)
-        except ValidationError:
-            warnings.append(f"{name}:{numbers[-1]}: the last line was cut off while being written and is ignored")
-            starts.pop(), ends.pop(), numbers.pop()
-    return header, starts, ends, numbers, warnings
 
 
 # -- the timeline --------------------------------------------------------------
@@ -362,7 +96,7 @@ class Timeline:
         path: str | Path | None = None,
         warnings: Iterable[str] = (),
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
-        _source: _ListSource | _FileSource | None = None,
+        _source: EventSource | None = None,
     ) -> None:
         if checkpoint_every < 1:
             raise ValueError("checkpoint_every must be 1 or more")
@@ -371,7 +105,7 @@ class Timeline:
         self.warnings: list[str] = list(warnings)
         self.errors: list[str] = []
         self.checkpoint_every = checkpoint_every
-        self._source = _source if _source is not None else _ListSource(events or [])
+        self._source: EventSource = _source if _source is not None else list(events or [])
         self._lock = threading.RLock()
         start = RunState.start(header)
         self._checkpoints: list[_Checkpoint] = [_Checkpoint.take(start)]
@@ -392,10 +126,9 @@ class Timeline:
     def open(cls, path: str | Path, *, checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY) -> Timeline:
         """Open an agent-tui transcript without parsing every event yet."""
         p = Path(path)
-        data = read_bytes(p)
-        header, starts, ends, numbers, warnings = _scan_lines(str(p), data)
-        source = _FileSource(str(p), data, starts, ends, numbers)
-        return cls(header, path=p, warnings=warnings, checkpoint_every=checkpoint_every, _source=source)
+        index = LineIndex.scan(str(p), read_bytes(p))
+        source = FileEvents(index)
+        return cls(index.header, path=p, warnings=index.warnings, checkpoint_every=checkpoint_every, _source=source)
 
     # -- events ----------------------------------------------------------------
 
@@ -415,7 +148,13 @@ class Timeline:
         """Event `index` (0-based). For a file, an unindexed bad line raises TranscriptError."""
         if not 0 <= index < len(self):
             raise IndexError(f"event {index} is outside 0..{len(self) - 1}")
-        return self._source.get(index)
+        return self._source[index]
+
+    def __getitem__(self, index: int) -> Event:
+        """The timeline is itself an EventSource: event `index`, parsed on demand."""
+        if index < 0:
+            index += len(self)
+        return self.event(index)
 
     def events(self, start: int = 0, stop: int | None = None) -> list[Event]:
         stop = len(self) if stop is None else min(stop, len(self))
@@ -423,7 +162,7 @@ class Timeline:
 
     def line_number(self, index: int) -> int | None:
         """The file line of event `index`, when the timeline came from a file."""
-        return self._source.line_number(index)
+        return self._source.line_number(index) if isinstance(self._source, LinedSource) else None
 
     # -- the index pass ---------------------------------------------------------
 
@@ -449,10 +188,10 @@ class Timeline:
         i = self._indexed
         while i < stop:
             try:
-                event = self._source.get(i)
+                event = self._source[i]
             except TranscriptError as exc:
                 self.errors.append(str(exc))
-                if isinstance(self._source, _FileSource):
+                if isinstance(self._source, FileEvents):
                     self._source.truncate(i)
                 break
             self._note(i, event, state.step)
@@ -501,7 +240,7 @@ class Timeline:
             base = min(position // K, len(self._checkpoints) - 1)
             state = self._checkpoints[base].restore(self._running)
             for i in range(base * K, position):
-                state.apply(self._source.get(i))
+                state.apply(self._source[i])
             return state
 
     @property
@@ -522,7 +261,7 @@ class Timeline:
 
     def final_state(self) -> RunState:
         self.build_index()
-        return snapshot_state(self._running)
+        return self._running.copy()
 
     # -- navigation ------------------------------------------------------------
 
@@ -601,10 +340,11 @@ class Timeline:
         # without parsing them; other needles are checked on every event.
         quick = needle.isascii() and _PLAIN.fullmatch(needle) is not None
         raw_needle = needle.encode("ascii") if quick else b""
+        lined = self._source if quick and isinstance(self._source, LinedSource) else None
         found = []
         for i in range(max(0, start), len(self)):
-            if quick and not self._source.raw_contains(i, raw_needle):
+            if lined is not None and raw_needle not in lined.raw(i).lower():
                 continue
-            if needle in event_text(self._source.get(i)).lower():
+            if needle in event_text(self._source[i]).lower():
                 found.append(i)
         return found

@@ -3,31 +3,37 @@
 The writer hands every line to the operating system before a tool runs, before
 the policy is asked and when a step returns, and fsyncs after approvals and at
 the end, so a killed process loses at most the line being written. The
-reader validates every line; a torn last line is accepted with a warning, any
-other bad line is reported as `FILE:LINE: reason`, and no bad file raises
-anything but `TranscriptError`.
+whole-file reader here is built on `engine.stored.reader` (the one reader of
+the format): every event line is validated; a torn last line is accepted with
+a warning, any other bad line is reported as `FILE:LINE: reason`, and no bad
+file raises anything but `TranscriptError`.
 """
 
 from __future__ import annotations
 
-import json
 import os
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from pydantic import ValidationError
+from engine.core.events import Event, Header, ToolStarted
+from engine.stored.reader import INTENT_TYPE, LineIndex, TranscriptError, read_bytes
 
-from engine.core.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header, ToolStarted
-
-INTENT_TYPE = "tool_started"
-"""Write-ahead lines, not events: see `engine.events.ToolStarted`."""
+__all__ = [
+    "INTENT_TYPE",
+    "Transcript",
+    "TranscriptError",
+    "TranscriptWriter",
+    "dump_event",
+    "parse_lines",
+    "read_bytes",
+    "read_from_bytes",
+    "read_transcript",
+    "write_transcript",
+]
 _FSYNC_TYPES = frozenset({"header", "approval_requested", "approval_decided", "run_ended", "budget_exhausted"})
 _WRITE_AHEAD_TYPES = _FSYNC_TYPES | {INTENT_TYPE}
-
-
-class TranscriptError(Exception):
-    """A transcript that cannot be read; the message names the file and line."""
 
 
 def dump_event(event: Event | Header | ToolStarted) -> str:
@@ -120,125 +126,50 @@ def write_transcript(path: str | Path, header: Header, events: Iterable[Event]) 
             writer(event)
 
 
-def _reason(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first.get("loc", ()))
-    msg = first.get("msg", "invalid")
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {msg}{more}" if where else f"{msg}{more}"
-
-
-def parse_lines(name: str, lines: list[bytes], *, strict: bool = True) -> Transcript:
-    """Read a transcript from raw lines (kept with their line endings)."""
-    if not lines or all(not line.strip() for line in lines):
-        raise TranscriptError(f"{name}: the file is empty (no header line)")
-    warnings: list[str] = []
-    errors: list[str] = []
-    header: Header | None = None
-    events: list[Event] = []
-    unfinished: ToolStarted | None = None
-    last = len(lines)
-    for number, raw in enumerate(lines, 1):
-        torn = number == last and not raw.endswith(b"\n")
-        if not raw.strip():
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problem = f"{name}:{number}: not UTF-8 text (byte {exc.start})"
-            if torn:
-                warnings.append(f"{problem}; the last line was cut off while being written and is ignored")
-                continue
-            if strict or header is None:
-                raise TranscriptError(problem) from None
-            errors.append(problem)
-            continue
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            problem = f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})"
-            if torn:
-                warnings.append(f"{name}:{number}: the last line was cut off while being written and is ignored")
-                continue
-            if strict or header is None:
-                raise TranscriptError(problem) from None
-            errors.append(problem)
-            continue
-        if header is None:
-            header = _read_header(name, number, data)
-            continue
-        if isinstance(data, dict) and data.get("type") == INTENT_TYPE:
-            try:
-                unfinished = ToolStarted.model_validate(data)
-            except (ValidationError, RecursionError, ValueError, TypeError) as exc:
-                problem = f"{name}:{number}: not a valid tool_started line: {_reason(exc) if isinstance(exc, ValidationError) else exc}"
-                if torn:
-                    warnings.append(f"{name}:{number}: the last line was cut off while being written and is ignored")
-                elif strict:
-                    raise TranscriptError(problem) from None
-                else:
-                    errors.append(problem)
-            continue
-        try:
-            event = EVENT_ADAPTER.validate_python(data)
-            events.append(event)
-            if unfinished is not None and event.type == "observation" and (event.step, event.index) == (unfinished.step, unfinished.index):
-                unfinished = None
-        except ValidationError as exc:
-            problem = f"{name}:{number}: not a valid event: {_reason(exc)}"
-            if torn:
-                warnings.append(f"{name}:{number}: the last line was cut off while being written and is ignored")
-                continue
-            if strict:
-                raise TranscriptError(problem) from None
-            errors.append(problem)
-        except (RecursionError, ValueError, TypeError) as exc:
-            problem = f"{name}:{number}: not a valid event: {exc}"
-            if strict:
-                raise TranscriptError(problem) from None
-            errors.append(problem)
-    if header is None:
-        raise TranscriptError(f"{name}: no header line")
-    return Transcript(path=Path(name), header=header, events=events, warnings=warnings, errors=errors, unfinished=unfinished)
-
-
-def _read_header(name: str, number: int, data: object) -> Header:
-    if not isinstance(data, dict) or data.get("type") != "header":
-        raise TranscriptError(f"{name}:{number}: expected the header line (an object with \"type\": \"header\")")
-    version = data.get("format_version")
-    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
-        raise TranscriptError(
-            f"{name}:{number}: transcript format version {version} is newer than this agent-tui reads "
-            f"(up to {FORMAT_VERSION}); upgrade agent-tui to open it"
-        )
-    try:
-        return Header.model_validate(data)
-    except ValidationError as exc:
-        raise TranscriptError(f"{name}:{number}: not a valid header: {_reason(exc)}") from None
-    except (RecursionError, ValueError, TypeError) as exc:
-        raise TranscriptError(f"{name}:{number}: not a valid header: {exc}") from None
-
-
-def read_bytes(path: Path) -> bytes:
-    """A run file's bytes; TranscriptError (naming the file) if it cannot be read."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise TranscriptError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TranscriptError(f"{path}: is a folder, not a transcript") from None
-    except OSError as exc:
-        raise TranscriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def read_transcript(path: str | Path, *, strict: bool = True) -> Transcript:
-    """Read and validate a transcript file.
+def read_from_bytes(name: str, data: bytes, *, strict: bool = True) -> Transcript:
+    """A transcript from a file's bytes, read by `engine.stored.reader`.
 
     strict: any bad line other than a torn last one raises TranscriptError.
     Not strict: bad lines are skipped and listed in `errors`.
     """
+    index = LineIndex.scan(name, data)
+    events: list[Event] = []
+    lines_of: list[int] = []
+    errors: list[str] = []
+    for i in range(len(index)):
+        try:
+            events.append(index.parse(i))
+            lines_of.append(i)
+        except TranscriptError as exc:
+            if strict:
+                raise
+            errors.append(str(exc))
+    unfinished = None
+    try:
+        unfinished = index.last_note()
+    except TranscriptError as exc:
+        if strict:
+            raise
+        errors.append(str(exc))
+    if unfinished is not None:
+        after = index.notes[-1].events_before
+        key = (unfinished.step, unfinished.index)
+        first = bisect_left(lines_of, after)
+        if any(e.type == "observation" and (e.step, e.index) == key for e in events[first:]):
+            unfinished = None
+    return Transcript(
+        path=Path(name), header=index.header, events=events, warnings=index.warnings, errors=errors, unfinished=unfinished
+    )
+
+
+def parse_lines(name: str, lines: list[bytes], *, strict: bool = True) -> Transcript:
+    """A transcript from raw lines (kept with their line endings)."""
+    return read_from_bytes(name, b"".join(lines), strict=strict)
+
+
+def read_transcript(path: str | Path, *, strict: bool = True) -> Transcript:
+    """Read and validate a transcript file (see `read_from_bytes`)."""
     p = Path(path)
-    data = read_bytes(p)
-    transcript = parse_lines(str(p), data.splitlines(keepends=True), strict=strict)
+    transcript = read_from_bytes(str(p), read_bytes(p), strict=strict)
     transcript.path = p
     return transcript

@@ -12,7 +12,7 @@ from typing import Sequence
 from rich.text import Text
 from textual.widget import Widget
 
-from engine.stored.replay import Marker
+from engine.stored.markers import Marker
 
 GLYPHS = {"approval": ("A", "bold yellow"), "rejection": ("R", "bold red"), "error": ("!", "bold red"),
           "policy_swap": ("P", "bold cyan"), "budget": ("$", "bold yellow"), "end": ("■", "bold")}

@@ -1,0 +1,230 @@
+"""The one reader of the transcript format: a line index and one event parser.
+
+A transcript is a header line, then one JSON object a line: events, and the
+writer's `tool_started` notes (not events; see `engine.core.events.ToolStarted`).
+`LineIndex.scan` finds the header and the byte offsets of every event line
+without parsing the events; it recognises the notes by their layout, keeps
+where they stand, and drops a last line cut off while being written (a
+warning says so). `parse_event` validates one line straight from its bytes
+and, when that fails, says why as `FILE:LINE: reason`.
+
+The in-memory transcript (`engine.stored.transcript.read_transcript`), the
+replay timeline (`engine.stored.replay.Timeline.open`) and importers read
+agent-tui files through this module and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from engine.core.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header, ToolStarted
+
+INTENT_TYPE = "tool_started"
+"""Write-ahead lines, not events: see `engine.core.events.ToolStarted`."""
+_INTENT_AS_WRITTEN = re.compile(rb'\{"at":[-+0-9.eE]+,"type":"tool_started"')
+_HEADER_EXPECTED = 'expected the header line (an object with "type": "header")'
+
+
+class TranscriptError(Exception):
+    """A transcript that cannot be read; the message names the file and line."""
+
+
+def reason(exc: ValidationError) -> str:
+    """The first validation problem in one line, with how many more there are."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    msg = first.get("msg", "invalid")
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {msg}{more}" if where else f"{msg}{more}"
+
+
+def _json(raw: bytes, where: str) -> object:
+    """The line as JSON; TranscriptError saying why it is not."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise TranscriptError(f"{where}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
+
+
+def _validate(raw: bytes | str, where: str, model: TypeAdapter[Any], what: str) -> Any:
+    """`raw` validated straight from its bytes; when that fails, TranscriptError `where: reason`."""
+    try:
+        return model.validate_json(raw)
+    except (ValidationError, RecursionError, ValueError):
+        pass
+    return _from_data(_json(raw.encode("utf-8") if isinstance(raw, str) else raw, where), where, model, what)
+
+
+def _from_data(data: object, where: str, model: TypeAdapter[Any], what: str) -> Any:
+    """Parsed JSON validated as `model`; TranscriptError `where: not a valid WHAT: reason`."""
+    try:
+        return model.validate_python(data)
+    except ValidationError as exc:
+        raise TranscriptError(f"{where}: not a valid {what}: {reason(exc)}") from None
+    except (RecursionError, ValueError, TypeError) as exc:
+        raise TranscriptError(f"{where}: not a valid {what}: {exc}") from None
+
+
+_NOTE_ADAPTER: TypeAdapter[ToolStarted] = TypeAdapter(ToolStarted)
+_HEADER_ADAPTER: TypeAdapter[Header] = TypeAdapter(Header)
+
+
+def parse_event(raw: bytes | str, where: str) -> Event:
+    """One event line validated from its bytes; TranscriptError `where: reason` if it is not one."""
+    return _validate(raw, where, EVENT_ADAPTER, "event")
+
+
+def parse_note(raw: bytes, where: str) -> ToolStarted:
+    """A `tool_started` line; TranscriptError if it is not a valid one."""
+    return _validate(raw, where, _NOTE_ADAPTER, "tool_started line")
+
+
+def parse_header(raw: bytes, where: str) -> Header:
+    """The header line; TranscriptError for anything else, or a format newer than this reader."""
+    try:
+        data = _json(raw, where)
+    except TranscriptError as exc:
+        raise TranscriptError(f"{exc}; {_HEADER_EXPECTED}") from None
+    if not isinstance(data, dict) or data.get("type") != "header":
+        raise TranscriptError(f"{where}: {_HEADER_EXPECTED}")
+    version = data.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        raise TranscriptError(
+            f"{where}: transcript format version {version} is newer than this agent-tui reads "
+            f"(up to {FORMAT_VERSION}); upgrade agent-tui to open it"
+        )
+    return _from_data(data, where, _HEADER_ADAPTER, "header")
+
+
+def is_note(raw: bytes) -> bool:
+    """A `tool_started` line, recognised by the writer's layout without parsing it."""
+    if _INTENT_AS_WRITTEN.match(raw):
+        return True
+    if b'"tool_started"' not in raw:
+        return False
+    try:
+        parsed = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(parsed, dict) and parsed.get("type") == INTENT_TYPE
+
+
+def read_bytes(path: Path) -> bytes:
+    """A run file's bytes; TranscriptError (naming the file) if it cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise TranscriptError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TranscriptError(f"{path}: is a folder, not a transcript") from None
+    except OSError as exc:
+        raise TranscriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+@dataclass
+class Note:
+    """Where a `tool_started` line stands: after `events_before` event lines, at file line `number`."""
+
+    events_before: int
+    number: int
+    start: int
+    end: int
+
+
+@dataclass
+class LineIndex:
+    """A transcript's header and the offsets of its event lines, found without parsing the events."""
+
+    name: str
+    data: bytes
+    header: Header
+    starts: array = field(default_factory=lambda: array("q"))
+    ends: array = field(default_factory=lambda: array("q"))
+    numbers: array = field(default_factory=lambda: array("q"))
+    notes: list[Note] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def scan(cls, name: str, data: bytes) -> LineIndex:
+        """Index `data`; TranscriptError for a file with no readable header."""
+        starts, ends, numbers = array("q"), array("q"), array("q")
+        notes: list[Note] = []
+        header: Header | None = None
+        pos, number, size = 0, 0, len(data)
+        while pos < size:
+            newline = data.find(b"\n", pos)
+            end = size if newline < 0 else newline
+            number += 1
+            line_end = end - 1 if end > pos and data[end - 1 : end] == b"\r" else end
+            if line_end > pos and (data[pos] == 0x7B or data[pos:line_end].strip()):  # 0x7B: "{", the usual start
+                if header is None:
+                    header = parse_header(data[pos:line_end], f"{name}:{number}")
+                elif is_note(data[pos:line_end]):
+                    notes.append(Note(len(starts), number, pos, line_end))
+                else:
+                    starts.append(pos)
+                    ends.append(line_end)
+                    numbers.append(number)
+            pos = end + 1
+        if header is None:
+            if not data.strip():
+                raise TranscriptError(f"{name}: the file is empty (no header line)")
+            raise TranscriptError(f"{name}: no header line")
+        index = cls(name, data, header, starts, ends, numbers, notes)
+        if not data.endswith(b"\n"):
+            index._drop_torn_tail()
+        return index
+
+    def _drop_torn_tail(self) -> None:
+        """The last line, cut off while being written, is ignored (with a warning) when it does not read."""
+        note_last = bool(self.notes) and (not self.starts or self.notes[-1].number > self.numbers[-1])
+        if note_last:
+            note = self.notes[-1]
+            try:
+                parse_note(self.data[note.start : note.end], "")
+            except TranscriptError:
+                self.notes.pop()
+                self.warnings.append(f"{self.name}:{note.number}: the last line was cut off while being written and is ignored")
+        elif self.starts:
+            try:
+                parse_event(self.raw(len(self) - 1), "")
+            except TranscriptError:
+                self.warnings.append(f"{self.name}:{self.numbers[-1]}: the last line was cut off while being written and is ignored")
+                self.truncate(len(self) - 1)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def raw(self, index: int) -> bytes:
+        """Event line `index` (0-based), as written."""
+        return self.data[self.starts[index] : self.ends[index]]
+
+    def line_number(self, index: int) -> int:
+        return self.numbers[index]
+
+    def where(self, index: int) -> str:
+        return f"{self.name}:{self.numbers[index]}"
+
+    def parse(self, index: int) -> Event:
+        """Event `index` validated; TranscriptError names FILE:LINE and the reason."""
+        return parse_event(self.raw(index), self.where(index))
+
+    def truncate(self, length: int) -> None:
+        """Forget the event lines from `length` on (a bad line ends what can be read)."""
+        del self.starts[length:], self.ends[length:], self.numbers[length:]
+
+    def last_note(self) -> ToolStarted | None:
+        """The last `tool_started` note, validated (only that one is); TranscriptError if it is bad."""
+        if not self.notes:
+            return None
+        note = self.notes[-1]
+        return parse_note(self.data[note.start : note.end], f"{self.name}:{note.number}")
