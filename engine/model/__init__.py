@@ -1,9 +1,11 @@
 """The model client: configuration, the HTTP policy, and the chat wire format.
 
-`from engine.model import ModelConfig, ModelPolicy` keeps working; the parts
-live in `engine.model.policy` and `engine.model.wire`.
+`config` (endpoint, model, prices, the key kept secret; no HTTP), `http`
+(replies, retries, errors in words), `wire` (messages built from the run,
+replies read back) and `policy` (ModelPolicy, which asks for each decision).
 """
 
-from engine.model.policy import ModelConfig, ModelPolicy, config_from_env
+from engine.model.config import ModelConfig, config_from_env
+from engine.model.policy import ModelPolicy
 
 __all__ = ["ModelConfig", "ModelPolicy", "config_from_env"]

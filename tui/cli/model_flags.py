@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
-if TYPE_CHECKING:
-    from engine.model.policy import ModelConfig
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+from engine.model.config import DEFAULT_BASE_URL, ModelConfig, config_from_env
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,8 +28,6 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> ModelConfig | None:
     """The config from parsed `add_model_arguments` flags plus the environment."""
-    from engine.model.policy import config_from_env
-
     return config_from_env(
         getattr(args, "model", None),
         getattr(args, "base_url", None),

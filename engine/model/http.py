@@ -1,0 +1,119 @@
+"""The model client's HTTP side: reading a reply (whole or streamed), TLS, retries, and errors in words.
+
+Every fault becomes a `WireError` or a `PolicyError` whose message names what
+happened (never the API key).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import json
+import re
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+from engine.core.policy import PolicyError
+from engine.model.wire import Reply, StreamReader, WireError, reply_from_json
+
+if TYPE_CHECKING:
+    import httpx
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+async def read_reply(response: httpx.Response, on_delta: Callable[[str], None], stream: bool) -> Reply:
+    content_type = response.headers.get("content-type", "")
+    if stream and "text/event-stream" in content_type:
+        reader = StreamReader(on_delta)
+        async for line in response.aiter_lines():
+            reader.feed(line)
+            if reader.done:
+                break
+        if not reader.complete:
+            raise WireError("the stream was cut before the reply was complete")
+        return reader.reply
+    raw = await response.aread()
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        shown = raw[:120].decode("utf-8", "replace")
+        raise WireError(f"the reply is not valid JSON: {shown!r}") from None
+    reply = reply_from_json(data)
+    if reply.content:
+        on_delta(reply.content)
+    return reply
+
+
+@functools.lru_cache(maxsize=1)
+def ssl_context() -> Any:
+    """One verified TLS context for every request (building one costs tens of milliseconds)."""
+    import httpx
+
+    return httpx.create_ssl_context()
+
+
+def retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds: a number, or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def timeout_kind(exc: httpx.TimeoutException) -> str:
+    import httpx
+
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "connecting"
+    if isinstance(exc, httpx.ReadTimeout):
+        return "waiting for the reply"
+    if isinstance(exc, httpx.WriteTimeout):
+        return "sending the request"
+    return "waiting for a connection"
+
+
+def server_detail(response: httpx.Response) -> str:
+    """The server's own words about an error, short."""
+    try:
+        data = response.json()
+    except (ValueError, UnicodeDecodeError):
+        data = None
+    if isinstance(data, dict) and data.get("error"):
+        error = data["error"]
+        text = str(error.get("message") or error) if isinstance(error, dict) else str(error)
+    else:
+        text = response.text
+    text = re.sub(r"\s+", " ", text).strip()
+    return text[:200] + ("..." if len(text) > 200 else "")
+
+
+def status_error(response: httpx.Response, retries: int, max_retries: int) -> PolicyError:
+    status = response.status_code
+    if status in (401, 403):
+        return PolicyError(
+            f"the model server refused the API key (HTTP {status}); set AGENT_TUI_API_KEY or OPENAI_API_KEY",
+            retryable=False,
+        )
+    detail = server_detail(response)
+    suffix = f": {detail}" if detail else ""
+    tried = f" after {retries} {'retry' if retries == 1 else 'retries'}" if retries else ""
+    if status == 429:
+        asked = response.headers.get("retry-after")
+        wait = f"; the server asks to wait {asked} s" if asked and retries < max_retries else ""
+        return PolicyError(f"rate limited by the model server (HTTP 429){tried}{wait}{suffix}")
+    if status >= 500:
+        return PolicyError(f"the model server failed (HTTP {status}){tried}{suffix}")
+    if status == 404:
+        return PolicyError(f"HTTP 404 from the model server (check --base-url and --model){suffix}", retryable=False)
+    return PolicyError(f"the model server rejected the request (HTTP {status}){suffix}", retryable=status in RETRY_STATUSES)
