@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from array import array
-
 import pytest
 from textual.app import App, ComposeResult
 
 from engine.core.events import Action, DecisionMade, Header, Observed
-from tui.widgets.transcript import Prefix, TranscriptPane, event_figures
+from tui.widgets.transcript import FigureColumns, Prefix, TranscriptPane
 
 pytestmark = pytest.mark.anyio
 
@@ -38,12 +36,11 @@ class Base:
     def __init__(self, events, columns: bool) -> None:
         self.events = events
         self.reads = 0
+        self.figures: FigureColumns | None = None
         if columns:
-            self._columns = tuple(array("l") for _ in range(4))
-            for event in events:
-                for column, value in zip(self._columns, event_figures(event)):
-                    column.append(value)
-            self.figure_columns = lambda: self._columns
+            self.figures = FigureColumns()
+            for index, event in enumerate(events):
+                self.figures.note(index, event)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -74,7 +71,7 @@ async def test_a_prefix_shows_exactly_the_lines_of_the_list(columns):
         listed, lazy = app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
         for stop in (120, 7, 60, 120, 0, 33):
             listed.reset(HEADER, events[:stop])
-            lazy.reset(HEADER, Prefix(base, stop))
+            lazy.reset(HEADER, Prefix(base, stop, base.figures))
             await pilot.pause()
             assert lazy.event_count == stop
             assert lines(lazy) == lines(listed)
@@ -86,8 +83,8 @@ async def test_a_prefix_shows_exactly_the_lines_of_the_list(columns):
         assert lines(lazy) == lines(listed)
         if columns:
             base.reads = 0
-            lazy.reset(HEADER, Prefix(base, 5))
-            lazy.reset(HEADER, Prefix(base, 120))
+            lazy.reset(HEADER, Prefix(base, 5, base.figures))
+            lazy.reset(HEADER, Prefix(base, 120, base.figures))
             # counted from the columns: only events wider than the column are read (to wrap them)
             assert base.reads < 120
 
@@ -97,7 +94,8 @@ async def test_a_list_after_a_prefix_and_append_after_a_prefix():
     app = Two()
     async with app.run_test(size=(70, 40)) as pilot:
         listed, lazy = app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
-        lazy.reset(HEADER, Prefix(Base(events, True), 30))
+        base = Base(events, True)
+        lazy.reset(HEADER, Prefix(base, 30, base.figures))
         lazy.append(events[30])
         listed.reset(HEADER, events[:31])
         await pilot.pause()
@@ -113,9 +111,10 @@ async def test_expanding_one_fold_counts_the_same():
     async with app.run_test(size=(70, 40)) as pilot:
         listed, lazy = app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
         for pane in (listed, lazy):
-            pane._expanded.add(5)  # step 993: 12 lines, folded by default
+            pane.index.expanded.add(5)  # step 993: 12 lines, folded by default
         listed.reset(HEADER, events)
-        lazy.reset(HEADER, Prefix(Base(events, True), 30))
+        base = Base(events, True)
+        lazy.reset(HEADER, Prefix(base, 30, base.figures))
         await pilot.pause()
         assert lines(lazy) == lines(listed)
         assert any("line 11" in line for line in lines(lazy))

@@ -21,7 +21,9 @@ from engine.core.events import (
     RunEnded,
 )
 from engine.core.text import clean
-from tui.widgets.transcript import TranscriptPane, _text, block_lines
+from tui.widgets.blocks import safe_text as _text
+from tui.widgets.transcript import TranscriptPane
+from tui.widgets.wrap import block_lines
 
 pytestmark = pytest.mark.anyio
 

@@ -11,10 +11,12 @@ import json
 import re
 from typing import Sequence
 
+from engine.core.amounts import amount, dollars, seconds
 from engine.core.events import Event, Header
 from engine.core.state import fold
 from engine.core.text import clean
 from tui.plain import fork_words, steps_count
+from tui.words import call_text
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _OUTCOME = {"answer": "answered", "stopped": "stopped", "handed_off": "handed off", "aborted": "aborted"}
@@ -45,16 +47,7 @@ def inline(text: str) -> str:
 
 
 def _call(tool: str | None, args: dict) -> str:
-    parts = [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items()]
-    return inline(f"{tool or '?'}({', '.join(parts)})")
-
-
-def _num(kind: str, value: float) -> str:
-    if kind == "cost":
-        return f"${value:.4f}"
-    if kind == "seconds":
-        return f"{value:.1f} s"
-    return str(int(value))
+    return inline(call_text(tool, args))
 
 
 def markdown_report(header: Header, events: Sequence[Event], source: str | None = None) -> str:
@@ -67,7 +60,7 @@ def markdown_report(header: Header, events: Sequence[Event], source: str | None 
         ("Policy", escape(header.policy) + (f" (ended with {escape(state.policy)})" if state.policy != header.policy else "")),
         ("Tools", ", ".join(f"{inline(t.name)}{' (' + t.kind + ')' if t.kind != 'ordinary' else ''}" for t in header.tools) or "(none recorded)"),
     ]
-    limits = [f"{k} {_num(k, v)}" for k in ("steps", "tokens", "cost", "seconds") if (v := header.budget.limit(k)) is not None]
+    limits = [f"{k} {amount(k, v)}" for k in ("steps", "tokens", "cost", "seconds") if (v := header.budget.limit(k)) is not None]
     rows.append(("Budget", ", ".join(limits) or "no limits"))
     system = header.options.get("system_prompt")
     if isinstance(system, str) and system.strip():
@@ -113,11 +106,11 @@ def markdown_report(header: Header, events: Sequence[Event], source: str | None 
         elif t == "policy_error":
             out += [f"**Policy error** ({escape(e.policy)}, step {e.step}):", "", code(e.message), ""]
         elif t == "budget_warning":
-            out += [f"*Budget warning: {e.kind} at {_num(e.kind, e.used)} of {_num(e.kind, e.limit)}.*", ""]
+            out += [f"*Budget warning: {e.kind} at {amount(e.kind, e.used)} of {amount(e.kind, e.limit)}.*", ""]
         elif t == "budget_exhausted":
-            out += [f"*Budget reached: {e.kind} at {_num(e.kind, e.used)} of {_num(e.kind, e.limit)}.*", ""]
+            out += [f"*Budget reached: {e.kind} at {amount(e.kind, e.used)} of {amount(e.kind, e.limit)}.*", ""]
         elif t == "budget_extended":
-            out += [f"*Budget extended: {e.kind} limit now {_num(e.kind, e.limit)}.*", ""]
+            out += [f"*Budget extended: {e.kind} limit now {amount(e.kind, e.limit)}.*", ""]
         elif t == "note":
             label = {"user": "User", "system": "System", "subagent": "Sub-agent", "unrecognised": "Not mapped"}.get(e.kind, e.kind)
             out += [f"**{label}:**", "", code(e.text) if e.kind in ("subagent", "unrecognised") else quote(e.text or " "), ""]
@@ -138,8 +131,8 @@ def markdown_report(header: Header, events: Sequence[Event], source: str | None 
         f"| Steps | {state.step} |",
         f"| Tokens in | {state.input_tokens}{estimated} |",
         f"| Tokens out | {state.output_tokens}{estimated} |",
-        f"| Cost | ${state.cost:.4f} |",
-        f"| Policy and tool time | {state.seconds:.1f} s |",
+        f"| Cost | {dollars(state.cost)} |",
+        f"| Policy and tool time | {seconds(state.seconds)} |",
         f"| Events | {len(events)} |",
     ]
     approvals = sum(1 for e in events if e.type == "approval_requested")

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engine.core.amounts import amount
 from engine.core.events import Event, Header, Note, RunEnded
 from engine.core.text import clean
+from tui.words import CHOICE_WORDS, OUTCOME_WORDS, call_text
 
-OUTCOME_WORDS = {"answer": "answer", "stopped": "stopped", "handed_off": "handed-off", "aborted": "aborted"}
 
 
 def one_line(text: str, limit: int | None = None) -> str:
@@ -23,8 +24,7 @@ def one_line(text: str, limit: int | None = None) -> str:
 
 
 def render_args(tool: str | None, args: dict[str, Any]) -> str:
-    parts = [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items()]
-    return clean(f"{tool or '?'}({', '.join(parts)})")
+    return clean(call_text(tool, args))
 
 
 def _indent(label: str, text: str) -> list[str]:
@@ -81,13 +81,7 @@ def event_lines(event: Event) -> list[str]:
     if t == "approval_requested":
         return _indent("approval", f"{render_args(event.tool, event.args)} needs approval ({clean(event.reason)})")
     if t == "approval_decided":
-        words = {
-            "approve": "approved",
-            "approve_always": "approved always for this tool",
-            "reject": "rejected",
-            "modify": "arguments edited and approved",
-            "abort": "aborted",
-        }[event.choice]
+        words = CHOICE_WORDS[event.choice]
         detail = f": {clean(event.reason)}" if event.reason else ""
         if event.choice == "modify" and event.args is not None:
             detail = ": " + clean(json.dumps(event.args, ensure_ascii=False))
@@ -97,11 +91,11 @@ def event_lines(event: Event) -> list[str]:
     if t == "policy_error":
         return _indent("failed", f"policy {event.policy}: {event.message}")
     if t == "budget_warning":
-        return [f"  budget   {event.kind} at {_num(event.kind, event.used)} of {_num(event.kind, event.limit)}"]
+        return [f"  budget   {event.kind} at {amount(event.kind, event.used)} of {amount(event.kind, event.limit)}"]
     if t == "budget_exhausted":
-        return [f"  budget   {event.kind} limit reached: {_num(event.kind, event.used)} of {_num(event.kind, event.limit)}"]
+        return [f"  budget   {event.kind} limit reached: {amount(event.kind, event.used)} of {amount(event.kind, event.limit)}"]
     if t == "budget_extended":
-        return [f"  budget   {event.kind} limit raised to {_num(event.kind, event.limit)}"]
+        return [f"  budget   {event.kind} limit raised to {amount(event.kind, event.limit)}"]
     if t == "note":
         return note_lines(event)
     if t == "run_ended":
@@ -118,14 +112,6 @@ def note_lines(note: Note) -> list[str]:
         body = clean(note.text).split("\n")
         return [f"  {'subagent':<9}│ {body[0]}", *(f"  {'':<9}│ {line}" for line in body[1:])]
     return _indent(NOTE_LABELS.get(note.kind, note.kind), note.text)
-
-
-def _num(kind: str, value: float) -> str:
-    if kind == "cost":
-        return f"${value:.4f}"
-    if kind == "seconds":
-        return f"{value:.1f}s"
-    return str(int(value))
 
 
 def steps_count(n: int) -> str:

@@ -11,7 +11,6 @@ it come from the file; no tool runs again).
 from __future__ import annotations
 
 import gc
-from array import array
 from pathlib import Path
 from typing import Callable
 
@@ -23,7 +22,6 @@ from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.timer import Timer
 
-from engine.core.events import Event
 from engine.stored.replay import Timeline
 from engine.core.state import RunState
 from engine.core.text import clean
@@ -38,7 +36,7 @@ from tui.widgets.header import RunHeader
 from tui.widgets.strip import CompactStrip
 from tui.widgets.timeline import TimelineBar
 from tui.widgets.tools import ToolPanel
-from tui.widgets.transcript import Prefix, TranscriptPane, event_figures
+from tui.widgets.transcript import FigureColumns, Prefix, TranscriptPane
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
 EVENTS_PER_SECOND = 2.0
@@ -55,33 +53,6 @@ space                   play / pause
 f                       fork: continue live from here with a policy you pick
 q                       quit
 """
-
-
-class TimelineEvents:
-    """A Timeline's events read by index (parsed on demand, never all held),
-    with the transcript pane's `event_figures` of every event the index pass
-    has read, so the pane counts rows without parsing an event again."""
-
-    def __init__(self, timeline: Timeline) -> None:
-        self.timeline = timeline
-        self._columns = (array("l"), array("l"), array("l"), array("l"))
-        """widest, rows, excess, digits of events 0, 1, 2... in order."""
-        if timeline.indexed_count == 0:
-            timeline.index_hooks.append(self._note)
-
-    def _note(self, index: int, event: Event) -> None:
-        if index == len(self._columns[3]):
-            for column, value in zip(self._columns, event_figures(event)):
-                column.append(value)
-
-    def figure_columns(self) -> tuple[array, array, array, array]:
-        return self._columns
-
-    def __len__(self) -> int:
-        return len(self.timeline)
-
-    def __getitem__(self, index: int) -> Event:
-        return self.timeline.event(index)
 
 
 class ReplayApp(App[object]):
@@ -124,7 +95,11 @@ class ReplayApp(App[object]):
         self.fork_fn = fork
         self.fork_policies = policy_names or []
         self.position = 0
-        self.events = TimelineEvents(timeline)
+        self.figures = FigureColumns()
+        """The pane's figures of every event the index pass reads, so it counts
+        rows without parsing an event again."""
+        if timeline.indexed_count == 0:
+            timeline.index_hooks.append(self.figures.note)
         self.speed_index = SPEEDS.index(1.0)
         self.player: Timer | None = None
         self.query_text = ""
@@ -193,7 +168,7 @@ class ReplayApp(App[object]):
         self.marker_note = note
         self.state = self.timeline.state_at(position)
         self.position = position
-        self.query_one(TranscriptPane).reset(self.header, Prefix(self.events, position))
+        self.query_one(TranscriptPane).reset(self.header, Prefix(self.timeline, position, self.figures))
         self.refresh_view()
 
     def refresh_view(self) -> None:

@@ -15,6 +15,7 @@ import gc
 import time
 from typing import Any, Callable, Literal, Protocol, Sequence
 
+from engine.core.amounts import amount
 from engine.core.approvals import decide_effect
 from engine.core.events import (
     Action,
@@ -390,7 +391,7 @@ class Engine:
                 if self.interactive:
                     self._emit(BudgetExhausted(at=self.clock(), kind=kind, used=used, limit=limit))
                 else:
-                    self._end("stopped", f"{kind} budget reached: {_fmt(kind, used)} of {_fmt(kind, limit)}")
+                    self._end("stopped", f"{kind} budget reached: {amount(kind, used)} of {amount(kind, limit)}")
                 return True
             if used >= budget.warn_at * limit and kind not in self.state.warned:
                 self._emit(BudgetWarning(at=self.clock(), kind=kind, used=used, limit=limit))
@@ -487,7 +488,7 @@ class Engine:
         if self.ended:
             raise EngineError("the run has ended")
         if limit <= self.state.used(kind):
-            raise ValueError(f"the new {kind} limit must be above what is used ({_fmt(kind, self.state.used(kind))})")
+            raise ValueError(f"the new {kind} limit must be above what is used ({amount(kind, self.state.used(kind))})")
         self._emit(BudgetExtended(at=self.clock(), kind=kind, limit=limit))
         return self.status
 
@@ -499,7 +500,7 @@ class Engine:
             raise EngineError("the run is not paused at a budget limit")
         self._end(
             "stopped",
-            f"{exhausted.kind} budget reached: {_fmt(exhausted.kind, exhausted.used)} of {_fmt(exhausted.kind, exhausted.limit)}",
+            f"{exhausted.kind} budget reached: {amount(exhausted.kind, exhausted.used)} of {amount(exhausted.kind, exhausted.limit)}",
         )
         return self.status
 
@@ -544,11 +545,3 @@ def unknown_outcome_text(started: ToolStarted) -> str:
         f"UNKNOWN OUTCOME: the run stopped while {call} was running; it may or may not have "
         "taken effect, and it was not run again. Check before repeating it."
     )
-
-
-def _fmt(kind: str, value: float) -> str:
-    if kind == "cost":
-        return f"${value:.4f}"
-    if kind == "seconds":
-        return f"{value:.1f} s"
-    return str(int(value))

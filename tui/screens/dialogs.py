@@ -17,8 +17,9 @@ from textual.widgets.option_list import Option
 
 from engine.core.events import BudgetExhausted
 from engine.core.text import clean
+from engine.core.amounts import amount
 from tui.screens.approval import KeyButton
-from tui.widgets.gauges import LABELS, format_amount
+from tui.widgets.gauges import LABELS
 
 
 class FocusBox(Vertical, can_focus=True):
@@ -66,7 +67,7 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
         with FocusBox(id="budget-dialog", classes="dialog"):
             yield Static(Text(f"The {LABELS[e.kind]} budget is used up", style="bold"), markup=False)
             yield Label(
-                f"{format_amount(e.kind, e.used)} of {format_amount(e.kind, e.limit)}. "
+                f"{amount(e.kind, e.used)} of {amount(e.kind, e.limit)}. "
                 "The run is paused: raise the limit to go on, or end the run here.",
                 markup=False,
             )
@@ -113,7 +114,7 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
             self._say(f"Not a number: {clean(raw)!r}")
             return
         if value <= self.exhausted.used:
-            self._say(f"The new limit must be above what is used ({format_amount(self.exhausted.kind, self.exhausted.used)}).")
+            self._say(f"The new limit must be above what is used ({amount(self.exhausted.kind, self.exhausted.used)}).")
             return
         self.dismiss(("extend", value))
 

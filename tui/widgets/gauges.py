@@ -12,19 +12,12 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
+from engine.core.amounts import amount
 from engine.core.events import Budget, BudgetKind
 
 KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
 LABELS = {"steps": "steps", "tokens": "tokens", "cost": "cost", "seconds": "time"}
 BAR_WIDTH = 14
-
-
-def format_amount(kind: str, value: float) -> str:
-    if kind == "cost":
-        return f"${value:.4f}" if value < 1 else f"${value:.2f}"
-    if kind == "seconds":
-        return f"{value:.1f}s"
-    return str(int(value))
 
 
 def budget_level(used: float, limit: float | None, warn_at: float = 0.8) -> str:
@@ -61,7 +54,7 @@ class Gauge(Static):
         text.append(f"{LABELS[self.kind]:<7}")
         if self.limit is None:
             text.append("·" * BAR_WIDTH, style="dim")
-            text.append(f" {format_amount(self.kind, self.used)} · no limit")
+            text.append(f" {amount(self.kind, self.used)} · no limit")
             return text
         fraction = 0.0 if self.limit <= 0 else min(1.0, self.used / self.limit)
         filled = round(fraction * BAR_WIDTH)
@@ -69,7 +62,7 @@ class Gauge(Static):
             filled = 1
         text.append("█" * filled)
         text.append("░" * (BAR_WIDTH - filled), style="dim")
-        text.append(f" {format_amount(self.kind, self.used)}/{format_amount(self.kind, self.limit)}")
+        text.append(f" {amount(self.kind, self.used)}/{amount(self.kind, self.limit)}")
         return text
 
 

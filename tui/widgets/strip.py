@@ -16,7 +16,8 @@ from textual.widgets import Static
 
 from engine.core.events import Budget, ToolInfo
 from engine.core.text import clean
-from tui.widgets.gauges import KINDS, LABELS, budget_level, format_amount
+from engine.core.amounts import amount as format_amount
+from tui.widgets.gauges import KINDS, LABELS, budget_level
 
 
 def budget_line(budget: Budget, used: Mapping[str, float]) -> Text:

@@ -1,0 +1,276 @@
+"""How many rows each event of the transcript pane takes, kept by index.
+
+`RowIndex` owns the per-event lists the pane draws from: each event's
+width-independent figures (its widest paragraph, rows and foldable excess
+when nothing wraps), its rows unfolded and folded at the current text width,
+and their prefix sums, so the pane finds the event under a row by bisection.
+A width change re-wraps only the events with a paragraph wider than the text
+column; runs of narrower events are counted in bulk.
+
+`Prefix` is how a viewer hands the pane the first n events of a long,
+lazily read run without a list of them; `FigureColumns` carries the figures
+of events counted elsewhere (the replay index pass) so the pane need not
+read those events again.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from itertools import accumulate, compress, islice
+from operator import is_, sub
+from typing import Sequence
+
+from engine.core.events import Event
+from tui.widgets.blocks import FOLD_AT, Block, event_blocks, event_figures, plain_figures
+from tui.widgets.wrap import count_lines
+
+LABEL_WIDTH = 10
+MIN_TEXT_WIDTH = 12
+
+
+class FigureColumns:
+    """`event_figures` of events 0, 1, 2... in order, as four columns: widest, rows, excess, digits."""
+
+    def __init__(self) -> None:
+        self.columns: tuple[array, array, array, array] = (array("l"), array("l"), array("l"), array("l"))
+
+    def __len__(self) -> int:
+        return len(self.columns[3])
+
+    def note(self, index: int, event: Event) -> None:
+        """Add event `index` if it is the next one (a hook for an index pass)."""
+        if index == len(self):
+            for column, value in zip(self.columns, event_figures(event)):
+                column.append(value)
+
+
+class Prefix(Sequence):
+    """The first `stop` events of `base`, an append-only sequence read by index.
+
+    The pane keeps its counts by index and reuses them for any Prefix of the
+    same base, and reads an event only to count it (unless `figures` already
+    has its figures) or to draw it. Nothing holds all the events.
+    """
+
+    __slots__ = ("base", "stop", "figures")
+
+    def __init__(self, base: Sequence[Event], stop: int, figures: FigureColumns | None = None) -> None:
+        self.base = base
+        self.stop = stop
+        self.figures = figures
+
+    def __len__(self) -> int:
+        return self.stop
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self.base[i] for i in range(*index.indices(self.stop))]
+        if index < 0:
+            index += self.stop
+        if not 0 <= index < self.stop:
+            raise IndexError(index)
+        return self.base[index]
+
+
+class RowIndex:
+    """Rows per event for the events a pane shows (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.known: Sequence[Event] = []
+        """Events seen, a prefix of which is shown (kept for cheap seeks): a list,
+        or the base of the last `Prefix` given to `show`."""
+        self.base: Sequence[Event] | None = None
+        self.figures: FigureColumns | None = None
+        self.shown = 0
+        self.full: list[int] = []
+        """Rows each counted event takes unfolded, at the counted width."""
+        self.excess: list[int] = []
+        """Rows folding hides for each counted event (0: nothing to fold)."""
+        self.widest: list[int] = []
+        """Cells in each known event's widest paragraph (rules count as 0)."""
+        self.plain_rows: list[int] = []
+        self.plain_excess: list[int] = []
+        """Rows and foldable excess of each known event when nothing wraps."""
+        self.rows: list[int] = []
+        self.ends: list[int] = []
+        """Prefix sums of `rows`: event i covers rows [ends[i-1], ends[i])."""
+        self.step_digits = 3
+        self.expand_all = False
+        self.expanded: set[int] = set()
+        self.forgets = 0
+        """How many times counts were forgotten: a drawn row is stale once this moves."""
+
+    # -- which events ------------------------------------------------------
+
+    def show(self, events: Sequence[Event]) -> None:
+        """Show exactly `events`; counts for a shared prefix of earlier events are kept."""
+        base = events.base if isinstance(events, Prefix) else None
+        if base is not None or self.base is not None:
+            if base is not self.base:
+                if self.base is not None or self.known:
+                    self.forget_from(0)
+                self.base = base
+                self.known = base if base is not None else []
+            if base is not None:
+                # counts are kept by index: every Prefix of one base shares them
+                self.figures = events.figures if isinstance(events, Prefix) else None
+                self.shown = len(events)
+                return
+        self.figures = None
+        known = self.known
+        assert isinstance(known, list)
+        n = len(events)
+        common = min(n, len(known))
+        if not all(map(is_, events[:common], known[:common])):
+            common = next(i for i, (a, b) in enumerate(zip(events, known)) if a is not b)
+        if common < len(known) and common < n:
+            self.forget_from(common)
+        known.extend(events[len(known) :])
+        self.shown = n
+
+    def append(self, event: Event) -> None:
+        """One more event after the shown ones."""
+        if self.base is not None:
+            # from a Prefix back to a list of the events shown
+            self.known = [self.known[i] for i in range(self.shown)]
+            self.base = None
+            self.figures = None
+            self.forget_from(self.shown)
+        known = self.known
+        assert isinstance(known, list)
+        if self.shown < len(known):
+            if known[self.shown] is not event:
+                self.forget_from(self.shown)
+                known.append(event)
+        else:
+            known.append(event)
+        self.shown += 1
+
+    def forget_from(self, index: int) -> None:
+        self.forgets += 1
+        if isinstance(self.known, list):
+            del self.known[index:]
+        del self.full[index:], self.excess[index:], self.rows[index:], self.ends[index:]
+        del self.widest[index:], self.plain_rows[index:], self.plain_excess[index:]
+        self.expanded = {i for i in self.expanded if i < index}
+
+    def forget_rows(self) -> None:
+        """Forget the counts made at a width (the width or the step column changed)."""
+        self.full, self.excess, self.rows, self.ends = [], [], [], []
+
+    # -- widths and counts ---------------------------------------------------
+
+    def text_x(self) -> int:
+        return self.step_digits + 1 + LABEL_WIDTH
+
+    def text_width(self, pane_width: int) -> int:
+        return max(MIN_TEXT_WIDTH, pane_width - self.text_x())
+
+    def folded(self, index: int) -> bool:
+        return not self.expand_all and index not in self.expanded
+
+    def count(self, pane_width: int) -> bool:
+        """Count rows for the shown events not counted yet; True when the step
+        column widened and every count (and drawn row) had to be forgotten."""
+        fresh, widened = self._figure_upto(self.shown, pane_width)
+        width = self.text_width(pane_width)
+        stop = self.shown
+        widest, plain_rows, plain_excess = self.widest, self.plain_rows, self.plain_excess
+        full, excess, rows, ends = self.full, self.excess, self.rows, self.ends
+        first = len(full)
+        if first >= stop:
+            return widened
+        expand_all, expanded = self.expand_all, self.expanded
+        wide = list(compress(range(first, stop), map(width.__lt__, islice(widest, first, stop))))
+        here = first
+        for index in [*wide, stop]:
+            if here < index:
+                # events that do not wrap: their rows are their plain figures
+                run_full, run_excess = plain_rows[here:index], plain_excess[here:index]
+                if expand_all:
+                    run_rows = run_full
+                else:
+                    run_rows = list(map(sub, run_full, run_excess))
+                    for i in expanded:
+                        if here <= i < index:
+                            run_rows[i - here] = run_full[i - here]
+                full.extend(run_full)
+                excess.extend(run_excess)
+                rows.extend(run_rows)
+                ends.extend(islice(accumulate(run_rows, initial=ends[-1] if ends else 0), 1, None))
+            if index == stop:
+                break
+            blocks = fresh.get(index) or event_blocks(self.known[index])
+            event_rows = hidden = 0
+            for block in blocks:
+                n = 1 if block.kind == "rule" else count_lines(block.text, width)
+                if block.foldable and n > FOLD_AT:
+                    hidden += n - FOLD_AT
+                event_rows += n
+            full.append(event_rows)
+            excess.append(hidden)
+            shown = event_rows - hidden if hidden and not expand_all and index not in expanded else event_rows
+            rows.append(shown)
+            ends.append((ends[-1] if ends else 0) + shown)
+            here = index + 1
+        return widened
+
+    def _figure_upto(self, stop: int, pane_width: int) -> tuple[dict[int, list[Block]], bool]:
+        """Width-independent figures of the known events up to `stop` not seen yet.
+
+        Taken in bulk from `figures` when the shown Prefix has them, else from
+        each event. A wider step number than the step column holds widens the
+        column and forgets the counts made so far (then True). Returns the
+        blocks made for events wider than the text column (they are wrapped next).
+        """
+        known, widest, plain_rows, plain_excess = self.known, self.widest, self.plain_rows, self.plain_excess
+        fresh: dict[int, list[Block]] = {}
+        digits = self.step_digits
+        if self.figures is not None and len(widest) < stop:
+            col_widest, col_rows, col_excess, col_digits = self.figures.columns
+            lo = len(widest)
+            hi = min(stop, len(col_widest), len(col_rows), len(col_excess), len(col_digits))
+            if lo < hi:
+                widest.extend(col_widest[lo:hi])
+                plain_rows.extend(col_rows[lo:hi])
+                plain_excess.extend(col_excess[lo:hi])
+                digits = max(digits, max(col_digits[lo:hi]))
+        if len(widest) < stop:
+            width = self.text_width(pane_width)
+            for index in range(len(widest), stop):
+                event = known[index]
+                if event.type == "decision" and len(str(event.step)) > digits:
+                    digits = len(str(event.step))
+                blocks = event_blocks(event)
+                event_widest, event_rows, event_excess = plain_figures(blocks)
+                widest.append(event_widest)
+                plain_rows.append(event_rows)
+                plain_excess.append(event_excess)
+                if event_widest > width:
+                    fresh[index] = blocks
+        if digits != self.step_digits:
+            self.step_digits = digits
+            self.forget_rows()
+            return {}, True
+        return fresh, False
+
+    def refold(self) -> None:
+        """Recompute shown rows after a fold change (no re-wrapping)."""
+        folded = self.folded
+        self.rows = [f - e if e and folded(i) else f for i, (f, e) in enumerate(zip(self.full, self.excess))]
+        self.ends = list(accumulate(self.rows))
+
+    # -- finding rows --------------------------------------------------------
+
+    def total(self) -> int:
+        """Rows of the shown events."""
+        return self.ends[self.shown - 1] if self.shown else 0
+
+    def start_of(self, index: int) -> int:
+        return self.ends[index - 1] if index else 0
+
+    def locate(self, row: int) -> tuple[int, int]:
+        """(event index, row within it) of an events row (0 <= row < total())."""
+        index = bisect_right(self.ends, row, 0, self.shown)
+        return index, row - self.start_of(index)
