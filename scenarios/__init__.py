@@ -33,6 +33,10 @@ def _from_module(module: object, where: str) -> Scenario:
     scenario = getattr(module, "SCENARIO", None)
     if not isinstance(scenario, Scenario):
         raise ScenarioError(f"{where} does not define SCENARIO = Scenario(...)")
+    older_score = getattr(module, "bench_score", None)
+    if scenario.score is None and callable(older_score):
+        # the older form: a module-level bench_score() next to SCENARIO
+        scenario.score = older_score
     return scenario
 
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from engine import Budget, Decision, Param, RunView, Scenario, Task, Tool, ToolError
+from engine import Budget, Decision, Header, Param, RunView, Scenario, Task, Tool, ToolError
+from engine.core.scenario import MapPicture
 from scenarios.grid_maps import (  # noqa: F401  (re-exported: the grid API in one place)
     Cell,
     Walls,
@@ -362,6 +363,23 @@ def _optimum(index: int, seed: int, size: int, density: float) -> tuple[int | No
     return optimum, dijkstra(walls, size) == optimum
 
 
+def map_of(header: Header) -> Callable[[Sequence[Any], str], MapPicture]:
+    """The scenario's map hook: the grid of a run, drawn after the steps of a history.
+
+    ValueError, KeyError or TypeError when the header names no grid this
+    scenario can rebuild."""
+    walls, size = walls_for(header.task, header.options)
+    goal = goal_of(size)
+
+    def picture(history: Sequence[Any], policy: str) -> MapPicture:
+        cells = positions(history)
+        at = cells[-1]
+        path = (bfs_path(walls, size, start=at) or []) if policy == "planner" and at != goal else []
+        return MapPicture(size=size, walls=walls, goal=goal, visited=cells, path=path)
+
+    return picture
+
+
 # -- the scenario ---------------------------------------------------------------
 
 
@@ -379,6 +397,8 @@ SCENARIO = Scenario(
     options={"size": SIZE, "density": DENSITY, "seed": SEED},
     repetition_threshold=None,
     make_task=_make_task,
+    score=bench_score,
+    map=map_of,
 )
 """One look plus up to 200 moves: the seed's limit; a stuck reactive agent
 oscillates until then, so the repetition brake is off."""

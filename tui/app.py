@@ -19,55 +19,32 @@ from typing import Any, Callable, Iterable
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
 
 from engine.core.engine import Engine
-from engine.core.policy import Policy
+from engine.core.policy import Cancellable, Policy
 from engine.sessions.run import Run
-from engine.core.state import RunState
+from engine.core.state import RunState, RunStatus, run_status
 from engine.core.text import clean
 from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cli.common import EXIT_CODES
+from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, action_applies
 from tui.layout import fit
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
-from tui.widgets.gauges import BudgetGauges
-from tui.widgets.grid_map import GridMap
 from tui.widgets.header import RunHeader
-from tui.widgets.strip import CompactStrip
-from tui.widgets.tools import ToolPanel
+from tui.widgets.run_panes import RunPanes
 from tui.widgets.transcript import Prefix, TranscriptPane
 
 PolicyFactory = Callable[[], Policy]
 
-# (action, palette title, palette help); the bindings below use the same names.
-COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("step", "Step", "Let the policy decide once and run its action"),
-    ("continue_run", "Continue", "Step until a pause, the end, or escape"),
-    ("interrupt", "Interrupt", "Stop the running continue after the current step"),
-    ("approve", "Approve", "Run the pending action"),
-    ("approve_always", "Approve always", "Run it, and never ask again for this tool"),
-    ("reject", "Reject", "Refuse the pending action with a reason the policy reads"),
-    ("edit", "Edit arguments", "Change the pending action's arguments, then run it"),
-    ("review", "Review approval", "Show the pending approval again"),
-    ("budget", "Budget", "Extend the exhausted limit or end the run"),
-    ("pick_policy", "Pick policy", "Choose the policy for the next step"),
-    ("take_over", "Take over", "Type the next thought and action yourself"),
-    ("hand_back", "Hand back", "Give control back to the policy you took over from"),
-    ("abort", "Abort", "End the run now"),
-    ("save", "Save a copy", "Write the transcript to another file"),
-    ("help", "Help", "The keys and what they do"),
-)
-COCKPIT_ACTIONS = frozenset(name for name, _, _ in COMMANDS)
 FOOTER_ORDER = (*(name for name, _, _ in COMMANDS), "toggle_folds")
 DRAW_DELAY = 1 / 30
 """Seconds from a step's first event to its frame, unless the step ends sooner."""
-WHILE_BUSY = frozenset({"interrupt", "abort", "save", "help"})
 
 
 def _shown_path(path: Path | None, limit: int = 72) -> str:
@@ -130,6 +107,7 @@ class CockpitApp(App[None]):
         self._drawn = self.seen
         self._draw_timer: Timer | None = None
         self.busy = False
+        self._leaving = False
         self.last_error: str | None = None
         self._streamed = ""
         self._previous_policy: Policy | None = None
@@ -141,23 +119,11 @@ class CockpitApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
-        yield CompactStrip(self.engine.header.tools, id="strip")
-        with Horizontal(id="body"):
-            yield TranscriptPane(id="transcript")
-            with Vertical(id="side"):
-                yield ToolPanel(self.engine.header.tools, id="tools")
-                if GridMap.applies(self.engine.header):
-                    yield GridMap(self.engine.header, id="map")
-                yield BudgetGauges(id="budget")
+        yield RunPanes(self.engine.header, self.run_.scenario)
         yield CockpitFooter(FOOTER_ORDER, HELP_AND_QUIT)
 
     def on_mount(self) -> None:
         asyncio.get_running_loop().set_default_executor(LeavingExecutor(max_workers=4, thread_name_prefix="engine"))
-        self.query_one("#transcript").border_title = "transcript"
-        self.query_one("#tools").border_title = "tools"
-        self.query_one("#budget").border_title = "budget"
-        for grid_map in self.query(GridMap):
-            grid_map.border_title = "map"
         self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
         fit(self, self.size)
         self.refresh_view()
@@ -168,7 +134,12 @@ class CockpitApp(App[None]):
     def on_resize(self, event: events.Resize) -> None:
         fit(self, event.size)
 
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        self._leaving = True
+        super().exit(*args, **kwargs)
+
     def on_unmount(self) -> None:
+        self._leaving = True
         self.bridge.interrupt.set()
         self.bridge.detach()
 
@@ -183,14 +154,10 @@ class CockpitApp(App[None]):
         return self.engine.policy is self.run_.human
 
     @property
-    def run_status(self) -> str:
-        """running, ready, awaiting_input, awaiting_approval, awaiting_budget, policy_failed or ended."""
-        if self.busy:
-            return "running"
-        status = self.view_state.status
-        if status in ("ready", "policy_failed") and self.human_in_control and self.run_.human.needs_input:
-            return "awaiting_input"
-        return status
+    def run_status(self) -> RunStatus:
+        """The run's status (`engine.core.state.RunStatus`) as the cockpit shows it."""
+        human = self.human_in_control and self.run_.human.needs_input
+        return run_status(self.view_state.status, human_needs_input=human, busy=self.busy)
 
     def _state_words(self) -> tuple[str, str]:
         s = self.view_state
@@ -224,13 +191,7 @@ class CockpitApp(App[None]):
             state_class=cls,
             path=_shown_path(self.run_.path),
         )
-        pending_tool = s.pending.tool if s.pending is not None and s.status == "awaiting_approval" else None
-        self.query_one(ToolPanel).update_state(s.tool_calls, s.tool_last_error, pending_tool)
-        used = {kind: s.used(kind) for kind in ("steps", "tokens", "cost", "seconds")}
-        self.query_one(BudgetGauges).update_state(s.budget, used, s.input_tokens_per_step)
-        self.query_one(CompactStrip).update_state(s.budget, used, s.tool_calls, s.tool_last_error, pending_tool)
-        for grid_map in self.query(GridMap):
-            grid_map.show_history(s.history, s.policy)
+        self.query_one(RunPanes).show_state(s)
         # The footer rebuilds itself on every refresh; only ask when what applies changed.
         applicable = tuple(name for name, _, _ in COMMANDS if self.action_applies(name))
         if applicable != self._applicable:
@@ -245,29 +206,7 @@ class CockpitApp(App[None]):
         return self.action_applies(action)
 
     def action_applies(self, action: str) -> bool:
-        status = self.run_status
-        if status == "running":
-            return action in WHILE_BUSY
-        ended = status == "ended"
-        if action in ("save", "help"):
-            return True
-        if action == "interrupt":
-            return False
-        if ended:
-            return False
-        if action == "step":
-            return status in ("ready", "policy_failed", "awaiting_input")
-        if action == "continue_run":
-            return status in ("ready", "policy_failed")
-        if action in ("approve", "approve_always", "reject", "edit", "review"):
-            return status == "awaiting_approval"
-        if action == "budget":
-            return status == "awaiting_budget"
-        if action == "take_over":
-            return not self.human_in_control and status in ("ready", "policy_failed")
-        if action == "hand_back":
-            return self.human_in_control
-        return action in ("pick_policy", "abort")
+        return action_applies(action, self.run_status, human_in_control=self.human_in_control)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -295,8 +234,8 @@ class CockpitApp(App[None]):
 
     @property
     def _can_draw(self) -> bool:
-        """False once the app is closing and its widgets are gone (a step may end just then)."""
-        return not (self._closing or self._closed) and bool(self.query(RunHeader))
+        """False once the app is leaving and its widgets are gone (a step may end just then)."""
+        return not self._leaving and self.is_running and bool(self.query(RunHeader))
 
     @on(EngineEvent)
     def _engine_event(self, message: EngineEvent) -> None:
@@ -385,11 +324,11 @@ class CockpitApp(App[None]):
 
     def _cancel_policy_call(self) -> bool:
         """Ask a policy that supports it (a model) to drop its request in flight."""
-        cancel = getattr(self.engine.policy, "cancel", None)
-        if not callable(cancel):
+        policy = self.engine.policy
+        if not isinstance(policy, Cancellable):
             return False
         try:
-            cancel()
+            policy.cancel()
         except Exception:
             return False
         return True

@@ -1,8 +1,8 @@
 """`agent-tui bench`: scenarios x policies x tasks, headless, over a process pool.
 
 Every run goes through the engine exactly as `run --headless` would, without
-saving a transcript. A scenario module may define
-`bench_score(task, options, history, outcome) -> dict` with `success`, `steps`,
+saving a transcript. A scenario may give a score hook, `Scenario(score=...)`:
+`score(task, options, history, outcome) -> dict` with `success`, `steps`,
 `optimum` (None if unknown) and `checks` (name -> bool); otherwise a run
 succeeds when it ends with an answer containing the task's expected text.
 Results go to stdout (a Rich table per scenario, or --json, or --csv); the
@@ -54,11 +54,6 @@ class Job:
 # -- running (in the workers) ---------------------------------------------------
 
 
-def _scorer(scenario: Any) -> Callable[..., dict[str, Any]] | None:
-    module = sys.modules.get(getattr(scenario.make_world, "__module__", "") or "")
-    return getattr(module, "bench_score", None)
-
-
 def _default_score(task: Any, options: dict[str, Any], history: list[Any], outcome: str, answer: str | None) -> dict[str, Any]:
     expected = task.expected
     success = outcome == "answer" and (expected is None or (answer is not None and expected in answer))
@@ -77,7 +72,7 @@ def run_one(scenario: Any, policy: str, task_id: str, options: dict[str, Any], a
     state = engine.state
     ended = state.ended
     assert ended is not None
-    scorer = _scorer(scenario)
+    scorer = scenario.score
     if scorer is not None:
         score = scorer(run.task, engine.header.options, state.history, ended.outcome)
     else:

@@ -18,11 +18,14 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.events import Resize
+from textual.reactive import var
 from textual.timer import Timer
 
 from engine.stored.replay import Timeline
+from engine.core.scenario import Scenario
+from engine.sessions.run import Run
 from engine.core.state import RunState
 from engine.core.text import clean
 from engine.stored.transcript import Transcript
@@ -30,12 +33,9 @@ from tui.layout import fit
 from tui.screens.ask import AskScreen
 from tui.screens.dialogs import PolicyPicker
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
-from tui.widgets.gauges import BudgetGauges
-from tui.widgets.grid_map import GridMap
 from tui.widgets.header import RunHeader
-from tui.widgets.strip import CompactStrip
+from tui.widgets.run_panes import RunPanes
 from tui.widgets.timeline import TimelineBar
-from tui.widgets.tools import ToolPanel
 from tui.widgets.transcript import FigureColumns, Prefix, TranscriptPane
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
@@ -56,7 +56,14 @@ q                       quit
 
 
 class ReplayApp(App[object]):
-    """Replay one Timeline. Exits with a forked Run when the operator forks."""
+    """Replay one Timeline. Exits with a forked Run when the operator forks.
+
+    `position` and `speed_index` are reactive: setting one redraws the view
+    (and a new speed re-times a playing replay).
+    """
+
+    position: var[int] = var(0, always_update=True, init=False)
+    speed_index: var[int] = var(SPEEDS.index(1.0), init=False)
 
     CSS_PATH = ["app.tcss", "replay.tcss"]
     TITLE = "agent-tui replay"
@@ -87,6 +94,7 @@ class ReplayApp(App[object]):
         *,
         fork: Callable[[Timeline, int, str], object] | None = None,
         policy_names: list[str] | None = None,
+        scenario: Scenario | None = None,
     ) -> None:
         super().__init__()
         self.timeline = timeline
@@ -94,31 +102,22 @@ class ReplayApp(App[object]):
         self.start_at = at
         self.fork_fn = fork
         self.fork_policies = policy_names or []
-        self.position = 0
         self.figures = FigureColumns()
         """The pane's figures of every event the index pass reads, so it counts
         rows without parsing an event again."""
         if timeline.indexed_count == 0:
             timeline.index_hooks.append(self.figures.note)
-        self.speed_index = SPEEDS.index(1.0)
         self.player: Timer | None = None
         self.query_text = ""
         self.marker_note = ""
         self.state: RunState | None = None
-        self.grid = GridMap.applies(self.header)
+        self.scenario = scenario if scenario is not None else _scenario_named(self.header.scenario)
 
     # -- layout ----------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
-        yield CompactStrip(self.header.tools, id="strip")
-        with Horizontal(id="body"):
-            yield TranscriptPane(id="transcript")
-            with Vertical(id="side"):
-                yield ToolPanel(self.header.tools, id="tools")
-                if self.grid:
-                    yield GridMap(self.header, id="map")
-                yield BudgetGauges(id="budget")
+        yield RunPanes(self.header, self.scenario)
         yield TimelineBar(id="timeline")
         yield CockpitFooter((), HELP_AND_QUIT)
 
@@ -127,11 +126,6 @@ class ReplayApp(App[object]):
         # The pane's own arrow and home/end scrolling would shadow the timeline keys.
         pane.can_focus = False
         self.set_focus(None)
-        self.query_one("#transcript").border_title = "transcript"
-        self.query_one("#tools").border_title = "tools"
-        self.query_one("#budget").border_title = "budget"
-        if self.grid:
-            self.query_one("#map").border_title = "map"
         for warning in self.timeline.warnings:
             self.notify(clean(warning), title="Loaded with a warning", severity="warning", timeout=10, markup=False)
         fit(self, self.size)
@@ -168,6 +162,8 @@ class ReplayApp(App[object]):
         self.marker_note = note
         self.state = self.timeline.state_at(position)
         self.position = position
+
+    def watch_position(self, position: int) -> None:
         self.query_one(TranscriptPane).reset(self.header, Prefix(self.timeline, position, self.figures))
         self.refresh_view()
 
@@ -180,7 +176,7 @@ class ReplayApp(App[object]):
         where = f"replay · event {self.position}/{total} · step {step}"
         if state.ended is not None and self.position == total:
             where += f" · ended: {state.ended.outcome} ({state.ended.reason})"
-        path = str(self.timeline.path) if getattr(self.timeline, "path", None) else "imported"
+        path = str(self.timeline.path) if self.timeline.path is not None else "imported"
         self.query_one(RunHeader).show(
             scenario=self.header.scenario,
             task=self.header.task,
@@ -190,13 +186,7 @@ class ReplayApp(App[object]):
             state_class="-ended" if self.position == total else "-paused",
             path=path,
         )
-        pending = state.pending.tool if state.pending is not None and state.status == "awaiting_approval" else None
-        self.query_one(ToolPanel).update_state(state.tool_calls, state.tool_last_error, pending)
-        used = {kind: state.used(kind) for kind in ("steps", "tokens", "cost", "seconds")}
-        self.query_one(BudgetGauges).update_state(state.budget, used, state.input_tokens_per_step)
-        self.query_one(CompactStrip).update_state(state.budget, used, state.tool_calls, state.tool_last_error, pending)
-        if self.grid:
-            self.query_one(GridMap).show_history(state.history, state.policy)
+        self.query_one(RunPanes).show_state(state)
         playing = "playing" if self.player is not None else "paused"
         indexed = "" if self.timeline.indexed else f" · indexing {self.timeline.indexed_count}/{total}"
         status = f"event {self.position}/{total} · step {step} · ×{SPEEDS[self.speed_index]:g} · {playing}{indexed}"
@@ -289,18 +279,20 @@ class ReplayApp(App[object]):
             return
         self.seek(self.position + 1)
 
-    def _set_speed(self, index: int) -> None:
-        self.speed_index = max(0, min(len(SPEEDS) - 1, index))
+    def validate_speed_index(self, index: int) -> int:
+        return max(0, min(len(SPEEDS) - 1, index))
+
+    def watch_speed_index(self, index: int) -> None:
         if self.player is not None:
             self._stop_playing()
-            self.player = self.set_interval(1 / (EVENTS_PER_SECOND * SPEEDS[self.speed_index]), self._tick)
+            self.player = self.set_interval(1 / (EVENTS_PER_SECOND * SPEEDS[index]), self._tick)
         self.refresh_view()
 
     def action_faster(self) -> None:
-        self._set_speed(self.speed_index + 1)
+        self.speed_index += 1
 
     def action_slower(self) -> None:
-        self._set_speed(self.speed_index - 1)
+        self.speed_index -= 1
 
     # -- fork ------------------------------------------------------------------
 
@@ -355,6 +347,18 @@ class _ReplayHelp(AskScreen):
         pass
 
 
+def _scenario_named(name: str) -> Scenario | None:
+    """The scenario a stored run names, if it can be loaded (an imported log names none)."""
+    import scenarios
+
+    if name == "imported":
+        return None
+    try:
+        return scenarios.get(name)
+    except scenarios.ScenarioError:
+        return None
+
+
 def _fork_from(timeline: Timeline, position: int, policy: str):
     """Start a live run from `position` of the timeline's file (the cockpit takes it).
 
@@ -398,19 +402,12 @@ def imported_fork_policies() -> list[str]:
 
 def open_replay(timeline: Timeline, at: int | None = None) -> object | None:
     """Run the viewer; the run the operator forked (the caller opens the cockpit on it), or None."""
-    import scenarios
-
-    names: list[str] = []
-    fork = None
+    scenario = _scenario_named(timeline.header.scenario)
     if timeline.header.scenario == "imported":
         names, fork = imported_fork_policies(), _fork_from
     else:
-        try:
-            scenario = scenarios.get(timeline.header.scenario)
-            names = [*scenario.policies, "human"]
-            fork = _fork_from
-        except scenarios.ScenarioError:
-            names = []
-    app = ReplayApp(timeline, at, fork=fork, policy_names=names)
+        names = [*scenario.policies, "human"] if scenario is not None else []
+        fork = _fork_from if scenario is not None else None
+    app = ReplayApp(timeline, at, fork=fork, policy_names=names, scenario=scenario)
     result = app.run()
-    return result if result is not None and hasattr(result, "engine") else None
+    return result if isinstance(result, Run) else None

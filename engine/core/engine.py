@@ -40,8 +40,8 @@ from engine.core.events import (
 from engine.stored.eventlog import EventLog
 from engine.core.parse import parse_decision_text
 from engine.core.policy import AwaitingInput, Decision, HumanPolicy, Policy, PolicyError, RunView
-from engine.core.state import RunState, estimate_tokens, written_text
 from engine.core.jsonvalues import jsonable
+from engine.core.state import RunState, RunStatus, estimate_tokens, run_status, written_text
 from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, execute, unknown_tool_text, validate_args
 
 ApproveMode = Literal["ask", "all", "none"]
@@ -135,12 +135,10 @@ class Engine:
     # -- reading ---------------------------------------------------------------
 
     @property
-    def status(self) -> str:
+    def status(self) -> RunStatus:
         """ready, awaiting_input, awaiting_approval, awaiting_budget, policy_failed or ended."""
-        status = self.state.status
-        if status in ("ready", "policy_failed") and isinstance(self.policy, HumanPolicy) and self.policy.needs_input:
-            return "awaiting_input"
-        return status
+        human = isinstance(self.policy, HumanPolicy) and self.policy.needs_input
+        return run_status(self.state.status, human_needs_input=human)
 
     @property
     def ended(self) -> bool:

@@ -125,6 +125,17 @@ class Policy(Protocol):
     def decide(self, view: RunView) -> Decision: ...
 
 
+@runtime_checkable
+class Cancellable(Protocol):
+    """A policy whose call in flight can be dropped from another thread (a model request).
+
+    Optional: the cockpit's second escape cancels a policy that is one, and
+    waits for any other.
+    """
+
+    def cancel(self) -> None: ...
+
+
 class ScriptedPolicy:
     """A policy from a plain function of the view (the seeds' hand-written policies)."""
 

@@ -8,9 +8,9 @@ made per run too, from the world and the task (a planner may need the map).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from engine.core.events import Budget, Observed, RuleInfo
+from engine.core.events import Budget, Header, Observed, RuleInfo
 from engine.core.policy import Policy
 from engine.core.tools import Tool
 
@@ -29,13 +29,41 @@ class World(Protocol):
     tools: Sequence[Tool]
 
 
+@runtime_checkable
 class Restorable(Protocol):
+    """A world that can be rebuilt from a stored run (optional: without it, resume and fork start a fresh world)."""
+
     def restore(self, executed: Sequence[Observed]) -> None:
         """Rebuild the world's state from tool executions recorded in a transcript
         (fork and resume), without running any tool."""
 
 
 PolicyMaker = Callable[[World, Task], Policy]
+
+Cell = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class MapPicture:
+    """A square grid the cockpit draws beside the transcript: walls, the goal, the
+    cells the agent visited in order (the last is where it is) and a planned path."""
+
+    size: int
+    walls: frozenset[Cell]
+    goal: Cell
+    visited: Sequence[Cell]
+    path: Sequence[Cell] = ()
+
+
+MapHook = Callable[[Header], Callable[[Sequence[Any], str], MapPicture]]
+"""`map(header)` -> a function of (history, policy name) giving the map after those
+steps (history: RunState/RunView steps); ValueError, KeyError or TypeError when
+this run has no map. The live cockpit and the replay viewer both draw it."""
+
+ScoreHook = Callable[[Task, dict[str, Any], list[Any], str], dict[str, Any]]
+"""`score(task, options, history, outcome)` -> {"success", "steps", "optimum", "checks"}
+for `agent-tui bench`; without it a run succeeds when its answer holds the task's
+expected text."""
 
 
 @dataclass
@@ -50,6 +78,8 @@ class Scenario:
     options: dict[str, Any] = field(default_factory=dict)
     repetition_threshold: int | None = 2
     make_task: Callable[[str], Task] | None = None
+    score: ScoreHook | None = None
+    map: MapHook | None = None
 
     @property
     def default_task(self) -> str:

@@ -35,6 +35,23 @@ from engine.core.jsonvalues import args_key
 from engine.core.policy import ObservationView, StepView
 
 Status = Literal["ready", "awaiting_approval", "awaiting_budget", "policy_failed", "ended"]
+"""Where the fold leaves a run."""
+RunStatus = Literal[
+    "running", "ready", "awaiting_input", "awaiting_approval", "awaiting_budget", "policy_failed", "ended"
+]
+"""The one status vocabulary of a run, as the engine, the cockpit and the command line speak of it:
+a fold `Status`, or `awaiting_input` (the operator's turn to type the step) or `running` (a step
+is under way in the cockpit)."""
+
+
+def run_status(status: Status, *, human_needs_input: bool, busy: bool = False) -> RunStatus:
+    """The run's status from the fold's, whether the human policy waits for the operator, and
+    whether a step is running now."""
+    if busy:
+        return "running"
+    if status in ("ready", "policy_failed") and human_needs_input:
+        return "awaiting_input"
+    return status
 TOKENS_PER_WORD = 1.3
 
 

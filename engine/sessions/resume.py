@@ -30,7 +30,7 @@ from engine.core.events import Event, Header, Observed, ToolStarted
 from engine.core.policy import Decision, HumanPolicy, Policy, RunView
 from engine.stored.replay import Timeline
 from engine.sessions.run import Run, default_transcript_path
-from engine.core.scenario import Scenario, Task
+from engine.core.scenario import Restorable, Scenario, Task
 from engine.core.state import RunState, fold
 from engine.stored.transcript import Transcript, TranscriptWriter
 
@@ -92,10 +92,9 @@ def _rebuild(
     """Task, world restored from the recorded executions, and the policy to continue with."""
     task = _task(scenario, header)
     world = scenario.make_world(task, dict(header.options))
-    restore = getattr(world, "restore", None)
     executed = [e for e in events if isinstance(e, Observed) and e.executed]
-    if callable(restore):
-        restore(executed)
+    if isinstance(world, Restorable):
+        world.restore(executed)
     elif executed:
         warnings.append(no_restore_warning(scenario.name, len(executed)))
     human = HumanPolicy()

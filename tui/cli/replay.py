@@ -85,7 +85,7 @@ def open_replay(timeline: Any, at: int | None = None) -> int:
         report("the replay viewer needs the cockpit; use --headless")
         return EXIT_USAGE
     forked = open_viewer(timeline, at)
-    if forked is None or not hasattr(forked, "engine"):
+    if forked is None:
         return EXIT_OK
     from tui.cli.run import open_cockpit
 

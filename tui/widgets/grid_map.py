@@ -1,21 +1,34 @@
-"""The grid scenario's map: walls, the agent, the cells it visited, the goal, and
-the planner's path when the planner drives.
+"""A scenario's map beside the transcript: walls, the agent, the cells it visited,
+the goal, and a planned path.
 
-Everything is derived from the run's header (size, density, seed, grid number)
-and its move observations, so the live cockpit and the replay viewer draw the
-same map from the same events.
+What to draw comes from the scenario's map hook (`Scenario.map`, see
+`engine.core.scenario.MapPicture`), derived from the run's header and its
+history, so the live cockpit and the replay viewer draw the same map from the
+same events. The widget knows no scenario.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from rich.text import Text
 from textual.widgets import Static
 
 from engine.core.events import Header
+from engine.core.scenario import Cell, MapPicture, Scenario
 
 WALL, FREE, SEEN, PATH = "██", "· ", "░░", "∙∙"
+Picture = Callable[[Sequence[Any], str], MapPicture]
+
+
+def map_picture(scenario: Scenario | None, header: Header) -> Picture | None:
+    """The scenario's map for this run, or None when it has none."""
+    if scenario is None or scenario.map is None:
+        return None
+    try:
+        return scenario.map(header)
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 class GridMap(Static):
@@ -25,59 +38,50 @@ class GridMap(Static):
     GridMap { height: auto; width: 100%; padding: 0 1; border: round $primary 60%; }
     """
 
-    def __init__(self, header: Header, *, id: str | None = None) -> None:
+    def __init__(self, picture: Picture, *, id: str | None = None) -> None:
         super().__init__("", id=id, markup=False)
-        from scenarios import grid
+        self.picture_of = picture
+        self.picture = picture([], "")
 
-        self._grid = grid
-        self.walls, self.grid_size = grid.walls_for(header.task, header.options)
-        self.goal = grid.goal_of(self.grid_size)
-        self.cells: list[tuple[int, int]] = [(0, 0)]
-        self.path: list[tuple[int, int]] = []
+    @property
+    def cells(self) -> Sequence[Cell]:
+        return self.picture.visited
 
-    @staticmethod
-    def applies(header: Header) -> bool:
-        """True for a grid run whose map can be rebuilt from the header."""
-        if header.scenario != "grid":
-            return False
-        try:
-            from scenarios import grid
+    @property
+    def path(self) -> Sequence[Cell]:
+        return self.picture.path
 
-            grid.walls_for(header.task, header.options)
-        except (ValueError, KeyError, TypeError):
-            return False
-        return True
+    @property
+    def goal(self) -> Cell:
+        return self.picture.goal
+
+    @property
+    def at(self) -> Cell:
+        return self.picture.visited[-1]
 
     def show_history(self, history: Iterable[Any], policy: str) -> None:
         """Draw the map after the steps in `history` (RunView/RunState history or events)."""
-        self.cells = self._grid.positions(history)
-        at = self.cells[-1]
-        self.path = []
-        if policy == "planner" and at != self.goal:
-            self.path = self._grid.bfs_path(self.walls, self.grid_size, start=at) or []
+        self.picture = self.picture_of(list(history), policy)
         self.update(self.render_map())
 
     @property
     def narrow_width(self) -> int:
         """Columns the map needs, border and padding included (the status line is up to 20)."""
-        return max(2 * self.grid_size, 20) + 4
-
-    @property
-    def at(self) -> tuple[int, int]:
-        return self.cells[-1]
+        return max(2 * self.picture.size, 20) + 4
 
     def render_map(self) -> Text:
-        visited = set(self.cells)
-        path = set(self.path)
+        picture = self.picture
+        visited = set(picture.visited)
+        path = set(picture.path)
         text = Text(no_wrap=True)
-        for r in range(self.grid_size):
-            for c in range(self.grid_size):
+        for r in range(picture.size):
+            for c in range(picture.size):
                 p = (r, c)
                 if p == self.at:
                     text.append("@@", style="bold reverse")
-                elif p in self.walls:
+                elif p in picture.walls:
                     text.append(WALL, style="dim")
-                elif p == self.goal:
+                elif p == picture.goal:
                     text.append("GG", style="bold green")
                 elif p in path:
                     text.append(PATH, style="cyan")
@@ -86,8 +90,8 @@ class GridMap(Static):
                 else:
                     text.append(FREE, style="dim")
             text.append("\n")
-        moves = len(self.cells) - 1
+        moves = len(picture.visited) - 1
         text.append(f"moves {moves} · at ({self.at[0]}, {self.at[1]})", style="dim")
-        if self.path:
-            text.append(f"\nplan {len(self.path) - 1} to go", style="cyan")
+        if picture.path:
+            text.append(f"\nplan {len(picture.path) - 1} to go", style="cyan")
         return text

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
+from textual.reactive import var
 from textual.widgets import Static
 
 from engine.core.text import clean
@@ -14,8 +17,26 @@ def _flat(text: str) -> str:
     return clean(text).replace("\n", " ⏎ ").replace("\t", " ")
 
 
+@dataclass(frozen=True)
+class HeaderInfo:
+    """What the header says: who runs what, in which state (and its style class), where it is saved."""
+
+    scenario: str
+    task: str
+    task_text: str
+    policy: str
+    state: str
+    state_class: str
+    path: str
+
+
 class RunHeader(Static):
-    """Two lines: who runs what and in which state; the task text and where it is saved."""
+    """Two lines: who runs what and in which state; the task text and where it is saved.
+
+    `info` is reactive: the header redraws when what it says changes, and only then.
+    """
+
+    info: var[HeaderInfo | None] = var(None, init=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id, markup=False)
@@ -31,17 +52,22 @@ class RunHeader(Static):
         state_class: str,
         path: str,
     ) -> None:
+        self.info = HeaderInfo(scenario, task, task_text, policy, state, state_class, path)
+
+    def watch_info(self, info: HeaderInfo | None) -> None:
+        if info is None:
+            return
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append("agent-tui", style="bold")
-        line.append(f" · {_flat(scenario)} · {_flat(task)} · policy: ")
-        line.append(_flat(policy), style="bold")
+        line.append(f" · {_flat(info.scenario)} · {_flat(info.task)} · policy: ")
+        line.append(_flat(info.policy), style="bold")
         line.append(" · ")
-        line.append(_flat(state), style="bold reverse")
+        line.append(_flat(info.state), style="bold reverse")
         line.append("\n")
         line.append("transcript: ", style="dim")
-        line.append(_flat(path))
+        line.append(_flat(info.path))
         line.append("  ·  ", style="dim")
-        line.append(f"“{_flat(task_text)}”", style="italic")
+        line.append(f"“{_flat(info.task_text)}”", style="italic")
         for name in STATE_CLASSES:
-            self.set_class(name == state_class, name)
+            self.set_class(name == info.state_class, name)
         self.update(line)

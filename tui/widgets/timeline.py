@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widget import Widget
 
 from engine.stored.markers import Marker
@@ -24,16 +25,13 @@ class TimelineBar(Widget):
     TimelineBar { height: 3; padding: 0 1; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.total = 0
-        self.position = 0
-        self.markers: Sequence[Marker] = ()
-        self.status = ""
+    total: reactive[int] = reactive(0)
+    position: reactive[int] = reactive(0)
+    markers: reactive[Sequence[Marker]] = reactive(())
+    status: reactive[str] = reactive("")
 
     def show(self, *, position: int, total: int, markers: Sequence[Marker], status: str) -> None:
         self.position, self.total, self.markers, self.status = position, total, markers, status
-        self.refresh()
 
     def column(self, position: int, width: int) -> int:
         if self.total <= 0 or width <= 1:
