@@ -16,7 +16,8 @@ from tui.replay_app import ReplayApp
 from tui.widgets.footer import CockpitFooter, FooterKey
 from tui.widgets.grid_map import GridMap
 from tui.widgets.strip import CompactStrip
-from tui.widgets.transcript import TranscriptPane, wrap
+from tui.widgets.transcript import TranscriptPane
+from tui.widgets.wrap import wrap
 
 pytestmark = pytest.mark.anyio
 
