@@ -12,25 +12,8 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Hashable, Iterable, Literal
 
-from engine.core.events import (
-    Action,
-    ApprovalDecided,
-    ApprovalRequested,
-    Budget,
-    BudgetExhausted,
-    BudgetExtended,
-    BudgetKind,
-    BudgetWarning,
-    DecisionMade,
-    Event,
-    Header,
-    Note,
-    Observed,
-    PolicyFailed,
-    PolicySwapped,
-    RuleInfo,
-    RunEnded,
-)
+from engine.core import events as ev
+from engine.core.events import Action, Budget, BudgetExhausted, BudgetKind, Event, Header, RuleInfo, RunEnded
 from engine.core.jsonvalues import args_key
 from engine.core.policy import ObservationView, StepView
 
@@ -61,7 +44,7 @@ def estimate_tokens(text_or_words: str | int) -> int:
     return math.ceil(words * TOKENS_PER_WORD)
 
 
-def decision_text(e: DecisionMade) -> str:
+def decision_text(e: ev.DecisionMade) -> str:
     """The words a decision adds to the context (what the policy wrote)."""
     return written_text(e.raw, e.thought, e.actions, e.answer)
 
@@ -176,7 +159,7 @@ class RunState:
 
     # -- handlers -------------------------------------------------------------
 
-    def _decision(self, e: DecisionMade, words: int | None = None) -> None:
+    def _decision(self, e: ev.DecisionMade, words: int | None = None) -> None:
         self.step = e.step
         self.status = "ready"
         self.last_policy_error = None
@@ -216,12 +199,12 @@ class RunState:
             self.step_signatures[index] = signature
             self.last_signature = tuple(s for s in self.step_signatures if s is not None) or None
 
-    def _approval_requested(self, e: ApprovalRequested) -> None:
+    def _approval_requested(self, e: ev.ApprovalRequested) -> None:
         thought = self.history[-1].thought if self.history else ""
         self.pending = PendingApproval(e.step, e.index, e.tool, dict(e.args), e.reason, thought)
         self.status = "awaiting_approval"
 
-    def _approval_decided(self, e: ApprovalDecided) -> None:
+    def _approval_decided(self, e: ev.ApprovalDecided) -> None:
         pending = self.pending
         if pending is not None and e.choice == "modify" and e.args is not None:
             self._operator_changed(e.index, args_key(pending.tool, e.args))
@@ -238,7 +221,7 @@ class RunState:
             elif e.choice == "approve_always" and e.rule is not None:
                 current.edits.append(f"approved always for {e.rule.tool}")
 
-    def _observation(self, e: Observed) -> None:
+    def _observation(self, e: ev.Observed) -> None:
         if self.queue and self.queue[0][0] == e.index:
             self.queue.pop(0)
         if e.executed and e.tool is not None:
@@ -249,27 +232,27 @@ class RunState:
         if self.history:
             self.history[-1].observations.append(ObservationView(e.tool, dict(e.args), e.text, e.error, e.executed))
 
-    def _policy_swapped(self, e: PolicySwapped) -> None:
+    def _policy_swapped(self, e: ev.PolicySwapped) -> None:
         self.policy = e.new
 
-    def _policy_error(self, e: PolicyFailed) -> None:
+    def _policy_error(self, e: ev.PolicyFailed) -> None:
         self.status = "policy_failed"
         self.last_policy_error = e.message
 
-    def _budget_warning(self, e: BudgetWarning) -> None:
+    def _budget_warning(self, e: ev.BudgetWarning) -> None:
         self.warned.add(e.kind)
 
     def _budget_exhausted(self, e: BudgetExhausted) -> None:
         self.exhausted = e
         self.status = "awaiting_budget"
 
-    def _budget_extended(self, e: BudgetExtended) -> None:
+    def _budget_extended(self, e: ev.BudgetExtended) -> None:
         self.budget = self.budget.with_limit(e.kind, e.limit)
         self.exhausted = None
         self.warned.discard(e.kind)
         self.status = "ready"
 
-    def _note(self, e: Note) -> None:
+    def _note(self, e: ev.Note) -> None:
         self.context_words += len(e.text.split())
 
     def _run_ended(self, e: RunEnded) -> None:

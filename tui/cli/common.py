@@ -76,34 +76,29 @@ def repetition(text: str) -> int:
     return max(value, 2)
 
 
-def positive_int(text: str) -> int:
+def _number(text: str, kind: type[int] | type[float], expected: str) -> Any:
     try:
-        value = int(text)
+        return kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+
+def _at_least(value: Any, low: float, *, above: bool, message: str) -> Any:
+    if not (value > low if above else value >= low):  # NaN is neither
+        raise argparse.ArgumentTypeError(message)
     return value
+
+
+def positive_int(text: str) -> int:
+    return _at_least(_number(text, int, "a whole number"), 1, above=False, message="must be 1 or more")
 
 
 def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be above 0")
-    return value
+    return _at_least(_number(text, float, "a number"), 0, above=True, message="must be above 0")
 
 
 def step_or_end(text: str) -> int | str:
     """A step number (0 or more) or 'end'."""
     if text == "end":
         return "end"
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a step number or 'end', got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("steps start at 0")
-    return value
+    return _at_least(_number(text, int, "a step number or 'end'"), 0, above=False, message="steps start at 0")
