@@ -398,8 +398,7 @@ class CockpitApp(App[None]):
 
     def policy_names(self) -> list[str]:
         """The scenario's policies, "human", and "model" when one is configured."""
-        names_of = getattr(self.run_, "policy_names", None)
-        names = list(names_of()) if callable(names_of) else [*self.run_.scenario.policies, "human"]
+        names = self.run_.policy_names()
         if self.model_policy_factory is not None and "model" not in names:
             names.append("model")
         return names

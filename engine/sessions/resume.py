@@ -29,6 +29,7 @@ from engine.core.engine import ApproveMode, Engine, Listener
 from engine.core.events import Event, Header, Observed, ToolStarted
 from engine.core.policy import Decision, HumanPolicy, Policy, RunView
 from engine.stored.replay import Timeline
+from engine.sessions.policies import make_policy
 from engine.sessions.run import Run, default_transcript_path
 from engine.core.scenario import Restorable, Scenario, Task
 from engine.core.state import RunState, fold
@@ -98,17 +99,10 @@ def _rebuild(
     elif executed:
         warnings.append(no_restore_warning(scenario.name, len(executed)))
     human = HumanPolicy()
-    name = state.policy if policy is None else policy
-    if isinstance(name, str):
-        if name == "human":
-            policy_obj: Policy = human
-        else:
-            try:
-                policy_obj = scenario.policy(name, world, task)
-            except KeyError as exc:
-                raise ResumeError(exc.args[0]) from None
-    else:
-        policy_obj = name
+    try:
+        policy_obj = make_policy(state.policy if policy is None else policy, scenario, world, task, human)
+    except (KeyError, ValueError) as exc:
+        raise ResumeError(exc.args[0]) from None
     return task, world, policy_obj, human
 
 

@@ -13,6 +13,7 @@ from engine.core.engine import ApproveMode, Engine, Listener
 from engine.core.events import Budget, Header, RuleInfo
 from engine.core.policy import HumanPolicy, Policy
 from engine.core.scenario import Scenario, Task, World
+from engine.sessions.policies import make_policy
 from engine.stored.transcript import TranscriptWriter
 
 if TYPE_CHECKING:
@@ -56,13 +57,7 @@ class Run:
 
     def make_policy(self, name: str) -> Policy:
         """A fresh policy by name ("human" is the operator, "model" the configured endpoint)."""
-        if name == "human":
-            return self.human
-        if name == "model" and self.model is not None:
-            from engine.model.policy import ModelPolicy
-
-            return ModelPolicy(self.model)
-        return self.scenario.policy(name, self.world, self.task)
+        return make_policy(name, self.scenario, self.world, self.task, self.human, self.model)
 
     def close(self) -> None:
         if self.writer is not None:
@@ -93,16 +88,7 @@ def new_run(
     human = HumanPolicy()
     if policy is None:
         policy = scenario.default_policy
-    if policy == "model" and (model is not None or "model" not in scenario.policies):
-        if model is None:
-            raise ValueError("the model policy needs a model: give --model NAME or set AGENT_TUI_MODEL")
-        from engine.model.policy import ModelPolicy
-
-        policy_obj: Policy = ModelPolicy(model)
-    elif isinstance(policy, str):
-        policy_obj = human if policy == "human" else scenario.policy(policy, world, task)
-    else:
-        policy_obj = policy
+    policy_obj = make_policy(policy, scenario, world, task, human, model)
     threshold = scenario.repetition_threshold if repetition_threshold == "default" else repetition_threshold
     header = Header(
         scenario=scenario.name,
