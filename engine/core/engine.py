@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import gc
 import time
-from typing import Any, Callable, Literal, Protocol, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from engine.core.amounts import amount
 from engine.core.approvals import decide_effect
@@ -37,10 +37,11 @@ from engine.core.events import (
     ToolStarted,
     Usage,
 )
+from engine.core.decisions import check_decision, unknown_outcome_text
 from engine.stored.eventlog import EventLog
+from engine.stored.transcript import EventSink
 from engine.core.parse import parse_decision_text
-from engine.core.policy import AwaitingInput, Decision, HumanPolicy, Policy, PolicyError, RunView
-from engine.core.jsonvalues import jsonable
+from engine.core.policy import AwaitingInput, HumanPolicy, Policy, PolicyError, RunView
 from engine.core.state import RunState, RunStatus, estimate_tokens, run_status, written_text
 from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, execute, unknown_tool_text, validate_args
 
@@ -49,19 +50,6 @@ Listener = Callable[[Event], None]
 BUDGET_KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
 FREEZE_EVERY = 8192
 """Events between two `gc.freeze` calls in a headless `run`."""
-
-
-class EventSink(Protocol):
-    """Where the engine writes each event's JSON line (the transcript writer).
-
-    `write` may queue the line; the engine calls `flush` before it waits on
-    anything outside (the policy) and when a step returns. A `tool_started`
-    line must reach the file before `write` returns.
-    """
-
-    def write(self, event_type: str, line: bytes) -> None: ...
-
-    def flush(self) -> None: ...
 
 
 def _flushed(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -501,45 +489,3 @@ class Engine:
             f"{exhausted.kind} budget reached: {amount(exhausted.kind, exhausted.used)} of {amount(exhausted.kind, exhausted.limit)}",
         )
         return self.status
-
-
-def check_decision(decision: object) -> None:
-    """Raise a non-retryable PolicyError naming what is wrong with a policy's return value.
-
-    A policy is untrusted code: a Decision whose fields have the wrong types
-    (a number for the thought, a dict for an action, arguments that cannot be
-    written as JSON) must become a `policy_error`, not an exception out of the
-    engine.
-    """
-    if not isinstance(decision, Decision):
-        raise PolicyError(f"policy returned {type(decision).__name__}, not a Decision", retryable=False)
-    problems: list[str] = []
-    if not isinstance(decision.thought, str):
-        problems.append(f"thought is {type(decision.thought).__name__}, not str")
-    for name in ("answer", "text"):
-        value = getattr(decision, name)
-        if value is not None and not isinstance(value, str):
-            problems.append(f"{name} is {type(value).__name__}, not str or None")
-    if decision.usage is not None and not isinstance(decision.usage, Usage):
-        problems.append(f"usage is {type(decision.usage).__name__}, not Usage or None")
-    if not isinstance(decision.actions, (list, tuple)):
-        problems.append(f"actions is {type(decision.actions).__name__}, not a list")
-    else:
-        for n, action in enumerate(decision.actions):
-            if not isinstance(action, Action):
-                problems.append(f"actions[{n}] is {type(action).__name__}, not Action")
-                continue
-            problem = jsonable(action.args)
-            if problem is not None:
-                problems.append(f"actions[{n}] arguments cannot be written as JSON ({problem})")
-    if problems:
-        raise PolicyError("policy returned a malformed Decision: " + "; ".join(problems), retryable=False)
-
-
-def unknown_outcome_text(started: ToolStarted) -> str:
-    """What the policy reads for a call that was running when the run stopped."""
-    call = Action(tool=started.tool, args=dict(started.args)).render()
-    return (
-        f"UNKNOWN OUTCOME: the run stopped while {call} was running; it may or may not have "
-        "taken effect, and it was not run again. Check before repeating it."
-    )

@@ -15,7 +15,7 @@ import os
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Protocol
 
 from engine.core.events import Event, Header, ToolStarted
 from engine.stored.reader import INTENT_TYPE, LineIndex, TranscriptError, read_bytes
@@ -25,6 +25,7 @@ __all__ = [
     "Transcript",
     "TranscriptError",
     "TranscriptWriter",
+    "EventSink",
     "dump_event",
     "parse_lines",
     "read_bytes",
@@ -34,6 +35,19 @@ __all__ = [
 ]
 _FSYNC_TYPES = frozenset({"header", "approval_requested", "approval_decided", "run_ended", "budget_exhausted"})
 _WRITE_AHEAD_TYPES = _FSYNC_TYPES | {INTENT_TYPE}
+
+
+class EventSink(Protocol):
+    """Where the engine writes each event's JSON line (the transcript writer).
+
+    `write` may queue the line; the engine calls `flush` before it waits on
+    anything outside (the policy) and when a step returns. A `tool_started`
+    line must reach the file before `write` returns.
+    """
+
+    def write(self, event_type: str, line: bytes) -> None: ...
+
+    def flush(self) -> None: ...
 
 
 def dump_event(event: Event | Header | ToolStarted) -> str:
