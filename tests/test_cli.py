@@ -152,3 +152,10 @@ def test_bad_scenario_options_are_usage_errors(capsys, option):
     assert code == 2
     assert "cannot start with these options" in err and "Traceback" not in err
 
+
+
+def test_the_help_text_names_the_model_clients_default_url():
+    from engine.model.config import DEFAULT_BASE_URL
+    from tui.cli import model_flags
+
+    assert model_flags.DEFAULT_BASE_URL == DEFAULT_BASE_URL

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from engine.model.config import DEFAULT_BASE_URL, ModelConfig, config_from_env
+if TYPE_CHECKING:
+    from engine.model.config import ModelConfig
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""For the help text only (`--help` imports no model code); engine.model.config owns the default."""
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +32,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> ModelConfig | None:
     """The config from parsed `add_model_arguments` flags plus the environment."""
+    from engine.model.config import config_from_env
+
     return config_from_env(
         getattr(args, "model", None),
         getattr(args, "base_url", None),
