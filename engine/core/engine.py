@@ -43,7 +43,7 @@ from engine.stored.transcript import EventSink
 from engine.core.parse import parse_decision_text
 from engine.core.policy import AwaitingInput, HumanPolicy, Policy, PolicyError, RunView
 from engine.core.state import RunState, RunStatus, estimate_tokens, run_status, written_text
-from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, execute, unknown_tool_text, validate_args
+from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, cap_text, execute, unknown_tool_text, validate_args
 
 ApproveMode = Literal["ask", "all", "none"]
 Listener = Callable[[Event], None]
@@ -81,6 +81,8 @@ class Engine:
     its observation: that action is answered "unknown outcome", never re-run.
     `sink` (the transcript writer) receives each event's JSON line, the one
     the event log keeps: an event is serialised once.
+    With `tools_elsewhere` (the gateway) a call cleared to run is released, not
+    run (`released`: index -> arguments); its result comes later by `deliver`.
     """
 
     def __init__(
@@ -97,6 +99,7 @@ class Engine:
         observation_cap: int | None = DEFAULT_OBSERVATION_CAP,
         unfinished: ToolStarted | None = None,
         sink: EventSink | None = None,
+        tools_elsewhere: bool = False,
     ) -> None:
         self.header = header
         self.tools = {t.name: t for t in tools}
@@ -110,6 +113,8 @@ class Engine:
         """(step, index) of actions an earlier session had reached (resume): an approval
         they need is asked of the operator whatever `approve` says, never given on its own."""
         self.sink = sink
+        self.tools_elsewhere = tools_elsewhere
+        self.released: dict[int, dict[str, Any]] = {}
         self.intent_listeners: list[Callable[[ToolStarted], None]] = []
         self.listeners: list[Listener] = list(listeners)
         self.stream_listeners: list[Callable[[str], None]] = []
@@ -279,8 +284,11 @@ class Engine:
 
     def _run_queue(self) -> None:
         """Process the current decision's remaining actions until a pause or the end."""
-        while self.state.queue and not self.ended:
-            index, action = self.state.queue[0]
+        while not self.ended:
+            waiting = [(i, a) for i, a in self.state.queue if i not in self.released]
+            if not waiting:
+                return
+            index, action = waiting[0]
             started = self.unfinished
             if started is not None and (started.step, started.index) == (self.state.step, index):
                 # The run stopped while this call ran (resume after a crash): never run it again.
@@ -345,6 +353,9 @@ class Engine:
                 self.sink.write(intent.type, intent.__pydantic_serializer__.to_json(intent))
             for listener in self.intent_listeners:
                 listener(intent)
+        if self.tools_elsewhere:
+            self.released[index] = args
+            return
         result = execute(tool, args, cap=self.observation_cap, clock=self.clock)
         self._observe(
             index,
@@ -356,6 +367,17 @@ class Engine:
             truncated=result.truncated,
             duration=max(0.0, result.duration),
         )
+
+    def deliver(self, index: int, text: str, error: bool = False) -> None:
+        """The result of a released call, run elsewhere (`tools_elsewhere`)."""
+        args = self.released.pop(index)
+        tool = self.state.queue[[i for i, _ in self.state.queue].index(index)][1].tool
+        text, truncated = cap_text(text, self.observation_cap)
+        self._observe(index, tool, args, text, error=error, executed=True, truncated=truncated)
+
+    def note(self, text: str, error: bool = False) -> None:
+        """An observation that answers no action (a user's message, an agent that went away)."""
+        self._observe(-1, None, {}, text, error=error)
 
     # -- limits ----------------------------------------------------------------
 

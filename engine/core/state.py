@@ -224,6 +224,8 @@ class RunState:
     def _observation(self, e: ev.Observed) -> None:
         if self.queue and self.queue[0][0] == e.index:
             self.queue.pop(0)
+        elif any(i == e.index for i, _ in self.queue):  # a result that came back out of order (gateway)
+            self.queue = [(i, a) for i, a in self.queue if i != e.index]
         if e.executed and e.tool is not None:
             self.tool_calls[e.tool] = self.tool_calls.get(e.tool, 0) + 1
             self.tool_last_error[e.tool] = e.error

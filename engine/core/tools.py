@@ -6,6 +6,7 @@ timeout) becomes an `ToolResult` with `error=True` whose text the policy reads.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
@@ -62,6 +63,9 @@ class Tool:
     answer_param: str | None = None
     extra_args: bool = False
     """Accept arguments not in `params`, as they are (the tools of an imported log, known only from their calls)."""
+    schema: dict[str, Any] | None = field(default=None, compare=False)
+    """A JSON schema for the arguments, used instead of `params` (tools an agent
+    declared in its request to the gateway)."""
 
     def info(self) -> ToolInfo:
         return ToolInfo(
@@ -73,6 +77,8 @@ class Tool:
 
     def json_schema(self) -> dict[str, Any]:
         """The parameters as a JSON schema object (for function-calling models)."""
+        if self.schema is not None:
+            return self.schema
         props: dict[str, Any] = {}
         for p in self.params:
             prop: dict[str, Any] = {} if p.type == "json" else {"type": p.type}
@@ -146,6 +152,13 @@ def validate_args(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
     """
     if not isinstance(args, dict):
         raise ValueError("arguments must be an object of name=value pairs")
+    if tool.schema is not None:
+        from engine.gateway.schema import schema_problems
+
+        problems = schema_problems(tool.schema, args)
+        if problems:
+            raise ValueError("; ".join(problems) + f". Expected {tool.name} arguments matching {json.dumps(tool.schema)}")
+        return dict(args)
     known = {p.name: p for p in tool.params}
     problems: list[str] = []
     clean: dict[str, Any] = {}

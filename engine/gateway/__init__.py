@@ -1,0 +1,13 @@
+"""`agent-tui gateway`: an OpenAI-compatible endpoint between an agent and its model.
+
+The parts: `conversation` (following an agent's history from request to
+request), `schema` (the agent's tools and their arguments), `upstream` (the
+model as a policy), `wire` (responses), `controller` (the `Gateway` driving an
+engine run per conversation turn), `server` (HTTP on h11).
+"""
+
+from engine.gateway.controller import Gateway, GatewayRun
+from engine.gateway.server import DEFAULT_MAX_BODY, GatewayServer
+from engine.gateway.upstream import Upstream
+
+__all__ = ["DEFAULT_MAX_BODY", "Gateway", "GatewayRun", "GatewayServer", "Upstream"]

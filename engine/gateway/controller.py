@@ -1,0 +1,490 @@
+"""The gateway: an agent's requests and the operator's decisions driving ordinary runs.
+
+A gateway run is an engine run whose policy is the upstream model
+(`UpstreamPolicy`) and whose tools are the agent's, run by the agent
+(`Engine(tools_elsewhere=True)`). An agent request is one model turn:
+
+1. the request's new messages are delivered: tool results become the
+   observations of the calls released before, a new user message is noted;
+2. the engine steps (at once in continue mode, on the operator's `n` in step
+   mode): the upstream is asked, its reply is the decision, each tool call is
+   allowed by a rule or held for approval;
+3. when every call is decided the response goes back: the released calls (as
+   the upstream wrote them, or rebuilt if edited or partly rejected). When
+   none was released the rejections go upstream as tool messages and the
+   upstream is asked again, so the agent never sees a rejected call.
+
+A reply without tool calls is the run's answer; a later request continuing
+the same conversation starts the next run (a new transcript) with the whole
+history. A request that continues nothing starts a new conversation. All
+methods take one lock; operator calls come from any thread.
+"""
+
+from __future__ import annotations
+
+import time
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal, Sequence
+
+from engine.core.engine import ApproveMode, Engine
+from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
+from engine.gateway.conversation import Conversation, check_request, message_text
+from engine.gateway.schema import ToolsError, tools_from_request
+from engine.gateway.upstream import Upstream, UpstreamPolicy, UpstreamReply, new_client
+from engine.gateway.wire import Response, built_reply, error_response, passthrough, tool_call
+from engine.model.policy import Secret, safe_url
+from engine.core.policy import Decision, HumanPolicy
+from engine.sessions.run import default_transcript_path
+from engine.core.tools import Tool
+from engine.stored.transcript import TranscriptWriter
+
+Mode = Literal["step", "continue"]
+MAX_ASKS = 8
+"""Times one request asks the upstream again after every call was refused."""
+
+
+@dataclass
+class GatewayRun:
+    """One run of the gateway: a turn of a conversation, with its engine and transcript."""
+
+    number: int
+    conversation: Conversation
+    turn: int
+    engine: Engine
+    path: Path | None
+    writer: TranscriptWriter | None
+    human: HumanPolicy = field(default_factory=HumanPolicy)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+@dataclass
+class Held:
+    """An agent request waiting for its response."""
+
+    body: dict[str, Any]
+    future: Future[Response]
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+
+@dataclass
+class Turn:
+    """What happened since the request being answered arrived."""
+
+    decision: DecisionMade | None = None
+    reply: UpstreamReply | None = None
+    failure: PolicyFailed | None = None
+    refused: dict[int, str] = field(default_factory=dict)
+    asks: int = 0
+
+
+class Gateway:
+    def __init__(
+        self,
+        upstreams: Sequence[Upstream],
+        *,
+        rules: Sequence[RuleInfo] = (),
+        budget: Budget | None = None,
+        approve: ApproveMode = "ask",
+        headless: bool = False,
+        mode: Mode = "continue",
+        out: str | Path | None = None,
+        save: bool = True,
+        key: Secret | None = None,
+        timeout: float = 600.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not upstreams:
+            raise ValueError("the gateway needs an upstream")
+        self.upstreams = list(upstreams)
+        self.upstream = self.upstreams[0]
+        self.rules = list(rules)
+        self.budget = budget or Budget()
+        self.approve_mode: ApproveMode = approve
+        self.headless = headless
+        self.mode: Mode = mode
+        self.out = Path(out) if out is not None else None
+        self.save = save
+        self.clock = clock
+        self.lock = threading.RLock()
+        self.runs: list[GatewayRun] = []
+        self.held: Held | None = None
+        self.turn = Turn()
+        self.answered: tuple[int, Response] | None = None
+        self.event_listeners: list[Callable[[GatewayRun, Event], None]] = []
+        self.change_listeners: list[Callable[[], None]] = []
+        self._conversations = 0
+        self._credit = 0
+        self._key = key
+        self._client = new_client(timeout)
+
+    # -- reading ---------------------------------------------------------------
+
+    @property
+    def current(self) -> GatewayRun | None:
+        return self.runs[-1] if self.runs else None
+
+    @property
+    def engine(self) -> Engine | None:
+        run = self.current
+        return run.engine if run is not None else None
+
+    def status(self) -> str:
+        """waiting for the agent, holding a request, or the engine's pause."""
+        engine = self.engine
+        if engine is not None and engine.status in ("awaiting_approval", "awaiting_budget"):
+            return engine.status
+        if self.held is None:
+            return "waiting for the agent"
+        if engine is not None and engine.status == "policy_failed":
+            return "policy_failed"
+        return "request held" if self.mode == "step" else "asking the upstream"
+
+    def model_names(self) -> list[str]:
+        return [u.model or u.name for u in self.upstreams]
+
+    # -- requests --------------------------------------------------------------
+
+    def submit(self, body: Any) -> Future[Response]:
+        """Take an agent's chat completions request; the future resolves to its response."""
+        future: Future[Response] = Future()
+        problem = check_request(body)
+        tools: list[Tool] = []
+        if problem is None:
+            try:
+                tools = tools_from_request(body.get("tools"))
+            except ToolsError as exc:
+                problem = str(exc)
+        if problem is not None:
+            future.set_result(error_response(400, f"agent-tui gateway: {problem}"))
+            return future
+        with self.lock:
+            self._take(body, tools, future)
+            self._advance()
+        self._changed()
+        return future
+
+    def _take(self, body: dict[str, Any], tools: list[Tool], future: Future[Response]) -> None:
+        messages = body["messages"]
+        run = self.current
+        if self.held is not None:
+            self.held.future.cancel()
+            self.held = None
+        if run is not None and run.conversation.continues(messages):
+            conversation = run.conversation
+            fresh = len(messages) > len(conversation.known)
+            if not fresh and self.answered is not None and self.answered[0] == len(conversation.known):
+                future.set_result(self.answered[1])  # the same request again: the same response
+                return
+            found = conversation.take(messages)
+            if run.engine.ended and fresh and run.engine.state.ended.outcome == "answer":
+                run = self._start(conversation, tools, found.user or ["(the conversation goes on)"])
+            elif fresh:
+                self.turn = Turn()
+                self.answered = None
+                run.engine.tools.update({t.name: t for t in tools})
+                self._deliver(run, found.results, found.user)
+        else:
+            if run is not None and not run.engine.ended:
+                run.engine.abort("the agent started another conversation")
+            self._conversations += 1
+            conversation = Conversation(self._conversations)
+            found = conversation.take(messages)
+            run = self._start(conversation, tools, found.user or [message_text(messages[-1].get("content"))])
+        self.held = Held(body, future)
+
+    def _deliver(self, run: GatewayRun, results: dict[str, str], user: list[str]) -> None:
+        engine = run.engine
+        actions = dict(engine.state.queue)
+        for index in sorted(engine.released):
+            text = results.get(actions[index].call_id or "")
+            if text is None:
+                engine.deliver(index, "ERROR: the agent sent no result for this call", error=True)
+            else:
+                engine.deliver(index, text)
+        for text in user:
+            engine.note(f"USER: {text}")
+
+    def _start(self, conversation: Conversation, tools: list[Tool], user: list[str]) -> GatewayRun:
+        conversation.turns += 1
+        number = len(self.runs) + 1
+        task = f"conversation-{conversation.number}-turn-{conversation.turns}"
+        policy = self._policy(self.upstream)
+        header = Header(
+            scenario="gateway",
+            task=task,
+            task_text="\n".join(user),
+            options={
+                "upstream": safe_url(self.upstream.url),
+                "model": self.upstream.model,
+                "conversation": conversation.number,
+                "turn": conversation.turns,
+            },
+            tools=[t.info() for t in tools],
+            budget=self.budget,
+            rules=self.rules,
+            policy=policy.name,
+            repetition_threshold=None,
+            started_at=self.clock(),
+        )
+        path: Path | None = None
+        writer: TranscriptWriter | None = None
+        if self.save:
+            path = self._path(number, task, header.started_at)
+            writer = TranscriptWriter(path, header)
+        engine = Engine(header, tools, policy, clock=self.clock, interactive=True, approve=self.approve_mode, tools_elsewhere=True)
+        run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
+        if writer is not None:
+            engine.listeners.append(writer)
+            engine.intent_listeners.append(writer)
+        engine.listeners.append(lambda event: self._on_event(run, event))
+        if self.runs:
+            self.runs[-1].close()
+        self.runs.append(run)
+        self.turn = Turn()
+        self.answered = None
+        return run
+
+    def _path(self, number: int, task: str, now: float) -> Path:
+        if self.out is None:
+            return default_transcript_path("gateway", task, now)
+        if number == 1:
+            return self.out
+        return self.out.with_name(f"{self.out.stem}-{number}{self.out.suffix}")
+
+    def _policy(self, upstream: Upstream) -> UpstreamPolicy:
+        return UpstreamPolicy(upstream, self._upstream_body, key=self._key, client=self._client)
+
+    def _upstream_body(self) -> dict[str, Any]:
+        held, run = self.held, self.current
+        if held is None or run is None:
+            raise RuntimeError("no agent request to answer")
+        return {**held.body, "messages": list(run.conversation.upstream)}
+
+    def _on_event(self, run: GatewayRun, event: Event) -> None:
+        if run is self.current:
+            if isinstance(event, DecisionMade):
+                policy = run.engine.policy
+                reply = policy.last_reply if isinstance(policy, UpstreamPolicy) else None
+                self.turn.decision, self.turn.reply, self.turn.refused = event, reply, {}
+            elif isinstance(event, Observed) and not event.executed and event.index >= 0:
+                self.turn.refused[event.index] = event.text
+            elif isinstance(event, PolicyFailed):
+                self.turn.failure = event
+        for listener in self.event_listeners:
+            listener(run, event)
+
+    def _changed(self) -> None:
+        for listener in self.change_listeners:
+            listener()
+
+    # -- answering -------------------------------------------------------------
+
+    def _advance(self) -> None:
+        """Move the held request on as far as the mode and the operator allow."""
+        while self.held is not None and self.current is not None:
+            engine = self.current.engine
+            status = engine.status
+            if status == "ended":
+                self._respond(self._end_response())
+                return
+            if status == "awaiting_approval":
+                return
+            if status == "awaiting_budget":
+                if not self.headless:
+                    return
+                engine.end_at_budget()
+                continue
+            if status == "policy_failed" and self.turn.failure is not None:
+                self._respond(self._failure_response())
+                return
+            decision = self.turn.decision
+            if decision is not None and not engine.state.queue:
+                if self.turn.asks >= MAX_ASKS:
+                    self._respond(error_response(409, f"agent-tui gateway: every call was refused {MAX_ASKS} times in a row", "refused"))
+                    return
+                self._refused_go_upstream(decision, now=True)
+                self.turn.decision = None
+                self.turn.asks += 1
+            elif decision is not None:
+                self._respond(self._released_response(decision))
+                return
+            elif self.mode == "step" and self._credit == 0:
+                return
+            else:
+                self._credit = 0
+            before = len(engine.events)
+            engine.step()
+            if len(engine.events) == before:
+                return
+
+    def _refused_go_upstream(self, decision: DecisionMade, now: bool) -> None:
+        calls = [tool_call(a.call_id or f"call_{i}", a.tool, a.args) for i, a in enumerate(decision.actions) if i in self.turn.refused]
+        answers = [(a.call_id or f"call_{i}", self.turn.refused[i]) for i, a in enumerate(decision.actions) if i in self.turn.refused]
+        if calls:
+            self.current.conversation.rejected(decision.thought, calls, answers, now)
+
+    def _released_response(self, decision: DecisionMade) -> Response:
+        released = self.current.engine.released
+        reply = self.turn.reply
+        unchanged = (
+            reply is not None
+            and len(released) == len(decision.actions)
+            and all(released[i] == a.args for i, a in enumerate(decision.actions))
+        )
+        if unchanged and reply.stream == self.held.stream:
+            return passthrough(reply.raw, reply.stream)
+        self._refused_go_upstream(decision, now=False)
+        calls = [tool_call(a.call_id or f"call_{i}", a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
+        return self._built(decision.thought or None, calls, decision)
+
+    def _built(self, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None) -> Response:
+        body = self.held.body
+        usage = decision.usage if decision is not None and not decision.usage.estimated else None
+        include = bool((body.get("stream_options") or {}).get("include_usage"))
+        model = str(self.upstream.model or body.get("model") or "agent-tui")
+        return built_reply(content, calls, model=model, stream=self.held.stream, usage=usage, include_usage=include)
+
+    def _end_response(self) -> Response:
+        ended: RunEnded = self.current.engine.state.ended
+        decision, reply = self.turn.decision, self.turn.reply
+        if ended.outcome == "answer" and decision is not None and decision.answer is not None:
+            if reply is not None and reply.stream == self.held.stream:
+                return passthrough(reply.raw, reply.stream)
+            return self._built(decision.answer, [], decision)
+        code = "budget_exhausted" if "budget reached" in ended.reason else "run_ended"
+        return error_response(400, f"agent-tui gateway: the run has ended ({ended.outcome}): {ended.reason}", "agent_tui", code)
+
+    def _failure_response(self) -> Response:
+        failure = self.turn.failure
+        self.turn.failure = None
+        policy = self.current.engine.policy
+        kept = policy.last_failure if isinstance(policy, UpstreamPolicy) else None
+        if kept is not None:
+            body = kept.body
+            return Response(kept.status, body, "application/json", dict(kept.headers))
+        return error_response(502, f"agent-tui gateway: {failure.message if failure else 'the policy failed'}", "upstream_error")
+
+    def _respond(self, response: Response) -> None:
+        held, self.held = self.held, None
+        if response.status == 200:
+            self.answered = (len(self.current.conversation.known), response)
+        if held is not None and not held.future.done():
+            held.future.set_result(response)
+
+    def disconnected(self, future: Future[Response]) -> None:
+        """The agent closed the connection before its response was ready."""
+        with self.lock:
+            if self.held is None or self.held.future is not future:
+                return
+            self.held = None
+            engine = self.engine
+            if engine is not None and not engine.ended:
+                engine.note(
+                    "the agent disconnected while its response was held; the next request continues the run",
+                    error=True,
+                )
+        self._changed()
+
+    # -- the operator ----------------------------------------------------------
+
+    def _operate(self, op: Callable[[Engine], object]) -> None:
+        with self.lock:
+            engine = self.engine
+            if engine is None:
+                raise ValueError("no run yet: the agent has not sent a request")
+            op(engine)
+            self._advance()
+            if self.held is None and self.turn.decision is not None and engine.status == "ready":
+                self._keep_unsent(engine)
+        self._changed()
+
+    def _keep_unsent(self, engine: Engine) -> None:
+        """A decision finished while no request waits (the agent left): keep the response for its retry."""
+        decision = self.turn.decision
+        if engine.released and decision is not None and self.answered is None:
+            self.held = Held({"stream": self.turn.reply.stream if self.turn.reply else False}, Future())
+            self._respond(self._released_response(decision))
+
+    def step(self) -> None:
+        """Step mode: let one model turn happen (now, or for the next request)."""
+        with self.lock:
+            self._credit = 1
+            if self.engine is not None:
+                self._advance()
+        self._changed()
+
+    def set_mode(self, mode: Mode) -> None:
+        with self.lock:
+            self.mode = mode
+            if self.engine is not None:
+                self._advance()
+        self._changed()
+
+    def approve(self, always: bool = False) -> None:
+        self._operate(lambda e: e.approve(always=always))
+
+    def reject(self, reason: str) -> None:
+        self._operate(lambda e: e.reject(reason))
+
+    def modify(self, args: dict[str, Any]) -> None:
+        self._operate(lambda e: e.modify(args))
+
+    def extend_budget(self, kind: Any, limit: float) -> None:
+        self._operate(lambda e: e.extend_budget(kind, limit))
+
+    def end_at_budget(self) -> None:
+        self._operate(lambda e: e.end_at_budget())
+
+    def abort(self, reason: str = "aborted by the operator") -> None:
+        self._operate(lambda e: e.abort(reason))
+
+    def take_over(self, decision: Decision) -> None:
+        """The operator writes the reply to the held request (text, or calls of the request's tools)."""
+
+        def write(engine: Engine) -> None:
+            if self.held is None or self.turn.decision is not None or engine.status not in ("ready", "policy_failed"):
+                raise ValueError("take over needs a held request the model has not answered yet")
+            run = self.current
+            previous = engine.policy
+            engine.swap_policy(run.human)
+            run.human.supply(decision)
+            self.turn.reply = None
+            engine.step()
+            engine.swap_policy(previous)
+
+        self._operate(write)
+
+    def swap(self, name: str) -> None:
+        """Send the next requests to another upstream, with the whole history."""
+        chosen = next((u for u in self.upstreams if u.name == name or u.label == name), None)
+        if chosen is None:
+            raise ValueError(f"no upstream named {name!r} (upstreams: {', '.join(u.name for u in self.upstreams)})")
+        with self.lock:
+            self.upstream = chosen
+            engine = self.engine
+            if engine is not None and not engine.ended:
+                engine.swap_policy(self._policy(chosen))
+        self._changed()
+
+    def stop(self, reason: str) -> RunEnded | None:
+        """End the gateway: the open run is aborted, a held request gets a 503. Returns how the last run ended."""
+        with self.lock:
+            run = self.current
+            if run is not None and not run.engine.ended:
+                run.engine.abort(reason)
+            if self.held is not None and not self.held.future.done():
+                self.held.future.set_result(error_response(503, f"agent-tui gateway: {reason}", "unavailable"))
+                self.held = None
+            for each in self.runs:
+                each.close()
+            self._client.close()
+            return run.engine.state.ended if run is not None else None

@@ -1,0 +1,175 @@
+"""The gateway's policy: the upstream model, reached with the agent's own request.
+
+`UpstreamPolicy.decide` sends the conversation's messages and the agent's
+request parameters to an OpenAI-compatible endpoint and reads the reply (whole
+or streamed) into a `Decision`: tool calls are the actions, the text is the
+thought, a reply without tool calls is the answer. It keeps the reply's raw
+bytes so a response released unchanged goes back to the agent exactly as the
+upstream sent it. A refused connection, a timeout or an error status is a
+`PolicyError`; `last_failure` keeps the status, body and headers to give the
+agent. The key is sent as the upstream's bearer token and never written.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
+
+from engine.core.events import Usage
+from engine.model.policy import Secret, safe_url
+from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
+from engine.core.policy import Decision, PolicyError, RunView
+
+if TYPE_CHECKING:
+    import httpx
+
+_PASS_HEADERS = ("retry-after", "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests")
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A named OpenAI-compatible endpoint and, optionally, the model to use there."""
+
+    name: str
+    url: str
+    model: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:{self.model}" if self.model else self.name
+
+
+@dataclass
+class Failure:
+    """What the agent receives when the upstream failed: the same status when there was one."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class UpstreamReply:
+    reply: Reply
+    stream: bool
+    raw: bytes
+    data: dict[str, Any] | None = None
+
+
+class UpstreamPolicy:
+    """Asks the upstream for the next turn of the conversation `body()` describes."""
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        body: Callable[[], dict[str, Any]],
+        *,
+        key: Secret | None = None,
+        timeout: float = 600.0,
+        client: httpx.Client | None = None,
+    ) -> None:
+        self.upstream = upstream
+        self.name = f"upstream {upstream.label}"
+        self._body = body
+        self._key = key
+        self._timeout = timeout
+        self._client = client or new_client(timeout)
+        self.last_reply: UpstreamReply | None = None
+        self.last_failure: Failure | None = None
+
+    def __repr__(self) -> str:
+        return f"UpstreamPolicy({self.upstream.label!r})"
+
+    def request_body(self) -> dict[str, Any]:
+        body = self._body()
+        if self.upstream.model:
+            body["model"] = self.upstream.model
+        return body
+
+    def decide(self, view: RunView) -> Decision:
+        import httpx  # imported here: httpx loads rich, which the engine never imports at start
+
+        body = self.request_body()
+        self.last_reply, self.last_failure = None, None
+        headers = {"Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key.reveal()}"
+        url = self.upstream.url.rstrip("/") + "/chat/completions"
+        stream = bool(body.get("stream"))
+        payload = json.dumps(body).encode()
+        try:
+            with self._client.stream("POST", url, content=payload, headers=headers) as response:
+                if response.status_code != 200:
+                    raw = response.read()
+                    self._fail(response.status_code, raw, response.headers, _detail(raw))
+                if stream:
+                    got = self._read_stream(response, view)
+                else:
+                    raw = response.read()
+                    got = _read_whole(raw)
+        except httpx.TimeoutException:
+            self._fail(504, None, {}, f"the upstream {safe_url(self.upstream.url)} did not answer in time")
+        except httpx.TransportError as exc:
+            self._fail(502, None, {}, f"cannot reach the upstream {safe_url(self.upstream.url)}: {type(exc).__name__}")
+        except WireError as exc:
+            self._fail(502, None, {}, f"the upstream's reply could not be read: {exc}")
+        self.last_reply = got
+        return _decision(got.reply)
+
+    def _read_stream(self, response: httpx.Response, view: RunView) -> UpstreamReply:
+        reader = StreamReader(view.stream)
+        lines: list[str] = []
+        for line in response.iter_lines():
+            lines.append(line)
+            reader.feed(line)
+        if not reader.complete:
+            raise WireError("the stream ended before the reply was complete")
+        return UpstreamReply(reader.reply, True, ("\n".join(lines) + "\n").encode())
+
+    def _fail(self, status: int, raw: bytes | None, headers: Any, message: str) -> NoReturn:
+        kept = {k: v for k, v in headers.items() if k.lower() in _PASS_HEADERS}
+        body = raw if raw else json.dumps({"error": {"message": message, "type": "upstream_error"}}).encode()
+        self.last_failure = Failure(status, body, kept)
+        raise PolicyError(f"upstream status {status}: {message}")
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def new_client(timeout: float) -> httpx.Client:
+    """A keep-alive client for the upstream (no proxy from the environment)."""
+    import httpx
+
+    return httpx.Client(timeout=timeout, trust_env=False)
+
+
+def _read_whole(raw: bytes) -> UpstreamReply:
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise WireError("the reply is not JSON") from None
+    return UpstreamReply(reply_from_json(data), False, raw, data)
+
+
+def _decision(reply: Reply) -> Decision:
+    usage = None
+    if reply.input_tokens is not None and reply.output_tokens is not None:
+        usage = Usage(input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, estimated=False)
+    if not reply.tool_calls:
+        return Decision(answer=reply.content, usage=usage)
+    actions = [action_from_call(call, 0, n) for n, call in enumerate(reply.tool_calls)]
+    return Decision(thought=reply.content, actions=actions, usage=usage)
+
+
+def _detail(raw: bytes) -> str:
+    try:
+        data = json.loads(raw)
+        error = data.get("error") if isinstance(data, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:300]
+    except (ValueError, RecursionError):
+        pass
+    return raw[:300].decode("utf-8", "replace") or "no detail"
+
+

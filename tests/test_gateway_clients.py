@@ -1,0 +1,252 @@
+"""Real clients through `agent-tui gateway`: the openai package and the OpenAI Agents SDK.
+
+A two-tool agent (read_file, delete_file) talks to the loopback fake upstream
+through the gateway. A rule lets read_* through; every delete is held for the
+operator. Approved, the agent's delete runs; rejected, it never runs (the file
+is still there), the upstream reads the rejection and the agent finishes with
+the upstream's second answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from engine.stored.transcript import read_transcript
+from tests.fake_openai import FakeOpenAI, call, say
+from tests.gateway_harness import TOOLS, Files, Operator, gateway
+
+
+def _script(fake: FakeOpenAI) -> None:
+    fake.add(
+        call("read_file", path="notes.txt", id="call_read"),
+        call("delete_file", path="notes.txt", id="call_delete"),
+        say("All done."),
+    )
+
+
+def agent_loop(client: openai.OpenAI, files: Files, *, stream: bool = False) -> tuple[str, list[str]]:
+    """The plainest agent: ask, run the calls it gets, until a reply without calls."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Tidy the folder."}]
+    seen: list[str] = []
+    for _ in range(10):
+        if stream:
+            content, calls = _streamed(client, messages)
+        else:
+            message = client.chat.completions.create(model="agent-model", messages=messages, tools=TOOLS).choices[0].message
+            content = message.content
+            calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
+        if not calls:
+            return content or "", seen
+        messages.append(
+            {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls],
+            }
+        )
+        for call_id, name, arguments in calls:
+            seen.append(name)
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": files.run(name, **json.loads(arguments))})
+    raise AssertionError("the agent did not finish")
+
+
+def _streamed(client: openai.OpenAI, messages: list[dict[str, Any]]) -> tuple[str, list[tuple[str, str, str]]]:
+    content, calls = "", {}
+    with client.chat.completions.create(model="agent-model", messages=messages, tools=TOOLS, stream=True) as stream:
+        for chunk in stream:
+            for choice in chunk.choices:
+                content += choice.delta.content or ""
+                for c in choice.delta.tool_calls or []:
+                    slot = calls.setdefault(c.index, ["", "", ""])
+                    slot[0] = c.id or slot[0]
+                    slot[1] += (c.function.name or "") if c.function else ""
+                    slot[2] += (c.function.arguments or "") if c.function else ""
+    return content, [tuple(v) for _, v in sorted(calls.items())]
+
+
+def _events(path: Path) -> list[Any]:
+    return read_transcript(path).events
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_openai_sync_approved_delete_runs(tmp_path: Path, stream: bool) -> None:
+    files = Files(tmp_path)
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        _script(fake)
+        operator = Operator(gw, lambda g: g.approve())
+        client = openai.OpenAI(base_url=server.url, api_key="the-agents-own-key", max_retries=0)
+        answer, seen = agent_loop(client, files, stream=stream)
+        operator.join()
+        assert answer == "All done."
+        assert seen == ["read_file", "delete_file"]
+        assert operator.seen == ["delete_file"]  # the read passed by the rule, only the delete was held
+        assert not files.notes_exist
+        assert all("authorization" not in r.headers for r in fake.requests)
+    events = _events(tmp_path / "gateway.jsonl")
+    kinds = [e.type for e in events]
+    assert kinds.count("approval_requested") == 1
+    observed = [e for e in events if e.type == "observation"]
+    assert [(o.tool, o.text, o.executed) for o in observed] == [
+        ("read_file", "keep me", True),
+        ("delete_file", "deleted notes.txt", True),
+    ]
+    assert events[-1].type == "run_ended" and events[-1].answer == "All done."
+
+
+def test_openai_sync_rejected_delete_never_runs(tmp_path: Path) -> None:
+    files = Files(tmp_path)
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(
+            call("read_file", path="notes.txt", id="call_read"),
+            call("delete_file", path="notes.txt", id="call_delete"),
+            say("I left notes.txt in place."),
+        )
+        operator = Operator(gw, lambda g: g.reject("notes.txt is still needed"))
+        client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
+        answer, seen = agent_loop(client, files)
+        operator.join()
+        assert files.notes_exist
+        assert seen == ["read_file"]  # the agent never saw the delete
+        assert answer == "I left notes.txt in place."
+        third = fake.requests[2].messages
+        assert third[-2]["tool_calls"][0]["function"]["name"] == "delete_file"
+        assert third[-1] == {"role": "tool", "tool_call_id": "call_delete", "content": "REJECTED by the operator: notes.txt is still needed"}
+    events = _events(tmp_path / "gateway.jsonl")
+    decided = [e for e in events if e.type == "approval_decided"]
+    assert [(d.choice, d.reason) for d in decided] == [("reject", "notes.txt is still needed")]
+    assert [e.step for e in events if e.type == "decision"] == [1, 2, 3]
+
+
+def test_openai_async_client(tmp_path: Path) -> None:
+    files = Files(tmp_path)
+
+    async def main(url: str) -> str:
+        client = openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Tidy the folder."}]
+        while True:
+            message = (await client.chat.completions.create(model="m", messages=messages, tools=TOOLS)).choices[0].message
+            if not message.tool_calls:
+                await client.close()
+                return message.content or ""
+            messages.append(message.model_dump(exclude_none=True))
+            for c in message.tool_calls:
+                result = files.run(c.function.name, **json.loads(c.function.arguments))
+                messages.append({"role": "tool", "tool_call_id": c.id, "content": result})
+
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        _script(fake)
+        operator = Operator(gw, lambda g: g.approve())
+        assert asyncio.run(main(server.url)) == "All done."
+        operator.join()
+    assert not files.notes_exist
+
+
+def test_held_stream_with_edited_arguments_is_a_valid_sse_stream(tmp_path: Path) -> None:
+    """The edit changes the reply, so the gateway rebuilds the stream; the client parses it."""
+    files = Files(tmp_path)
+    (tmp_path / "old.txt").write_text("old")
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(call("delete_file", content="Removing it.", path="notes.txt", id="call_d"), say("Done."))
+        operator = Operator(gw, lambda g: g.modify({"path": "old.txt"}))
+        client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
+        messages = [{"role": "user", "content": "remove"}]
+        content, calls = _streamed(client, messages)
+        operator.join()
+        assert content == "Removing it."
+        assert calls == [("call_d", "delete_file", '{"path": "old.txt"}')]
+        with client.chat.completions.create(model="m", messages=messages, tools=TOOLS, stream=True) as again:
+            assert [c.choices[0].delta.tool_calls[0].id for c in again if c.choices and c.choices[0].delta.tool_calls] == ["call_d"]
+    assert files.notes_exist
+
+
+def test_edit_checked_against_the_requests_schema(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(call("delete_file", path="notes.txt", id="call_d"))
+        problems: list[str] = []
+
+        def bad_then_good(g) -> None:
+            for args in ({"path": 3}, {"file": "x"}):
+                try:
+                    g.modify(args)
+                except ValueError as exc:
+                    problems.append(str(exc))
+            g.modify({"path": "other.txt"})
+
+        operator = Operator(gw, bad_then_good)
+        client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
+        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}], tools=TOOLS)
+        operator.join()
+        assert json.loads(reply.choices[0].message.tool_calls[0].function.arguments) == {"path": "other.txt"}
+        assert "argument 'path' must be string, not integer" in problems[0]
+        assert "missing argument 'path'" in problems[1] and "unknown argument 'file'" in problems[1]
+
+
+def _agents_world(tmp_path: Path, url: str):
+    from agents import Agent, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
+
+    set_tracing_disabled(True)
+    files = Files(tmp_path)
+
+    @function_tool
+    def read_file(path: str) -> str:
+        """Read a file of the folder."""
+        return files.run("read_file", path)
+
+    @function_tool
+    def delete_file(path: str) -> str:
+        """Delete a file of the folder."""
+        return files.run("delete_file", path)
+
+    client = openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
+    model = OpenAIChatCompletionsModel(model="agent-model", openai_client=client)
+    return files, Agent(name="tidy", instructions="Tidy the folder.", tools=[read_file, delete_file], model=model)
+
+
+@pytest.mark.parametrize("choice", ["approve", "reject"])
+def test_openai_agents_sdk(tmp_path: Path, choice: str) -> None:
+    from agents import Runner
+
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(
+            call("read_file", path="notes.txt", id="call_read"),
+            call("delete_file", path="notes.txt", id="call_delete"),
+            say("Deleted." if choice == "approve" else "Kept notes.txt as asked."),
+        )
+        files, agent = _agents_world(tmp_path, server.url)
+        answer = (lambda g: g.approve()) if choice == "approve" else (lambda g: g.reject("keep it"))
+        operator = Operator(gw, answer)
+        result = Runner.run_sync(agent, "Tidy the folder.")
+        operator.join()
+        assert operator.seen == ["delete_file"]
+        if choice == "approve":
+            assert result.final_output == "Deleted."
+            assert not files.notes_exist
+        else:
+            assert result.final_output == "Kept notes.txt as asked."
+            assert files.notes_exist
+            assert fake.requests[2].messages[-1]["content"] == "REJECTED by the operator: keep it"
+
+
+def test_openai_agents_sdk_streamed(tmp_path: Path) -> None:
+    from agents import Runner
+
+    async def main(agent) -> str:
+        result = Runner.run_streamed(agent, "Tidy the folder.")
+        async for _ in result.stream_events():
+            pass
+        return result.final_output
+
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        _script(fake)
+        files, agent = _agents_world(tmp_path, server.url)
+        operator = Operator(gw, lambda g: g.approve())
+        assert asyncio.run(main(agent)) == "All done."
+        operator.join()
+        assert not files.notes_exist
+        assert all(r.body.get("stream") for r in fake.requests)
