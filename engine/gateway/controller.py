@@ -417,7 +417,7 @@ class Gateway:
     def step(self) -> None:
         """Step mode: let one model turn happen (now, or for the next request)."""
         with self.lock:
-            self._credit = 1
+            self.mode, self._credit = "step", 1
             if self.engine is not None:
                 self._advance()
         self._changed()

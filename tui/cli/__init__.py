@@ -36,6 +36,7 @@ SUBCOMMANDS = (
     "tui.cli.export",
     "tui.cli.importing",
     "tui.bench",
+    "tui.cli.gateway",
 )
 """The modules that register a subcommand, in the order `--help` lists them."""
 

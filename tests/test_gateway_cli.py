@@ -1,0 +1,112 @@
+"""`agent-tui gateway --headless` as a process: flags, --approve none, SIGTERM and the outcome line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import openai
+import pytest
+
+from engine.stored.transcript import read_transcript
+from tests.fake_openai import FakeOpenAI, call, say
+from tests.gateway_harness import TOOLS, Files
+from tests.test_gateway_clients import agent_loop
+
+AGENT_TUI = [sys.executable, "-m", "tui.cli"]
+
+
+def _start(fake: FakeOpenAI, tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\ntool = "read_*"\neffect = "allow"\n')
+    proc = subprocess.Popen(
+        [*AGENT_TUI, "gateway", "--headless", "--upstream", fake.url, "--listen", "127.0.0.1:0", "--rules", str(rules), "--out", str(tmp_path / "gw.jsonl"), *flags],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    line = proc.stderr.readline()
+    assert "listening on" in line, line + proc.stderr.read()
+    return proc, line.split("listening on ")[1].split(" ")[0]
+
+
+def _stop(proc: subprocess.Popen) -> tuple[int, str, str]:
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    return proc.returncode, out, err
+
+
+def test_approve_none_rejects_every_held_call_and_sigterm_ends_with_the_answer(tmp_path: Path) -> None:
+    files = Files(tmp_path)
+    with FakeOpenAI() as fake:
+        fake.add(
+            call("read_file", path="notes.txt", id="c1"),
+            call("delete_file", path="notes.txt", id="c2"),
+            call("delete_file", path="notes.txt", id="c3"),
+            say("I could not delete anything."),
+        )
+        proc, url = _start(fake, tmp_path, "--approve", "none", env={"OPENAI_API_KEY": "sk-upstream-secret"})
+        client = openai.OpenAI(base_url=url, api_key="agent-key", max_retries=0)
+        answer, seen = agent_loop(client, files)
+        code, out, err = _stop(proc)
+        assert fake.requests[0].headers["authorization"] == "Bearer sk-upstream-secret"
+    assert answer == "I could not delete anything."
+    assert seen == ["read_file"] and files.notes_exist
+    assert code == 0, err
+    assert out.strip().splitlines()[-1] == "outcome: answer after 4 steps: I could not delete anything."
+    assert out.count("rejected by auto (--approve none)") == 2
+    text = (tmp_path / "gw.jsonl").read_text()
+    assert "sk-upstream-secret" not in text and "agent-key" not in text
+    assert read_transcript(tmp_path / "gw.jsonl").events[-1].type == "run_ended"
+
+
+def test_sigterm_while_a_run_is_open_aborts_it(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake:
+        fake.add(call("read_file", path="notes.txt", id="c1"))
+        proc, url = _start(fake, tmp_path, "--approve", "all")
+        client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "read"}], tools=TOOLS)
+        assert reply.choices[0].message.tool_calls[0].function.name == "read_file"
+        code, out, err = _stop(proc)
+    assert code == 5, err
+    assert out.strip().splitlines()[-1] == "outcome: aborted after 1 steps: the gateway stopped (SIGTERM)"
+    assert f"transcript: {tmp_path / 'gw.jsonl'}" in err
+
+
+def test_a_budget_answers_the_agent_with_an_error_naming_it(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake:
+        fake.add(call("read_file", path="notes.txt", id="c1", usage=(900, 200)), say("never sent"))
+        proc, url = _start(fake, tmp_path, "--approve", "all", "--max-tokens", "1000")
+        client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+        messages = [{"role": "user", "content": "read"}]
+        first = client.chat.completions.create(model="m", messages=messages, tools=TOOLS).choices[0].message
+        messages += [first.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "c1", "content": "x"}]
+        with pytest.raises(openai.BadRequestError) as caught:
+            client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+        code, out, err = _stop(proc)
+        assert len(fake.requests) == 1
+    assert "tokens budget reached: 1100 of 1000" in str(caught.value)
+    assert code == 3 and "outcome: stopped after 1 steps: tokens budget reached: 1100 of 1000" in out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ([], "give the model endpoint"),
+        (["--upstream", "localhost:8000"], "expected an http(s) URL"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--listen", "0.0.0.0:8765"], "needs --token"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--listen", "nonsense"], "expected HOST:PORT"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--headless"], "needs a terminal to ask on"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--max-tokens", "0"], "--max-tokens: must be 1 or more"),
+    ],
+)
+def test_usage_errors(flags: list[str], message: str) -> None:
+    done = subprocess.run([*AGENT_TUI, "gateway", *flags], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,229 @@
+"""`agent-tui gateway`: serve an OpenAI-compatible endpoint and steer the agent behind it.
+
+The cockpit (default) or `--headless`, which prints every event as `run
+--headless` does and, when the gateway stops (SIGTERM, Ctrl+C), ends the open
+run and prints its outcome line; the exit code follows the run conventions
+(0 answered, 3 stopped, 4 handed off, 5 aborted, 2 usage error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import signal
+import sys
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+from tui.cli.common import EXIT_CODES, UsageError, positive_float, positive_int
+
+DEFAULT_LISTEN = "127.0.0.1:8765"
+
+
+def register(sub: Any) -> None:
+    gw = sub.add_parser("gateway", help="an OpenAI-compatible endpoint between an agent and its model, steered here")
+    gw.add_argument(
+        "--upstream",
+        action="append",
+        default=[],
+        metavar="[NAME=]URL[#MODEL]",
+        help="the model endpoint the agent's requests go to; repeat to swap between several (p in the cockpit)",
+    )
+    gw.add_argument("--model", metavar="NAME", help="the model to ask upstream (default: the one the agent names)")
+    gw.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"where agents connect (default {DEFAULT_LISTEN})")
+    gw.add_argument("--token", help="the bearer token agents must send (required off 127.0.0.1; or AGENT_TUI_GATEWAY_TOKEN)")
+    gw.add_argument("--headless", action="store_true", help="no cockpit: print each step; stop with SIGTERM or Ctrl+C")
+    gw.add_argument("--approve", choices=["ask", "all", "none"], default="ask", help="held calls: ask (default), approve all, reject all")
+    gw.add_argument("--rules", help="TOML file of approval rules (allow read_*, deny drop_*...)")
+    gw.add_argument("--max-steps", type=positive_int, help="step cap per run")
+    gw.add_argument("--max-tokens", type=positive_int, help="token budget per run (from the upstream's usage)")
+    gw.add_argument("--max-cost", type=positive_float, help="cost budget per run in dollars (with --price-in/--price-out)")
+    gw.add_argument("--max-seconds", type=positive_float, help="time budget per run in seconds of upstream time")
+    gw.add_argument("--price-in", type=float, default=0.0, metavar="USD", help="dollars per 1,000 input tokens")
+    gw.add_argument("--price-out", type=float, default=0.0, metavar="USD", help="dollars per 1,000 output tokens")
+    gw.add_argument("--max-body", type=positive_int, default=None, metavar="BYTES", help="largest request body accepted (default 10 MiB)")
+    gw.add_argument("--timeout", type=positive_float, default=600.0, metavar="SECONDS", help="upstream timeout (default 600)")
+    gw.add_argument("--out", help="transcript of the first run (later runs: FILE-2, FILE-3...; default: the data folder)")
+    gw.set_defaults(handler=cmd_gateway)
+
+
+def _upstreams(entries: list[str], model: str | None):
+    from engine.gateway import Upstream
+
+    if not entries:
+        raise UsageError("give the model endpoint: --upstream URL (e.g. https://api.openai.com/v1)")
+    out = []
+    for n, entry in enumerate(entries, 1):
+        name, url = f"upstream-{n}" if n > 1 else "upstream", entry
+        head = entry.split("=", 1)[0]
+        if "=" in entry and "/" not in head and ":" not in head:
+            name, url = entry.split("=", 1)
+        url, _, chosen = url.partition("#")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise UsageError(f"--upstream {entry!r}: expected an http(s) URL such as https://api.openai.com/v1")
+        if any(u.name == name for u in out):
+            raise UsageError(f"--upstream: the name {name!r} is given twice")
+        out.append(Upstream(name, url, chosen or model))
+    return out
+
+
+def _listen(text: str, token: str | None) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise UsageError(f"--listen {text!r}: expected HOST:PORT, e.g. {DEFAULT_LISTEN}")
+    loopback = host == "localhost"
+    try:
+        loopback = loopback or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    if not loopback and not token:
+        raise UsageError(f"--listen {host}: an address other than 127.0.0.1 needs --token (agents send it as their bearer token)")
+    return host, int(port)
+
+
+def build(args: argparse.Namespace):
+    """The Gateway and its server from the flags (UsageError for anything wrong)."""
+    from engine.core.approvals import RulesError, load_rules
+    from engine.core.events import Budget
+    from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer
+    from engine.model.policy import KEY_VARIABLES, Secret
+
+    token = args.token or os.environ.get("AGENT_TUI_GATEWAY_TOKEN") or None
+    host, port = _listen(args.listen, token)
+    upstreams = _upstreams(args.upstream, args.model)
+    if args.headless and args.approve == "ask" and not sys.stdin.isatty():
+        raise UsageError("--headless --approve ask needs a terminal to ask on; pass --approve all or --approve none")
+    rules = []
+    if args.rules:
+        try:
+            rules = load_rules(args.rules)
+        except RulesError as exc:
+            raise UsageError(str(exc)) from None
+    budget = Budget(
+        max_steps=args.max_steps,
+        max_tokens=args.max_tokens,
+        max_cost=args.max_cost,
+        max_seconds=args.max_seconds,
+        price_in_per_1k=args.price_in,
+        price_out_per_1k=args.price_out,
+    )
+    key = next((os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)), None)
+    if args.out and os.path.exists(args.out) and os.path.getsize(args.out) > 0:
+        raise UsageError(f"{args.out} already holds a transcript; choose another file")
+    gateway = Gateway(
+        upstreams,
+        rules=rules,
+        budget=budget,
+        approve=args.approve,
+        headless=args.headless,
+        mode="continue" if args.headless else "step",
+        out=args.out,
+        key=Secret(key) if key else None,
+        timeout=args.timeout,
+    )
+    server = GatewayServer(gateway, host, port, token=token, max_body=args.max_body or DEFAULT_MAX_BODY)
+    try:
+        server.start()
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.listen}: {exc.strerror or exc}") from None
+    return gateway, server
+
+
+class _Operator:
+    """The gateway seen as an engine by the terminal prompt of `run --headless`."""
+
+    def __init__(self, gateway) -> None:
+        self.gateway = gateway
+
+    @property
+    def state(self):
+        return self.gateway.engine.state
+
+    def approve(self, always: bool = False) -> None:
+        self.gateway.approve(always)
+
+    def reject(self, reason: str) -> None:
+        self.gateway.reject(reason)
+
+    def modify(self, args: dict[str, Any]) -> None:
+        self.gateway.modify(args)
+
+    def abort(self) -> None:
+        self.gateway.abort()
+
+
+def cmd_gateway(args: argparse.Namespace) -> int:
+    gateway, server = build(args)
+    upstream = gateway.upstream
+    print(f"agent-tui gateway: listening on {server.url} -> {upstream.label} ({upstream.url})", file=sys.stderr, flush=True)
+    if args.headless:
+        return _headless(gateway, server, args.approve)
+    return _cockpit(gateway, server)
+
+
+def _headless(gateway, server, approve: str) -> int:
+    from tui.plain import event_lines, header_lines, outcome_line
+
+    stop = threading.Event()
+    changed = threading.Event()
+    why: list[str] = []
+    shown = [0]
+
+    def printer(run, event) -> None:
+        if run.number != shown[0]:
+            shown[0] = run.number
+            print(f"run {run.number}: conversation {run.conversation.number}, turn {run.turn}", flush=True)
+            for line in header_lines(run.engine.header):
+                print(line, flush=True)
+        for line in event_lines(event):
+            print(line, flush=True)
+
+    def on_signal(number: int, _frame: Any) -> None:
+        why.append("SIGTERM" if number == signal.SIGTERM else "Ctrl+C")
+        stop.set()
+        changed.set()
+
+    gateway.event_listeners.append(printer)
+    gateway.change_listeners.append(changed.set)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        while not stop.is_set():
+            changed.wait(0.5)
+            changed.clear()
+            if approve == "ask" and not stop.is_set() and gateway.status() == "awaiting_approval":
+                from tui.cli.run import _ask_on_terminal
+
+                _ask_on_terminal(_Operator(gateway))
+    finally:
+        end = gateway.stop(f"the gateway stopped ({why[0] if why else 'closed'})")
+        server.close()
+    return _finish(gateway, end, outcome_line)
+
+
+def _cockpit(gateway, server) -> int:
+    from tui.gateway_app import GatewayApp
+    from tui.plain import outcome_line
+
+    app = GatewayApp(gateway, server.url)
+    try:
+        app.run()
+    finally:
+        end = gateway.stop("the gateway stopped (q)")
+        server.close()
+    return _finish(gateway, end, outcome_line)
+
+
+def _finish(gateway, end, outcome_line) -> int:
+    for run in gateway.runs:
+        if run.path is not None:
+            print(f"transcript: {run.path}", file=sys.stderr)
+    if end is None:
+        print("outcome: no request came; no run", flush=True)
+        return 0
+    print(outcome_line(end), flush=True)
+    return EXIT_CODES[end.outcome]

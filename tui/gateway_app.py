@@ -1,0 +1,246 @@
+"""The gateway's cockpit: the agent's model turns as steps, steered as any run.
+
+The app draws what the `Gateway` reports (events of its runs, changes of
+status) from messages posted by the gateway's threads; every operator call
+that may reach the upstream (step, approve, reject, edit, take over) runs in
+a thread worker. Untrusted text goes through `tui.plain` (cleaned) into a
+`Log`, which never reads markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Footer, Log, Static
+
+from engine.core.engine import EngineError
+from engine.core.events import Event
+from engine.gateway import Gateway, GatewayRun
+from engine.core.policy import Decision
+from engine.core.text import clean
+from tui.plain import event_lines, header_lines, outcome_line
+from tui.screens.approval import ApprovalScreen
+from tui.screens.dialogs import BudgetScreen, PolicyPicker
+from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
+
+
+class GatewayEvent(Message):
+    def __init__(self, run: GatewayRun, event: Event) -> None:
+        super().__init__()
+        self.run = run
+        self.event = event
+
+
+class GatewayChanged(Message):
+    """The gateway's status may have changed (a request came, a response left)."""
+
+
+class GatewayApp(App[None]):
+    """The cockpit in front of a running `Gateway` (its server started by the caller)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "agent-tui gateway"
+    CSS = """
+    #gw-status { height: 3; padding: 0 1; background: $boost; }
+    #gw-events { width: 3fr; }
+    #gw-runs { width: 1fr; min-width: 24; padding: 0 1; border-left: solid $primary; }
+    """
+    BINDINGS = [
+        Binding("n", "step", "step"),
+        Binding("c", "continue_run", "continue"),
+        Binding("escape", "pause", "pause"),
+        Binding("a", "approve", "approve"),
+        Binding("A", "approve_always", "approve always"),
+        Binding("r", "reject", "reject"),
+        Binding("e", "edit", "edit"),
+        Binding("v", "review", "review"),
+        Binding("h", "take_over", "take over"),
+        Binding("p", "pick_upstream", "upstream"),
+        Binding("b", "budget", "budget"),
+        Binding("x", "abort", "abort"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, gateway: Gateway, url: str) -> None:
+        super().__init__()
+        self.gateway = gateway
+        self.url = url
+        self.shown_run = 0
+        self.return_code: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="gw-status", markup=False)
+        with Horizontal():
+            yield Log(id="gw-events", highlight=False)
+            yield Static(id="gw-runs", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.gateway.event_listeners.append(lambda run, event: self.post_message(GatewayEvent(run, event)))
+        self.gateway.change_listeners.append(lambda: self.post_message(GatewayChanged()))
+        self._refresh_status()
+
+    # -- drawing ---------------------------------------------------------------
+
+    def on_gateway_event(self, message: GatewayEvent) -> None:
+        log = self.query_one("#gw-events", Log)
+        run = message.run
+        if run.number != self.shown_run:
+            self.shown_run = run.number
+            turn = f"conversation {run.conversation.number}, turn {run.turn}"
+            log.write_line(f"── run {run.number}: {turn} (a new run and transcript) ──")
+            for line in header_lines(run.engine.header):
+                log.write_line(line)
+        for line in event_lines(message.event):
+            log.write_line(line)
+        self._refresh_status()
+        if message.event.type == "approval_requested" and not self.screen.is_modal:
+            self.action_review()
+
+    def on_gateway_changed(self, _message: GatewayChanged) -> None:
+        self._refresh_status()
+
+    def _refresh_status(self) -> None:
+        gw = self.gateway
+        status = gw.status()
+        hints = {
+            "waiting for the agent": "",
+            "request held": "  n: ask the upstream",
+            "awaiting_approval": "  a approve · r reject · e edit",
+            "awaiting_budget": "  b: extend the budget or end the run",
+            "policy_failed": "  the agent got the upstream's error; its retry continues",
+        }
+        line1 = Text(f"gateway {self.url} → {gw.upstream.label} ({gw.upstream.url})  mode: {gw.mode}")
+        line2 = Text(f"status: {status}{hints.get(status, '')}", style="bold")
+        engine = gw.engine
+        if engine is not None:
+            s = engine.state
+            line2.append(f"   step {s.step} · tokens {s.tokens} · cost ${s.cost:.4f}", style="not bold")
+        self.query_one("#gw-status", Static).update(Text("\n").join([line1, line2]))
+        runs = Text("Runs of this gateway\n", style="bold")
+        for run in gw.runs:
+            end = run.engine.state.ended
+            state = outcome_line(end).removeprefix("outcome: ") if end else run.engine.status
+            runs.append(f"{run.number}. c{run.conversation.number} t{run.turn} {clean(state)[:40]}\n", style="not bold")
+            runs.append(f"   {clean(str(run.path or 'not saved'))}\n", style="dim")
+        self.query_one("#gw-runs", Static).update(runs)
+
+    # -- operator --------------------------------------------------------------
+
+    @work(thread=True, exit_on_error=False)
+    def perform(self, what: str, op: Callable[[], Any]) -> None:
+        try:
+            op()
+        except (ValueError, EngineError) as exc:
+            self.call_from_thread(self.notify, clean(f"{what}: {exc}"), severity="warning", markup=False)
+
+    def _pending(self):
+        engine = self.gateway.engine
+        return engine.state.pending if engine is not None and engine.status == "awaiting_approval" else None
+
+    def action_step(self) -> None:
+        self.perform("step", self.gateway.step)
+
+    def action_continue_run(self) -> None:
+        self.perform("continue", lambda: self.gateway.set_mode("continue"))
+
+    def action_pause(self) -> None:
+        self.perform("pause", lambda: self.gateway.set_mode("step"))
+
+    def action_approve(self) -> None:
+        if self._pending() is not None:
+            self.perform("approve", self.gateway.approve)
+
+    def action_approve_always(self) -> None:
+        if self._pending() is not None:
+            self.perform("approve always", lambda: self.gateway.approve(always=True))
+
+    def action_reject(self) -> None:
+        pending = self._pending()
+        if pending is None:
+            return
+
+        def rejected(reason: str | None) -> None:
+            if reason is not None:
+                self.perform("reject", lambda: self.gateway.reject(reason))
+
+        self.push_screen(ReasonScreen(pending.tool), rejected)
+
+    def action_edit(self) -> None:
+        pending = self._pending()
+        if pending is None:
+            return
+        engine = self.gateway.engine
+
+        def edited(args: dict[str, Any] | None) -> None:
+            if args is not None:
+                self.perform("edit", lambda: self.gateway.modify(args))
+
+        self.push_screen(EditArgsScreen(engine.tools[pending.tool], pending.args, engine.check_edit), edited)
+
+    def action_review(self) -> None:
+        pending = self._pending()
+        if pending is None:
+            return
+        tool = self.gateway.engine.tools.get(pending.tool)
+        kind = "asks unless a rule allows it"
+        self.push_screen(ApprovalScreen(pending, tool.description if tool else "", kind), self._answered)
+
+    def _answered(self, choice: str | None) -> None:
+        actions = {
+            "approve": self.action_approve,
+            "approve_always": self.action_approve_always,
+            "reject": self.action_reject,
+            "edit": self.action_edit,
+        }
+        if choice in actions:
+            actions[choice]()
+
+    def action_take_over(self) -> None:
+        engine = self.gateway.engine
+        if engine is None or self.gateway.held is None:
+            self.notify("take over answers a held request: none is waiting", severity="warning", markup=False)
+            return
+
+        def written(answer: TakeOver | None) -> None:
+            if answer is not None:
+                decision: Decision = answer.decision
+                self.perform("take over", lambda: self.gateway.take_over(decision))
+
+        self.push_screen(TakeOverScreen(list(engine.tools.values())), written)
+
+    def action_pick_upstream(self) -> None:
+        names = [u.name for u in self.gateway.upstreams]
+
+        def picked(name: str | None) -> None:
+            if name is not None:
+                self.perform("swap", lambda: self.gateway.swap(name))
+
+        self.push_screen(PolicyPicker(names, self.gateway.upstream.name), picked)
+
+    def action_budget(self) -> None:
+        engine = self.gateway.engine
+        exhausted = engine.state.exhausted if engine is not None else None
+        if exhausted is None:
+            return
+
+        def answered(answer: Any) -> None:
+            if answer is None:
+                return
+            what, value = answer
+            if what == "extend":
+                self.perform("budget", lambda: self.gateway.extend_budget(exhausted.kind, value))
+            else:
+                self.perform("budget", self.gateway.end_at_budget)
+
+        self.push_screen(BudgetScreen(exhausted), answered)
+
+    def action_abort(self) -> None:
+        if self.gateway.engine is not None and not self.gateway.engine.ended:
+            self.perform("abort", self.gateway.abort)
