@@ -188,6 +188,7 @@ class Hang(Reply):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # small writes go out at once (no 40 ms delayed-ACK stalls)
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:

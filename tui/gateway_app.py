@@ -72,7 +72,6 @@ class GatewayApp(App[None]):
         self.gateway = gateway
         self.url = url
         self.shown_run = 0
-        self.return_code: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="gw-status", markup=False)

@@ -153,12 +153,13 @@ def validate_args(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise ValueError("arguments must be an object of name=value pairs")
     if tool.schema is not None:
-        from engine.gateway.schema import schema_problems
+        from engine.gateway.schema import from_form, schema_problems
 
+        args = from_form(tool.schema, args)
         problems = schema_problems(tool.schema, args)
         if problems:
             raise ValueError("; ".join(problems) + f". Expected {tool.name} arguments matching {json.dumps(tool.schema)}")
-        return dict(args)
+        return args
     known = {p.name: p for p in tool.params}
     problems: list[str] = []
     clean: dict[str, Any] = {}

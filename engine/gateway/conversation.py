@@ -60,6 +60,7 @@ class NewMessages:
 class Conversation:
     number: int
     known: list[tuple[Any, ...]] = field(default_factory=list)
+    sent: list[dict[str, Any]] = field(default_factory=list)
     upstream: list[dict[str, Any]] = field(default_factory=list)
     splice: list[dict[str, Any]] = field(default_factory=list)
     turns: int = 0
@@ -68,12 +69,14 @@ class Conversation:
         """True when `messages` begins with the previous request's messages."""
         if not self.known or len(messages) < len(self.known):
             return False
-        return all(normal_form(m) == k for m, k in zip(messages, self.known))
+        # The same dicts as last time (the usual case) need no normal form.
+        return all(m == s or normal_form(m) == k for m, s, k in zip(messages, self.sent, self.known))
 
     def take(self, messages: list[dict[str, Any]]) -> NewMessages:
         """Record a request's messages; return what is new in them."""
         new = messages[len(self.known) :]
         self.known.extend(normal_form(m) for m in new)
+        self.sent = list(messages)
         if self.splice:
             at = 0
             while at < len(new) and new[at].get("role") in ("assistant", "tool") and (at == 0 or new[at].get("role") == "tool"):

@@ -10,6 +10,7 @@ properties, required, additionalProperties, enum, const, items, anyOf/oneOf).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from engine.core.tools import Param, Tool
@@ -70,6 +71,22 @@ def schema_problems(schema: Any, value: Any, where: str = "arguments") -> list[s
         for n, item in enumerate(value):
             problems.extend(schema_problems(schema["items"], item, f"{where}[{n}]"))
     return problems
+
+
+def from_form(schema: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """Arguments typed in the edit form as text, read as JSON where the schema wants another type."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return dict(args)
+    out = dict(args)
+    for name, value in args.items():
+        kind = props.get(name, {}).get("type") if isinstance(props.get(name), dict) else None
+        if isinstance(value, str) and kind not in (None, "string") and not (isinstance(kind, list) and "string" in kind):
+            try:
+                out[name] = json.loads(value)
+            except ValueError:
+                pass
+    return out
 
 
 def _json_type(value: Any) -> str:

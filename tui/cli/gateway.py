@@ -56,7 +56,7 @@ def _upstreams(entries: list[str], model: str | None):
         raise UsageError("give the model endpoint: --upstream URL (e.g. https://api.openai.com/v1)")
     out = []
     for n, entry in enumerate(entries, 1):
-        name, url = f"upstream-{n}" if n > 1 else "upstream", entry
+        name, url = "", entry
         head = entry.split("=", 1)[0]
         if "=" in entry and "/" not in head and ":" not in head:
             name, url = entry.split("=", 1)
@@ -64,6 +64,10 @@ def _upstreams(entries: list[str], model: str | None):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise UsageError(f"--upstream {entry!r}: expected an http(s) URL such as https://api.openai.com/v1")
+        if not name:
+            name = parts.hostname or f"upstream-{n}"
+            if any(u.name == name for u in out):
+                name = f"{name}-{n}"
         if any(u.name == name for u in out):
             raise UsageError(f"--upstream: the name {name!r} is given twice")
         out.append(Upstream(name, url, chosen or model))

@@ -1,0 +1,96 @@
+"""The installed `agent-tui gateway` in a real terminal, an agent in another process.
+
+The cockpit starts in step mode: each agent request waits for `n`. A rule lets
+read_file through; the first delete is approved (`a`) and runs in the agent;
+the second is rejected with a reason typed in the dialog, never runs, and the
+agent finishes with the upstream's answer to the rejection. `q` ends the
+gateway with the run's outcome line and exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI, call, say
+from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401
+
+pytestmark = pytest.mark.tmux
+AGENT = Path(__file__).parent / "data" / "gateway_agent.py"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_gateway_cockpit_step_approve_reject(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    (folder / "old.txt").write_text("stale")
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\ntool = "read_*"\neffect = "allow"\n')
+    out = tmp_path / "gw.jsonl"
+    port = _free_port()
+    with FakeOpenAI() as fake:
+        fake.add(
+            call("read_file", path="notes.txt", id="c1"),
+            call("delete_file", path="old.txt", id="c2"),
+            call("delete_file", path="notes.txt", id="c3"),
+            say("Removed old.txt and kept notes.txt."),
+        )
+        command = (
+            f"env -u COLUMNS -u LINES TERM=xterm-256color {shlex.quote(installed_agent_tui())} gateway "
+            f"--upstream {fake.url} --listen 127.0.0.1:{port} --rules {shlex.quote(str(rules))} --out {shlex.quote(str(out))}"
+        )
+        tmux("new-session", "-d", "-s", "cockpit", "-x", "120", "-y", "40", "sleep 600")
+        tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
+        rc_file = tmp_path / "rc"
+        tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
+        tmux.wait_for("waiting for the agent")
+
+        result = tmp_path / "agent.json"
+        agent = subprocess.Popen([sys.executable, str(AGENT), f"http://127.0.0.1:{port}/v1", str(folder), str(result)])
+        try:
+            tmux.wait_for("request held")
+            assert len(fake.requests) == 0, "step mode holds the request until n"
+            tmux.keys("n")
+            tmux.wait_for("keep me")  # read_file passed by the rule; the agent sent its result
+            tmux.wait_for("request held")
+            tmux.keys("n")
+            screen = tmux.wait_for("Approve delete_file")
+            assert "old.txt" in screen
+            tmux.keys("a")
+            tmux.wait_for("deleted old.txt")
+            tmux.wait_for("request held")
+            tmux.keys("n")
+            screen = tmux.wait_for("Approve delete_file")
+            assert "notes.txt" in screen
+            tmux.keys("r")
+            tmux.wait_for("Why?")
+            tmux.keys("-l", "notes.txt is still needed")
+            tmux.keys("Enter")
+            tmux.wait_for("Removed old.txt and kept notes.txt.")
+            agent.wait(30)
+        finally:
+            agent.kill()
+        tmux.keys("q")
+        assert tmux.wait_for_exit(rc_file) == "0"
+        screen = tmux.screen()
+        assert "outcome: answer after 4 steps: Removed old.txt and kept notes.txt." in screen
+        assert fake.requests[3].messages[-1]["content"] == "REJECTED by the operator: notes.txt is still needed"
+    assert json.loads(result.read_text()) == {
+        "answer": "Removed old.txt and kept notes.txt.",
+        "seen": ["read_file", "delete_file"],
+    }
+    assert not (folder / "old.txt").exists() and (folder / "notes.txt").exists()
+    assert '"run_ended"' in out.read_text().splitlines()[-1]
