@@ -1,0 +1,88 @@
+"""The gateway's cockpit under Textual's pilot: step mode, the approval dialog, take over, the runs list."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from engine.policy import Decision
+from tests.cockpit_worlds import wait_until
+from tests.fake_openai import FakeOpenAI, call, say
+from tests.gateway_harness import TOOLS, gateway
+from tui.gateway_app import GatewayApp
+from tui.screens.approval import ApprovalScreen
+from tui.screens.forms import ReasonScreen
+
+USER = [{"role": "user", "content": "Tidy the folder."}]
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _ask(url: str, messages: list[dict[str, Any]], into: dict[str, Any]) -> threading.Thread:
+    def agent() -> None:
+        client = openai.OpenAI(base_url=url, api_key="k", max_retries=0, timeout=60)
+        into["reply"] = client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+
+    thread = threading.Thread(target=agent, daemon=True)
+    thread.start()
+    return thread
+
+
+def _log(app: GatewayApp) -> str:
+    return "\n".join(str(line) for line in app.query_one("#gw-events").lines)
+
+
+async def test_step_reject_with_a_reason_and_the_runs_list(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step") as (gw, server):
+        fake.add(call("delete_file", path="notes.txt", id="c1"), say("Kept it."), say("Second conversation."))
+        app = GatewayApp(gw, server.url)
+        async with app.run_test(size=(120, 40)) as pilot:
+            got: dict[str, Any] = {}
+            thread = _ask(server.url, USER, got)
+            await wait_until(pilot, lambda: gw.held is not None, what="the request")
+            await pilot.pause()
+            assert "request held" in str(app.query_one("#gw-status").render())
+            assert fake.requests == []
+            await pilot.press("n")
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+            await pilot.press("r")
+            await wait_until(pilot, lambda: isinstance(app.screen, ReasonScreen), what="the reason dialog")
+            await pilot.press(*"not now", "enter")
+            await wait_until(pilot, lambda: "reply" in got, what="the agent's reply")
+            thread.join(5)
+            assert got["reply"].choices[0].message.content == "Kept it."
+            assert got["reply"].choices[0].message.tool_calls is None
+
+            other: dict[str, Any] = {}
+            _ask(server.url, [{"role": "user", "content": "something else"}], other)
+            await wait_until(pilot, lambda: gw.held is not None, what="the second request")
+            await pilot.press("c")
+            await wait_until(pilot, lambda: "reply" in other, what="the second reply")
+            await pilot.pause()
+            log = _log(app)
+            assert "── run 2: conversation 2, turn 1 (a new run and transcript) ──" in log
+            assert "rejected by operator: not now" in log
+            runs = str(app.query_one("#gw-runs").render())
+            assert "1. c1 t1 answer after 2 steps" in runs and "2. c2 t1 answer after 1 steps" in runs
+
+
+async def test_take_over_writes_the_reply_in_the_cockpit(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step") as (gw, server):
+        app = GatewayApp(gw, server.url)
+        async with app.run_test(size=(120, 40)) as pilot:
+            got: dict[str, Any] = {}
+            _ask(server.url, USER, got)
+            await wait_until(pilot, lambda: gw.held is not None, what="the request")
+            gw.take_over(Decision.final("", "I will answer this one myself."))
+            await wait_until(pilot, lambda: "reply" in got, what="the reply")
+            await pilot.pause()
+            assert got["reply"].choices[0].message.content == "I will answer this one myself."
+            assert "[human]" in _log(app) and fake.requests == []
