@@ -47,25 +47,25 @@ async def test_step_reject_with_a_reason_and_the_runs_list(tmp_path: Path) -> No
         async with app.run_test(size=(120, 40)) as pilot:
             got: dict[str, Any] = {}
             thread = _ask(server.url, USER, got)
-            await wait_until(pilot, lambda: gw.held is not None, what="the request")
+            await wait_until(pilot, lambda: gw.held is not None, what="the request", timeout=30)
             await pilot.pause()
             assert "request held" in str(app.query_one("#gw-status").render())
             assert fake.requests == []
             await pilot.press("n")
-            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog", timeout=30)
             await pilot.press("r")
-            await wait_until(pilot, lambda: isinstance(app.screen, ReasonScreen), what="the reason dialog")
+            await wait_until(pilot, lambda: isinstance(app.screen, ReasonScreen), what="the reason dialog", timeout=30)
             await pilot.press(*"not now", "enter")
-            await wait_until(pilot, lambda: "reply" in got, what="the agent's reply")
+            await wait_until(pilot, lambda: "reply" in got, what="the agent's reply", timeout=30)
             thread.join(5)
             assert got["reply"].choices[0].message.content == "Kept it."
             assert got["reply"].choices[0].message.tool_calls is None
 
             other: dict[str, Any] = {}
             _ask(server.url, [{"role": "user", "content": "something else"}], other)
-            await wait_until(pilot, lambda: gw.held is not None, what="the second request")
+            await wait_until(pilot, lambda: gw.held is not None, what="the second request", timeout=30)
             await pilot.press("c")
-            await wait_until(pilot, lambda: "reply" in other, what="the second reply")
+            await wait_until(pilot, lambda: "reply" in other, what="the second reply", timeout=30)
             await pilot.pause()
             log = _log(app)
             assert "── run 2: conversation 2, turn 1 (a new run and transcript) ──" in log
@@ -80,9 +80,9 @@ async def test_take_over_writes_the_reply_in_the_cockpit(tmp_path: Path) -> None
         async with app.run_test(size=(120, 40)) as pilot:
             got: dict[str, Any] = {}
             _ask(server.url, USER, got)
-            await wait_until(pilot, lambda: gw.held is not None, what="the request")
+            await wait_until(pilot, lambda: gw.held is not None, what="the request", timeout=30)
             gw.take_over(Decision.final("", "I will answer this one myself."))
-            await wait_until(pilot, lambda: "reply" in got, what="the reply")
+            await wait_until(pilot, lambda: "reply" in got, what="the reply", timeout=30)
             await pilot.pause()
             assert got["reply"].choices[0].message.content == "I will answer this one myself."
             assert "[human]" in _log(app) and fake.requests == []

@@ -26,7 +26,7 @@ def _client(server: GatewayServer, **kw: Any) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, **kw)
 
 
-def _wait(predicate, what: str, timeout: float = 10.0) -> None:
+def _wait(predicate, what: str, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

@@ -153,7 +153,7 @@ def validate_args(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise ValueError("arguments must be an object of name=value pairs")
     if tool.schema is not None:
-        from engine.gateway.schema import from_form, schema_problems
+        from engine.core.schema import from_form, schema_problems
 
         args = from_form(tool.schema, args)
         problems = schema_problems(tool.schema, args)
