@@ -33,7 +33,8 @@ from engine.core.engine import ApproveMode, Engine
 from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
 from engine.gateway.conversation import Conversation, check_request, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
-from engine.gateway.upstream import Upstream, UpstreamPolicy, UpstreamReply, new_client
+from engine.gateway.client import UpstreamClient
+from engine.gateway.upstream import Upstream, UpstreamPolicy, UpstreamReply
 from engine.gateway.wire import Response, built_reply, error_response, passthrough, tool_call
 from engine.model.policy import Secret, safe_url
 from engine.core.policy import Decision, HumanPolicy
@@ -124,7 +125,7 @@ class Gateway:
         self._conversations = 0
         self._credit = 0
         self._key = key
-        self._client = new_client(timeout)
+        self._client = UpstreamClient(timeout)
 
     # -- reading ---------------------------------------------------------------
 

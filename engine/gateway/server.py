@@ -1,22 +1,26 @@
-"""The gateway's HTTP side: a small asyncio server on h11.
+"""The gateway's HTTP side: a small threaded server on h11.
 
-Why not a framework: h11 already comes with httpx (no new dependency), the
+Why not a framework: h11 already comes with httpx (no new package), the
 server needs two routes, and every layer between the socket and the gateway
 adds latency to each model turn. h11 does the HTTP/1.1 parsing and framing
-(keep-alive, Content-Length, chunked bodies); a server-sent-event stream is
-one complete body sent with the headers of an event stream, so a client sees
-exactly the bytes the upstream or the gateway wrote. The gateway's work (the
-upstream call, waiting for the operator) runs in a thread; while a response
-is held, the server watches the connection and reports an agent that left.
+(keep-alive, Content-Length and chunked request bodies); a server-sent-event
+stream is one complete body sent with the headers of an event stream, so a
+client sees exactly the bytes the upstream or the gateway wrote. One thread
+per connection does the whole request: the gateway's work (the upstream
+call) runs on it, so a request let through costs no hand-off between
+threads; a held request waits on its future while the thread watches the
+socket and reports an agent that left.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
+import select
+import socket
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import h11
@@ -26,6 +30,12 @@ from engine.gateway.wire import Response, error_response, models_list
 
 DEFAULT_MAX_BODY = 10 * 1024 * 1024
 _READ = 65536
+_WATCH = 0.1
+"""Seconds between looks at the socket of a held request."""
+
+
+class _Closed(Exception):
+    """The agent closed the connection."""
 
 
 class GatewayServer:
@@ -37,58 +47,53 @@ class GatewayServer:
         self.port = port
         self.token = token
         self.max_body = max_body
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._server: asyncio.base_events.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="gateway")
+        self._listener: socket.socket | None = None
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._closing = False
 
     # -- life ------------------------------------------------------------------
 
     def start(self) -> None:
-        """Listen in a background thread; raises OSError when the address cannot be used."""
-        self._thread = threading.Thread(target=self._main, name="gateway-server", daemon=True)
-        self._thread.start()
-        self._ready.wait()
-        if self._error is not None:
-            raise self._error
+        """Listen and serve in background threads; raises OSError when the address cannot be used."""
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            listener.bind((self.host, self.port))
+            listener.listen(64)
+        except OSError:
+            listener.close()
+            raise
+        self.port = listener.getsockname()[1]
+        self._listener = listener
+        threading.Thread(target=self._accept, name="gateway-accept", daemon=True).start()
 
-    def _main(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            self._server = loop.run_until_complete(asyncio.start_server(self._connection, self.host, self.port))
-            self.port = self._server.sockets[0].getsockname()[1]
-        except OSError as exc:
-            self._error = exc
-            self._ready.set()
-            loop.close()
-            return
-        self._ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.close()
+    def _accept(self) -> None:
+        while not self._closing:
+            try:
+                sock, _ = self._listener.accept()
+            except OSError:
+                return
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                self._connections.add(sock)
+            threading.Thread(target=self._connection, args=(sock,), name="gateway-connection", daemon=True).start()
 
     def close(self) -> None:
-        loop = self._loop
-        if loop is None or self._server is None:
-            return
-
-        async def shut() -> None:
-            self._server.close()
-            for task in [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
-                task.cancel()
-
-        try:
-            asyncio.run_coroutine_threadsafe(shut(), loop).result(5)
-        except Exception:  # the loop is already gone
-            pass
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(5)
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._closing = True
+        if self._listener is not None:
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._listener.close()
+        with self._lock:
+            for sock in list(self._connections):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     @property
     def url(self) -> str:
@@ -97,38 +102,35 @@ class GatewayServer:
 
     # -- connections -----------------------------------------------------------
 
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _connection(self, sock: socket.socket) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
         try:
-            while True:
-                request, body, too_big = await self._read_request(conn, reader)
+            while not self._closing:
+                request, body, too_big = self._read_request(conn, sock)
                 if request is None:
                     return
                 if too_big:
                     response = error_response(413, f"agent-tui gateway: the request body is over {self.max_body} bytes")
                 else:
-                    response = await self._answer(request, body, reader)
-                if response is None:
-                    return
-                keep = await self._send(conn, writer, response)
-                if not keep or too_big:
+                    response = self._answer(request, body, sock)
+                if not self._send(conn, sock, response) or too_big:
                     return
                 conn.start_next_cycle()
-        except (h11.RemoteProtocolError, ConnectionError, asyncio.IncompleteReadError):
-            return
-        except asyncio.CancelledError:
+        except (h11.RemoteProtocolError, OSError, _Closed):
             return
         finally:
-            writer.close()
+            with self._lock:
+                self._connections.discard(sock)
+            sock.close()
 
-    async def _read_request(self, conn: h11.Connection, reader: asyncio.StreamReader) -> tuple[h11.Request | None, bytes, bool]:
+    def _read_request(self, conn: h11.Connection, sock: socket.socket) -> tuple[h11.Request | None, bytes, bool]:
         request: h11.Request | None = None
         chunks: list[bytes] = []
         size = 0
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
-                data = await reader.read(_READ)
+                data = sock.recv(_READ)
                 conn.receive_data(data)
                 if not data and conn.their_state is h11.IDLE:
                     return None, b"", False
@@ -145,10 +147,10 @@ class GatewayServer:
                 chunks.append(event.data)
             elif isinstance(event, h11.EndOfMessage):
                 return request, b"".join(chunks), False
-            elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
+            else:  # ConnectionClosed, or PAUSED (a pipelined request: one at a time)
                 return None, b"", False
 
-    async def _answer(self, request: h11.Request, body: bytes, reader: asyncio.StreamReader) -> Response | None:
+    def _answer(self, request: h11.Request, body: bytes, sock: socket.socket) -> Response:
         path = request.target.split(b"?", 1)[0].rstrip(b"/")
         if self.token is not None:
             given = _header(request, b"authorization") or ""
@@ -164,28 +166,23 @@ class GatewayServer:
             data: Any = json.loads(body)
         except (ValueError, RecursionError) as exc:
             return error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})")
-        loop = asyncio.get_running_loop()
-        future = await loop.run_in_executor(self._pool, self.gateway.submit, data)
-        if future.done():
-            return future.result()
-        waiting = asyncio.wrap_future(future)
-        gone = asyncio.ensure_future(reader.read(1))
-        done, _ = await asyncio.wait({waiting, gone}, return_when=asyncio.FIRST_COMPLETED)
-        if waiting in done:
-            gone.cancel()
-            try:
-                await gone
-            except asyncio.CancelledError:
-                pass
-            try:
-                return waiting.result()
-            except asyncio.CancelledError:
-                return error_response(409, "agent-tui gateway: a newer request took this one's place", "superseded")
-        waiting.cancel()
-        await loop.run_in_executor(self._pool, self.gateway.disconnected, future)
-        return None
+        return self._wait(self.gateway.submit(data), sock)
 
-    async def _send(self, conn: h11.Connection, writer: asyncio.StreamWriter, response: Response) -> bool:
+    def _wait(self, future: Future[Response], sock: socket.socket) -> Response:
+        """The response once decided; an agent that leaves meanwhile is reported (`_Closed`)."""
+        while True:
+            try:
+                return future.result(timeout=_WATCH)
+            except FutureTimeout:
+                pass
+            except Exception:  # cancelled: a newer request took this one's place
+                return error_response(409, "agent-tui gateway: a newer request took this one's place", "superseded")
+            readable, _, _ = select.select([sock], [], [], 0)
+            if readable and not sock.recv(1, socket.MSG_PEEK):
+                self.gateway.disconnected(future)
+                raise _Closed()
+
+    def _send(self, conn: h11.Connection, sock: socket.socket, response: Response) -> bool:
         headers = [
             (b"content-type", response.content_type.encode()),
             (b"content-length", str(len(response.body)).encode()),
@@ -196,8 +193,7 @@ class GatewayServer:
         out = conn.send(h11.Response(status_code=response.status, headers=headers, reason=_reason(response.status)))
         out += conn.send(h11.Data(data=response.body))
         out += conn.send(h11.EndOfMessage())
-        writer.write(out)
-        await writer.drain()
+        sock.sendall(out)
         return conn.our_state is h11.DONE and conn.their_state is h11.DONE
 
 

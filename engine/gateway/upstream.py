@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, NoReturn
+from http.client import HTTPResponse
+from typing import Any, Callable, NoReturn
 
 from engine.core.events import Usage
 from engine.model.policy import Secret, safe_url
 from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
 from engine.core.policy import Decision, PolicyError, RunView
-
-if TYPE_CHECKING:
-    import httpx
+from engine.gateway.client import TIMEOUT_ERRORS, TRANSPORT_ERRORS, UpstreamClient
 
 _PASS_HEADERS = ("retry-after", "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests")
 
@@ -67,14 +66,14 @@ class UpstreamPolicy:
         *,
         key: Secret | None = None,
         timeout: float = 600.0,
-        client: httpx.Client | None = None,
+        client: UpstreamClient | None = None,
     ) -> None:
         self.upstream = upstream
         self.name = f"upstream {upstream.label}"
         self._body = body
         self._key = key
         self._timeout = timeout
-        self._client = client or new_client(timeout)
+        self._client = client or UpstreamClient(timeout)
         self.last_reply: UpstreamReply | None = None
         self.last_failure: Failure | None = None
 
@@ -88,8 +87,6 @@ class UpstreamPolicy:
         return body
 
     def decide(self, view: RunView) -> Decision:
-        import httpx  # imported here: httpx loads rich, which the engine never imports at start
-
         body = self.request_body()
         self.last_reply, self.last_failure = None, None
         headers = {"Content-Type": "application/json"}
@@ -99,33 +96,29 @@ class UpstreamPolicy:
         stream = bool(body.get("stream"))
         payload = json.dumps(body).encode()
         try:
-            with self._client.stream("POST", url, content=payload, headers=headers) as response:
-                if response.status_code != 200:
-                    raw = response.read()
-                    self._fail(response.status_code, raw, response.headers, _detail(raw))
-                if stream:
-                    got = self._read_stream(response, view)
-                else:
-                    raw = response.read()
-                    got = _read_whole(raw)
-        except httpx.TimeoutException:
+            response = self._client.post(url, payload, headers)
+            if response.status != 200:
+                raw = response.read()
+                self._fail(response.status, raw, dict(response.getheaders()), _detail(raw))
+            got = self._read_stream(response, view) if stream else _read_whole(response.read())
+        except TIMEOUT_ERRORS:
             self._fail(504, None, {}, f"the upstream {safe_url(self.upstream.url)} did not answer in time")
-        except httpx.TransportError as exc:
+        except TRANSPORT_ERRORS as exc:
             self._fail(502, None, {}, f"cannot reach the upstream {safe_url(self.upstream.url)}: {type(exc).__name__}")
         except WireError as exc:
             self._fail(502, None, {}, f"the upstream's reply could not be read: {exc}")
         self.last_reply = got
         return _decision(got.reply)
 
-    def _read_stream(self, response: httpx.Response, view: RunView) -> UpstreamReply:
+    def _read_stream(self, response: HTTPResponse, view: RunView) -> UpstreamReply:
         reader = StreamReader(view.stream)
-        lines: list[str] = []
-        for line in response.iter_lines():
+        lines: list[bytes] = []
+        for line in response:
             lines.append(line)
-            reader.feed(line)
+            reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
         if not reader.complete:
             raise WireError("the stream ended before the reply was complete")
-        return UpstreamReply(reader.reply, True, ("\n".join(lines) + "\n").encode())
+        return UpstreamReply(reader.reply, True, b"".join(lines))
 
     def _fail(self, status: int, raw: bytes | None, headers: Any, message: str) -> NoReturn:
         kept = {k: v for k, v in headers.items() if k.lower() in _PASS_HEADERS}
@@ -135,13 +128,6 @@ class UpstreamPolicy:
 
     def close(self) -> None:
         self._client.close()
-
-
-def new_client(timeout: float) -> httpx.Client:
-    """A keep-alive client for the upstream (no proxy from the environment)."""
-    import httpx
-
-    return httpx.Client(timeout=timeout, trust_env=False)
 
 
 def _read_whole(raw: bytes) -> UpstreamReply:
