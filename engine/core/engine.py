@@ -370,10 +370,9 @@ class Engine:
 
     def deliver(self, index: int, text: str, error: bool = False) -> None:
         """The result of a released call, run elsewhere (`tools_elsewhere`)."""
-        args = self.released.pop(index)
-        tool = self.state.queue[[i for i, _ in self.state.queue].index(index)][1].tool
         text, truncated = cap_text(text, self.observation_cap)
-        self._observe(index, tool, args, text, error=error, executed=True, truncated=truncated)
+        tool = dict(self.state.queue)[index].tool
+        self._observe(index, tool, self.released.pop(index), text, error=error, executed=True, truncated=truncated)
 
     def note(self, text: str, error: bool = False) -> None:
         """An observation that answers no action (a user's message, an agent that went away)."""

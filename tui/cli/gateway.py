@@ -140,6 +140,8 @@ def build(args: argparse.Namespace):
 class _Operator:
     """The gateway seen as an engine by the terminal prompt of `run --headless`."""
 
+    ask_again: frozenset[tuple[int, int]] = frozenset()
+
     def __init__(self, gateway) -> None:
         self.gateway = gateway
 
@@ -169,10 +171,13 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     return _cockpit(gateway, server)
 
 
+class _Stopped(Exception):
+    """SIGTERM or Ctrl+C: raised in the main thread, even inside the approval prompt."""
+
+
 def _headless(gateway, server, approve: str) -> int:
     from tui.plain import event_lines, header_lines, outcome_line
 
-    stop = threading.Event()
     changed = threading.Event()
     why: list[str] = []
     shown = [0]
@@ -187,22 +192,25 @@ def _headless(gateway, server, approve: str) -> int:
             print(line, flush=True)
 
     def on_signal(number: int, _frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         why.append("SIGTERM" if number == signal.SIGTERM else "Ctrl+C")
-        stop.set()
-        changed.set()
+        raise _Stopped
 
     gateway.event_listeners.append(printer)
     gateway.change_listeners.append(changed.set)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        while not stop.is_set():
+        while True:
             changed.wait(0.5)
             changed.clear()
-            if approve == "ask" and not stop.is_set() and gateway.status() == "awaiting_approval":
+            if approve == "ask" and gateway.status() == "awaiting_approval":
                 from tui.cli.run import _ask_on_terminal
 
                 _ask_on_terminal(_Operator(gateway))
+    except _Stopped:
+        pass
     finally:
         end = gateway.stop(f"the gateway stopped ({why[0] if why else 'closed'})")
         server.close()
