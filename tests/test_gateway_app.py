@@ -71,7 +71,7 @@ async def test_step_reject_with_a_reason_and_the_runs_list(tmp_path: Path) -> No
             assert "── run 2: conversation 2, turn 1 (a new run and transcript) ──" in log
             assert "rejected by operator: not now" in log
             runs = str(app.query_one("#gw-runs").render())
-            assert "1. c1 t1 answer after 2 steps" in runs and "2. c2 t1 answer after 1 steps" in runs
+            assert "1. c1 t1 answer after 2 steps" in runs and "2. c2 t1 answer after 1 step" in runs
 
 
 async def test_take_over_writes_the_reply_in_the_cockpit(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def test_sigterm_while_a_run_is_open_aborts_it(tmp_path: Path) -> None:
         assert reply.choices[0].message.tool_calls[0].function.name == "read_file"
         code, out, err = _stop(proc)
     assert code == 5, err
-    assert out.strip().splitlines()[-1] == "outcome: aborted after 1 steps: the gateway stopped (SIGTERM)"
+    assert out.strip().splitlines()[-1] == "outcome: aborted after 1 step: the gateway stopped (SIGTERM)"
     assert f"transcript: {tmp_path / 'gw.jsonl'}" in err
 
 
@@ -92,7 +92,7 @@ def test_a_budget_answers_the_agent_with_an_error_naming_it(tmp_path: Path) -> N
         code, out, err = _stop(proc)
         assert len(fake.requests) == 1
     assert "tokens budget reached: 1100 of 1000" in str(caught.value)
-    assert code == 3 and "outcome: stopped after 1 steps: tokens budget reached: 1100 of 1000" in out
+    assert code == 3 and "outcome: stopped after 1 step: tokens budget reached: 1100 of 1000" in out
 
 
 @pytest.mark.parametrize(
