@@ -129,15 +129,15 @@ def test_openai_async_client(tmp_path: Path) -> None:
     async def main(url: str) -> str:
         client = openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
         messages: list[dict[str, Any]] = [{"role": "user", "content": "Tidy the folder."}]
-        while True:
-            message = (await client.chat.completions.create(model="m", messages=messages, tools=TOOLS)).choices[0].message
-            if not message.tool_calls:
-                await client.close()
-                return message.content or ""
-            messages.append(message.model_dump(exclude_none=True))
-            for c in message.tool_calls:
-                result = files.run(c.function.name, **json.loads(c.function.arguments))
-                messages.append({"role": "tool", "tool_call_id": c.id, "content": result})
+        async with client:
+            while True:
+                message = (await client.chat.completions.create(model="m", messages=messages, tools=TOOLS)).choices[0].message
+                if not message.tool_calls:
+                    return message.content or ""
+                messages.append(message.model_dump(exclude_none=True))
+                for c in message.tool_calls:
+                    result = files.run(c.function.name, **json.loads(c.function.arguments))
+                    messages.append({"role": "tool", "tool_call_id": c.id, "content": result})
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         _script(fake)
@@ -205,48 +205,56 @@ def _agents_world(tmp_path: Path, url: str):
 
     client = openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
     model = OpenAIChatCompletionsModel(model="agent-model", openai_client=client)
-    return files, Agent(name="tidy", instructions="Tidy the folder.", tools=[read_file, delete_file], model=model)
+    return files, client, Agent(name="tidy", instructions="Tidy the folder.", tools=[read_file, delete_file], model=model)
+
+
+def _run_agent(client: openai.AsyncOpenAI, agent: Any, streamed: bool = False) -> Any:
+    """Run the agent to its end, then close its client in the same event loop."""
+    from agents import Runner
+
+    async def main() -> Any:
+        try:
+            if not streamed:
+                return (await Runner.run(agent, "Tidy the folder.")).final_output
+            result = Runner.run_streamed(agent, "Tidy the folder.")
+            async for _ in result.stream_events():
+                pass
+            return result.final_output
+        finally:
+            await client.close()
+
+    return asyncio.run(main())
 
 
 @pytest.mark.parametrize("choice", ["approve", "reject"])
 def test_openai_agents_sdk(tmp_path: Path, choice: str) -> None:
-    from agents import Runner
-
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(
             call("read_file", path="notes.txt", id="call_read"),
             call("delete_file", path="notes.txt", id="call_delete"),
             say("Deleted." if choice == "approve" else "Kept notes.txt as asked."),
         )
-        files, agent = _agents_world(tmp_path, server.url)
+        files, client, agent = _agents_world(tmp_path, server.url)
         answer = (lambda g: g.approve()) if choice == "approve" else (lambda g: g.reject("keep it"))
         operator = Operator(gw, answer)
-        result = Runner.run_sync(agent, "Tidy the folder.")
+        final_output = _run_agent(client, agent)
         operator.join()
         assert operator.seen == ["delete_file"]
         if choice == "approve":
-            assert result.final_output == "Deleted."
+            assert final_output == "Deleted."
             assert not files.notes_exist
         else:
-            assert result.final_output == "Kept notes.txt as asked."
+            assert final_output == "Kept notes.txt as asked."
             assert files.notes_exist
             assert fake.requests[2].messages[-1]["content"] == "REJECTED by the operator: keep it"
 
 
 def test_openai_agents_sdk_streamed(tmp_path: Path) -> None:
-    from agents import Runner
-
-    async def main(agent) -> str:
-        result = Runner.run_streamed(agent, "Tidy the folder.")
-        async for _ in result.stream_events():
-            pass
-        return result.final_output
-
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         _script(fake)
-        files, agent = _agents_world(tmp_path, server.url)
+        files, client, agent = _agents_world(tmp_path, server.url)
         operator = Operator(gw, lambda g: g.approve())
-        assert asyncio.run(main(agent)) == "All done."
+        assert _run_agent(client, agent, streamed=True) == "All done."
         operator.join()
         assert not files.notes_exist
         assert all(r.body.get("stream") for r in fake.requests)
