@@ -241,11 +241,10 @@ class Gateway:
         if self.save:
             path = self._path(number, task, header.started_at)
             writer = TranscriptWriter(path, header)
-        engine = Engine(header, tools, policy, clock=self.clock, interactive=True, approve=self.approve_mode, tools_elsewhere=True)
+        engine = Engine(
+            header, tools, policy, clock=self.clock, interactive=True, approve=self.approve_mode, sink=writer, tools_elsewhere=True
+        )
         run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
-        if writer is not None:
-            engine.listeners.append(writer)
-            engine.intent_listeners.append(writer)
         engine.listeners.append(lambda event: self._on_event(run, event))
         if self.runs:
             self.runs[-1].close()
