@@ -85,7 +85,7 @@ def test_token_is_required_and_the_agents_authorization_never_goes_upstream(tmp_
 
 
 def test_the_upstream_key_is_sent_upstream_and_never_written(tmp_path: Path) -> None:
-    from engine.model.policy import Secret
+    from engine.model.config import Secret
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path, key=Secret("sk-upstream-123")) as (_gw, server):
         fake.add(say("hi"))

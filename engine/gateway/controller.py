@@ -36,7 +36,7 @@ from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
 from engine.gateway.upstream import Upstream, UpstreamPolicy, UpstreamReply
 from engine.gateway.wire import Response, built_reply, error_response, passthrough, tool_call
-from engine.model.policy import Secret, safe_url
+from engine.model.config import Secret, safe_url
 from engine.core.policy import Decision, HumanPolicy
 from engine.sessions.run import default_transcript_path
 from engine.core.tools import Tool

@@ -18,7 +18,7 @@ from http.client import HTTPResponse
 from typing import Any, Callable, NoReturn
 
 from engine.core.events import Usage
-from engine.model.policy import Secret, safe_url
+from engine.model.config import Secret, safe_url
 from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.gateway.client import TIMEOUT_ERRORS, TRANSPORT_ERRORS, UpstreamClient

@@ -94,7 +94,7 @@ def build(args: argparse.Namespace):
     from engine.core.approvals import RulesError, load_rules
     from engine.core.events import Budget
     from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer
-    from engine.model.policy import KEY_VARIABLES, Secret
+    from engine.model.config import KEY_VARIABLES, Secret
 
     token = args.token or os.environ.get("AGENT_TUI_GATEWAY_TOKEN") or None
     host, port = _listen(args.listen, token)
