@@ -21,8 +21,10 @@ BUILTIN = {
     "calculator": "scenarios.calculator",
     "grid": "scenarios.grid",
     "research": "scenarios.research",
+    "mcp": "scenarios.mcp",
 }
 DEFAULT = "support"
+MCP = "mcp"
 
 
 class ScenarioError(Exception):

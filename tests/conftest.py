@@ -35,4 +35,5 @@ def clock() -> FakeClock:
 def _isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("agent-tui-home")
     monkeypatch.setenv("AGENT_TUI_HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))  # never the user's configuration file
     yield home

@@ -58,7 +58,19 @@ def header_lines(header: Header) -> list[str]:
     system = header.options.get("system_prompt")
     if isinstance(system, str) and system.strip():
         lines += _indent("system", system.strip())
+    lines.extend(mcp_lines(header))
     return lines
+
+
+def mcp_lines(header: Header) -> list[str]:
+    """One line per MCP server of the run: what it is, its tools, and the log its stderr goes to."""
+    out = []
+    for server in header.mcp:
+        where = server.get("url") or " ".join([str(server.get("command", "")), *map(str, server.get("args", []))])
+        log = f" · log: {server['log']}" if server.get("log") else ""
+        trusted = " · trusted" if server.get("trusted") else ""
+        out.append(f"mcp: {clean(str(server.get('name')))} ({one_line(where, 80)}) · {server.get('tools', 0)} tools{trusted}{clean(log)}")
+    return out
 
 
 def event_lines(event: Event) -> list[str]:

@@ -118,6 +118,12 @@ class Engine:
         self.intent_listeners: list[Callable[[ToolStarted], None]] = []
         self.listeners: list[Listener] = list(listeners)
         self.stream_listeners: list[Callable[[str], None]] = []
+        self.fault: str | None = None
+        """The last tool fault (a server that died, hung or sent garbage): `run` stops at
+        it so the cockpit pauses; the next `step` clears it."""
+        self.prices: dict[str, tuple[float, float]] = {}
+        """Dollars per 1,000 input and output tokens by policy name; a decision of a
+        policy listed here records its own cost (so swapping models counts each at its price)."""
         self.events = EventLog(events)
         self.state = RunState.start(header)
         for event in self.events:
@@ -180,6 +186,7 @@ class Engine:
         status = self.status
         if status in ("ended", "awaiting_approval", "awaiting_budget", "awaiting_input"):
             return status
+        self.fault = None
         if self.state.queue:
             self._run_queue()
         else:
@@ -210,7 +217,7 @@ class Engine:
                 if freezing and self.state.events - frozen_at >= FREEZE_EVERY:
                     gc.freeze()
                     frozen_at = self.state.events
-                if status != "ready" or should_stop() or self.state.events == before:
+                if status != "ready" or should_stop() or self.state.events == before or self.fault is not None:
                     return status
                 if max_steps is not None and taken >= max_steps:
                     return status
@@ -249,6 +256,8 @@ class Engine:
         actions = [a if a.call_id is not None else a.with_call_id(f"s{step}.{i}") for i, a in enumerate(actions)]
         words = len(written_text(decision.text, thought, actions, answer).split())
         usage = decision.usage or Usage(input_tokens=input_tokens, output_tokens=estimate_tokens(words), estimated=True)
+        price = self.prices.get(policy.name)
+        cost = None if price is None else (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1000
         self._emit(
             DecisionMade(
                 at=self.clock(),
@@ -261,6 +270,7 @@ class Engine:
                 raw=decision.text,
                 usage=usage,
                 duration=duration,
+                cost=cost,
             ),
             decision_words=words,
         )
@@ -344,7 +354,7 @@ class Engine:
             else:
                 return False
         self._execute(index, tool, args)
-        return True
+        return self.fault is None
 
     def _execute(self, index: int, tool: Tool, args: dict[str, Any]) -> None:
         if self.intent_listeners or self.sink is not None:
@@ -367,6 +377,10 @@ class Engine:
             truncated=result.truncated,
             duration=max(0.0, result.duration),
         )
+        if result.fault:
+            self.fault = result.text
+            if not self.interactive:
+                self._end("stopped", f"tool fault: {result.text.removeprefix('ERROR: ')}")
 
     def deliver(self, index: int, text: str, error: bool = False) -> None:
         """The result of a released call, run elsewhere (`tools_elsewhere`)."""
@@ -414,6 +428,8 @@ class Engine:
         return pending
 
     def _after_operator(self) -> None:
+        if self.fault is not None:
+            return
         self._run_queue()
         if not self.ended and self.state.status == "ready" and not self.state.queue:
             self._check_limits()
@@ -422,6 +438,7 @@ class Engine:
     def approve(self, always: bool = False, by: str = "operator") -> str:
         pending = self._require_pending()
         rule = RuleInfo(tool=pending.tool, effect="allow", source="approve always") if always else None
+        self.fault = None
         self._emit(
             ApprovalDecided(
                 at=self.clock(),
@@ -462,6 +479,7 @@ class Engine:
         """Run the pending action with edited arguments (validated first; ValueError if not valid)."""
         pending = self._require_pending()
         clean = self.check_edit(args)
+        self.fault = None
         self._emit(
             ApprovalDecided(at=self.clock(), step=pending.step, index=pending.index, choice="modify", args=clean, by=by)
         )

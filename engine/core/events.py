@@ -118,6 +118,8 @@ class ToolInfo(_Model):
     description: str = ""
     kind: Literal["ordinary", "irreversible", "exit"] = "ordinary"
     parameters: list[dict[str, Any]] = Field(default_factory=list)
+    server: str | None = None
+    """The MCP server that provides the tool; None for a scenario's own tools."""
 
 
 class RuleInfo(_Model):
@@ -147,6 +149,9 @@ class Header(_Model):
     """A fork: the last step kept from the parent (None in forks written before this field)."""
     fork_policy: str | None = None
     """A fork: the policy that takes over from step fork_step + 1 (the header's `policy` ran before)."""
+    mcp: list[dict[str, Any]] = Field(default_factory=list)
+    """The MCP tool servers the run started (name, command and args or url, trusted,
+    timeout; never the environment's values): resume and fork start them again."""
 
 
 class _Event(_Model):
@@ -166,6 +171,8 @@ class DecisionMade(_Event):
     raw: str | None = None
     usage: Usage = Field(default_factory=Usage)
     duration: float = 0.0
+    cost: float | None = None
+    """Dollars this decision cost at its own policy's prices; None: the budget's prices apply."""
 
 
 class ApprovalRequested(_Event):

@@ -71,6 +71,16 @@ class PendingApproval:
 
 
 @dataclass
+class PolicyUsage:
+    """Tokens and dollars one policy spent in a run (the budget panel shows each and their sum)."""
+
+    steps: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+
+
+@dataclass
 class RunState:
     header: Header
     status: Status = "ready"
@@ -85,6 +95,7 @@ class RunState:
     seconds: float = 0.0
     context_words: int = 0
     input_tokens_per_step: list[int] = field(default_factory=list)
+    policy_usage: dict[str, PolicyUsage] = field(default_factory=dict)
     tool_calls: dict[str, int] = field(default_factory=dict)
     tool_last_error: dict[str, bool] = field(default_factory=dict)
     rules: list[RuleInfo] = field(default_factory=list)
@@ -166,9 +177,19 @@ class RunState:
         self.input_tokens += e.usage.input_tokens
         self.output_tokens += e.usage.output_tokens
         self.estimated_usage = self.estimated_usage or e.usage.estimated
-        self.cost += (
-            e.usage.input_tokens * self.budget.price_in_per_1k + e.usage.output_tokens * self.budget.price_out_per_1k
-        ) / 1000
+        cost = e.cost
+        if cost is None:
+            cost = (
+                e.usage.input_tokens * self.budget.price_in_per_1k + e.usage.output_tokens * self.budget.price_out_per_1k
+            ) / 1000
+        self.cost += cost
+        spent = self.policy_usage.get(e.policy)
+        if spent is None:
+            spent = self.policy_usage[e.policy] = PolicyUsage()
+        spent.steps += 1
+        spent.input_tokens += e.usage.input_tokens
+        spent.output_tokens += e.usage.output_tokens
+        spent.cost += cost
         self.seconds += e.duration
         self.input_tokens_per_step.append(e.usage.input_tokens)
         self.context_words += len(decision_text(e).split()) if words is None else words

@@ -26,6 +26,14 @@ class ToolError(Exception):
     """Raised by a tool to report a failure in its own words."""
 
 
+class ToolFault(ToolError):
+    """The tool's provider failed (an MCP server died, hung or sent garbage).
+
+    The observation is an error like any other, and the run pauses (the
+    cockpit) or stops (headless) so the operator sees it.
+    """
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -66,19 +74,26 @@ class Tool:
     schema: dict[str, Any] | None = field(default=None, compare=False)
     """A JSON schema for the arguments, used instead of `params` (tools an agent
     declared in its request to the gateway)."""
+    input_schema: dict[str, Any] | None = None
+    """A JSON schema for the arguments (MCP tools); when set it, not `params`, validates them."""
+    server: str | None = None
+    """The MCP server that provides the tool (the tool panel groups by it)."""
 
     def info(self) -> ToolInfo:
         return ToolInfo(
             name=self.name,
             description=self.description,
             kind=self.kind,
-            parameters=[p.info() for p in self.params],
+            parameters=[p.info() for p in self.params] if self.input_schema is None else schema_params(self.input_schema),
+            server=self.server,
         )
 
     def json_schema(self) -> dict[str, Any]:
         """The parameters as a JSON schema object (for function-calling models)."""
         if self.schema is not None:
             return self.schema
+        if self.input_schema is not None:
+            return self.input_schema
         props: dict[str, Any] = {}
         for p in self.params:
             prop: dict[str, Any] = {} if p.type == "json" else {"type": p.type}
@@ -101,6 +116,49 @@ class ToolResult:
     executed: bool = False
     truncated: bool = False
     duration: float = 0.0
+    fault: bool = False
+
+
+def schema_params(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """A JSON schema's top-level properties as the header's parameter list."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return []
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    out = []
+    for name, prop in props.items():
+        prop = prop if isinstance(prop, dict) else {}
+        kind = prop.get("type", "any")
+        item: dict[str, Any] = {"name": str(name), "type": kind if isinstance(kind, str) else "/".join(map(str, kind)), "required": name in required}
+        if isinstance(prop.get("description"), str):
+            item["description"] = prop["description"]
+        out.append(item)
+    return out
+
+
+def validate_schema(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    """Check `args` against the tool's JSON schema; ValueError naming every problem."""
+    from jsonschema import Draft202012Validator, SchemaError
+    from jsonschema.validators import validator_for
+
+    schema = tool.input_schema or {}
+    try:
+        cls = validator_for(schema, default=Draft202012Validator)
+        cls.check_schema(schema)
+        validator = cls(schema)
+        errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+    except SchemaError as exc:
+        raise ValueError(f"the tool's own input schema is not valid: {exc.message}") from None
+    except Exception as exc:  # a hostile schema (a bad $ref, say) must not break the run
+        raise ValueError(f"the tool's input schema cannot be checked: {type(exc).__name__}: {exc}") from None
+    if errors:
+        problems = []
+        for error in errors[:5]:
+            where = "/".join(str(p) for p in error.absolute_path)
+            problems.append((f"argument '{where}': " if where else "") + error.message)
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise ValueError("; ".join(problems) + more)
+    return dict(args)
 
 
 def _coerce(param: Param, value: Any) -> Any:
@@ -160,6 +218,8 @@ def validate_args(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
         if problems:
             raise ValueError("; ".join(problems) + f". Expected {tool.name} arguments matching {json.dumps(tool.schema)}")
         return args
+    if tool.input_schema is not None:
+        return validate_schema(tool, args)
     known = {p.name: p for p in tool.params}
     problems: list[str] = []
     clean: dict[str, Any] = {}
@@ -224,6 +284,10 @@ def execute(
             executed=True,
             duration=clock() - start,
         )
+    except ToolFault as exc:
+        result = _failed(f"ERROR: {exc}", cap, clock() - start)
+        result.fault = True
+        return result
     except ToolError as exc:
         return _failed(f"ERROR: {exc}", cap, clock() - start)
     except (Exception, SystemExit) as exc:  # a broken tool must not break the run

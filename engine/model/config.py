@@ -85,6 +85,13 @@ class ModelConfig:
             "stream": self.stream,
         }
 
+    @property
+    def prices(self) -> tuple[float, float] | None:
+        """(in, out) dollars per 1,000 tokens when either is given, else None."""
+        if self.price_in_per_1k is None and self.price_out_per_1k is None:
+            return None
+        return (self.price_in_per_1k or 0.0, self.price_out_per_1k or 0.0)
+
     def with_prices(self, budget: Budget) -> Budget:
         """The budget with this model's prices (where given), so the cost gauge counts them."""
         update = {}

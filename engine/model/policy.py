@@ -46,9 +46,9 @@ INTERRUPTED = "interrupted by the operator"
 class ModelPolicy:
     """Asks a chat completions endpoint for each decision."""
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, name: str | None = None) -> None:
         self.config = config
-        self.name = config.policy_name
+        self.name = name or config.policy_name
         self._lock = threading.Lock()
         self._cancelled = False
         self._loop: asyncio.AbstractEventLoop | None = None

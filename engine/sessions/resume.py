@@ -33,6 +33,7 @@ from engine.sessions.policies import make_policy
 from engine.sessions.run import Run, default_transcript_path
 from engine.core.scenario import Restorable, Scenario, Task
 from engine.core.state import RunState, fold
+from engine.core.tools import Tool
 from engine.stored.transcript import Transcript, TranscriptWriter
 
 IMPORTED = "imported"
@@ -118,10 +119,11 @@ def _engine(
     approve: ApproveMode,
     unfinished: ToolStarted | None = None,
     sink: TranscriptWriter | None = None,
+    extra_tools: Sequence[Tool] = (),
 ) -> Engine:
     engine = Engine(
         header,
-        world.tools,  # type: ignore[attr-defined]
+        [*world.tools, *extra_tools],  # type: ignore[attr-defined]
         _Named(state.policy),
         events=events,
         listeners=listeners,
@@ -172,8 +174,11 @@ def resume_run(
     interactive: bool = False,
     approve: ApproveMode = "ask",
     listeners: Sequence[Listener] = (),
+    extra_tools: Sequence[Tool] = (),
 ) -> Run:
     """Continue a run that did not end, appending to its own transcript.
+
+    `extra_tools` are the tools of the run's MCP servers, started again by the caller.
 
     `policy` defaults to the policy in charge when the file stops; another one
     is recorded as a policy swap. Raises ResumeError if the run has ended, is
@@ -194,7 +199,8 @@ def resume_run(
     _repair_tail(path)
     writer = TranscriptWriter(path)
     engine = _engine(
-        header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer
+        header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer,
+        extra_tools,
     )
     # One rule for an approval the earlier session reached, whether its line was
     # recorded (the run is awaiting it) or torn (its action is still queued): ask again.
@@ -259,8 +265,11 @@ def fork_run(
     interactive: bool = False,
     approve: ApproveMode = "ask",
     listeners: Sequence[Listener] = (),
+    extra_tools: Sequence[Tool] = (),
+    mcp: Sequence[dict] | None = None,
 ) -> Run:
-    """Start a new run from the first `position` events of a saved one.
+    """Start a new run from the first `position` events of a saved one (`mcp`: the
+    restarted servers, for the new header).
 
     `position` is an event position (see `fork_position` for a step). The new
     transcript's header has parent=<the saved file> and fork_at=position; its
@@ -285,6 +294,7 @@ def fork_run(
             "fork_step": state.step,
             "fork_policy": policy_obj.name,
             "started_at": started,
+            **({"mcp": list(mcp)} if mcp is not None else {}),
         }
     )
     path = Path(out) if out is not None else default_transcript_path(header.scenario, header.task, started)
@@ -295,5 +305,7 @@ def fork_run(
     writer = TranscriptWriter(path, child)
     for event in events:
         writer(event)
-    engine = _engine(child, world, events, state, policy_obj, listeners, clock, interactive, approve, sink=writer)
+    engine = _engine(
+        child, world, events, state, policy_obj, listeners, clock, interactive, approve, sink=writer, extra_tools=extra_tools
+    )
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]

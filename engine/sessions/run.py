@@ -14,9 +14,11 @@ from engine.core.events import Budget, Header, RuleInfo
 from engine.core.policy import HumanPolicy, Policy
 from engine.core.scenario import Scenario, Task, World
 from engine.sessions.policies import make_policy
+from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
 if TYPE_CHECKING:
+    from engine.mcp.hub import McpHub
     from engine.model.policy import ModelConfig
 
 
@@ -50,18 +52,65 @@ class Run:
     model: ModelConfig | None = None
     warnings: list[str] = field(default_factory=list)
     """What the operator should know before going on (a resumed or forked world that starts fresh)."""
+    named: dict[str, ModelConfig] = field(default_factory=dict)
+    """Model policies by name (the configuration file's [[policy]] tables)."""
+    mcp: McpHub | None = None
+    """The run's MCP servers, when it has any."""
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    """Called by `close` after the transcript is closed (MCP servers stop there)."""
 
     def policy_names(self) -> list[str]:
-        """What `make_policy` accepts: the scenario's policies, "human", and "model" when one is configured."""
-        return [*self.scenario.policies, "human", *(["model"] if self.model is not None else [])]
+        """What `make_policy` accepts: the scenario's policies, "human", "model" when one is
+        given by flags, and the configured model policies."""
+        names = [*self.scenario.policies, "human", *(["model"] if self.model is not None else [])]
+        return [*names, *(n for n in self.named if n not in names)]
 
     def make_policy(self, name: str) -> Policy:
-        """A fresh policy by name ("human" is the operator, "model" the configured endpoint)."""
-        return make_policy(name, self.scenario, self.world, self.task, self.human, self.model)
+        """A fresh policy by name ("human" is the operator, "model" the flags' endpoint, a
+        configured name its endpoint, priced at its own prices)."""
+        if name == "human":
+            return self.human
+        if name == "model" and self.model is not None:
+            from engine.model.policy import ModelPolicy
+
+            return priced(self.engine, ModelPolicy(self.model), self.model)
+        if name in self.named:
+            from engine.model.policy import ModelPolicy
+
+            return priced(self.engine, ModelPolicy(self.named[name], name=name), self.named[name])
+        return self.scenario.policy(name, self.world, self.task)
+
+    def set_task(self, text: str) -> None:
+        """Give a run that has no task yet (MCP tools only) the operator's task, before its first event."""
+        from engine.core.state import RunState
+
+        text = text.strip()
+        if not text:
+            raise ValueError("the task is empty")
+        if len(self.engine.events):
+            raise ValueError("the run has started; its task cannot change")
+        header = self.engine.header.model_copy(update={"task_text": text})
+        if self.writer is not None:
+            self.writer.rewrite_header(header)
+        self.task = Task(self.task.id, text)
+        self.engine.header = header
+        self.engine.state = RunState.start(header)
 
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
+        try:
+            if self.writer is not None:
+                self.writer.close()
+        finally:
+            closers, self.closers = self.closers, []
+            for close in reversed(closers):
+                close()
+
+
+def priced(engine: Engine, policy: Policy, model: ModelConfig) -> Policy:
+    """Record the model's prices on the engine under the policy's name, and return the policy."""
+    if model.prices is not None:
+        engine.prices[policy.name] = model.prices
+    return policy
 
 
 def new_run(
@@ -80,27 +129,43 @@ def new_run(
     approve: ApproveMode = "ask",
     listeners: Sequence[Listener] = (),
     model: ModelConfig | None = None,
+    named: dict[str, ModelConfig] | None = None,
+    task: Task | None = None,
+    extra_tools: Sequence[Tool] = (),
+    mcp: Sequence[dict[str, Any]] = (),
 ) -> Run:
-    """`model` makes the policy "model" available and puts its prices in the budget."""
-    task = scenario.task(task_id)
+    """`model` makes the policy "model" available and puts its prices in the budget;
+    `named` adds model policies by name. `task` overrides `task_id` (a task the operator
+    wrote); `extra_tools` join the world's (MCP servers' tools, described by `mcp`)."""
+    task = task or scenario.task(task_id)
     merged = {**scenario.options, **(options or {})}
     world = scenario.make_world(task, merged)
+    clash = sorted({t.name for t in world.tools} & {t.name for t in extra_tools})
+    if clash:
+        raise ValueError(f"MCP tools clash with the scenario's tools: {', '.join(clash)}")
     human = HumanPolicy()
+    named = dict(named or {})
     if policy is None:
         policy = scenario.default_policy
-    policy_obj = make_policy(policy, scenario, world, task, human, model)
+    if isinstance(policy, str) and policy in named and policy not in scenario.policies:
+        from engine.model.policy import ModelPolicy
+
+        policy_obj: Policy = ModelPolicy(named[policy], name=policy)
+    else:
+        policy_obj = make_policy(policy, scenario, world, task, human, model)
     threshold = scenario.repetition_threshold if repetition_threshold == "default" else repetition_threshold
     header = Header(
         scenario=scenario.name,
         task=task.id,
         task_text=task.text,
         options=merged,
-        tools=[t.info() for t in world.tools],
+        tools=[t.info() for t in [*world.tools, *extra_tools]],
         budget=model.with_prices(budget or scenario.budget) if model is not None else (budget or scenario.budget),
         rules=[*scenario.rules, *rules],
         policy=policy_obj.name,
         repetition_threshold=threshold,  # type: ignore[arg-type]
         started_at=clock(),
+        mcp=list(mcp),
     )
     path: Path | None = None
     writer: TranscriptWriter | None = None
@@ -109,7 +174,7 @@ def new_run(
         writer = TranscriptWriter(path, header)
     engine = Engine(
         header,
-        world.tools,
+        [*world.tools, *extra_tools],
         policy_obj,
         listeners=listeners,
         clock=clock,
@@ -117,4 +182,14 @@ def new_run(
         approve=approve,
         sink=writer,
     )
-    return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, model=model)
+    for config in [*([model] if model is not None else []), *named.values()]:
+        if config.prices is not None:
+            engine.prices[named_of(config, named)] = config.prices
+    return Run(
+        scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, model=model, named=named
+    )
+
+
+def named_of(config: ModelConfig, named: dict[str, ModelConfig]) -> str:
+    """The policy name a model config goes by: its configured name, else `model:<model>`."""
+    return next((n for n, c in named.items() if c is config), config.policy_name)

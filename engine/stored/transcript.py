@@ -80,13 +80,27 @@ class TranscriptWriter:
             raise FileExistsError(f"{self.path} already holds a transcript; choose another file")
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._pending: list[bytes] = []
+        self._only_header = header is not None
         if header is not None:
             self.write("header", dump_event(header).encode())
+
+    def rewrite_header(self, header: Header) -> None:
+        """Replace the header while it is the only line (the operator wrote the task after the
+        run opened); ValueError once an event follows it."""
+        if not self._only_header or self._fd is None:
+            raise ValueError("the header can only change before the first event")
+        self._pending.clear()
+        os.ftruncate(self._fd, 0)
+        self.write("header", dump_event(header).encode())
+        self.flush()
+        os.fsync(self._fd)
 
     def write(self, event_type: str, line: bytes) -> None:
         """Queue one line (without its newline); intent lines, approvals and the end go out at once."""
         if self._fd is None:
             return
+        if event_type != "header":
+            self._only_header = False
         self._pending.append(line)
         self._pending.append(b"\n")
         if event_type in _WRITE_AHEAD_TYPES:

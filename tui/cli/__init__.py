@@ -37,6 +37,7 @@ SUBCOMMANDS = (
     "tui.cli.importing",
     "tui.bench",
     "tui.cli.gateway",
+    "tui.cli.config",
 )
 """The modules that register a subcommand, in the order `--help` lists them."""
 

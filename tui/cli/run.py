@@ -21,6 +21,7 @@ from tui.cli.common import (
 )
 from tui.cli.model_flags import add_model_arguments
 from tui.cli.policies import resolve_policy
+from tui.cli.run_extras import add_arguments as add_extra_arguments
 
 abandoned_work = False
 """True when the cockpit quit while a policy or tool call could not be cancelled."""
@@ -62,6 +63,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         help="with --fork: keep steps 1..N of the file and let --policy make step N+1 (0 = from the task; "
         "'end' = the last step that can be kept; default end)",
     )
+    add_extra_arguments(run)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -73,14 +75,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     return open_cockpit(run) if interactive else run_headless(run)
 
 
-def _budget(scenario: Any, args: argparse.Namespace) -> Any:
+def _budget(scenario: Any, args: argparse.Namespace, extras: Any) -> Any:
     updates = {
         "max_steps": args.max_steps,
         "max_tokens": args.max_tokens,
         "max_cost": args.max_cost,
         "max_seconds": args.max_seconds,
     }
-    return scenario.budget.model_copy(update={k: v for k, v in updates.items() if v is not None})
+    budget = extras.budget(scenario.budget)
+    return budget.model_copy(update={k: v for k, v in updates.items() if v is not None})
 
 
 def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
@@ -88,9 +91,11 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     import scenarios
     from engine.core.approvals import RulesError, load_rules
     from engine.sessions.run import new_run
+    from tui.cli.run_extras import RunExtras, default_policy, start_servers
 
+    extras = RunExtras.from_args(args)
     try:
-        scenario = scenarios.get(args.scenario or scenarios.DEFAULT)
+        scenario = scenarios.get(args.scenario or (scenarios.MCP if extras.servers else scenarios.DEFAULT))
     except scenarios.ScenarioError as exc:
         if args.scenario and args.scenario.endswith((".jsonl", ".json", ".txt")):
             name = args.scenario
@@ -100,38 +105,53 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
             ) from None
         raise UsageError(str(exc)) from None
     try:
-        task = scenario.task(args.task)
+        task = extras.pick_task(scenario, args.task)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
     check_options(scenario, dict(args.option))
-    policy, model = resolve_policy(scenario, args, interactive=interactive, default=scenario.default_policy)
-    rules = []
+    policy, model = resolve_policy(
+        scenario, args, interactive=interactive, default=default_policy(scenario, extras), named=extras.named
+    )
+    if not task.text.strip() and not interactive:
+        raise UsageError("a run of MCP tools needs a task: give it with --task-text (-t)")
+    rules = list(extras.config.rules)
     if args.rules:
         try:
-            rules = load_rules(args.rules)
+            rules += load_rules(args.rules)
         except RulesError as exc:
             raise UsageError(str(exc)) from None
+    hub, tools = start_servers(extras.servers)
     try:
-        return new_run(
+        run = new_run(
             scenario,
             task.id,
             policy,
             options=dict(args.option),
-            budget=_budget(scenario, args),
+            budget=_budget(scenario, args, extras),
             rules=rules,
             repetition_threshold="default" if args.repetition is None else (args.repetition or None),
             out=args.out,
             interactive=interactive,
             approve=args.approve,
             model=model,
+            named=extras.named,
+            task=task,
+            extra_tools=tools,
+            mcp=hub.public() if hub is not None else (),
         )
-    except FileExistsError as exc:
-        raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None
-    except (ValueError, TypeError, KeyError) as exc:
-        detail = exc.args[0] if exc.args else type(exc).__name__
-        raise UsageError(f"scenario '{scenario.name}' cannot start with these options: {detail}") from None
+    except BaseException as exc:
+        if hub is not None:
+            hub.close()
+        if isinstance(exc, FileExistsError):
+            raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
+        if isinstance(exc, OSError):
+            raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None
+        if isinstance(exc, (ValueError, TypeError, KeyError)):
+            detail = exc.args[0] if exc.args else type(exc).__name__
+            raise UsageError(f"scenario '{scenario.name}' cannot start with these options: {detail}") from None
+        raise
+    extras.attach(run, hub)
+    return run
 
 
 def check_options(scenario: Any, options: dict[str, Any]) -> None:
@@ -149,28 +169,39 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     """The Run for `run --resume FILE` or `run --fork FILE [--at N]`."""
     from engine.sessions.resume import ResumeError, fork_position, fork_run, resume_run
     from tui.cli.saved import load, scenario_of
+    from tui.cli.run_extras import continued_extras
 
     if args.resume and args.fork:
         raise UsageError("give --resume or --fork, not both")
     if args.at is not None and not args.fork:
         raise UsageError("--at goes with --fork")
+    if args.resume and args.out:
+        raise UsageError("--resume appends to its own file; --out goes with --fork")
     transcript = load(args.resume or args.fork)
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
-    policy, model = resolve_policy(scenario, args, interactive=interactive, default=None)
+    extras = continued_extras(args)
+    policy, model = resolve_policy(scenario, args, interactive=interactive, default=None, named=extras.named)
     if policy is None and transcript.header.scenario == "imported":
         raise UsageError("an imported log has no policy of its own to go on with: give --policy human or --policy model")
+    hub, tools = extras.restart(transcript.header.mcp)
     try:
         if args.resume:
-            if args.out:
-                raise UsageError("--resume appends to its own file; --out goes with --fork")
-            run = resume_run(scenario, transcript, policy, interactive=interactive, approve=args.approve)
+            run = resume_run(scenario, transcript, policy, interactive=interactive, approve=args.approve, extra_tools=tools)
         else:
             position = fork_position(transcript, "end" if args.at is None else args.at)
-            run = fork_run(scenario, transcript, position, policy, out=args.out, interactive=interactive, approve=args.approve)
-    except ResumeError as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None
+            run = fork_run(
+                scenario, transcript, position, policy, out=args.out, interactive=interactive, approve=args.approve,
+                extra_tools=tools, mcp=hub.public() if hub is not None else None,
+            )
+    except BaseException as exc:
+        if hub is not None:
+            hub.close()
+        if isinstance(exc, ResumeError):
+            raise UsageError(str(exc)) from None
+        if isinstance(exc, OSError):
+            raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None
+        raise
+    extras.attach(run, hub)
     if model is not None and policy is not None and not isinstance(policy, str):
         run.model = model
     for warning in run.warnings:

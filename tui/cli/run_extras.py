@@ -1,0 +1,249 @@
+"""The `run` flags that come from the configuration file, MCP servers and the operator's own task.
+
+`make_run` asks `RunExtras.from_args` for the loaded configuration, the named
+model policies, the MCP servers to start and a task the operator wrote; every
+problem is a `UsageError` (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.sessions.config import Config, ConfigError, McpServerConfig, load_config
+from tui.cli.common import UsageError
+
+if TYPE_CHECKING:
+    from engine.core.events import Budget
+    from engine.core.scenario import Task
+    from engine.model.policy import ModelConfig
+
+CUSTOM_TASK = "custom"
+_LAUNCHERS = {"npx", "uvx", "node", "python", "python3", "bunx", "deno", "pipx", "uv", "run", "exec"}
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    """--config, --mcp, --mcp-url and --task-text for `run`."""
+    run.add_argument("-t", "--task-text", metavar="TEXT", help="your own task for the run (instead of --task)")
+    run.add_argument("--config", metavar="FILE", help="configuration file (default: ./agent-tui.toml, else $XDG_CONFIG_HOME/agent-tui/config.toml)")
+    group = run.add_argument_group("MCP tool servers", "without a scenario, the run's tools are the servers' tools")
+    group.add_argument(
+        "--mcp", action="append", default=[], metavar="'COMMAND ARGS...'",
+        help="start an MCP server on stdio (repeatable), or name a configured [[mcp]] server",
+    )
+    group.add_argument("--mcp-url", action="append", default=[], metavar="URL", help="connect to an MCP server over streamable HTTP (repeatable)")
+
+
+def server_name(words: list[str]) -> str:
+    """A short name for a server started from a command line (`npx -y @x/server-filesystem DIR` -> `filesystem`)."""
+    for word in words:
+        if word in _LAUNCHERS or Path(word).name in _LAUNCHERS or word.startswith("-"):
+            continue
+        name = Path(word.rstrip("/")).name.rsplit("@", 1)[0] if not word.startswith("@") else word.split("/")[-1]
+        for suffix in (".py", ".js", ".mjs", ".ts"):
+            name = name.removesuffix(suffix)
+        for prefix in ("mcp-server-", "server-", "mcp_server_"):
+            name = name.removeprefix(prefix)
+        name = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip("-.") or "server"
+        return name[:32]
+    return "server"
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name}-{n}" in taken:
+        n += 1
+    return f"{name}-{n}"
+
+
+@dataclass
+class RunExtras:
+    config: Config
+    named: dict[str, ModelConfig] = field(default_factory=dict)
+    servers: list[McpServerConfig] = field(default_factory=list)
+    task: Task | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RunExtras:
+        config = read_config(getattr(args, "config", None))
+        extras = cls(config=config, named=named_policies(config))
+        extras.servers = servers_from_args(config, getattr(args, "mcp", []), getattr(args, "mcp_url", []))
+        text = getattr(args, "task_text", None)
+        if text is not None:
+            from engine.core.scenario import Task
+
+            if not text.strip():
+                raise UsageError("--task-text is empty")
+            if getattr(args, "task", None):
+                raise UsageError("give --task or --task-text, not both")
+            extras.task = Task(CUSTOM_TASK, text.strip())
+            if not extras.servers and getattr(args, "scenario", None) is None:
+                extras.servers = list(config.mcp)  # your own task on your configured tools
+        return extras
+
+    def pick_task(self, scenario: Any, task_id: str | None) -> Task:
+        """The operator's task, else the scenario's; a scenario without tasks (MCP tools only)
+        gets an empty one that the cockpit asks for. KeyError for an unknown task id."""
+        if self.task is not None:
+            return self.task
+        if scenario.tasks or task_id is not None:
+            return scenario.task(task_id)
+        from engine.core.scenario import Task
+
+        return Task(CUSTOM_TASK, "")
+
+    def budget(self, budget: Budget) -> Budget:
+        """The scenario's budget with the configuration's [budget] over it."""
+        return budget.model_copy(update=self.config.budget) if self.config.budget else budget
+
+    def restart(self, saved: list[dict[str, Any]]):
+        """Start again the servers a transcript's header names: (hub, tools), or (None, [])."""
+        servers = []
+        for data in saved:
+            configured = self.config.server(str(data.get("name")))
+            try:
+                servers.append(
+                    McpServerConfig(
+                        name=str(data["name"]),
+                        command=data.get("command"),
+                        args=tuple(str(a) for a in data.get("args", [])),
+                        url=data.get("url"),
+                        env=dict(configured.env) if configured is not None else {},
+                        cwd=data.get("cwd"),
+                        trusted=bool(data.get("trusted", False)),
+                        timeout=float(data.get("timeout", 30.0)),
+                        source="the transcript",
+                    )
+                )
+            except (KeyError, TypeError, ValueError):
+                raise UsageError(f"the transcript's MCP server entry cannot be read: {data!r}") from None
+        return start_servers(servers)
+
+    def attach(self, run: Any, hub: Any) -> None:
+        """Give a continued run the configured policies and its servers (stopped when it closes)."""
+        run.named = {**self.named, **run.named}
+        for name, model in self.named.items():
+            if model.prices is not None:
+                run.engine.prices[name] = model.prices
+        if hub is not None:
+            run.mcp = hub
+            run.closers.append(hub.close)
+
+
+def read_config(path: str | None) -> Config:
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def named_policies(config: Config) -> dict[str, ModelConfig]:
+    try:
+        return {p.name: p.model_config() for p in config.policies}
+    except ValueError as exc:
+        raise UsageError(f"{config.path}: {exc}") from None
+
+
+def servers_from_args(config: Config, commands: list[str], urls: list[str]) -> list[McpServerConfig]:
+    """The servers `--mcp` and `--mcp-url` ask for: configured ones by name, others from their command line."""
+    servers: list[McpServerConfig] = []
+    taken: set[str] = set()
+    for text in commands:
+        configured = config.server(text.strip())
+        if configured is not None:
+            server = configured
+        else:
+            try:
+                words = shlex.split(text)
+            except ValueError as exc:
+                raise UsageError(f"--mcp {text!r}: {exc}") from None
+            if not words:
+                raise UsageError("--mcp needs a command (or the name of a configured [[mcp]] server)")
+            server = McpServerConfig(name=server_name(words), command=words[0], args=tuple(words[1:]), source="--mcp")
+        if server.name in taken:
+            server = McpServerConfig(**{**server.__dict__, "name": _unique(server.name, taken)})
+        taken.add(server.name)
+        servers.append(server)
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"--mcp-url must start with http:// or https://, not {url!r}")
+        from urllib.parse import urlsplit
+
+        host = (urlsplit(url).hostname or "server").split(".")[0]
+        name = _unique(host, taken)
+        taken.add(name)
+        servers.append(McpServerConfig(name=name, url=url, source="--mcp-url"))
+    return servers
+
+
+def public_servers(servers: list[McpServerConfig]) -> list[dict[str, Any]]:
+    return [s.public() for s in servers]
+
+
+def default_policy(scenario, extras: RunExtras) -> str:
+    """The policy a run starts with when neither --policy nor --model is given."""
+    if scenario.policies:
+        return scenario.default_policy
+    return next(iter(extras.named), "human")
+
+
+def start_servers(servers: list[McpServerConfig], taken=()):
+    """Start the MCP servers: (hub, tools), or (None, []) with none; UsageError when one cannot start."""
+    if not servers:
+        return None, []
+    from engine.mcp import McpHub, McpStartError, hub_tools
+    from engine.sessions.run import default_transcript_dir
+
+    hub = McpHub(servers, default_transcript_dir().parent / "logs")
+    guard_servers()
+    try:
+        hub.start()
+    except McpStartError as exc:
+        from engine.core.text import clean
+
+        raise UsageError(clean(str(exc))) from None
+    return hub, hub_tools(hub, taken)
+
+
+_guarded = False
+
+
+def guard_servers() -> None:
+    """Stop the MCP servers when agent-tui ends without closing its run: on SIGTERM (then die of
+    it, as before) and at exit. A SIGKILL is covered by the guard each server starts under."""
+    global _guarded
+    if _guarded:
+        return
+    _guarded = True
+    import atexit
+    import os
+    import signal
+    import threading
+
+    from engine.mcp import kill_all
+
+    atexit.register(kill_all)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum: int, frame: Any) -> None:
+        kill_all()
+        if callable(previous):
+            previous(signum, frame)
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
+def continued_extras(args: argparse.Namespace) -> RunExtras:
+    """The configuration for `run --resume` / `--fork` (its named policies and servers' settings)."""
+    config = read_config(getattr(args, "config", None))
+    return RunExtras(config=config, named=named_policies(config))
