@@ -39,10 +39,12 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 from urllib.parse import urlsplit
 
-from engine.core.events import RuleInfo
+if TYPE_CHECKING:  # the events (pydantic) load only when a rule is read: `--help` stays light
+    from engine.core.events import RuleInfo
+
 
 CONFIG_NAME = "agent-tui.toml"
 DEFAULT_MCP_TIMEOUT = 30.0
@@ -400,6 +402,8 @@ class _Reader:
             raise self.fail("rule", index, "effect", f"'effect' must be allow, ask or deny, not {effect!r}")
         if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
             raise self.fail("rule", index, "args", "'args' must map argument names to string patterns")
+        from engine.core.events import RuleInfo
+
         where = self.at("rule", index)
         self.config.sources[f"rule.{index + 1}"] = where
         return RuleInfo(tool=tool, effect=effect, args=args, source=f"{self.path.name}:{self.line_of('rule', index)}")

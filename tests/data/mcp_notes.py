@@ -74,4 +74,5 @@ SCENARIO = Scenario(
     },
     policies={"notes": _script("notes", _notes), "files": _script("files", _fs), "slow": _script("slow", _slow)},
     make_world=lambda task, options: Folder(options),
+    options={"dir": "."},
 )

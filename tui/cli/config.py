@@ -6,7 +6,10 @@ import argparse
 import json
 from typing import Any
 
-from engine.sessions.config import DEFAULT, Config, ConfigError, load_config
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # loaded in the handler: `--help` imports no engine
+    from engine.sessions.config import Config
 
 
 def register(sub: Any) -> None:
@@ -40,6 +43,7 @@ def _line(key: str, value: Any, source: str) -> str:
 def config_lines(config: Config) -> list[str]:
     """The configuration as TOML with a `# FILE:LINE` or `# default` comment on every value."""
     from engine.model.config import DEFAULT_BASE_URL, KEY_VARIABLES
+    from engine.sessions.config import DEFAULT
 
     if config.path is None:
         lines = ["# no configuration file (looked for ./agent-tui.toml, then $XDG_CONFIG_HOME/agent-tui/config.toml)"]
@@ -88,6 +92,7 @@ def config_lines(config: Config) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.sessions.config import ConfigError, load_config
     from tui.cli.common import UsageError
 
     try:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.sessions.config import Config, ConfigError, McpServerConfig, load_config
 from tui.cli.common import UsageError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # engine modules load in the handlers: `--help` imports no engine
+    from engine.sessions.config import Config, McpServerConfig
     from engine.core.events import Budget
     from engine.core.scenario import Task
     from engine.model.policy import ModelConfig
@@ -103,6 +103,8 @@ class RunExtras:
 
     def restart(self, saved: list[dict[str, Any]]):
         """Start again the servers a transcript's header names: (hub, tools), or (None, [])."""
+        from engine.sessions.config import McpServerConfig
+
         servers = []
         for data in saved:
             configured = self.config.server(str(data.get("name")))
@@ -136,6 +138,8 @@ class RunExtras:
 
 
 def read_config(path: str | None) -> Config:
+    from engine.sessions.config import ConfigError, load_config
+
     try:
         return load_config(path)
     except ConfigError as exc:
@@ -151,6 +155,8 @@ def named_policies(config: Config) -> dict[str, ModelConfig]:
 
 def servers_from_args(config: Config, commands: list[str], urls: list[str]) -> list[McpServerConfig]:
     """The servers `--mcp` and `--mcp-url` ask for: configured ones by name, others from their command line."""
+    from engine.sessions.config import McpServerConfig
+
     servers: list[McpServerConfig] = []
     taken: set[str] = set()
     for text in commands:
