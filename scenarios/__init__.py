@@ -71,12 +71,34 @@ def names() -> list[str]:
     return [*BUILTIN, *(n for n in _plugins() if n not in BUILTIN)]
 
 
+def _is_path(name: str) -> bool:
+    return name.endswith(".py") or "/" in name or "\\" in name or name.startswith((".", "~"))
+
+
 def get(name: str) -> Scenario:
-    """A scenario by name, or by the path of a Python file that defines one."""
+    """A scenario by name, or by the path of a Python file that defines one.
+
+    Only for names the operator gave: a name read from a transcript goes
+    through `get_named`, which never loads a file.
+    """
+    if name not in BUILTIN and _is_path(name):
+        return load_file(name)
+    return get_named(name)
+
+
+def get_named(name: str) -> Scenario:
+    """A built-in or installed (entry point) scenario by name; never a file.
+
+    A saved run is data: the scenario it names is looked up here, so a
+    transcript cannot make agent-tui import code from a path it chose.
+    """
     if name in BUILTIN:
         return _from_module(importlib.import_module(BUILTIN[name]), name)
-    if name.endswith(".py") or "/" in name:
-        return load_file(name)
+    if _is_path(name):
+        raise ScenarioError(
+            f"the run names a scenario file ({name!r}); a saved run never chooses code to load: "
+            "give the scenario file yourself (agent-tui run PATH --resume FILE, agent-tui verify FILE --scenario PATH)"
+        )
     plugin = _plugins().get(name)
     if plugin is not None:
         try:

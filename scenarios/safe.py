@@ -8,9 +8,11 @@ text files inside one folder and refuses anything that would leave it.
 from __future__ import annotations
 
 import ast
+import errno
 import math
 import operator
 import os
+import stat
 from pathlib import Path
 
 from engine.core.tools import ToolError
@@ -66,35 +68,72 @@ def calculate(expression: str) -> str:
 
 
 class ConfinedReader:
-    """Reads text files below `root`; refuses absolute paths, `..` and symlinks out."""
+    """Reads text files below `root`; refuses absolute paths, `..`, links and hard-linked files.
+
+    The file is opened by walking from the folder's own descriptor one name at
+    a time without following links (`O_NOFOLLOW`), so a link swapped in during
+    the read cannot lead outside; a file with more than one name (a hard link
+    to something elsewhere) is refused. Messages name the path as given, never
+    the folder's absolute path.
+    """
 
     def __init__(self, root: str | Path, max_bytes: int = 1_000_000) -> None:
         self.root = Path(root).resolve()
         self.max_bytes = max_bytes
 
-    def resolve(self, path: str) -> Path:
+    def _parts(self, path: str) -> list[str]:
         raw = str(path).strip()
         if not raw:
             raise ToolError("PermissionError: empty path")
         if "\x00" in raw:
             raise ToolError("PermissionError: the path contains a NUL byte")
-        candidate = Path(raw)
-        if candidate.is_absolute() or raw.startswith(("/", "\\", "~")) or (len(raw) > 1 and raw[1] == ":"):
+        if Path(raw).is_absolute() or raw.startswith(("/", "\\", "~")) or (len(raw) > 1 and raw[1] == ":"):
             raise ToolError("PermissionError: absolute paths are not allowed; give a path inside the folder")
-        if any(part == ".." for part in Path(raw.replace("\\", "/")).parts):
+        parts = [p for p in raw.replace("\\", "/").split("/") if p not in ("", ".")]
+        if any(part == ".." for part in parts):
             raise ToolError("PermissionError: '..' is not allowed in paths")
-        target = (self.root / candidate).resolve()
-        if target != self.root and self.root not in target.parents:
-            raise ToolError("PermissionError: the path leads outside the folder")
-        return target
+        if not parts:
+            raise ToolError(f"IsADirectoryError: '{path}' is not a file")
+        return parts
+
+    def _open(self, path: str) -> int:
+        """A descriptor for the regular file at `path`, opened without following any link."""
+        parts = self._parts(path)
+        try:
+            folder = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            raise ToolError("FileNotFoundError: the notes folder cannot be opened") from None
+        try:
+            for part in parts[:-1]:
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+                os.close(folder)
+                folder = inner
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+        except OSError as exc:
+            raise self._refusal(path, exc) from None
+        finally:
+            os.close(folder)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            raise ToolError(f"IsADirectoryError: '{path}' is not a file")
+        if info.st_nlink != 1:
+            os.close(fd)
+            raise ToolError(f"PermissionError: '{path}' has other names (hard links); it is not read")
+        return fd
+
+    def _refusal(self, path: str, exc: OSError) -> ToolError:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            return ToolError(f"PermissionError: '{path}' goes through a link; links are not followed")
+        if exc.errno == errno.ENOENT:
+            return ToolError(f"FileNotFoundError: no file '{path}' (files: {', '.join(self.listing()) or 'none'})")
+        if exc.errno == errno.EISDIR:
+            return ToolError(f"IsADirectoryError: '{path}' is not a file")
+        return ToolError(f"OSError: '{path}' cannot be read ({exc.strerror or 'error'})")
 
     def read(self, path: str) -> str:
-        target = self.resolve(path)
-        if not target.exists():
-            raise ToolError(f"FileNotFoundError: no file '{path}' (files: {', '.join(self.listing()) or 'none'})")
-        if not target.is_file():
-            raise ToolError(f"IsADirectoryError: '{path}' is not a file")
-        with open(target, "rb") as handle:
+        fd = self._open(path)
+        with os.fdopen(fd, "rb") as handle:
             data = handle.read(self.max_bytes + 1)
         text = data[: self.max_bytes].decode("utf-8", errors="replace")
         if len(data) > self.max_bytes:

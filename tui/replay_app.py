@@ -354,7 +354,7 @@ def _scenario_named(name: str) -> Scenario | None:
     if name == "imported":
         return None
     try:
-        return scenarios.get(name)
+        return scenarios.get_named(name)  # a stored run never names code to load
     except scenarios.ScenarioError:
         return None
 
@@ -380,7 +380,7 @@ def _fork_from(timeline: Timeline, position: int, policy: str):
                 raise ValueError("no model is configured: set AGENT_TUI_MODEL (and AGENT_TUI_BASE_URL)")
             chosen = ModelPolicy(config)
     else:
-        scenario = scenarios.get(timeline.header.scenario)
+        scenario = scenarios.get_named(timeline.header.scenario)
     transcript = Transcript(
         path=Path(timeline.path) if timeline.path else Path("imported"),
         header=timeline.header,

@@ -333,7 +333,7 @@ class Engine:
             else:
                 self._end("handed_off", f"{tool.name}: {text}" if text else tool.name)
             return False
-        effect, why = decide_effect(self.state.rules, tool, args)
+        effect, why = decide_effect(self.state.rules, tool, args, action.args)
         if effect == "deny":
             self._observe(index, tool.name, args, f"DENIED: {tool.name} is not allowed here ({why})", error=True)
             return True
@@ -469,7 +469,7 @@ class Engine:
         pending = self._require_pending()
         tool = self.tools[pending.tool]
         clean = validate_args(tool, args)
-        effect, why = decide_effect(self.state.rules, tool, clean)
+        effect, why = decide_effect(self.state.rules, tool, clean, args)
         if effect == "deny":
             raise ValueError(f"these arguments are denied ({why})")
         return clean

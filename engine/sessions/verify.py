@@ -3,8 +3,15 @@
 The operator's part of the run is taken from the file: approvals, rejections,
 edits, aborts, policy swaps and budget extensions are applied again at the
 same points; everything else (decisions, observations, warnings, the end) is
-produced again by the scenario's scripted policies and tools, in a fresh
-world, and compared event by event. Times and durations are not compared.
+produced again by the scenario's scripted policies and ordinary tools, in a
+fresh world, and compared event by event. Times and durations are not compared.
+
+An irreversible tool never runs again: its call is answered with the
+observation the file recorded for it (the same step, index, tool and
+arguments), and the world is restored from the file's executions up to there
+(`world.restore`, when it has one). A call the file has no matching execution
+for, a forged approval for instance, is answered "NOT RUN" and shows as a
+difference.
 """
 
 from __future__ import annotations
@@ -13,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from engine.core.engine import Engine, EngineError
-from engine.core.events import Event
+from engine.core.events import Event, Observed
 from engine.core.policy import Policy
 from engine.core.scenario import Scenario, Task
+from engine.core.tools import Tool
 from engine.stored.transcript import Transcript
 
 _VOLATILE = {"at", "duration"}
@@ -40,6 +48,40 @@ class VerifyResult:
     @property
     def match(self) -> bool:
         return self.index is None
+
+
+NOT_RUN = "NOT RUN: verify never runs an irreversible tool, and the file records no execution of this call"
+
+
+class _ReplayingEngine(Engine):
+    """An engine whose irreversible calls are answered from the saved run, never run."""
+
+    def __init__(self, *args: Any, saved: Sequence[Event], world: object, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._saved = list(saved)
+        self._world = world
+
+    def _execute(self, index: int, tool: Tool, args: dict[str, Any]) -> None:
+        if tool.kind != "irreversible":
+            super()._execute(index, tool, args)
+            return
+        step = self.state.step
+        for position, event in enumerate(self._saved):
+            if (
+                isinstance(event, Observed)
+                and event.executed
+                and (event.step, event.index, event.tool) == (step, index, tool.name)
+                and event.args == args
+            ):
+                restore = getattr(self._world, "restore", None)
+                if callable(restore):
+                    restore([e for e in self._saved[: position + 1] if isinstance(e, Observed) and e.executed])
+                self._observe(
+                    index, tool.name, args, event.text, error=event.error, executed=True,
+                    truncated=event.truncated, duration=event.duration,
+                )
+                return
+        self._observe(index, tool.name, args, NOT_RUN, error=True)
 
 
 def comparable(event: Event) -> dict[str, Any]:
@@ -75,7 +117,9 @@ def verify_run(scenario: Scenario, transcript: Transcript, *, max_events: int | 
     def make(name: str) -> Policy:
         return scenario.policy(name, world, task)
 
-    engine = Engine(header, world.tools, make(header.policy), interactive=interactive, approve=approve)  # type: ignore[attr-defined]
+    engine = _ReplayingEngine(
+        header, world.tools, make(header.policy), interactive=interactive, approve=approve, saved=saved, world=world  # type: ignore[attr-defined]
+    )
     limit = max_events if max_events is not None else len(saved) + 1000
     compared = 0
     while True:

@@ -29,7 +29,9 @@ def load(path: str, fmt: str = "auto") -> Any:
     return transcript
 
 
-def print_run(header: Any, events: Any, *, unfinished_note: bool = True) -> None:
+def print_run(header: Any, events: Any, *, unfinished_note: bool = True, unfinished: Any = None) -> None:
+    """`unfinished`: the `tool_started` note of a call the run stopped in (a kill): its outcome is unknown."""
+    from engine.core.engine import unknown_outcome_text
     from tui.plain import event_lines, header_lines
 
     for line in header_lines(header):
@@ -37,6 +39,8 @@ def print_run(header: Any, events: Any, *, unfinished_note: bool = True) -> None
     for event in events:
         for line in event_lines(event):
             print(line)
+    if unfinished is not None and unfinished_note:
+        print(f"  !        {unknown_outcome_text(unfinished)}")
     if unfinished_note and not any(e.type == "run_ended" for e in events):
         if header.scenario == "imported":
             print("outcome: unfinished (the log ends here)")
@@ -60,11 +64,12 @@ def scenario_of(transcript: Any, name: str | None, *, fork: bool = False) -> Any
             f"{transcript.path}: an imported {header.options.get('format', 'foreign')} log has no world to act on; "
             "it can be replayed, shown, exported and forked (--policy human or model), not resumed or verified"
         )
-    wanted = name or header.scenario
     try:
-        scenario = scenarios.get(wanted)
+        # A name from the operator may be a file; the file's own name never loads one.
+        scenario = scenarios.get(name) if name else scenarios.get_named(header.scenario)
     except scenarios.ScenarioError as exc:
-        raise UsageError(f"{exc} (the run was of scenario '{header.scenario}')") from None
+        hint = "" if name else "; if it is a scenario file, give it: agent-tui run PATH --resume FILE, verify FILE --scenario PATH"
+        raise UsageError(f"{exc} (the run was of scenario '{header.scenario}'{hint})") from None
     if scenario.name != header.scenario:
         raise UsageError(f"{transcript.path}: the run is of scenario '{header.scenario}', not '{scenario.name}'")
     return scenario
