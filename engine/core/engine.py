@@ -10,7 +10,6 @@ events.
 
 from __future__ import annotations
 
-import functools
 import gc
 import time
 from typing import Any, Callable, Literal, Sequence
@@ -22,7 +21,6 @@ from engine.core.events import (
     ApprovalDecided,
     ApprovalRequested,
     BudgetExhausted,
-    BudgetExtended,
     BudgetKind,
     BudgetWarning,
     DecisionMade,
@@ -31,13 +29,12 @@ from engine.core.events import (
     Observed,
     Outcome,
     PolicyFailed,
-    PolicySwapped,
-    RuleInfo,
     RunEnded,
     ToolStarted,
     Usage,
 )
 from engine.core.decisions import check_decision, unknown_outcome_text
+from engine.core.operator import EngineError as EngineError, OperatorCalls  # EngineError: re-exported
 from engine.stored.eventlog import EventLog
 from engine.stored.transcript import EventSink
 from engine.core.parse import parse_decision_text
@@ -52,24 +49,7 @@ FREEZE_EVERY = 8192
 """Events between two `gc.freeze` calls in a headless `run`."""
 
 
-def _flushed(method: Callable[..., Any]) -> Callable[..., Any]:
-    """An operator call is a pause point: what it wrote goes to the sink before it returns."""
-
-    @functools.wraps(method)
-    def call(self: Engine, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            self._flush()
-
-    return call
-
-
-class EngineError(Exception):
-    """An operator call that does not fit the run's state (approve with nothing pending)."""
-
-
-class Engine:
+class Engine(OperatorCalls):
     """Drives one run.
 
     `interactive=True` (the cockpit) pauses at a budget limit and after a policy
@@ -418,113 +398,3 @@ class Engine:
                 self._emit(BudgetWarning(at=self.clock(), kind=kind, used=used, limit=limit))
         self._limits_checked_at = self.state.events
         return False
-
-    # -- operator calls --------------------------------------------------------
-
-    def _require_pending(self):
-        pending = self.state.pending
-        if pending is None or self.state.status != "awaiting_approval":
-            raise EngineError("no action is waiting for approval")
-        return pending
-
-    def _after_operator(self) -> None:
-        if self.fault is not None:
-            return
-        self._run_queue()
-        if not self.ended and self.state.status == "ready" and not self.state.queue:
-            self._check_limits()
-
-    @_flushed
-    def approve(self, always: bool = False, by: str = "operator") -> str:
-        pending = self._require_pending()
-        rule = RuleInfo(tool=pending.tool, effect="allow", source="approve always") if always else None
-        self.fault = None
-        self._emit(
-            ApprovalDecided(
-                at=self.clock(),
-                step=pending.step,
-                index=pending.index,
-                choice="approve_always" if always else "approve",
-                rule=rule,
-                by=by,
-            )
-        )
-        self._execute(pending.index, self.tools[pending.tool], pending.args)
-        self._after_operator()
-        return self.status
-
-    @_flushed
-    def reject(self, reason: str, by: str = "operator") -> str:
-        pending = self._require_pending()
-        reason = reason.strip() or "no reason given"
-        self._emit(
-            ApprovalDecided(at=self.clock(), step=pending.step, index=pending.index, choice="reject", reason=reason, by=by)
-        )
-        self._observe(pending.index, pending.tool, pending.args, f"REJECTED by the operator: {reason}", error=True)
-        self._after_operator()
-        return self.status
-
-    def check_edit(self, args: dict[str, Any]) -> dict[str, Any]:
-        """Validate edited arguments for the pending action; raises ValueError."""
-        pending = self._require_pending()
-        tool = self.tools[pending.tool]
-        clean = validate_args(tool, args)
-        effect, why = decide_effect(self.state.rules, tool, clean, args)
-        if effect == "deny":
-            raise ValueError(f"these arguments are denied ({why})")
-        return clean
-
-    @_flushed
-    def modify(self, args: dict[str, Any], by: str = "operator") -> str:
-        """Run the pending action with edited arguments (validated first; ValueError if not valid)."""
-        pending = self._require_pending()
-        clean = self.check_edit(args)
-        self.fault = None
-        self._emit(
-            ApprovalDecided(at=self.clock(), step=pending.step, index=pending.index, choice="modify", args=clean, by=by)
-        )
-        self._execute(pending.index, self.tools[pending.tool], clean)
-        self._after_operator()
-        return self.status
-
-    @_flushed
-    def abort(self, reason: str = "aborted by the operator") -> str:
-        if self.ended:
-            return self.status
-        pending = self.state.pending
-        if pending is not None:
-            self._emit(
-                ApprovalDecided(at=self.clock(), step=pending.step, index=pending.index, choice="abort", reason=reason)
-            )
-        self._end("aborted", reason)
-        return self.status
-
-    @_flushed
-    def swap_policy(self, policy: Policy) -> None:
-        """Use `policy` from the next decision on (recorded as an event)."""
-        old = self.policy.name
-        self.policy = policy
-        if not self.ended:
-            self._emit(PolicySwapped(at=self.clock(), step=self.state.step + 1, old=old, new=policy.name))
-
-    @_flushed
-    def extend_budget(self, kind: BudgetKind, limit: float) -> str:
-        """Raise a limit (the cockpit's answer to a budget pause)."""
-        if self.ended:
-            raise EngineError("the run has ended")
-        if limit <= self.state.used(kind):
-            raise ValueError(f"the new {kind} limit must be above what is used ({amount(kind, self.state.used(kind))})")
-        self._emit(BudgetExtended(at=self.clock(), kind=kind, limit=limit))
-        return self.status
-
-    @_flushed
-    def end_at_budget(self) -> str:
-        """Accept a budget pause as the end of the run."""
-        exhausted = self.state.exhausted
-        if exhausted is None:
-            raise EngineError("the run is not paused at a budget limit")
-        self._end(
-            "stopped",
-            f"{exhausted.kind} budget reached: {amount(exhausted.kind, exhausted.used)} of {amount(exhausted.kind, exhausted.limit)}",
-        )
-        return self.status
