@@ -144,7 +144,7 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical(id="confirm-dialog", classes="dialog"):
             yield Static(Text(self.question), markup=False)
             with Horizontal(classes="buttons"):
-                yield Button(f"y {self.yes}", variant="error", id="yes")
+                yield Button(Text(f"y {self.yes}"), variant="error", id="yes")
                 yield Button("n No", id="no")
 
     def on_mount(self) -> None:
