@@ -159,3 +159,33 @@ def test_the_help_text_names_the_model_clients_default_url():
     from tui.cli import model_flags
 
     assert model_flags.DEFAULT_BASE_URL == DEFAULT_BASE_URL
+
+
+def test_a_command_is_described_by_its_handler_docstring() -> None:
+    import argparse
+
+    from tui.cli.common import add_command
+
+    def handler(args: argparse.Namespace) -> int:
+        """Do the thing to a file.
+
+        A longer description,
+        over two lines.
+        """
+        return 0
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    command = add_command(sub, "thing", handler)
+    assert command.description == "A longer description, over two lines."
+    assert "do the thing to a file" in parser.format_help()
+    assert parser.parse_args(["thing"]).handler is handler
+
+
+def test_budget_limits_leave_unset_flags_out() -> None:
+    import argparse
+
+    from tui.cli.common import budget_limits
+
+    args = argparse.Namespace(max_steps=3, max_tokens=None, max_cost=0.5, max_seconds=None)
+    assert budget_limits(args) == {"max_steps": 3, "max_cost": 0.5}

@@ -31,6 +31,7 @@ from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cli.common import EXIT_CODES
 from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, action_applies
+from tui.keys import approval_bindings
 from tui.layout import fit
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
@@ -71,10 +72,7 @@ class CockpitApp(App[None]):
         Binding("space", "step", "step", show=False),
         Binding("c", "continue_run", "continue"),
         Binding("escape", "interrupt", "interrupt"),
-        Binding("a", "approve", "approve"),
-        Binding("A", "approve_always", "approve always"),
-        Binding("r", "reject", "reject"),
-        Binding("e", "edit", "edit"),
+        *approval_bindings(),
         Binding("v", "review", "review"),
         Binding("b", "budget", "budget"),
         Binding("p", "pick_policy", "policy"),

@@ -24,6 +24,7 @@ from engine.core.events import Event
 from engine.gateway import Gateway, GatewayRun
 from engine.core.policy import Decision
 from engine.core.text import clean
+from tui.keys import approval_bindings
 from tui.plain import event_lines, header_lines, outcome_line
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, PolicyPicker
@@ -55,10 +56,7 @@ class GatewayApp(App[None]):
         Binding("n", "step", "step"),
         Binding("c", "continue_run", "continue"),
         Binding("escape", "pause", "pause"),
-        Binding("a", "approve", "approve"),
-        Binding("A", "approve_always", "approve always"),
-        Binding("r", "reject", "reject"),
-        Binding("e", "edit", "edit"),
+        *approval_bindings(),
         Binding("v", "review", "review"),
         Binding("h", "take_over", "take over"),
         Binding("p", "pick_upstream", "upstream"),

@@ -248,20 +248,23 @@ class PolicyFailed(_Event):
     message: str
 
 
-class BudgetWarning(_Event):
-    type: Literal["budget_warning"] = "budget_warning"
+class _BudgetLimit(_Event):
+    """A budget's use measured against its limit."""
+
+    type: str
     kind: BudgetKind
     used: float
     limit: float
 
 
-class BudgetExhausted(_Event):
+class BudgetWarning(_BudgetLimit):
+    type: Literal["budget_warning"] = "budget_warning"
+
+
+class BudgetExhausted(_BudgetLimit):
     """A limit was reached in a run that pauses instead of ending (the cockpit)."""
 
     type: Literal["budget_exhausted"] = "budget_exhausted"
-    kind: BudgetKind
-    used: float
-    limit: float
 
 
 class BudgetExtended(_Event):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from typing import Any, NoReturn
@@ -45,6 +46,30 @@ class Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         report(message)
         raise SystemExit(EXIT_USAGE)
+
+
+def add_command(sub: Any, name: str, handler: Any, help: str | None = None) -> argparse.ArgumentParser:
+    """Register subcommand `name`, run by `handler(args)`; its flags are added to the parser returned.
+
+    Without `help`, the handler's docstring speaks for the command: its first
+    paragraph is the line in `agent-tui --help`, the rest the description in
+    `agent-tui NAME --help`.
+    """
+    description = None
+    if help is None:
+        first, _, rest = inspect.cleandoc(handler.__doc__ or "").partition("\n\n")
+        first = " ".join(first.split()).rstrip(".")
+        help = first[:1].lower() + first[1:]  # the style of argparse's own lines
+        description = " ".join(rest.split()) or None
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=description)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def budget_limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The limits set by --max-steps, --max-tokens, --max-cost and --max-seconds (unset ones left out)."""
+    limits = {name: getattr(args, name, None) for name in ("max_steps", "max_tokens", "max_cost", "max_seconds")}
+    return {name: value for name, value in limits.items() if value is not None}
 
 
 def option_pair(text: str) -> tuple[str, Any]:

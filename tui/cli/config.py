@@ -4,23 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from typing import TYPE_CHECKING
+from tui.cli.common import add_command
 
 if TYPE_CHECKING:  # loaded in the handler: `--help` imports no engine
     from engine.sessions.config import Config
 
 
 def register(sub: Any) -> None:
-    config = sub.add_parser(
-        "config",
-        help="print the merged configuration and where each value came from",
-        description="Print the configuration agent-tui uses (agent-tui.toml in the current folder, else "
-        "$XDG_CONFIG_HOME/agent-tui/config.toml, or --config FILE) with the origin of every value.",
-    )
+    config = add_command(sub, "config", run)
     config.add_argument("--config", metavar="FILE", help="configuration file (default: ./agent-tui.toml, else $XDG_CONFIG_HOME/agent-tui/config.toml)")
-    config.set_defaults(handler=run)
 
 
 def _value(value: Any) -> str:
@@ -92,6 +86,11 @@ def config_lines(config: Config) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the merged configuration and where each value came from.
+
+    Print the configuration agent-tui uses (agent-tui.toml in the current folder, else
+    $XDG_CONFIG_HOME/agent-tui/config.toml, or --config FILE) with the origin of every value.
+    """
     from engine.sessions.config import ConfigError, load_config
     from tui.cli.common import UsageError
 

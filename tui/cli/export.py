@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_OK, UsageError, report
+from tui.cli.common import EXIT_OK, UsageError, add_command, report
 from tui.cli.saved import FORMAT_HELP, FORMATS, load
 
 
 def register(sub: Any) -> None:
-    export = sub.add_parser("export", help="write a readable report of a saved run, or its OpenAI chat messages")
+    export = add_command(sub, "export", cmd_export, help="write a readable report of a saved run, or its OpenAI chat messages")
     export.add_argument("file")
     export.add_argument(
         "--format",
@@ -22,7 +22,6 @@ def register(sub: Any) -> None:
     )
     export.add_argument("--from", dest="source_format", default="auto", choices=FORMATS, help=FORMAT_HELP)
     export.add_argument("-o", "--out", help="write here instead of stdout")
-    export.set_defaults(handler=cmd_export)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

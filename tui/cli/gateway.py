@@ -17,13 +17,13 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from tui.cli.common import EXIT_CODES, UsageError, positive_float, positive_int
+from tui.cli.common import EXIT_CODES, UsageError, add_command, budget_limits, positive_float, positive_int
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 
 
 def register(sub: Any) -> None:
-    gw = sub.add_parser("gateway", help="an OpenAI-compatible endpoint between an agent and its model, steered here")
+    gw = add_command(sub, "gateway", cmd_gateway, help="an OpenAI-compatible endpoint between an agent and its model, steered here")
     gw.add_argument(
         "--upstream",
         action="append",
@@ -46,7 +46,6 @@ def register(sub: Any) -> None:
     gw.add_argument("--max-body", type=positive_int, default=None, metavar="BYTES", help="largest request body accepted (default 10 MiB)")
     gw.add_argument("--timeout", type=positive_float, default=600.0, metavar="SECONDS", help="upstream timeout (default 600)")
     gw.add_argument("--out", help="transcript of the first run (later runs: FILE-2, FILE-3...; default: the data folder)")
-    gw.set_defaults(handler=cmd_gateway)
 
 
 def _upstreams(entries: list[str], model: str | None):
@@ -107,14 +106,7 @@ def build(args: argparse.Namespace):
             rules = load_rules(args.rules)
         except RulesError as exc:
             raise UsageError(str(exc)) from None
-    budget = Budget(
-        max_steps=args.max_steps,
-        max_tokens=args.max_tokens,
-        max_cost=args.max_cost,
-        max_seconds=args.max_seconds,
-        price_in_per_1k=args.price_in,
-        price_out_per_1k=args.price_out,
-    )
+    budget = Budget(**budget_limits(args), price_in_per_1k=args.price_in, price_out_per_1k=args.price_out)
     key = next((os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)), None)
     if args.out and os.path.exists(args.out) and os.path.getsize(args.out) > 0:
         raise UsageError(f"{args.out} already holds a transcript; choose another file")

@@ -14,21 +14,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_OK, UsageError, report
+from tui.cli.common import EXIT_OK, UsageError, add_command, report
 from tui.cli.saved import FORMAT_HELP, FORMATS
 
 
 def register(sub: Any) -> None:
-    command = sub.add_parser(
-        "import",
-        help="convert a foreign trace (Claude Code, Codex, OpenAI chat, SWE-agent, Inspect AI, ReAct...) to transcripts",
-        description="Convert a trace written by another tool into agent-tui transcripts, one per run, that "
-        "show, replay, export and fork open like any run. The format is detected from the content.",
-    )
+    command = add_command(sub, "import", cmd_import)
     command.add_argument("file")
     command.add_argument("-o", "--out", metavar="OUT.jsonl", help="where to write (several runs: OUT-1.jsonl, OUT-2.jsonl, ...)")
     command.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
-    command.set_defaults(handler=cmd_import)
 
 
 def out_paths(source: Path, out: str | None, count: int) -> list[Path]:
@@ -41,6 +35,11 @@ def out_paths(source: Path, out: str | None, count: int) -> list[Path]:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """Convert a foreign trace (Claude Code, Codex, OpenAI chat, SWE-agent, Inspect AI, ReAct...) to transcripts.
+
+    Convert a trace written by another tool into agent-tui transcripts, one per run, that show,
+    replay, export and fork open like any run. The format is detected from the content.
+    """
     from engine.stored.importers import load_runs
     from engine.stored.transcript import TranscriptError, write_transcript
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tui.cli.common import add_command
+
 
 def register(sub: Any) -> None:
-    sub.add_parser("list", help="list scenarios, their tasks and policies").set_defaults(handler=cmd_list)
+    add_command(sub, "list", cmd_list, "list scenarios, their tasks and policies")
 
 
 def cmd_list(args: argparse.Namespace | None = None) -> int:

@@ -9,17 +9,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tui.cli.common import EXIT_OK, EXIT_USAGE, UsageError, report, step_or_end
+from tui.cli.common import EXIT_OK, EXIT_USAGE, UsageError, add_command, report, step_or_end
 from tui.cli.saved import FORMAT_HELP, FORMATS, load, print_run
 
 
 def register(sub: Any) -> None:
-    replay = sub.add_parser("replay", help="open a saved run read-only (the cockpit, or --headless)")
+    replay = add_command(sub, "replay", cmd_replay, help="open a saved run read-only (the cockpit, or --headless)")
     replay.add_argument("file")
     replay.add_argument("--headless", action="store_true", help="print the run as `show` does, without the cockpit")
     replay.add_argument("--at", type=step_or_end, metavar="N", help="open (or print up to) the end of step N")
     replay.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
-    replay.set_defaults(handler=cmd_replay)
 
 
 def open_timeline(path: str, fmt: str = "auto") -> Any:

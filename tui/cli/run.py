@@ -11,6 +11,8 @@ from tui.cli.common import (
     EXIT_CODES,
     EXIT_USAGE,
     UsageError,
+    add_command,
+    budget_limits,
     option_pair,
     os_error_text,
     positive_float,
@@ -28,9 +30,8 @@ abandoned_work = False
 
 
 def register(sub: Any) -> None:
-    run = sub.add_parser("run", help="run a scenario (the cockpit, or --headless)")
+    run = add_command(sub, "run", cmd_run, help="run a scenario (the cockpit, or --headless)")
     add_arguments(run)
-    run.set_defaults(handler=cmd_run)
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
@@ -76,14 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _budget(scenario: Any, args: argparse.Namespace, extras: Any) -> Any:
-    updates = {
-        "max_steps": args.max_steps,
-        "max_tokens": args.max_tokens,
-        "max_cost": args.max_cost,
-        "max_seconds": args.max_seconds,
-    }
-    budget = extras.budget(scenario.budget)
-    return budget.model_copy(update={k: v for k, v in updates.items() if v is not None})
+    return extras.budget(scenario.budget).model_copy(update=budget_limits(args))
 
 
 def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:

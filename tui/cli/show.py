@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tui.cli.common import add_command
 from tui.cli.saved import FORMAT_HELP, FORMATS, load, print_run
 
 
 def register(sub: Any) -> None:
-    show = sub.add_parser("show", help="print a saved transcript")
+    show = add_command(sub, "show", cmd_show, help="print a saved transcript")
     show.add_argument("file")
     show.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
-    show.set_defaults(handler=cmd_show)
 
 
 def cmd_show(args: argparse.Namespace) -> int:

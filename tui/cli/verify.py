@@ -6,25 +6,23 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_DIFFERS, EXIT_OK, UsageError
+from tui.cli.common import EXIT_DIFFERS, EXIT_OK, UsageError, add_command
 from tui.cli.saved import load, scenario_of
 
 
 def register(sub: Any) -> None:
-    verify = sub.add_parser(
-        "verify",
-        help="re-run a run of scripted policies and name the first event that differs",
-        description="Re-run a saved run of scripted policies in a fresh world, replaying the operator's "
-        "answers from the file. Exit 0 when every event matches (an unfinished run says so), 3 when one "
-        "differs (it is named), "
-        "2 when the file cannot be read or re-run.",
-    )
+    verify = add_command(sub, "verify", cmd_verify)
     verify.add_argument("file")
     verify.add_argument("--scenario", help="the scenario, a name or a .py path (default: the one the file names)")
-    verify.set_defaults(handler=cmd_verify)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    """Re-run a run of scripted policies and name the first event that differs.
+
+    Re-run a saved run of scripted policies in a fresh world, replaying the operator's answers
+    from the file. Exit 0 when every event matches (an unfinished run says so), 3 when one
+    differs (it is named), 2 when the file cannot be read or re-run.
+    """
     from engine.sessions.verify import VerifyError, verify_run
     from tui.plain import event_lines
 

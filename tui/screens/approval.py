@@ -22,6 +22,7 @@ from textual.widgets import Button, Static
 
 from engine.core.state import PendingApproval
 from engine.core.text import clean
+from tui.keys import approval_bindings
 
 ApprovalChoice = Literal["approve", "approve_always", "reject", "edit"]
 
@@ -48,10 +49,7 @@ def args_text(args: dict[str, Any]) -> Text:
 
 class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
     BINDINGS = [
-        Binding("a", "choose('approve')", "approve"),
-        Binding("A", "choose('approve_always')", "approve always"),
-        Binding("r", "choose('reject')", "reject"),
-        Binding("e", "choose('edit')", "edit"),
+        *approval_bindings("choose('{}')"),
         Binding("escape", "look", "look at the run"),
         Binding("question_mark", "app.help", "help"),
     ]
