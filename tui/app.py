@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from textual import events, on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
@@ -33,13 +33,14 @@ from tui.cli.common import EXIT_CODES
 from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, action_applies
 from tui.keys import approval_bindings
 from tui.layout import fit
+from tui.mcp_cockpit import McpCockpit
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.header import RunHeader
 from tui.widgets.run_panes import RunPanes
-from tui.widgets.transcript import Prefix, TranscriptPane
+from tui.widgets.transcript import Prefix
 
 PolicyFactory = Callable[[], Policy]
 
@@ -61,8 +62,8 @@ def _shown_path(path: Path | None, limit: int = 72) -> str:
     return text
 
 
-class CockpitApp(App[None]):
-    """The live cockpit around one `Run`."""
+class CockpitApp(McpCockpit):
+    """The live cockpit around one `Run` (its MCP parts in `tui.mcp_cockpit`)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "agent-tui"
@@ -81,6 +82,7 @@ class CockpitApp(App[None]):
         Binding("x", "abort", "abort"),
         Binding("s", "save", "save"),
         Binding("question_mark", "help", "help"),
+        Binding("t", "set_task", "task"),
         Binding("q", "quit", "quit"),
     ]
 
@@ -128,6 +130,7 @@ class CockpitApp(App[None]):
         for warning in self.run_.warnings:
             self.notify(clean(warning), title="Warning", severity="warning", timeout=20, markup=False)
         self.call_after_refresh(self._offer_pause)
+        self.mcp_mount()
 
     def on_resize(self, event: events.Resize) -> None:
         fit(self, event.size)
@@ -140,10 +143,7 @@ class CockpitApp(App[None]):
         self._leaving = True
         self.bridge.interrupt.set()
         self.bridge.detach()
-
-    @property
-    def pane(self) -> TranscriptPane:
-        return self.query_one("#transcript", TranscriptPane)
+        self.mcp_unmount()
 
     # -- state -----------------------------------------------------------------
 
@@ -174,6 +174,10 @@ class CockpitApp(App[None]):
             return "your turn: n types a step, h hands back", "-input"
         if status == "ended" and s.ended is not None:
             return f"ended: {s.ended.outcome} ({s.ended.reason})", "-ended"
+        if self.needs_task:
+            return "no task yet: t sets it", "-input"
+        if status == "ready" and self.engine.fault:
+            return "a tool server failed: n goes on, p swaps, x aborts", "-failed"
         return ("ready" if s.step == 0 else "paused"), "-paused"
 
     def refresh_view(self) -> None:
@@ -188,6 +192,7 @@ class CockpitApp(App[None]):
             state=words,
             state_class=cls,
             path=_shown_path(self.run_.path),
+            servers=self.servers_line,
         )
         self.query_one(RunPanes).show_state(s)
         # The footer rebuilds itself on every refresh; only ask when what applies changed.
@@ -204,7 +209,7 @@ class CockpitApp(App[None]):
         return self.action_applies(action)
 
     def action_applies(self, action: str) -> bool:
-        return action_applies(action, self.run_status, human_in_control=self.human_in_control)
+        return action_applies(action, self.run_status, human_in_control=self.human_in_control, needs_task=self.needs_task)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -273,6 +278,7 @@ class CockpitApp(App[None]):
         self.busy = False
         if not self._can_draw:
             return
+        self.clear_progress()
         if self._streamed:
             self._streamed = ""
             self.pane.stream("")
@@ -291,6 +297,8 @@ class CockpitApp(App[None]):
             self.action_review()
         elif status == "awaiting_budget":
             self.action_budget()
+        elif status == "ready":
+            self.show_fault()
         elif status == "policy_failed" and self.view_state.last_policy_error:
             self.notify(
                 clean(self.view_state.last_policy_error),

@@ -23,13 +23,18 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("abort", "Abort", "End the run now"),
     ("save", "Save a copy", "Write the transcript to another file"),
     ("help", "Help", "The keys and what they do"),
+    ("set_task", "Set the task", "Write the task of a run of MCP tools started without one"),
 )
 COCKPIT_ACTIONS = frozenset(name for name, _, _ in COMMANDS)
 WHILE_BUSY = frozenset({"interrupt", "abort", "save", "help"})
 
 
-def action_applies(action: str, status: str, *, human_in_control: bool) -> bool:
-    """Whether cockpit action `action` applies when the run is in `status` (a RunStatus)."""
+def action_applies(action: str, status: str, *, human_in_control: bool, needs_task: bool = False) -> bool:
+    """Whether cockpit action `action` applies when the run is in `status` (a RunStatus).
+
+    `needs_task`: a run of MCP tools started without a task; until the operator
+    writes one, only setting it, picking the policy, abort, save and help apply.
+    """
     if status == "running":
         return action in WHILE_BUSY
     ended = status == "ended"
@@ -38,6 +43,10 @@ def action_applies(action: str, status: str, *, human_in_control: bool) -> bool:
     if action == "interrupt":
         return False
     if ended:
+        return False
+    if needs_task:
+        return action in ("set_task", "pick_policy", "abort")
+    if action == "set_task":
         return False
     if action == "step":
         return status in ("ready", "policy_failed", "awaiting_input")

@@ -22,7 +22,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select,
 from engine.core.events import Action
 from engine.core.policy import Decision
 from engine.core.text import clean
-from engine.core.tools import Tool, validate_args
+from engine.core.tools import Tool, schema_params, validate_args
 from tui.screens.approval import KeyButton
 
 
@@ -39,29 +39,50 @@ def value_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def form_fields(tool: Tool) -> list[dict[str, Any]]:
+    """The fields of `tool`'s form (name, type, required, description): the top-level
+    properties of its input schema when it has one (MCP tools), else its `params`."""
+    if tool.input_schema is not None:
+        return schema_params(tool.input_schema)
+    return [p.info() for p in tool.params]
+
+
 def param_widgets(tool: Tool, args: dict[str, Any]) -> list[Label | Input]:
-    """One labelled Input per parameter of `tool`, filled from `args`."""
+    """One labelled Input per field of `tool`, filled from `args`."""
     widgets: list[Label | Input] = []
-    for n, param in enumerate(tool.params):
+    for n, field in enumerate(form_fields(tool)):
         label = Text()
-        label.append(clean(param.name), style="bold")
-        label.append(f" ({param.type}{'' if param.required else ', optional'})", style="dim")
-        if param.description:
-            label.append(f"  {clean(param.description)}", style="italic")
+        label.append(clean(field["name"]), style="bold")
+        label.append(f" ({clean(str(field['type']))}{'' if field['required'] else ', optional'})", style="dim")
+        if field.get("description"):
+            label.append(f"  {clean(field['description'])}", style="italic")
         widgets.append(Label(label, markup=False, classes="param-label"))
-        widgets.append(Input(value=clean(value_text(args.get(param.name))), id=f"arg-{n}", classes="param-input"))
+        widgets.append(Input(value=clean(value_text(args.get(field["name"]))), id=f"arg-{n}", classes="param-input"))
     return widgets
 
 
 def read_params(tool: Tool, screen: ModalScreen) -> dict[str, Any]:
-    """The form's values by parameter name; an empty field counts as not given."""
+    """The form's values by field name; an empty field counts as not given.
+
+    A scenario tool reads its text itself; for a tool checked against an input
+    schema, a field whose type is not "string" is read as JSON (`3`, `true`,
+    `["a", "b"]`) when it parses, and kept as text otherwise (the schema check
+    then says what is wrong).
+    """
     values: dict[str, Any] = {}
-    for n, param in enumerate(tool.params):
+    for n, field in enumerate(form_fields(tool)):
         raw = screen.query_one(f"#arg-{n}", Input).value
         if raw.strip() == "":
             continue
-        values[param.name] = raw
+        values[field["name"]] = _from_text(raw) if tool.input_schema is not None and field["type"] != "string" else raw
     return values
+
+
+def _from_text(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
 class ErrorLine(Static):

@@ -1,4 +1,5 @@
-"""Budget gauges: steps, tokens, cost and time against their limits, and the context chart.
+"""Budget gauges: steps, tokens, cost and time against their limits, the context chart, and
+tokens and dollars per policy with their sum once a second policy has decided.
 
 Each gauge is a bar with numbers; at the budget's warning fraction (80 % by
 default) it takes the `-warning` class, at the limit `-alarm`. Below them a
@@ -7,6 +8,8 @@ sparkline of the input tokens of every step shows the context growing.
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -14,6 +17,8 @@ from textual.widgets import Sparkline, Static
 
 from engine.core.amounts import amount
 from engine.core.events import Budget, BudgetKind
+from engine.core.state import PolicyUsage
+from engine.core.text import clean
 
 KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
 LABELS = {"steps": "steps", "tokens": "tokens", "cost": "cost", "seconds": "time"}
@@ -66,6 +71,49 @@ class Gauge(Static):
         return text
 
 
+POLICY_WIDTH = 12
+
+
+def usage_lines(usage: Mapping[str, PolicyUsage]) -> Text:
+    """`name  tokens  $cost` per policy that decided, then their `sum`; nothing while only one
+    policy has decided (the gauges above say it all then)."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if len(usage) < 2:
+        return text
+    text.append(f"{'policy':<{POLICY_WIDTH}} {'tokens':>8} {'cost':>9}\n", style="dim")
+    for name, used in usage.items():
+        shown = clean(name).replace("\n", " ")
+        if len(shown) > POLICY_WIDTH:
+            shown = shown[: POLICY_WIDTH - 1] + "…"
+        tokens = used.input_tokens + used.output_tokens
+        text.append(f"{shown:<{POLICY_WIDTH}} {tokens:>8} {amount('cost', used.cost):>9}\n")
+    tokens = sum(u.input_tokens + u.output_tokens for u in usage.values())
+    cost = sum(u.cost for u in usage.values())
+    text.append(f"{'sum':<{POLICY_WIDTH}} {tokens:>8} {amount('cost', cost):>9}", style="bold")
+    return text
+
+
+class PolicyUsageTable(Static):
+    """Tokens and dollars per policy and their sum, shown once a second policy has decided."""
+
+    DEFAULT_CSS = """
+    PolicyUsageTable { height: auto; display: none; margin-top: 1; }
+    PolicyUsageTable.-several { display: block; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id, markup=False)
+        self.shown: tuple[tuple[str, int, int, float], ...] = ()
+
+    def show_usage(self, usage: Mapping[str, PolicyUsage]) -> None:
+        key = tuple((name, u.input_tokens, u.output_tokens, u.cost) for name, u in usage.items())
+        if key == self.shown:
+            return
+        self.shown = key
+        self.set_class(len(usage) > 1, "-several")
+        self.update(usage_lines(usage))
+
+
 class BudgetGauges(Vertical):
     """The four gauges and the input-tokens-per-step sparkline."""
 
@@ -78,11 +126,20 @@ class BudgetGauges(Vertical):
         yield Static(Text("context (input tokens per step)", style="dim"), id="context-label", markup=False)
         yield Sparkline([], id="context-chart")
         yield Static("", id="context-numbers", markup=False)
+        yield PolicyUsageTable(id="policy-usage")
 
     def gauge(self, kind: BudgetKind) -> Gauge:
         return self.query_one(f"#gauge-{kind}", Gauge)
 
-    def update_state(self, budget: Budget, used: dict[str, float], input_tokens_per_step: list[int]) -> None:
+    def update_state(
+        self,
+        budget: Budget,
+        used: dict[str, float],
+        input_tokens_per_step: list[int],
+        policy_usage: Mapping[str, PolicyUsage] | None = None,
+    ) -> None:
+        if policy_usage is not None:
+            self.query_one(PolicyUsageTable).show_usage(policy_usage)
         for kind in KINDS:
             self.gauge(kind).set_value(used[kind], budget.limit(kind), budget.warn_at)
         chart = self.query_one("#context-chart", Sparkline)

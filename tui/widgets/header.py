@@ -1,4 +1,5 @@
-"""The cockpit's header: scenario, task, policy, run state, transcript path."""
+"""The cockpit's header: scenario, task, policy, run state, transcript path, and for a run
+with MCP servers the servers and their log files."""
 
 from __future__ import annotations
 
@@ -28,10 +29,13 @@ class HeaderInfo:
     state: str
     state_class: str
     path: str
+    servers: str = ""
+    """`mcp: NAME log: PATH · ...` for a run with MCP servers (a third line), else empty."""
 
 
 class RunHeader(Static):
-    """Two lines: who runs what and in which state; the task text and where it is saved.
+    """Two lines: who runs what and in which state; the task text and where it is saved;
+    a third naming the MCP servers and their stderr logs when the run has some.
 
     `info` is reactive: the header redraws when what it says changes, and only then.
     """
@@ -51,8 +55,9 @@ class RunHeader(Static):
         state: str,
         state_class: str,
         path: str,
+        servers: str = "",
     ) -> None:
-        self.info = HeaderInfo(scenario, task, task_text, policy, state, state_class, path)
+        self.info = HeaderInfo(scenario, task, task_text, policy, state, state_class, path, servers)
 
     def watch_info(self, info: HeaderInfo | None) -> None:
         if info is None:
@@ -68,6 +73,10 @@ class RunHeader(Static):
         line.append(_flat(info.path))
         line.append("  ·  ", style="dim")
         line.append(f"“{_flat(info.task_text)}”", style="italic")
+        if info.servers:
+            line.append("\n")
+            line.append(_flat(info.servers), style="dim")
+        self.set_class(bool(info.servers), "-mcp")
         for name in STATE_CLASSES:
             self.set_class(name == info.state_class, name)
         self.update(line)

@@ -62,7 +62,7 @@ class RunPanes(Vertical):
         pending_tool = state.pending.tool if state.pending is not None and state.status == "awaiting_approval" else None
         self.query_one(ToolPanel).update_state(state.tool_calls, state.tool_last_error, pending_tool)
         used = {kind: state.used(kind) for kind in KINDS}
-        self.query_one(BudgetGauges).update_state(state.budget, used, state.input_tokens_per_step)
+        self.query_one(BudgetGauges).update_state(state.budget, used, state.input_tokens_per_step, state.policy_usage)
         self.query_one(CompactStrip).update_state(state.budget, used, state.tool_calls, state.tool_last_error, pending_tool)
         for grid_map in self.query(GridMap):
             grid_map.show_history(state.history, state.policy)

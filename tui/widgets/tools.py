@@ -1,6 +1,8 @@
 """The tool panel: every tool, its kind, how often it ran, whether its last call erred.
 
-One row per tool (a scenario has a handful). The tool of the pending action
+One row per tool (a scenario has a handful), grouped under a title per MCP
+server when the run has some, and at the foot the progress bar of a running
+MCP call that reports progress. The tool of the pending action
 carries the `-pending` class, a tool whose last call erred `-error`; the app's
 stylesheet colours them.
 """
@@ -16,6 +18,7 @@ from textual.widgets import Static
 
 from engine.core.events import ToolInfo
 from engine.core.text import clean
+from tui.widgets.mcp_progress import CallProgress
 
 KIND_WORDS = {"ordinary": "ordinary", "irreversible": "irreversible", "exit": "exit"}
 NAME_WIDTH = 20
@@ -67,8 +70,15 @@ class ToolPanel(Vertical):
         self.tools = list(tools)
 
     def compose(self) -> ComposeResult:
-        for info in self.tools:
-            yield ToolRow(info)
+        servers = list(dict.fromkeys(info.server for info in self.tools))
+        for server in servers:
+            if servers != [None]:
+                title = clean(server).replace("\n", " ") if server is not None else "scenario"
+                yield Static(Text(f"── {title}", style="bold"), classes="tool-group", markup=False)
+            for info in self.tools:
+                if info.server == server:
+                    yield ToolRow(info)
+        yield CallProgress(id="call-progress")
 
     def rows(self) -> list[ToolRow]:
         return list(self.query(ToolRow))

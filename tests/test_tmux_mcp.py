@@ -1,0 +1,83 @@
+"""The installed `agent-tui` under tmux (a private socket) with MCP servers: the reference
+filesystem server driven by a scripted policy (step, pause at write_file, approve, the file
+exists), a run started without a task asks for one, and quit mid-call leaves no server."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.mcp_helpers import NOTES_SCENARIO, filesystem_bin, notes_command, read_pid, wait_gone
+from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.tmux
+
+
+def start(tmux: Tmux, tmp_path: Path, args: str, size: tuple[int, int] = (120, 40)) -> Path:  # noqa: F811
+    """Run `agent-tui ARGS` in the session `cockpit`; the file its exit status goes to."""
+    home = tmp_path / "home"
+    command = (
+        f"env -u COLUMNS -u LINES AGENT_TUI_HOME={shlex.quote(str(home))} TERM=xterm-256color "
+        f"{shlex.quote(installed_agent_tui())} {args}"
+    )
+    tmux("new-session", "-d", "-s", "cockpit", "-x", str(size[0]), "-y", str(size[1]), "sleep 600")
+    tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
+    rc_file = tmp_path / "rc"
+    tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
+    return rc_file
+
+
+def test_filesystem_server_step_pause_approve(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+    folder = tmp_path / "files"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("first note\n")
+    server = f"{filesystem_bin()} {folder}"
+    rc_file = start(
+        tmux, tmp_path,
+        f"run {shlex.quote(NOTES_SCENARIO)} --task files --policy files --option dir={shlex.quote(str(folder))} "
+        f"--mcp {shlex.quote(server)}",
+    )
+    screen = tmux.wait_for("n step", timeout=60)
+    assert "── filesystem" in screen and "write_file" in screen  # the tool panel groups the server's tools
+    assert "mcp: filesystem log: " in screen  # the header names the server's log
+    tmux.keys("n")
+    tmux.wait_for("[FILE] notes.txt")
+    tmux.keys("n")
+    tmux.wait_for("Approve write_file")
+    assert not (folder / "hello.txt").exists()
+    tmux.keys("a")
+    tmux.wait_for("Successfully wrote")
+    assert (folder / "hello.txt").read_text() == "hello from agent-tui\n"
+    tmux.keys("q")
+    assert tmux.wait_for_exit(rc_file) == "0"
+
+
+def test_no_task_is_asked_for_at_80x24(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+    out = tmp_path / "run.jsonl"
+    rc_file = start(tmux, tmp_path, f"run --mcp {shlex.quote(notes_command())} --out {shlex.quote(str(out))}", size=(80, 24))
+    tmux.wait_for("What should the agent do?", timeout=60)
+    tmux.keys("-l", "list my notes")
+    tmux.keys("Enter")
+    screen = tmux.wait_for("list my notes")
+    assert "no task yet" not in screen
+    tmux.keys("q")
+    assert tmux.wait_for_exit(rc_file) == "0"
+    assert json.loads(out.read_text().splitlines()[0])["task_text"] == "list my notes"
+
+
+def test_quit_during_a_call_leaves_no_server(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+    pidfile = tmp_path / "server.pid"
+    rc_file = start(
+        tmux, tmp_path,
+        f"run {shlex.quote(NOTES_SCENARIO)} --task slow --policy slow --mcp {shlex.quote(notes_command('--pidfile', str(pidfile)))}",
+    )
+    tmux.wait_for("n step", timeout=60)
+    server = read_pid(pidfile)
+    tmux.keys("n")
+    tmux.wait_for("running")
+    tmux.keys("q")
+    assert tmux.wait_for_exit(rc_file) == "0"
+    assert wait_gone(server), f"server {server} outlived the cockpit"
