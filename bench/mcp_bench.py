@@ -1,0 +1,114 @@
+"""MCP (stdio) tool-call overhead next to calling the same Python function directly, and server start time.
+
+    python bench/mcp_bench.py [--calls 300] [--starts 3]
+
+Starts bench/mcp_echo_server.py (the official `mcp` SDK's FastMCP) the way a
+run does (`McpHub`: the guard, stdio, initialize, tools/list), then times
+`word_count` called directly, through `McpHub.call`, and through the
+engine's `execute` on the tool `hub_tools` made of it (what a step pays), in
+the same run, and prints per-call times and ratios. Start time is set next to
+the floor of any Python server: an interpreter importing the SDK and exiting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from engine.core.tools import execute  # noqa: E402
+from engine.mcp import McpHub, hub_tools  # noqa: E402
+from engine.sessions.config import McpServerConfig  # noqa: E402
+from mcp_echo_server import word_count  # noqa: E402
+
+SERVER = McpServerConfig(name="bench", command=sys.executable, args=(str(ROOT / "bench" / "mcp_echo_server.py"),), timeout=30)
+TEXT = "the quick brown fox jumps over the lazy dog " * 4
+
+
+def time_start(logs: Path, starts: int) -> tuple[list[float], list[float]]:
+    """Seconds to a ready hub (process, initialize, tools/list), and to a stopped one."""
+    up, down = [], []
+    for _ in range(starts):
+        hub = McpHub([SERVER], logs)
+        t0 = time.perf_counter()
+        hub.start()
+        up.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        hub.close()
+        down.append(time.perf_counter() - t0)
+    return up, down
+
+
+def time_bare_python(starts: int) -> list[float]:
+    """Seconds for an interpreter to import the SDK's server and exit: the floor of a Python server's start."""
+    out = []
+    for _ in range(starts):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import mcp.server.fastmcp"], check=True)
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def per_call(fn: Callable[[], object], calls: int) -> list[float]:
+    out = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def ms(values: list[float]) -> str:
+    return f"median {statistics.median(values) * 1000:9.3f} ms  mean {statistics.fmean(values) * 1000:9.3f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--starts", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = Path(tmp)
+        bare = time_bare_python(args.starts)
+        up, down = time_start(logs, args.starts)
+        hub = McpHub([SERVER], logs)
+        hub.start()
+        try:
+            tool = {t.name: t for t in hub_tools(hub)}["word_count"]
+            expected = word_count(TEXT)
+            assert hub.call("bench", "word_count", {"text": TEXT}).content[0].text == expected
+            assert execute(tool, {"text": TEXT}).text == expected
+            direct = per_call(lambda: word_count(TEXT), args.calls)
+            via_hub = per_call(lambda: hub.call("bench", "word_count", {"text": TEXT}), args.calls)
+            via_engine = per_call(lambda: execute(tool, {"text": TEXT}), args.calls)
+        finally:
+            hub.close()
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[0]
+    print(f"load average at the end: {load}")
+    print(f"server start (guard + stdio + initialize + tools/list), {args.starts} starts: {ms(up)}")
+    print(f"  python -c 'import mcp.server.fastmcp' alone:                   {ms(bare)}")
+    print(f"server stop (close stdin, wait, kill what is left):             {ms(down)}")
+    print(f"{args.calls} calls of word_count")
+    print(f"  direct Python call:        {ms(direct)}")
+    print(f"  McpHub.call (stdio):       {ms(via_hub)}")
+    print(f"  engine execute (stdio):    {ms(via_engine)}")
+    d = statistics.median(direct)
+    print(
+        f"overhead per call: hub {(statistics.median(via_hub) - d) * 1000:.3f} ms, "
+        f"engine {(statistics.median(via_engine) - d) * 1000:.3f} ms; "
+        f"ratio hub/direct {statistics.median(via_hub) / d:,.0f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
