@@ -24,8 +24,11 @@ SAMPLES = [
     ("chat_pydantic_ai_tool_output_exchange.json", "chat", 1, 2, 1, 1),
     ("claude_code_simonw_sample_session.jsonl", "claude-code", 1, 2, 2, 1),
     ("claude_code_kvsankar_golden.jsonl", "claude-code", 1, 2, 2, 1),
+    ("claude_code_spotter_task_subagent.jsonl", "claude-code", 1, 6, 6, 1),
+    ("claude_code_spotter_subagent_file.jsonl", "claude-code", 1, 12, 12, 1),
     ("codex_kvsankar_golden.jsonl", "codex", 1, 1, 1, 1),
     ("codex_kvsankar_with_escalation.jsonl", "codex", 1, 4, 2, 0),
+    ("codex_localpush_parallel_calls.jsonl", "codex", 1, 6, 6, 1),
     ("swe_agent_function_calling_simple.traj", "swe-agent", 1, 5, 5, 0),
     ("swe_agent_test_repo.traj", "swe-agent", 1, 4, 4, 1),
     ("mini_swe_agent_github_issue.traj.json", "mini-swe-agent", 1, 10, 10, 1),
@@ -224,3 +227,52 @@ def test_langchain_verbose_log_reads_json_action_inputs():
     assert decisions[0].thought.startswith("First, I need to find out who directed")
     assert decisions[2].actions[0].args == {"operation": "subtract", "operands": [2023, 1970]}
     assert decisions[0].actions[0].args == {"input": "Director of 2023 film Oppenheimer"}
+
+
+def _decisions(run) -> list:
+    return [e for e in run.events if e.type == "decision"]
+
+
+def test_claude_code_parallel_calls_are_one_step_and_the_task_subagent_lines_are_nested():
+    """Claude Code 2.1 writes a Task sub-agent's messages into the main file as `progress` lines
+    (`data.type` agent_progress): each is kept, nested under the Task step, none skipped."""
+    (run,) = load_runs(TRACES / "claude_code_spotter_task_subagent.jsonl")
+    first, task = _decisions(run)[:2]
+    assert [a.tool for a in first.actions] == ["WebFetch", "WebSearch", "WebSearch", "WebSearch"]
+    assert first.actions[2].args == {"query": "dialyxir igniter install elixir"}
+    assert task.actions[0].tool == "Task" and task.actions[0].args["subagent_type"] == "Plan"
+    nested = [e for e in run.events if e.type == "note" and e.kind == "subagent"]
+    assert [n.step for n in nested] == [task.step] * 5
+    assert nested[0].text.startswith("user: Draft bead content for setting up Credo")
+    assert nested[1].text == 'action: Read({"file_path": "/home/marco/projects/spotter"})'
+    assert nested[2].text == "observe: EISDIR: illegal operation on a directory, read"
+    assert not _notes(run, "unrecognised")  # a stop_hook_summary line is bookkeeping, counted
+    assert run.warnings == [f"{TRACES / 'claude_code_spotter_task_subagent.jsonl'}: 1 bookkeeping line without a message "
+                            "was skipped (system stop_hook_summary ×1)"]
+    assert _notes(run, "user") == ["create the beads"]
+    assert run.events[-1].answer.startswith("## Beads Created")
+
+
+def test_a_claude_code_subagent_file_is_read_as_its_own_run():
+    (run,) = load_runs(TRACES / "claude_code_spotter_subagent_file.jsonl")
+    assert run.header.task_text.startswith("Search hex.pm for the latest versions of these Elixir packages")
+    first = _decisions(run)[0]
+    assert [a.tool for a in first.actions] == ["WebSearch"] * 6
+    assert first.actions[0].args["query"].startswith("hex.pm opentelemetry_api")
+    results = [e.text for e in run.events if e.type == "observation" and e.step == 2]
+    assert results[0].startswith("The latest stable version number is **1.5.0**")
+    assert run.events[-1].answer.startswith("Perfect! I now have all the version information needed.")
+
+
+def test_codex_desktop_parallel_calls_share_a_step_and_results_follow_their_call_ids():
+    (run,) = load_runs(TRACES / "codex_localpush_parallel_calls.jsonl")
+    assert [len(d.actions) for d in _decisions(run)] == [2, 4, 0]
+    second = _decisions(run)[1]
+    assert {a.tool for a in second.actions} == {"exec_command"}
+    assert second.actions[3].call_id == "call_k76Y0IH8UQwIJv4p9DfctIv1"
+    # the source redacted the arguments: kept, and said, not silently emptied
+    assert second.actions[0].args_error.startswith("the arguments are not a JSON object: [REDACTED_ARGUMENTS len=93")
+    outputs = [(e.step, e.index, e.text) for e in run.events if e.type == "observation"]
+    assert outputs[5] == (second.step, 3, "[REDACTED_OUTPUT len=2462 sha=ee7320f8]")
+    assert run.header.options["session_cli_version"] == "0.104.0-alpha.1"
+    assert run.events[-1].answer == "[REDACTED_TEXT len=15927 sha=093a1686]"

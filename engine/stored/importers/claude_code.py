@@ -11,10 +11,14 @@ One JSON object a line; `type` says what it is:
 - `summary`: the session's title; `system` lines are notes;
 - lines with `isSidechain: true` are a sub-agent's work (the `Task` tool):
   shown nested under the step that started it, unless the whole file is one
-  sub-agent's session.
+  sub-agent's session. Claude Code 2.1 writes that work into the main file as
+  `progress` lines whose `data.type` is `agent_progress` (`data.message` is
+  the sub-agent's line, `parentToolUseID` the Task call): nested the same way.
 
-Bookkeeping lines (queue operations, file snapshots, the last prompt) carry no
-message: they are skipped and counted in the warning.
+Bookkeeping lines (queue operations, file snapshots, the last prompt, hook and
+shell progress, `system` lines with a `subtype` but no text such as
+`stop_hook_summary` and `turn_duration`) carry no message: they are skipped
+and counted in the warning.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ class _Reader:
         self.step: Step | None = None
         self.message_id: str | None = None
         self.tasks: list[Step] = []
+        self.task_ids: dict[str, Step] = {}
 
     def line(self, number: int, obj: Any) -> None:
         source = f"line {number}"
@@ -63,8 +68,13 @@ class _Reader:
             draft.unrecognised(f"{found(obj)} where a session line was expected", obj, source)
             return
         kind = obj.get("type") if isinstance(obj.get("type"), str) else None
+        if kind == "progress" and self.agent_progress(obj, source):
+            return
         if kind in BOOKKEEPING:
             draft.skipped[str(kind)] += 1
+            return
+        if kind == "system" and "content" not in obj and isinstance(obj.get("subtype"), str):
+            draft.skipped[f"system {preview(obj['subtype'], 30)}"] += 1
             return
         if kind == "summary":
             if isinstance(obj.get("summary"), str):
@@ -134,14 +144,28 @@ class _Reader:
                 draft.call(step, Action(tool=block["name"], args=args, call_id=call_id))
                 if block["name"] in ("Task", "Agent"):
                     self.tasks.append(step)
+                    if call_id:
+                        self.task_ids[call_id] = step
             elif kind == "redacted_thinking":
                 step.add_thought("(redacted thinking)")
             else:
                 draft.unrecognised(f"an assistant block with {found(block)}", block, source)
 
-    def sidechain(self, kind: str, message: dict[str, Any], source: str) -> None:
+    def agent_progress(self, obj: dict[str, Any], source: str) -> bool:
+        """A sub-agent's line carried by a `progress` line (`data.type` agent_progress); False when it is none."""
+        data = obj.get("data")
+        inner = data.get("message") if isinstance(data, dict) and data.get("type") == "agent_progress" else None
+        if not isinstance(inner, dict) or inner.get("type") not in ("user", "assistant") or not isinstance(inner.get("message"), dict):
+            return False
+        parent_id = obj.get("parentToolUseID")
+        self.sidechain(inner["type"], inner["message"], source, parent_id if isinstance(parent_id, str) else None)
+        return True
+
+    def sidechain(self, kind: str, message: dict[str, Any], source: str, parent_id: str | None = None) -> None:
         """A sub-agent's message, nested under the step whose Task call started it."""
-        parent = self.tasks[-1] if self.tasks else self.draft.last_step()
+        parent = self.task_ids.get(parent_id) if parent_id else None
+        if parent is None:
+            parent = self.tasks[-1] if self.tasks else self.draft.last_step()
         content = message.get("content")
         lines: list[str] = []
         if isinstance(content, str):
