@@ -133,7 +133,7 @@ async def test_tools_grouped_by_server_log_in_header_and_a_progress_bar(tmp_path
             await settle(app, pilot)
             shown = [m.update.progress for m in messages if isinstance(m, ProgressMessage)]
             assert sorted(set(shown)) == [1.0, 2.0, 3.0, 4.0, 5.0]
-            progress = app.query_one(CallProgress)
+            progress = app.query_one("#call-progress", CallProgress)
             assert progress.tool is None and not progress.has_class("-active")  # gone with the call
             progress.show_progress("notes.slow", 2, 5, "step 2 of 5")
             await pilot.pause()
@@ -141,7 +141,30 @@ async def test_tools_grouped_by_server_log_in_header_and_a_progress_bar(tmp_path
             assert "notes.slow ██████░░░░░░░░░░ 2/5 step 2 of 5" in str(progress.render())
     finally:
         run.close()
-    assert app.run_.mcp is not None and not hub.progress_listeners  # unmount removed the listener
+    assert app.run_.mcp is not None and not hub.progress_listeners  # unmount removed the listeners
+
+
+async def test_at_80x24_the_progress_shows_under_the_strip(tmp_path):
+    hub = start_hub(tmp_path)
+    run = mcp_run(tmp_path, hub, script(Decision.act("count", "slow", steps=6, delay=0.4)))
+    app = CockpitApp(run)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            bar = app.query_one("#strip-progress", CallProgress)
+            assert not bar.display or not bar.has_class("-active")
+            await pilot.press("n")
+            seen = ""
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if bar.has_class("-active") and bar.region.height == 1:
+                    seen = str(bar.render())
+                    break
+            assert seen.startswith("notes.slow ") and "/6" in seen
+            assert not app.query_one("#tools").region.height  # the tool panel is folded away at 80 columns
+            await settle(app, pilot)
+            assert not bar.has_class("-active")
+    finally:
+        run.close()
 
 
 async def test_a_dying_server_pauses_continue_and_says_so(tmp_path):
@@ -270,7 +293,7 @@ async def test_edit_an_mcp_call_field_by_field_checked_against_its_schema(tmp_pa
             await pilot.press("ctrl+r")
             await pilot.pause()
             assert app.screen is form, "the form stays open on arguments the schema refuses"
-            assert "'maybe' is not of type 'boolean'" in str(form.query_one("#edit-error").render())
+            assert "argument 'pinned' must be boolean, not string" in str(form.query_one("#edit-error").render())
             text.value = "final"
             pinned.value = "true"
             await pilot.press("ctrl+r")

@@ -65,9 +65,9 @@ def test_schema_validation_names_each_problem(hub):
     with pytest.raises(ValueError) as caught:
         validate_args(tool, {"name": 3, "pinned": "yes"})
     message = str(caught.value)
-    assert "'text' is a required property" in message
-    assert "argument 'name': 3 is not of type 'string'" in message
-    assert "argument 'pinned': 'yes' is not of type 'boolean'" in message
+    assert "missing argument 'text'" in message
+    assert "argument 'name' must be string, not integer" in message
+    assert "argument 'pinned' must be boolean, not string" in message
     assert validate_args(tool, {"name": "a", "text": "b"}) == {"name": "a", "text": "b"}
 
 
@@ -78,13 +78,13 @@ def test_invalid_arguments_are_the_observation_before_any_approval(hub):
     assert not any(e.type == "approval_requested" for e in events)
     observed = [e for e in events if e.type == "observation"][-1]
     assert observed.error and not observed.executed
-    assert "invalid arguments for notes.write_note" in observed.text and "'text' is a required property" in observed.text
+    assert "invalid arguments for notes.write_note" in observed.text and "missing argument 'text'" in observed.text
 
 
 def test_an_edit_is_validated_again(hub):
     run = mcp_run(hub, Decision.act("write", "notes.write_note", name="n1", text="one"), interactive=True)
     assert run.engine.step() == "awaiting_approval"
-    with pytest.raises(ValueError, match="is not of type 'string'"):
+    with pytest.raises(ValueError, match="argument 'text' must be string, not integer"):
         run.engine.modify({"name": "n1", "text": 7})
     assert run.engine.status == "awaiting_approval"
     run.engine.modify({"name": "n1", "text": "edited"})

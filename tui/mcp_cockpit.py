@@ -36,7 +36,7 @@ class McpCockpit(App[None]):
     engine: Engine
     seen: int
     view_state: RunState
-    progress_listener: Callable[[Progress], None] | None = None
+    progress_listeners: tuple[Callable[[Progress], None], ...] = ()
 
     @property
     def pane(self) -> TranscriptPane:
@@ -66,16 +66,17 @@ class McpCockpit(App[None]):
     def mcp_mount(self) -> None:
         hub = self.run_.mcp
         if hub is not None:
-            self.progress_listener = self.query_one(CallProgress).listen
-            hub.progress_listeners.append(self.progress_listener)
+            self.progress_listeners = tuple(bar.listen for bar in self.query(CallProgress))
+            hub.progress_listeners.extend(self.progress_listeners)
         if self.needs_task:
             self.call_after_refresh(self.action_set_task)
 
     def mcp_unmount(self) -> None:
-        hub, listener = self.run_.mcp, self.progress_listener
-        if hub is not None and listener in hub.progress_listeners:
-            hub.progress_listeners.remove(listener)
-        self.progress_listener = None
+        hub = self.run_.mcp
+        for listener in self.progress_listeners:
+            if hub is not None and listener in hub.progress_listeners:
+                hub.progress_listeners.remove(listener)
+        self.progress_listeners = ()
 
     def action_set_task(self) -> None:
         """Ask the operator for the run's task; the transcript's header is written again with it."""

@@ -1,9 +1,17 @@
-"""Arguments checked against a JSON schema (the subset function-calling agents send).
+"""Arguments checked against a tool's JSON schema (`Tool.input_schema`).
 
-A `Tool` may carry the JSON schema of its arguments (the tools an agent
-declares to the gateway); `validate_args` then checks them here instead of
-against `params`: type, properties, required, additionalProperties, enum,
-const, items, anyOf / oneOf. Other keywords are not checked.
+MCP tools carry their server's `inputSchema`, and the tools an agent declares
+to the gateway carry the `parameters` schema of its request; both are checked
+here, the same way: text typed in the edit form is read as JSON where the
+schema wants another type (`from_form`), then the arguments are validated
+with `jsonschema` (the schema's own draft, Draft 2020-12 when it names none).
+The commonest problems are said in the words the policy reads elsewhere
+(`missing argument 'path'`, `argument 'n' must be integer, not string`,
+`unknown argument 'x'`); others in jsonschema's words, with the argument's
+path. A schema jsonschema itself refuses (agents send sloppy ones) is checked
+with `schema_problems`, a lenient subset (type, properties, required,
+additionalProperties, enum, const, items, anyOf / oneOf), so a sloppy schema
+never blocks every call of its tool.
 """
 
 from __future__ import annotations
@@ -20,9 +28,76 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "boolean": (bool,),
     "null": (type(None),),
 }
+MAX_PROBLEMS = 5
+_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
+"""id(schema) -> (the schema, its validator or None when jsonschema refuses it); the schema is
+held so its id is not reused while cached."""
+_VALIDATORS_KEPT = 512
 
 
-def _is(kind: str, value: Any) -> bool:
+def check_args(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """`args` (form text read as JSON where the schema wants it) checked against `schema`;
+    ValueError naming every problem (the first few)."""
+    args = from_form(schema, args)
+    validator = _validator(schema)
+    try:
+        if validator is None:
+            problems = schema_problems(schema, args)
+        else:
+            errors = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path])
+            problems = [p for error in errors for p in _words(error)]
+    except Exception as exc:  # a hostile schema (a $ref to nowhere, say) must not break the run
+        raise ValueError(f"the tool's input schema cannot be checked: {type(exc).__name__}: {exc}") from None
+    if problems:
+        more = f" (and {len(problems) - MAX_PROBLEMS} more)" if len(problems) > MAX_PROBLEMS else ""
+        raise ValueError("; ".join(problems[:MAX_PROBLEMS]) + more)
+    return args
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    cached = _VALIDATORS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    from jsonschema import Draft202012Validator, SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        cls = validator_for(schema, default=Draft202012Validator)
+        cls.check_schema(schema)
+        validator = cls(schema)
+    except SchemaError:
+        validator = None
+    except Exception:  # a schema that cannot even be read as one: the lenient check
+        validator = None
+    if len(_VALIDATORS) >= _VALIDATORS_KEPT:
+        _VALIDATORS.clear()
+    _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
+
+
+def _words(error: Any) -> list[str]:
+    """One jsonschema error as what the policy reads."""
+    path = [str(p) for p in error.absolute_path]
+    where = f"argument '{'/'.join(path)}'" if path else "arguments"
+    instance = error.instance
+    if error.validator == "required" and isinstance(instance, dict):
+        missing = [str(name) for name in error.validator_value if name not in instance]
+        prefix = "/".join(path) + "/" if path else ""
+        return [f"missing argument '{prefix}{name}'" for name in missing] or [error.message]
+    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(instance, dict):
+        known = error.schema.get("properties") or {}
+        extra = [str(name) for name in instance if name not in known]
+        prefix = "/".join(path) + "/" if path else ""
+        return [f"unknown argument '{prefix}{name}'" for name in extra] or [error.message]
+    if error.validator == "type":
+        kinds = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return [f"{where} must be {' or '.join(map(str, kinds))}, not {_json_type(instance)}"]
+    return [f"{where}: {error.message}" if path else error.message]
+
+
+def _is(kind: Any, value: Any) -> bool:
+    if not isinstance(kind, str):
+        return True
     if kind in ("integer", "number") and isinstance(value, bool):
         return False
     if kind == "integer" and isinstance(value, float):
@@ -31,7 +106,7 @@ def _is(kind: str, value: Any) -> bool:
 
 
 def schema_problems(schema: Any, value: Any, where: str = "arguments") -> list[str]:
-    """What is wrong with `value` against `schema` (empty when it fits)."""
+    """What is wrong with `value` against `schema` in the lenient subset (empty when it fits)."""
     if not isinstance(schema, dict):
         return []
     for key in ("anyOf", "oneOf"):
@@ -51,8 +126,9 @@ def schema_problems(schema: Any, value: Any, where: str = "arguments") -> list[s
     problems: list[str] = []
     if isinstance(value, dict):
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        for name in schema.get("required") or []:
-            if name not in value:
+        required = schema.get("required")
+        for name in required if isinstance(required, list) else []:
+            if isinstance(name, str) and name not in value:
                 problems.append(f"missing argument '{name}'")
         extra = schema.get("additionalProperties", True)
         for name, item in value.items():

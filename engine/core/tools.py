@@ -6,9 +6,8 @@ timeout) becomes an `ToolResult` with `error=True` whose text the policy reads.
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Callable, Literal
 
 from engine.core.deadline import DeadlineExceeded, call_with_deadline
@@ -71,13 +70,18 @@ class Tool:
     answer_param: str | None = None
     extra_args: bool = False
     """Accept arguments not in `params`, as they are (the tools of an imported log, known only from their calls)."""
-    schema: dict[str, Any] | None = field(default=None, compare=False)
-    """A JSON schema for the arguments, used instead of `params` (tools an agent
-    declared in its request to the gateway)."""
-    input_schema: dict[str, Any] | None = None
-    """A JSON schema for the arguments (MCP tools); when set it, not `params`, validates them."""
+    input_schema: dict[str, Any] | None = field(default=None, compare=False)
+    """A JSON schema for the arguments; when set it, not `params`, checks them
+    (`engine.core.schema`): an MCP server's `inputSchema`, or the `parameters` of
+    a tool an agent declared in its request to the gateway."""
     server: str | None = None
     """The MCP server that provides the tool (the tool panel groups by it)."""
+    schema: InitVar[dict[str, Any] | None] = None
+    """The older name of `input_schema`, still accepted as a keyword and read as an attribute."""
+
+    def __post_init__(self, schema: dict[str, Any] | None) -> None:
+        if schema is not None and self.input_schema is None:
+            object.__setattr__(self, "input_schema", schema)
 
     def info(self) -> ToolInfo:
         return ToolInfo(
@@ -90,8 +94,6 @@ class Tool:
 
     def json_schema(self) -> dict[str, Any]:
         """The parameters as a JSON schema object (for function-calling models)."""
-        if self.schema is not None:
-            return self.schema
         if self.input_schema is not None:
             return self.input_schema
         props: dict[str, Any] = {}
@@ -107,6 +109,9 @@ class Tool:
             "properties": props,
             "required": [p.name for p in self.params if p.required],
         }
+
+
+Tool.schema = property(lambda tool: tool.input_schema, doc="The older name of `input_schema`.")  # type: ignore[assignment]
 
 
 @dataclass
@@ -134,31 +139,6 @@ def schema_params(schema: dict[str, Any]) -> list[dict[str, Any]]:
             item["description"] = prop["description"]
         out.append(item)
     return out
-
-
-def validate_schema(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
-    """Check `args` against the tool's JSON schema; ValueError naming every problem."""
-    from jsonschema import Draft202012Validator, SchemaError
-    from jsonschema.validators import validator_for
-
-    schema = tool.input_schema or {}
-    try:
-        cls = validator_for(schema, default=Draft202012Validator)
-        cls.check_schema(schema)
-        validator = cls(schema)
-        errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
-    except SchemaError as exc:
-        raise ValueError(f"the tool's own input schema is not valid: {exc.message}") from None
-    except Exception as exc:  # a hostile schema (a bad $ref, say) must not break the run
-        raise ValueError(f"the tool's input schema cannot be checked: {type(exc).__name__}: {exc}") from None
-    if errors:
-        problems = []
-        for error in errors[:5]:
-            where = "/".join(str(p) for p in error.absolute_path)
-            problems.append((f"argument '{where}': " if where else "") + error.message)
-        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-        raise ValueError("; ".join(problems) + more)
-    return dict(args)
 
 
 def _coerce(param: Param, value: Any) -> Any:
@@ -210,16 +190,10 @@ def validate_args(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
     """
     if not isinstance(args, dict):
         raise ValueError("arguments must be an object of name=value pairs")
-    if tool.schema is not None:
-        from engine.core.schema import from_form, schema_problems
-
-        args = from_form(tool.schema, args)
-        problems = schema_problems(tool.schema, args)
-        if problems:
-            raise ValueError("; ".join(problems) + f". Expected {tool.name} arguments matching {json.dumps(tool.schema)}")
-        return args
     if tool.input_schema is not None:
-        return validate_schema(tool, args)
+        from engine.core.schema import check_args
+
+        return check_args(tool.input_schema, args)
     known = {p.name: p for p in tool.params}
     problems: list[str] = []
     clean: dict[str, Any] = {}

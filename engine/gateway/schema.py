@@ -41,7 +41,7 @@ def tools_from_request(tools: Any) -> list[Tool]:
                 description=str(function.get("description") or ""),
                 params=_params(schema),
                 kind="irreversible",
-                schema=schema,
+                input_schema=schema,
             )
         )
     return out

@@ -1,5 +1,5 @@
 """The panes the cockpit and the replay viewer share: the compact strip (narrow
-terminals), then the transcript beside the tools, the scenario's map (when it
+terminals) with the progress of a running MCP call under it, then the transcript beside the tools, the scenario's map (when it
 has one) and the budget.
 
 Both apps compose one `RunPanes` and hand it the folded state to show
@@ -18,6 +18,7 @@ from engine.core.scenario import Scenario
 from engine.core.state import RunState
 from tui.widgets.gauges import KINDS, BudgetGauges
 from tui.widgets.grid_map import GridMap, map_picture
+from tui.widgets.mcp_progress import CallProgress
 from tui.widgets.strip import CompactStrip
 from tui.widgets.tools import ToolPanel
 from tui.widgets.transcript import TranscriptPane
@@ -37,6 +38,7 @@ class RunPanes(Vertical):
 
     def compose(self) -> ComposeResult:
         yield CompactStrip(self.header.tools, id="strip")
+        yield CallProgress(id="strip-progress")
         with Horizontal(id="body"):
             pane = TranscriptPane(id="transcript")
             pane.border_title = "transcript"
