@@ -24,7 +24,7 @@ from tests.mcp_helpers import alive, notes_server, wait_gone
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 from tui.screens.ask import AskScreen
-from tui.screens.dialogs import PolicyPicker
+from tui.screens.dialogs import HELP, PolicyPicker
 from tui.screens.forms import EditArgsScreen
 from tui.widgets.gauges import PolicyUsageTable
 from tui.widgets.header import RunHeader
@@ -83,6 +83,7 @@ async def test_a_run_without_a_task_asks_for_one_and_saves_it(tmp_path):
             await pilot.pause()
             assert app.action_applies("set_task") and not app.action_applies("step")
             assert "no task yet" in header_text(app)
+            assert "\nt          write the task" in HELP
             await pilot.press("t")
             await pilot.pause()
             assert isinstance(app.screen, AskScreen)

@@ -294,11 +294,12 @@ r          reject the pending action with a reason the policy reads
 e          edit the pending action's arguments; ctrl+r runs it with them (enter never does)
 v          view the pending approval again
 b          the budget pause: extend the limit or end the run
-p          pick the policy for the next step (scripted, human, model)
+p          pick the policy for the next step (scripted, human, model, configured ones)
 h          take over: type the next step yourself; h again hands back
 x          abort the run
 s          save a copy of the transcript (an existing file is replaced only if you say y)
 o          expand every folded observation, or fold them again (a click opens one)
+t          write the task of a run of MCP tools started without one
 ctrl+p     every command of this screen, searchable
 ?          this help
 q          quit (the transcript is already saved)
