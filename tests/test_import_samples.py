@@ -34,6 +34,7 @@ SAMPLES = [
     ("mini_swe_agent_github_issue.traj.json", "mini-swe-agent", 1, 10, 10, 1),
     ("mini_swe_agent_local.traj.json", "mini-swe-agent", 1, 2, 2, 1),
     ("mini_swe_agent_recorded_v2.traj.json", "mini-swe-agent", 1, 3, 2, 1),
+    ("mini_swe_agent_gruckion_django_13670.traj.json", "mini-swe-agent", 1, 21, 21, 1),
     ("inspect_ai_message_deduplication.eval", "inspect", 1, 5, 5, 1),
     ("inspect_ai_browser_excerpt.json", "inspect", 1, 4, 4, 1),
     ("inspect_ai_popularity_excerpt.json", "inspect", 3, 0, 0, 3),
@@ -96,8 +97,12 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
     if fmt == "mini-swe-agent":
         data = json.loads(path.read_text())
         messages = data["messages"] if isinstance(data, dict) else data
-        calls = sum(len(re.findall(r"```\w*\n", m["content"])) for m in messages if m["role"] == "assistant")
-        results = sum(1 for prev, m in zip(messages, messages[1:]) if prev["role"] == "assistant" and m["role"] == "user")
+        # mini-swe-agent runs a message's command only when it holds exactly one shell block (its action_regex)
+        def ran(m: dict) -> bool:
+            return m["role"] == "assistant" and len(re.findall(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", m["content"], re.S)) == 1
+
+        calls = sum(1 for m in messages if ran(m))
+        results = sum(1 for prev, m in zip(messages, messages[1:]) if ran(prev) and m["role"] == "user")
         answer = any("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in m["content"] for m in messages if m["role"] == "assistant")
         return 1, calls, results, int(answer)
     if fmt == "inspect":
@@ -276,3 +281,23 @@ def test_codex_desktop_parallel_calls_share_a_step_and_results_follow_their_call
     assert outputs[5] == (second.step, 3, "[REDACTED_OUTPUT len=2462 sha=ee7320f8]")
     assert run.header.options["session_cli_version"] == "0.104.0-alpha.1"
     assert run.events[-1].answer == "[REDACTED_TEXT len=15927 sha=093a1686]"
+
+
+def test_mini_swe_agent_runs_the_shell_block_only_and_a_format_error_runs_nothing():
+    """A real SWE-bench run (gemini-3-pro, mini-swe-agent 1.15): a ```python block in the reasoning is
+    prose, not a second command, and a reply with two ```bash blocks was refused by mini-swe-agent
+    (its format error follows), so it ran nothing."""
+    (run,) = load_runs(TRACES / "mini_swe_agent_gruckion_django_13670.traj.json")
+    decisions = _decisions(run)
+    assert [len(d.actions) for d in decisions] == [1] * 10 + [0] + [1] * 11
+    second = decisions[1]
+    assert second.actions[0].args["command"].startswith("cat <<'EOF' > reproduce_issue.py\nimport datetime")
+    assert "```python" in second.thought and "cat <<'EOF'" not in second.thought
+    refused = decisions[10]
+    assert 'grep -n "def [a-zA-Z]" django/utils/dateformat.py' in refused.thought
+    assert 'grep -i "year" django/utils/dateformat.py' in refused.thought
+    (note,) = [e for e in run.events if e.type == "note"]
+    assert note.kind == "system" and note.step == refused.step
+    assert note.text.startswith("Please always provide EXACTLY ONE action in triple backticks, found 2 actions.")
+    assert decisions[11].actions[0].args["command"] == 'grep -n -i "year" django/utils/dateformat.py'
+    assert run.events[-1].answer.startswith("diff --git a/django/utils/dateformat.py b/django/utils/dateformat.py")

@@ -24,7 +24,9 @@ from engine.stored.importers.build import Draft, arguments, found, text_of
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
 
-_FENCE = re.compile(r"```[ \t]*(?:bash|sh|shell|mswea_bash_command|console)?[ \t]*\r?\n(.*?)\r?\n?```", re.S)
+_SHELL_FENCES = frozenset({"bash", "sh", "shell", "mswea_bash_command", "console"})
+_FORMAT_ERROR = re.compile(r"EXACTLY ONE action|found \d+ actions", re.I)
+"""mini-swe-agent's reply to a message without exactly one command: nothing was run."""
 _SUBMIT_MARKERS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 
 
@@ -56,6 +58,42 @@ def is_mini(data: Any) -> bool:
         if isinstance(m, dict) and m.get("role") == "exit":
             return True
     return False
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str, int, int]]:
+    """The fenced blocks of a message in order, each fence paired with the next as Markdown pairs
+    them: (language, body, start, end). Pairing matters: the closing fence of a ```python block
+    must not open a block that runs to the next ```bash."""
+    blocks = []
+    pos = 0
+    while (start := text.find("```", pos)) >= 0:
+        eol = text.find("\n", start)
+        if eol < 0:
+            break
+        info = text[start + 3:eol]
+        if "```" in info:  # an inline ```code``` span on one line
+            pos = start + 3 + info.index("```") + 3
+            continue
+        close = text.find("```", eol)
+        if close < 0:
+            break
+        language = info.strip().split()[0].lower() if info.strip() else ""
+        blocks.append((language, text[eol + 1:close].rstrip("\r\n"), start, close + 3))
+        pos = close + 3
+    return blocks
+
+
+def shell_commands(text: str) -> tuple[list[str], str]:
+    """The commands of an assistant message (its shell-fenced blocks, else its unlabelled ones; a
+    ```python block is prose, not a command) and the text without them."""
+    blocks = fenced_blocks(text)
+    chosen = [b for b in blocks if b[0] in _SHELL_FENCES] or [b for b in blocks if not b[0]]
+    rest, pos = [], 0
+    for _language, _body, start, end in chosen:
+        rest.append(text[pos:start])
+        pos = end
+    rest.append(text[pos:])
+    return [body for _language, body, _start, _end in chosen], "".join(rest).strip()
 
 
 def _command_action(command: str) -> Action:
@@ -145,13 +183,17 @@ def read_mini(name: str, data: Any) -> list[Draft]:
     for source, m in draft.objects(messages, "message"):
         role, content = m.get("role"), text_of(m.get("content"))
         if role == "assistant" and not m.get("tool_calls"):
-            blocks = _FENCE.findall(content)
-            thought = _FENCE.sub("", content).strip()
+            blocks, thought = shell_commands(content)
             step = draft.new_step(thought)
             for block in blocks:
                 step.actions.append(Action(tool="bash", args={"command": block}))
             submitting = any(marker in b for b in blocks for marker in _SUBMIT_MARKERS)
             step.raw = content
+        elif role == "user" and _refused(draft, content):
+            step = draft.last_step()
+            step.actions.clear()  # mini-swe-agent ran none of them: they stay in the thought, as written
+            step.thought, submitting = (step.raw or "").strip(), False
+            draft.note("system", content, source)
         elif role == "user" and draft.last_step() is not None and draft.last_step().open_actions() and draft.items[-1] is draft.last_step():
             step = draft.last_step()
             step.observe(step.open_actions()[0], content, error=_failed(content))
@@ -165,6 +207,13 @@ def read_mini(name: str, data: Any) -> list[Draft]:
     if isinstance(data, dict) and draft.end is None:
         _end(draft, data.get("info"))
     return [draft]
+
+
+def _refused(draft: Draft, content: str) -> bool:
+    """The message right after a step is mini-swe-agent's format error (zero or several commands)."""
+    step = draft.last_step()
+    return (step is not None and draft.items[-1] is step and not step.observations
+            and not content.lstrip().startswith("<returncode>") and _FORMAT_ERROR.search(content[:300]) is not None)
 
 
 def _failed(output: str) -> bool | None:
