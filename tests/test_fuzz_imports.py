@@ -28,13 +28,15 @@ DATA = Path(__file__).resolve().parent / "data"
 TRACES = DATA / "traces"
 SOURCES = {
     "chat": ["chat_pydantic_ai_tool_output_exchange.json", "chat_openai_cookbook_toy_chat_fine_tuning.jsonl"],
-    "claude-code": ["claude_code_kvsankar_golden.jsonl", "claude_code_simonw_sample_session.jsonl"],
-    "codex": ["codex_kvsankar_with_escalation.jsonl", "codex_kvsankar_golden.jsonl"],
+    "claude-code": ["claude_code_kvsankar_golden.jsonl", "claude_code_simonw_sample_session.jsonl",
+                    "claude_code_spotter_task_subagent.jsonl"],
+    "codex": ["codex_kvsankar_with_escalation.jsonl", "codex_kvsankar_golden.jsonl", "codex_localpush_parallel_calls.jsonl"],
     "swe-agent": ["swe_agent_function_calling_simple.traj"],
-    "mini-swe-agent": ["mini_swe_agent_local.traj.json", "mini_swe_agent_github_issue.traj.json"],
+    "mini-swe-agent": ["mini_swe_agent_local.traj.json", "mini_swe_agent_github_issue.traj.json",
+                       "mini_swe_agent_gruckion_django_13670.traj.json"],
     "inspect": ["inspect_ai_popularity_excerpt.json", "inspect_ai_message_deduplication.eval"],
     "react": ["react_reflexion_reflections.txt"],
-    "langchain": ["langchain_docs_debugging_verbose.txt"],
+    "langchain": ["langchain_docs_debugging_verbose.txt", "langchain_pinecone_sql_agent_coloured.txt"],
     "trace": ["../trace_000_hallucinating.txt", "../trace_001_cases.txt"],
 }
 

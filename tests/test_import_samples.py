@@ -42,6 +42,9 @@ SAMPLES = [
     ("react_paper_hotpotqa_webthink_simple6.txt", "react", 6, 14, 14, 6),
     ("react_reflexion_reflections.txt", "react", 2, 8, 8, 1),
     ("langchain_docs_debugging_verbose.txt", "langchain", 1, 4, 4, 1),
+    ("langchain_pinecone_sql_agent_coloured.txt", "langchain", 1, 4, 4, 1),
+    ("langchain_pinecone_conversational_agent.txt", "langchain", 1, 1, 1, 1),
+    ("langchain_pinecone_docstore_agent.txt", "langchain", 1, 2, 2, 1),
 ]
 
 
@@ -121,6 +124,14 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
         actions = len(re.findall(r"^Action \d+: ", text, re.M))
         observations = len(re.findall(r"^Observation \d+: ", text, re.M))
         return len(re.findall(r"^Question: ", text, re.M)), actions - finishes, observations, finishes
+    if "\x1b[" in text:
+        # LangChain's coloured console output: the model's words in green (32;1), each tool's output in its colour
+        segments = re.findall(r"\x1b\[([0-9;]*)m\x1b\[1;3m(.*?)\x1b\[0m", text, re.S)
+        model = "\n".join(body for colour, body in segments if colour == "32;1")
+        finishes = len(re.findall(r"^Action: Finish\[", model, re.M))
+        actions = len(re.findall(r"^Action: ", model, re.M)) - finishes
+        answers = finishes + len(re.findall(r"^(?:Final Answer|AI): ", model, re.M))
+        return 1, actions, sum(1 for colour, _ in segments if colour != "32;1"), answers
     actions = len(re.findall(r"^\s*Action: ", text, re.M))
     observations = len(re.findall(r"^\s*Observation: ", text, re.M))
     return 1, actions, observations, len(re.findall(r"^\s*Final Answer: ", text, re.M))
@@ -301,3 +312,35 @@ def test_mini_swe_agent_runs_the_shell_block_only_and_a_format_error_runs_nothin
     assert note.text.startswith("Please always provide EXACTLY ONE action in triple backticks, found 2 actions.")
     assert decisions[11].actions[0].args["command"] == 'grep -n -i "year" django/utils/dateformat.py'
     assert run.events[-1].answer.startswith("diff --git a/django/utils/dateformat.py b/django/utils/dateformat.py")
+
+
+def test_langchain_coloured_console_output_without_observation_labels():
+    """LangChain 0.1+ prints a tool's output in its colour with no `Observation:` label, glued to the
+    model's next words; the colour codes are the only boundary (pinecone-io/examples, 2025)."""
+    (run,) = load_runs(TRACES / "langchain_pinecone_sql_agent_coloured.txt")
+    decisions = _decisions(run)
+    assert [d.actions[0].tool for d in decisions[:4]] == ["sql_db_list_tables", "sql_db_schema", "sql_db_query_checker", "sql_db_query"]
+    assert decisions[1].thought.startswith('There is a table named "stocks"')
+    assert decisions[1].actions[0].args == {"input": "stocks"}
+    observations = [e.text for e in run.events if e.type == "observation"]
+    assert observations[0] == "stocks"
+    assert observations[3] == "[('ABC', 232.0, '2023-01-03'), ('XYZ', 798.0, '2023-01-03'), ('ABC', 225.0, '2023-01-04'), ('XYZ', 795.0, '2023-01-04')]"
+    assert not any("\x1b" in e.text for e in run.events if e.type == "observation")
+    assert run.events[-1].answer.startswith("The multiplication of the ratio between stock prices for 'ABC' and 'XYZ'")
+    # the notebook's own print after the chain is kept, and said
+    assert _notes(run, "unrecognised") == ["a line after the final answer: Result: The multiplication of the ratio between "
+                                           "stock prices for 'ABC' and 'XYZ' on January 3rd and January 4th is approximately 0.0823."]
+
+
+def test_langchain_conversational_agent_answers_with_ai_and_the_docstore_agent_with_finish():
+    (chat,) = load_runs(TRACES / "langchain_pinecone_conversational_agent.txt")
+    first, last = _decisions(chat)
+    assert first.thought == "Do I need to use a tool? Yes" and first.actions[0].args == {"input": "10,000, 8%, 5 years"}
+    assert [e.text for e in chat.events if e.type == "observation"] == ["Answer: 14693.280768000006"]
+    assert last.thought == "Do I need to use a tool? No"
+    assert chat.events[-1].answer.startswith("The result of an investment of $10,000 growing at 8% annually for 5 years")
+    (docstore,) = load_runs(TRACES / "langchain_pinecone_docstore_agent.txt")
+    assert [(a.tool, a.args) for d in _decisions(docstore) for a in d.actions] == [
+        ("Search", {"input": "Archimedes"}), ("Lookup", {"input": "last words"})]
+    assert docstore.events[-1].answer == "Do not disturb my circles"
+    assert "a line after the final answer: Spent a total of 6692 tokens" in _notes(docstore, "unrecognised")

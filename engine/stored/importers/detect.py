@@ -18,7 +18,7 @@ from engine.stored.importers.build import found, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
 from engine.stored.importers.inspect_log import is_inspect
-from engine.stored.importers.react import KEYWORD, dialect
+from engine.stored.importers.react import KEYWORD, decolour, dialect
 from engine.stored.importers.swe_agent import is_mini, is_swe_agent
 from engine.stored.transcript import TranscriptError
 
@@ -119,6 +119,8 @@ def sniff(name: str, data: bytes) -> Sniffed:
     if data.startswith(ZIP_MAGIC):
         return Sniffed("inspect")
     text = decode(name, data)
+    if "\x1b[" in text:  # coloured console output (LangChain's verbose=True)
+        text = decolour(text)
     lines = text.splitlines()
     first_number, first = next(((n, line) for n, line in enumerate(lines, 1) if line.strip()), (0, ""))
     if not first:

@@ -12,7 +12,14 @@
   Search[...]`, `Observation 1:`), a `Question:` or `Claim:` per run, and
   `Action N: Finish[answer]` as the answer.
 - "langchain": LangChain's scratchpad, `Action: tool` then `Action Input: ...`
-  (a JSON object, or text), and `Final Answer:`.
+  (a JSON object, or text), and `Final Answer:` (or the conversational
+  agent's `AI:`), as `verbose=True` prints it between `> Entering new ...
+  chain...` and `> Finished chain.`. That console output is coloured: the
+  colour codes are removed, and a tool's output printed in its colour with no
+  `Observation:` label (LangChain 0.1 onwards) is read as the observation.
+
+`Action: Finish[answer]` is the answer in every dialect (the ReAct paper's and
+LangChain's docstore agent's).
 
 Lines that start with no keyword continue the field above them. A new
 `Question:` (or `Claim:`) starts a new run, so a prompt file with six
@@ -44,12 +51,39 @@ _LABEL = re.compile(r"^\s*([A-Z][A-Za-z ]{0,30}):\s*(.*)$")
 _ACTION_BRACKET = re.compile(r"^([A-Za-z_][\w.-]*)\s*\[(.*)\]\s*$", re.S)
 _ACTION_PAREN = re.compile(r"^([A-Za-z_][\w.-]*)\s*\((.*)\)\s*$", re.S)
 _ACTION_BARE = re.compile(r"^([A-Za-z_][\w.-]*)\s*$")
+_AI_ANSWER = re.compile(r"^\s*AI:\s?(.*)$")
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+_COLOURED = re.compile(r"\x1b\[([0-9;]*)m\x1b\[1;3m(.*?)\x1b\[0m", re.S)
+_AGENT_COLOUR = "32;1"
+"""LangChain prints what the model wrote in green; each tool's output in another colour."""
+
+
+def decolour(text: str) -> str:
+    """LangChain's coloured console output as plain text: a tool's output that no `Observation:`
+    label introduces gets one, on its own line, and the model's next words start a new line."""
+    out: list[str] = []
+    pos = 0
+    for m in _COLOURED.finditer(text):
+        out.append(_SGR.sub("", text[pos:m.start()]))
+        before = "".join(out[-3:])
+        if m.group(1) == _AGENT_COLOUR:
+            if before and not before.endswith("\n") and not before.rstrip(" ").endswith(":"):
+                out.append("\n")
+        elif not before.rstrip(" ").endswith("Observation:"):
+            out.append("Observation: " if not before or before.endswith("\n") else "\nObservation: ")
+        out.append(_SGR.sub("", m.group(2)))
+        if m.group(1) != _AGENT_COLOUR and not text.startswith("\n", m.end()):
+            out.append("\n")
+        pos = m.end()
+    out.append(_SGR.sub("", text[pos:]))
+    return "".join(out)
 
 
 def dialect(text: str) -> str:
-    """'react' when fields are numbered, 'langchain' with Action Input:, else 'trace'."""
+    """'react' when fields are numbered, 'langchain' with Action Input: or chain markers, else 'trace'."""
     numbered = langchain = False
     for line in text.splitlines()[:2000]:
+        langchain = langchain or _CHAIN_MARK.match(line) is not None
         m = KEYWORD.match(line)
         if m is None:
             continue
@@ -83,6 +117,7 @@ class _Reader:
         self.field_lines: list[str] | None = None
         self.closer: Callable[[str], None] | None = None
         self.answered_at = 0
+        self.chain_over = False
 
     @property
     def run(self) -> Draft:
@@ -100,11 +135,12 @@ class _Reader:
 
     def line(self, number: int, line: str, after_blank: bool) -> None:
         m = KEYWORD.match(line)
-        if m is None:
+        ai = _AI_ANSWER.match(line) if m is None and self.fmt == "langchain" and not self.answered_at else None
+        if m is None and ai is None:
             self.other(number, line, after_blank)
             return
         self.close()
-        kind, value = _CANON[m.group(1).lower()], m.group(3).strip()
+        kind, value = ("Answer", ai.group(1).strip()) if m is None else (_CANON[m.group(1).lower()], m.group(3).strip())
         if kind == "Question":
             self.question_line(number, value)
             return
@@ -122,6 +158,7 @@ class _Reader:
         if self.fmt == "langchain" and _CHAIN_MARK.match(line):
             self.close()
             self.run.skipped["LangChain chain marker"] += 1
+            self.chain_over = "Finished chain" in line
             return
         label = _LABEL.match(line) if self.fmt == "react" and (after_blank or self.field_lines is None) else None
         if label is not None:
@@ -136,9 +173,12 @@ class _Reader:
             return
         if self.field_lines is not None:
             self.field_lines.append(line.strip())
-        elif line.strip() and self.fmt == "langchain" and not self.answered_at:
+        elif line.strip() and self.fmt == "langchain" and not self.answered_at and not self.chain_over:
             self.field_lines = [line.strip()]
             self.field_thought(number)
+        elif line.strip() and self.fmt == "langchain":
+            where = "the final answer" if self.answered_at else "'> Finished chain.'"
+            self.run.unrecognised(f"a line after {where}", line.strip(), f"line {number}")
         elif line.strip():
             raise TranscriptError(f"{self.where(number)}: {EXPECTED}; got {preview(line)!r}")
 
@@ -180,7 +220,7 @@ class _Reader:
                     f"got {preview(text)!r}"
                 )
             step.raw = f"{step.raw}\nAction: {text}" if step.raw else f"Action: {text}"
-            if self.fmt == "react" and action.tool.lower() == "finish":
+            if action.tool.lower() == "finish" and set(action.args) == {"input"}:
                 step.answer = str(action.args.get("input", ""))
                 self.answered_at = number
                 return
@@ -230,6 +270,8 @@ class _Reader:
 
 def read_text(name: str, text: str, fmt: str | None = None) -> list[Draft]:
     """Every run of a text trace (one per Question:)."""
+    if "\x1b[" in text:
+        text = decolour(text)
     fmt = fmt or dialect(text)
     reader = _Reader(name, fmt)
     blank = True
