@@ -79,10 +79,13 @@ class StepView:
     raw: str | None
     observations: list[ObservationView] = field(default_factory=list)
     edits: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+    """What the user said after this step (an imported multi-turn run's later user messages)."""
 
     def copy(self) -> StepView:
         """A copy whose lists can grow without touching this one's."""
-        return replace(self, actions=list(self.actions), observations=list(self.observations), edits=list(self.edits))
+        return replace(self, actions=list(self.actions), observations=list(self.observations), edits=list(self.edits),
+                       said=list(self.said))
 
 
 @dataclass

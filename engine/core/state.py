@@ -277,6 +277,8 @@ class RunState:
 
     def _note(self, e: ev.Note) -> None:
         self.context_words += len(e.text.split())
+        if e.kind == "user" and self.history:  # a later user turn of an imported run: a fork's model sees it
+            self.history[-1].said.append(e.text)
 
     def _run_ended(self, e: RunEnded) -> None:
         self.ended = e

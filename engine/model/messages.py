@@ -65,6 +65,8 @@ class MessageLog:
 
     def _still_valid(self, view: RunView) -> bool:
         history = view.history
+        if not self._head:  # never built (a run without tools matched the empty start)
+            return False
         if tuple(view.tools) != self._tools or len(history) < self._done_steps + 1 and self._done_steps:
             return False
         return self._done_steps == 0 or history[self._done_steps - 1] is self._last_done

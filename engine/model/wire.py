@@ -163,6 +163,7 @@ def step_messages(
         results.extend(o.text for o in extra)
         if results:
             messages.append({"role": "user", "content": "\n".join(f"Observation: {r}" for r in results)})
+        messages.extend({"role": "user", "content": text} for text in s.said)
         return messages
     if s.actions:
         calls = [
@@ -185,6 +186,7 @@ def step_messages(
         messages.append({"role": "assistant", "content": content})
     if extra:
         messages.append({"role": "user", "content": "\n".join(o.text for o in extra)})
+    messages.extend({"role": "user", "content": text} for text in s.said)
     return messages
 
 
