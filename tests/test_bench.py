@@ -118,3 +118,15 @@ def test_a_failed_check_exits_1(tmp_path, capsys):
     assert code == 1
     checks = {c["check"]: (c["passed"], c["total"]) for c in data["checks"]}
     assert checks == {"always false": (0, 1), "no policy beats the optimum": (0, 1)}
+
+
+def test_by_default_every_scenario_with_policies_of_its_own():
+    import argparse
+
+    import scenarios
+
+    parser = argparse.ArgumentParser()
+    bench.register(parser.add_subparsers())
+    _, plans = bench.plan(parser.parse_args(["bench"]))
+    names = [plan["name"] for plan in plans]
+    assert names == [n for n in scenarios.BUILTIN if n != "mcp"]

@@ -186,3 +186,39 @@ def test_no_server_outlives_a_run_that_stops(tmp_path):
     )
     assert done.returncode == 2
     assert wait_gone(read_pid(pidfile), 1.0)
+
+
+def test_mcp_url_streamable_http(tmp_path):
+    from tests.mcp_helpers import HttpServer
+
+    server = HttpServer()
+    try:
+        out = tmp_path / "run.jsonl"
+        done = agent_tui(
+            "run", NOTES_SCENARIO, "--task", "notes", "--policy", "notes", "--mcp-url", server.url,
+            "--headless", "--approve", "all", "--out", str(out),
+        )
+        assert done.returncode == 0, done.stderr
+        executed = [e["tool"] for e in events(out) if e["type"] == "observation" and e["executed"]]
+        assert executed == ["list_notes", "read_note", "delete_note"]
+        header = json.loads(out.read_text().splitlines()[0])
+        assert header["mcp"][0]["url"] == server.url and header["mcp"][0]["name"] == "remote"
+    finally:
+        server.stop()
+
+
+def test_server_names_from_command_lines_and_urls():
+    from engine.sessions.config import Config, McpServerConfig
+    from tui.cli.run_extras import server_name, servers_from_args
+
+    assert server_name(["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]) == "filesystem"
+    assert server_name(["/usr/bin/python3", "-u", "tests/mcp_server.py"]) == "mcp_server"
+    assert server_name(["uvx", "mcp-server-git"]) == "git"
+    configured = Config(mcp=[McpServerConfig(name="notes", command="x", trusted=True)])
+    servers = servers_from_args(
+        configured,
+        ["notes", "python3 a/server.py", "python3 b/server.py"],
+        ["http://127.0.0.1:9/mcp", "http://[::1]:9/mcp", "https://tools.example.com/mcp"],
+    )
+    assert [s.name for s in servers] == ["notes", "server", "server-2", "remote", "remote-2", "tools"]
+    assert servers[0].trusted and servers[0].source == "default"

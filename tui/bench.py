@@ -131,7 +131,8 @@ def plan(args: argparse.Namespace) -> tuple[list[Job], list[dict[str, Any]]]:
     """The jobs to run and, per scenario, what the tables need to know about it."""
     import scenarios
 
-    names = args.scenarios or list(scenarios.BUILTIN)
+    # by default every built-in scenario with policies of its own (not mcp: its tools and policy are the operator's)
+    names = args.scenarios or [n for n in scenarios.BUILTIN if scenarios.get(n).policies]
     wanted_policies = _split(args.policies)
     wanted_tasks = _split(args.tasks)
     workers = max(1, args.workers)

@@ -180,8 +180,9 @@ def servers_from_args(config: Config, commands: list[str], urls: list[str]) -> l
             raise UsageError(f"--mcp-url must start with http:// or https://, not {url!r}")
         from urllib.parse import urlsplit
 
-        host = (urlsplit(url).hostname or "server").split(".")[0]
-        name = _unique(host, taken)
+        host = urlsplit(url).hostname or ""
+        is_name = any(c.isalpha() for c in host) and ":" not in host  # not 127.0.0.1, not ::1
+        name = _unique(host.split(".")[0] if is_name else "remote", taken)
         taken.add(name)
         servers.append(McpServerConfig(name=name, url=url, source="--mcp-url"))
     return servers
