@@ -72,3 +72,19 @@ def test_a_user_message_after_tool_results_follows_them_and_never_stands_in_for_
     assert "Yes, overwrite it" not in tools[2]["content"]
     text = build_messages(view, "text")[2:]
     assert [m["role"] for m in text] == ["assistant", "user", "user"] and text[-1]["content"] == "Yes, overwrite it"
+
+
+def test_user_messages_before_the_first_step_reach_a_model_fork_with_the_task(server, tmp_path):
+    """Codex Desktop: the user's messages after the first one and before any step (redacted by the source)."""
+    (run,) = load_runs(TRACES / "codex_localpush_parallel_calls.jsonl")
+    before = [e.text for e in run.events[: next(i for i, e in enumerate(run.events) if e.type == "decision")]
+              if e.type == "note" and e.kind == "user"]
+    assert before == ["[REDACTED_TEXT len=108 sha=fc56d2e9]", "[REDACTED_TEXT len=115 sha=a83ebe6f]"]
+    server.add(say("done"))
+    fork = fork_run(imported_scenario(run.header), run, fork_position(run, 1), ModelPolicy(_config(server)),
+                    out=tmp_path / "fork.jsonl")
+    fork.engine.run()
+    fork.close()
+    (request,) = server.requests
+    assert request.messages[1] == {"role": "user", "content": "\n\n".join([run.header.task_text, *before])}
+    assert [m["role"] for m in request.messages[2:]] == ["assistant", "tool", "tool"]

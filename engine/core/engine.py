@@ -125,7 +125,7 @@ class Engine(OperatorCalls):
 
     def view(self) -> RunView:
         return RunView(
-            task=self.header.task_text,
+            task="\n\n".join([self.header.task_text, *self.state.said_before]),
             tools=list(self.tools.values()),
             history=self.state.history,
             step=self.state.step + 1,

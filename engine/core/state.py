@@ -100,6 +100,8 @@ class RunState:
     tool_last_error: dict[str, bool] = field(default_factory=dict)
     rules: list[RuleInfo] = field(default_factory=list)
     history: list[StepView] = field(default_factory=list)
+    said_before: list[str] = field(default_factory=list)
+    """What the user said after the task and before the first step (an imported run's further user messages)."""
     queue: list[tuple[int, Action]] = field(default_factory=list)
     pending: PendingApproval | None = None
     warned: set[str] = field(default_factory=set)
@@ -277,8 +279,8 @@ class RunState:
 
     def _note(self, e: ev.Note) -> None:
         self.context_words += len(e.text.split())
-        if e.kind == "user" and self.history:  # a later user turn of an imported run: a fork's model sees it
-            self.history[-1].said.append(e.text)
+        if e.kind == "user":  # a later user turn of an imported run: a fork's model sees it
+            (self.history[-1].said if self.history else self.said_before).append(e.text)
 
     def _run_ended(self, e: RunEnded) -> None:
         self.ended = e
