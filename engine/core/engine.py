@@ -152,7 +152,7 @@ class Engine(OperatorCalls):
             listener(delta)
 
     def _end(self, outcome: Outcome, reason: str, answer: str | None = None) -> None:
-        self._emit(RunEnded(at=self.clock(), outcome=outcome, reason=reason, step=self.state.step, answer=answer))
+        self._emit(RunEnded.trusted(at=float(self.clock()), outcome=outcome, reason=reason, step=self.state.step, answer=answer))
 
     # -- the step --------------------------------------------------------------
 
@@ -224,7 +224,7 @@ class Engine(OperatorCalls):
             detail = str(exc)
             self._policy_failed(step, policy.name, f"policy raised {type(exc).__name__}" + (f": {detail}" if detail else ""))
             return
-        duration = max(0.0, self.clock() - started)
+        duration = float(max(0.0, self.clock() - started))
         thought, actions, answer = decision.thought, list(decision.actions), decision.answer
         parse_error: str | None = None
         if decision.text is not None and not actions and answer is None:
@@ -235,12 +235,15 @@ class Engine(OperatorCalls):
             parse_error = "ERROR: the decision had neither an action nor an answer"
         actions = [a if a.call_id is not None else a.with_call_id(f"s{step}.{i}") for i, a in enumerate(actions)]
         words = len(written_text(decision.text, thought, actions, answer).split())
-        usage = decision.usage or Usage(input_tokens=input_tokens, output_tokens=estimate_tokens(words), estimated=True)
+        usage = decision.usage or Usage.trusted(input_tokens=input_tokens, output_tokens=estimate_tokens(words), estimated=True)
         price = self.prices.get(policy.name)
         cost = None if price is None else (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1000
+        # Every field is of its type here (check_decision, the parser), so the event is
+        # built without validation; only a policy's name is checked.
+        made = DecisionMade.trusted if isinstance(policy.name, str) else DecisionMade
         self._emit(
-            DecisionMade(
-                at=self.clock(),
+            made(
+                at=float(self.clock()),
                 step=step,
                 policy=policy.name,
                 thought=thought,
@@ -258,7 +261,7 @@ class Engine(OperatorCalls):
             self._end("answer", "final answer", answer=answer)
             return
         if parse_error is not None:
-            self._emit(Observed(at=self.clock(), step=step, index=0, tool=None, text=parse_error, error=True))
+            self._emit(Observed.trusted(at=float(self.clock()), step=step, index=0, tool=None, text=parse_error, error=True))
             return
         threshold = self.header.repetition_threshold
         if threshold is not None and self.state.repeat_count >= threshold:
@@ -289,7 +292,8 @@ class Engine(OperatorCalls):
                 return
 
     def _observe(self, index: int, tool: str | None, args: dict[str, Any], text: str, **flags: Any) -> None:
-        self._emit(Observed(at=self.clock(), step=self.state.step, index=index, tool=tool, args=args, text=text, **flags))
+        """An observation the engine made (its fields are of their types: built without validation)."""
+        self._emit(Observed.trusted(at=float(self.clock()), step=self.state.step, index=index, tool=tool, args=args, text=text, **flags))
 
     def _process(self, index: int, action: Action) -> bool:
         """Handle one action; False when the run paused or ended."""
@@ -338,7 +342,7 @@ class Engine(OperatorCalls):
 
     def _execute(self, index: int, tool: Tool, args: dict[str, Any]) -> None:
         if self.intent_listeners or self.sink is not None:
-            intent = ToolStarted(at=self.clock(), step=self.state.step, index=index, tool=tool.name, args=args)
+            intent = ToolStarted.trusted(at=float(self.clock()), step=self.state.step, index=index, tool=tool.name, args=args)
             if self.sink is not None:
                 self.sink.write(intent.type, intent.__pydantic_serializer__.to_json(intent))
             for listener in self.intent_listeners:
@@ -355,7 +359,7 @@ class Engine(OperatorCalls):
             error=result.error,
             executed=result.executed,
             truncated=result.truncated,
-            duration=max(0.0, result.duration),
+            duration=float(max(0.0, result.duration)),
         )
         if result.fault:
             self.fault = result.text
@@ -366,11 +370,15 @@ class Engine(OperatorCalls):
         """The result of a released call, run elsewhere (`tools_elsewhere`)."""
         text, truncated = cap_text(text, self.observation_cap)
         tool = dict(self.state.queue)[index].tool
-        self._observe(index, tool, self.released.pop(index), text, error=error, executed=True, truncated=truncated)
+        self._emit_outside(index, tool, self.released.pop(index), text, error=error, executed=True, truncated=truncated)
 
     def note(self, text: str, error: bool = False) -> None:
         """An observation that answers no action (a user's message, an agent that went away)."""
-        self._observe(-1, None, {}, text, error=error)
+        self._emit_outside(-1, None, {}, text, error=error)
+
+    def _emit_outside(self, index: int, tool: str | None, args: dict[str, Any], text: str, **flags: Any) -> None:
+        """An observation whose text came from outside the engine: validated."""
+        self._emit(Observed(at=self.clock(), step=self.state.step, index=index, tool=tool, args=args, text=text, **flags))
 
     # -- limits ----------------------------------------------------------------
 

@@ -7,7 +7,9 @@ line; run state is a fold over them (see `engine.state`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Callable, ClassVar, Literal, Union
+
+from typing_extensions import Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -25,11 +27,44 @@ _SHARED_FIELD_SETS: dict[frozenset[str], set[str]] = {}
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    _all_fields: ClassVar[set[str]] = set()
+    _template: ClassVar[dict[str, Any]] = {}
+    _factories: ClassVar[tuple[tuple[str, Callable[[], Any]], ...]] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._all_fields = _shared_fields(set(cls.model_fields))
+        cls._template = {n: None if f.is_required() or f.default_factory is not None else f.default for n, f in cls.model_fields.items()}
+        cls._factories = tuple((n, f.default_factory) for n, f in cls.model_fields.items() if f.default_factory is not None)  # type: ignore[misc]
+
     def model_post_init(self, context: Any, /) -> None:
         # A replay holds every event of a run: share the (immutable in practice,
         # the models are frozen) field-name sets instead of one per event. This
-        # roughly halves the memory of 100,000 events.
-        object.__setattr__(self, "__pydantic_fields_set__", _shared_fields(self.__pydantic_fields_set__))
+        # roughly halves the memory of 100,000 events. A line the engine wrote
+        # sets every field, so the usual case is the class's own set.
+        fields = self.__pydantic_fields_set__
+        shared = self._all_fields
+        object.__setattr__(self, "__pydantic_fields_set__", shared if len(fields) == len(shared) else _shared_fields(fields))
+
+    @classmethod
+    def trusted(cls, **values: Any) -> Self:
+        """An instance built without validation, for values of the right types made by
+        the engine itself (every event of a step goes through here); anything read from
+        outside (files, servers, a policy's return value before `check_decision`) is
+        validated instead. Missing fields take their defaults; the fields keep their
+        declared order (the serialiser writes them in the order of `__dict__`)."""
+        data = cls._template.copy()
+        data.update(values)
+        for name, factory in cls._factories:
+            if name not in values:
+                data[name] = factory()
+        new = cls.__new__(cls)
+        object.__setattr__(new, "__dict__", data)
+        object.__setattr__(new, "__pydantic_fields_set__", cls._all_fields)
+        object.__setattr__(new, "__pydantic_extra__", None)
+        object.__setattr__(new, "__pydantic_private__", None)
+        return new
 
 
 def _shared_fields(fields: set[str]) -> set[str]:
