@@ -27,11 +27,16 @@ def render_args(tool: str | None, args: dict[str, Any]) -> str:
     return clean(call_text(tool, args))
 
 
+_GUTTER = " " * 11
+
+
 def _indent(label: str, text: str) -> list[str]:
-    lines = clean(text).split("\n") or [""]
-    out = [f"  {label:<9}{lines[0]}"]
-    out.extend(f"  {'':<9}{line}" for line in lines[1:])
-    return out
+    text = clean(text)
+    first = f"  {label:<9}"
+    if "\n" not in text:
+        return [first + text]
+    lines = text.split("\n")
+    return [first + lines[0], *[_GUTTER + line for line in lines[1:]]]
 
 
 def fork_words(header: Header) -> str:

@@ -24,7 +24,12 @@ CHOICE_WORDS = {
 """What the operator did with a pending approval."""
 
 
+_VALUE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""`json.dumps(v, ensure_ascii=False, default=str)` without a new encoder per value."""
+
+
 def call_text(tool: str | None, args: dict[str, Any]) -> str:
     """`tool(key=value, ...)` with JSON values (not cleaned: callers clean or escape it)."""
-    parts = [f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in args.items()]
+    encode = _VALUE_ENCODER.encode
+    parts = [f"{k}={encode(v)}" for k, v in args.items()]
     return f"{tool or '?'}({', '.join(parts)})"

@@ -19,9 +19,14 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 
 
+_ANY_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+"""Every character the three patterns below act on (ESC, 8-bit CSI/OSC, CR included):
+text without one is returned as it is after a single search."""
+
+
 def clean(text: str) -> str:
     """Remove escape sequences and control characters (tab and newline stay)."""
-    if not text:
+    if not text or _ANY_UNSAFE.search(text) is None:
         return text
     text = _ESCAPE_SEQ.sub("", text.replace("\r\n", "\n"))
     text = _CONTROL.sub("\ufffd", text)

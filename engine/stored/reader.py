@@ -74,12 +74,17 @@ def _from_data(data: object, where: str, model: TypeAdapter[Any], what: str) -> 
         raise TranscriptError(f"{where}: not a valid {what}: {exc}") from None
 
 
+_validate_event_json = EVENT_ADAPTER.validator.validate_json
 _NOTE_ADAPTER: TypeAdapter[ToolStarted] = TypeAdapter(ToolStarted)
 _HEADER_ADAPTER: TypeAdapter[Header] = TypeAdapter(Header)
 
 
 def parse_event(raw: bytes | str, where: str) -> Event:
     """One event line validated from its bytes; TranscriptError `where: reason` if it is not one."""
+    try:
+        return _validate_event_json(raw)  # the usual case, without the adapter's layers
+    except (ValidationError, RecursionError, ValueError):
+        pass
     return _validate(raw, where, EVENT_ADAPTER, "event")
 
 
@@ -160,15 +165,18 @@ class LineIndex:
         notes: list[Note] = []
         header: Header | None = None
         pos, number, size = 0, 0, len(data)
+        find, note_as_written = data.find, _INTENT_AS_WRITTEN.match
         while pos < size:
-            newline = data.find(b"\n", pos)
+            newline = find(b"\n", pos)
             end = size if newline < 0 else newline
             number += 1
-            line_end = end - 1 if end > pos and data[end - 1 : end] == b"\r" else end
+            line_end = end - 1 if end > pos and data[end - 1] == 0x0D else end  # 0x0D: "\r"
             if line_end > pos and (data[pos] == 0x7B or data[pos:line_end].strip()):  # 0x7B: "{", the usual start
                 if header is None:
                     header = parse_header(data[pos:line_end], f"{name}:{number}")
-                elif is_note(data[pos:line_end]):
+                elif note_as_written(data, pos, line_end) or (
+                    find(b'"tool_started"', pos, line_end) >= 0 and is_note(data[pos:line_end])
+                ):
                     notes.append(Note(len(starts), number, pos, line_end))
                 else:
                     starts.append(pos)
@@ -216,7 +224,7 @@ class LineIndex:
 
     def parse(self, index: int) -> Event:
         """Event `index` validated; TranscriptError names FILE:LINE and the reason."""
-        return parse_event(self.raw(index), self.where(index))
+        return parse_event(self.data[self.starts[index] : self.ends[index]], f"{self.name}:{self.numbers[index]}")
 
     def truncate(self, length: int) -> None:
         """Forget the event lines from `length` on (a bad line ends what can be read)."""

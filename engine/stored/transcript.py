@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Protocol
 
+from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
 from engine.stored.reader import INTENT_TYPE, LineIndex, TranscriptError, read_bytes
 
@@ -164,14 +165,15 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True) -> Transcrip
     events: list[Event] = []
     lines_of: list[int] = []
     errors: list[str] = []
-    for i in range(len(index)):
-        try:
-            events.append(index.parse(i))
-            lines_of.append(i)
-        except TranscriptError as exc:
-            if strict:
-                raise
-            errors.append(str(exc))
+    with collector_paused():
+        for i in range(len(index)):
+            try:
+                events.append(index.parse(i))
+                lines_of.append(i)
+            except TranscriptError as exc:
+                if strict:
+                    raise
+                errors.append(str(exc))
     unfinished = None
     try:
         unfinished = index.last_note()

@@ -63,7 +63,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return open_replay(timeline, position)
     transcript = load(args.file, args.format)
     position = len(transcript.events)
-    if args.at is not None:
+    if args.at is not None and args.at != "end":  # the end needs no fold to be found
         from engine.stored.replay import Timeline
 
         position = _position_for(Timeline(transcript.header, transcript.events), args.at, args.file)

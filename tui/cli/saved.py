@@ -31,17 +31,25 @@ def load(path: str, fmt: str = "auto") -> Any:
 
 def print_run(header: Any, events: Any, *, unfinished_note: bool = True, unfinished: Any = None) -> None:
     """`unfinished`: the `tool_started` note of a call the run stopped in (a kill): its outcome is unknown."""
+    import sys
+
     from engine.core.engine import unknown_outcome_text
     from tui.plain import event_lines, header_lines
 
-    for line in header_lines(header):
-        print(line)
+    write = sys.stdout.write
+    lines = header_lines(header)
+    ended = False
     for event in events:
-        for line in event_lines(event):
-            print(line)
+        lines += event_lines(event)
+        ended = ended or event.type == "run_ended"
+        if len(lines) >= 4096:  # written in blocks: one write per line is a third of `show`
+            write("\n".join(lines) + "\n")
+            lines.clear()
+    if lines:
+        write("\n".join(lines) + "\n")
     if unfinished is not None and unfinished_note:
         print(f"  !        {unknown_outcome_text(unfinished)}")
-    if unfinished_note and not any(e.type == "run_ended" for e in events):
+    if unfinished_note and not ended:
         if header.scenario == "imported":
             print("outcome: unfinished (the log ends here)")
         else:

@@ -33,7 +33,7 @@ from engine.stored.importers.detect import FORMAT_NAMES, ZIP_MAGIC, Sniffed, dec
 from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json
 from engine.stored.importers.react import read_text
 from engine.stored.importers.swe_agent import read_mini, read_swe_agent
-from engine.stored.transcript import Transcript, TranscriptError, parse_lines, read_bytes
+from engine.stored.transcript import Transcript, TranscriptError, read_bytes, read_from_bytes
 
 FORMATS: tuple[str, ...] = ("auto", *FORMAT_NAMES)
 __all__ = ["FORMATS", "FORMAT_NAMES", "IMPORTED", "detect_format", "load_any", "load_runs", "runs_from_bytes"]
@@ -102,7 +102,7 @@ def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool =
     else:
         sniffed = Sniffed(fmt) if fmt == "jsonl" or data.startswith(ZIP_MAGIC) else _forced(name, data, fmt)
     if sniffed.fmt == "jsonl":
-        return [parse_lines(name, data.splitlines(keepends=True), strict=strict)]
+        return [read_from_bytes(name, data, strict=strict)]
     drafts = _drafts(name, data, sniffed)
     runs: list[Transcript] = []
     empty: list[str] = []

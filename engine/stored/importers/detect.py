@@ -48,6 +48,20 @@ class Sniffed:
     rows: list[tuple[int, Any]] | None = None
 
 
+def _starts_with_header(data: bytes) -> bool:
+    """The first non-blank line is an agent-tui header as the writer writes it (found in the bytes)."""
+    pos = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    size = len(data)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        end = size if end < 0 else end
+        line = data[pos:end].strip()
+        if line:
+            return line.startswith((b'{"type": "header"', b'{"type":"header"'))
+        pos = end + 1
+    return False
+
+
 def decode(name: str, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
@@ -118,6 +132,8 @@ def row_format(obj: Any) -> str | None:
 def sniff(name: str, data: bytes) -> Sniffed:
     if data.startswith(ZIP_MAGIC):
         return Sniffed("inspect")
+    if _starts_with_header(data):
+        return Sniffed("jsonl")  # the reader checks every line; nothing here decodes the whole file
     text = decode(name, data)
     if "\x1b[" in text:  # coloured console output (LangChain's verbose=True)
         text = decolour(text)
