@@ -10,10 +10,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from importlib.metadata import entry_points
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine.core.scenario import Scenario
+from scenarios.plugins import plugin_names
+
+if TYPE_CHECKING:
+    from engine.core.scenario import Scenario
 
 BUILTIN = {
     "support": "scenarios.support",
@@ -32,6 +35,8 @@ class ScenarioError(Exception):
 
 
 def _from_module(module: object, where: str) -> Scenario:
+    from engine.core.scenario import Scenario
+
     scenario = getattr(module, "SCENARIO", None)
     if not isinstance(scenario, Scenario):
         raise ScenarioError(f"{where} does not define SCENARIO = Scenario(...)")
@@ -61,6 +66,8 @@ def load_file(path: str | Path) -> Scenario:
 
 
 def _plugins() -> dict[str, object]:
+    from importlib.metadata import entry_points
+
     try:
         return {ep.name: ep for ep in entry_points(group="agent_tui.scenarios")}
     except Exception:
@@ -68,7 +75,8 @@ def _plugins() -> dict[str, object]:
 
 
 def names() -> list[str]:
-    return [*BUILTIN, *(n for n in _plugins() if n not in BUILTIN)]
+    """The built-in scenarios, then the installed plugins (found without importing them)."""
+    return [*BUILTIN, *(n for n in plugin_names() if n not in BUILTIN)]
 
 
 def _is_path(name: str) -> bool:
@@ -105,5 +113,7 @@ def get_named(name: str) -> Scenario:
             loaded = plugin.load()  # type: ignore[attr-defined]
         except Exception as exc:
             raise ScenarioError(f"scenario plugin '{name}' failed to load: {exc}") from None
+        from engine.core.scenario import Scenario
+
         return loaded if isinstance(loaded, Scenario) else _from_module(loaded, f"plugin '{name}'")
     raise ScenarioError(f"no scenario '{name}' (scenarios: {', '.join(names())})")

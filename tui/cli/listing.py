@@ -14,15 +14,19 @@ def register(sub: Any) -> None:
 
 def cmd_list(args: argparse.Namespace | None = None) -> int:
     import scenarios
+    from scenarios.catalogue import LISTINGS, listing_of
 
     for name in scenarios.names():
-        try:
-            scenario = scenarios.get(name)
-        except scenarios.ScenarioError as exc:
-            print(f"{name}: cannot load ({exc})")
-            continue
-        print(f"{scenario.name}: {scenario.description}")
-        for task in scenario.tasks.values():
-            print(f"  task    {task.id}: {task.text}")
-        print(f"  policies {', '.join([*scenario.policies, 'human'])}, model (with --model)")
+        listing = LISTINGS.get(name) if name in scenarios.BUILTIN else None
+        if listing is None:  # an installed plugin: loaded to be listed
+            try:
+                scenario = scenarios.get(name)
+            except scenarios.ScenarioError as exc:
+                print(f"{name}: cannot load ({exc})")
+                continue
+            name, listing = scenario.name, listing_of(scenario)
+        print(f"{name}: {listing.description}")
+        for task_id, text in listing.tasks:
+            print(f"  task    {task_id}: {text}")
+        print(f"  policies {', '.join([*listing.policies, 'human'])}, model (with --model)")
     return 0
