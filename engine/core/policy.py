@@ -59,7 +59,7 @@ class Decision:
         return cls(text=text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ObservationView:
     tool: str | None
     args: dict[str, Any]
@@ -68,7 +68,7 @@ class ObservationView:
     executed: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class StepView:
     step: int
     policy: str

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy as _copy
 import math
+from sys import intern
 from dataclasses import dataclass, field, fields
 from typing import Hashable, Iterable, Literal
 
@@ -198,7 +199,7 @@ class RunState:
         self.history.append(
             StepView(
                 step=e.step,
-                policy=e.policy,
+                policy=intern(e.policy),  # one string for all the steps of a policy
                 thought=e.thought,
                 actions=list(e.actions),
                 answer=e.answer,
@@ -255,7 +256,8 @@ class RunState:
         self.seconds += e.duration
         self.context_words += len(e.text.split())
         if self.history:
-            self.history[-1].observations.append(ObservationView(e.tool, dict(e.args), e.text, e.error, e.executed))
+            tool = None if e.tool is None else intern(e.tool)
+            self.history[-1].observations.append(ObservationView(tool, dict(e.args), e.text, e.error, e.executed))
 
     def _policy_swapped(self, e: ev.PolicySwapped) -> None:
         self.policy = e.new

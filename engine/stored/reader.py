@@ -135,7 +135,7 @@ def read_bytes(path: Path) -> bytes:
         raise TranscriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-@dataclass
+@dataclass(slots=True)
 class Note:
     """Where a `tool_started` line stands: after `events_before` event lines, at file line `number`."""
 
