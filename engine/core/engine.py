@@ -20,6 +20,7 @@ from engine.core.events import (
     Action,
     ApprovalDecided,
     ApprovalRequested,
+    Budget,
     BudgetExhausted,
     BudgetKind,
     BudgetWarning,
@@ -110,6 +111,8 @@ class Engine(OperatorCalls):
             self.state.apply(event)
         self._params_of = {t.name: [p.name for p in t.params] for t in tools}
         self._limits_checked_at = -1
+        self._limits_of: Budget | None = None
+        self._limits: list[tuple[BudgetKind, float]] = []
 
     # -- reading ---------------------------------------------------------------
 
@@ -391,10 +394,10 @@ class Engine(OperatorCalls):
         if self._limits_checked_at == self.state.events:
             return False
         budget = self.state.budget
-        for kind in BUDGET_KINDS:
-            limit = budget.limit(kind)
-            if limit is None:
-                continue
+        if budget is not self._limits_of:  # a budget is frozen: a new limit is a new object
+            self._limits = [(kind, budget.limit(kind)) for kind in BUDGET_KINDS if budget.limit(kind) is not None]
+            self._limits_of = budget
+        for kind, limit in self._limits:
             used = self.state.used(kind)
             if used >= limit:
                 if self.interactive:
