@@ -55,3 +55,4 @@ def test_list_imports_neither_textual_nor_the_model_client():
     assert heavy(modules, "textual", "rich", "httpx", "engine.model") == []
     # the built-in scenarios are listed from their catalogue: no scenario module, no engine, no pydantic
     assert heavy(modules, "pydantic", "engine", "importlib.metadata", *(f"scenarios.{n}" for n in ("support", "grid", "mcp"))) == []
+    assert heavy(modules, "tui.cli.run", "tui.cli.gateway", "tui.bench") == []  # no other subcommand's parser is built

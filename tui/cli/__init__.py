@@ -51,6 +51,14 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["list"]:
+        # `list` takes no options: answered without building every subcommand's parser
+        from tui.cli.listing import cmd_list
+
+        try:
+            return cmd_list()
+        except BrokenPipeError:
+            return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -77,10 +85,9 @@ def console_main() -> None:
     """
     import os
 
-    from tui.cli import run
-
     code = main()
-    if run.abandoned_work:
+    run = sys.modules.get("tui.cli.run")  # not loaded: no run, no work left behind
+    if run is not None and run.abandoned_work:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
