@@ -14,10 +14,11 @@ def register(sub: Any) -> None:
 
 def cmd_list(args: argparse.Namespace | None = None) -> int:
     import scenarios
-    from scenarios.catalogue import LISTINGS, listing_of
+    from scenarios.catalogue import listing_of, stored_listings
 
+    built_in = stored_listings()
     for name in scenarios.names():
-        listing = LISTINGS.get(name) if name in scenarios.BUILTIN else None
+        listing = built_in.get(name) if name in scenarios.BUILTIN else None
         if listing is None:  # an installed plugin: loaded to be listed
             try:
                 scenario = scenarios.get(name)
