@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Hashable, Iterable, Literal
 
 from engine.core import events as ev
+from engine.core.collector import collector_paused
 from engine.core.events import Action, Budget, BudgetExhausted, BudgetKind, Event, Header, RuleInfo, RunEnded
 from engine.core.jsonvalues import args_key
 from engine.core.policy import ObservationView, StepView
@@ -322,7 +323,9 @@ def _field_names() -> tuple[str, ...]:
 
 
 def fold(header: Header, events: Iterable[Event]) -> RunState:
+    """The state after `events` (no garbage collection while folding: see `collector_paused`)."""
     state = RunState.start(header)
-    for event in events:
-        state.apply(event)
+    with collector_paused():
+        for event in events:
+            state.apply(event)
     return state
