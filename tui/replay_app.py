@@ -161,7 +161,7 @@ class ReplayApp(App[object]):
         position = max(0, min(position, len(self.timeline)))
         self.marker_note = note
         self.state = self.timeline.state_at(position)
-        self.position = position
+        self.position = min(position, len(self.timeline))  # indexing stops at a bad line: the file ends there
 
     def watch_position(self, position: int) -> None:
         self.query_one(TranscriptPane).reset(self.header, Prefix(self.timeline, position, self.figures))

@@ -155,7 +155,7 @@ def _repair_tail(path: Path) -> None:
     try:
         json.loads(tail)
         whole = True
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a torn line of many "["
         whole = False
     with open(path, "r+b") as f:
         if whole:

@@ -8,6 +8,15 @@ where they stand, and drops a last line cut off while being written (a
 warning says so). `parse_event` validates one line straight from its bytes
 and, when that fails, says why as `FILE:LINE: reason`.
 
+A transcript is untrusted input, refused with `FILE:LINE` where it could hurt:
+`read_bytes` stops at the first line longer than `MAX_LINE_BYTES` (32 MiB)
+without reading the rest; a line holding a lone surrogate (a `\\ud800` escape
+without its pair, which UTF-8 cannot hold), a number over `MAX_DIGITS` digits
+or JSON nested deeper than Python parses is not an event; and `StepCheck`
+keeps steps from jumping (a line claiming step 10**12 after step 1). The fast
+path (pydantic's JSON parser) already refuses all three kinds of line, so the
+checks cost nothing for a good one.
+
 The in-memory transcript (`engine.stored.transcript.read_transcript`), the
 replay timeline (`engine.stored.replay.Timeline.open`) and importers read
 agent-tui files through this module and nothing else.
@@ -30,6 +39,12 @@ INTENT_TYPE = "tool_started"
 """Write-ahead lines, not events: see `engine.core.events.ToolStarted`."""
 _INTENT_AS_WRITTEN = re.compile(rb'\{"at":[-+0-9.eE]+,"type":"tool_started"')
 _HEADER_EXPECTED = 'expected the header line (an object with "type": "header")'
+MAX_LINE_BYTES = 32 * 1024 * 1024
+"""The longest line a transcript may hold (32 MiB; a model's reply is capped at 16 MB)."""
+MAX_DIGITS = 4300
+"""The longest number a line may hold, in digits (Python's own limit for turning one into text)."""
+_CHUNK = 1 << 20
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class TranscriptError(Exception):
@@ -46,13 +61,38 @@ def reason(exc: ValidationError) -> str:
 
 
 def _json(raw: bytes, where: str) -> object:
-    """The line as JSON; TranscriptError saying why it is not."""
+    """The line as JSON; TranscriptError saying why it is not (or why it cannot be an event's)."""
     try:
-        return json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise TranscriptError(f"{where}: not UTF-8 text (byte {exc.start})") from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise TranscriptError(f"{where}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
+    except json.JSONDecodeError as exc:
+        raise TranscriptError(f"{where}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise TranscriptError(f"{where}: not JSON (too deeply nested)") from None
+    except ValueError:  # Python's limit on the digits of a number
+        raise TranscriptError(f"{where}: a number longer than {MAX_DIGITS:,} digits") from None
+    if b"\\u" in raw and _has_lone_surrogate(data):
+        raise TranscriptError(
+            f"{where}: text with a lone surrogate (a \\uD800-\\uDFFF escape without its pair), which UTF-8 cannot hold"
+        )
+    return data
+
+
+def _has_lone_surrogate(data: object) -> bool:
+    """Any string (key or value) in parsed JSON holding a lone surrogate; walked without recursion."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _validate(raw: bytes | str, where: str, model: TypeAdapter[Any], what: str) -> Any:
@@ -118,21 +158,66 @@ def is_note(raw: bytes) -> bool:
         return False
     try:
         parsed = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return False
     return isinstance(parsed, dict) and parsed.get("type") == INTENT_TYPE
 
 
-def read_bytes(path: Path) -> bytes:
-    """A run file's bytes; TranscriptError (naming the file) if it cannot be read."""
+def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
+    """A run file's bytes, read in chunks and refused at the first line longer than
+    `line_cap` (TranscriptError naming FILE:LINE) without reading the rest; any read
+    failure is a TranscriptError naming the file."""
+    size = max(1, min(_CHUNK, line_cap))  # a whole line inside one chunk is then never over the cap
+    chunks: list[bytes] = []
+    line, carried = 1, 0  # the line being read, and its length so far
     try:
-        return path.read_bytes()
+        with open(path, "rb") as f:
+            while chunk := f.read(size):
+                first = chunk.find(b"\n")
+                if first < 0:
+                    carried += len(chunk)
+                else:
+                    if carried + first > line_cap:
+                        raise TranscriptError(_too_long(path, line, line_cap))
+                    line += chunk.count(b"\n")
+                    carried = len(chunk) - chunk.rfind(b"\n") - 1
+                if carried > line_cap:
+                    raise TranscriptError(_too_long(path, line, line_cap))
+                chunks.append(chunk)
+        return b"".join(chunks)
     except FileNotFoundError:
         raise TranscriptError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise TranscriptError(f"{path}: is a folder, not a transcript") from None
     except OSError as exc:
         raise TranscriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _too_long(path: Path, line: int, cap: int) -> str:
+    limit = f"{cap // (1024 * 1024)} MiB" if cap >= 1024 * 1024 else f"{cap} bytes"
+    return f"{path}:{line}: a line longer than {limit} (the limit); the file is not read further"
+
+
+class StepCheck:
+    """Steps count decisions one by one, checked as events are read in order: a
+    decision is the step after the last one, and no other line names a step beyond
+    the next (a file claiming step 10**12 would otherwise make readers count to it)."""
+
+    def __init__(self) -> None:
+        self.step = 0
+
+    def problem(self, event: Event) -> str | None:
+        """Why `event`, read next, is out of order ("... steps cannot jump"); None when it is not."""
+        step = getattr(event, "step", None)
+        if step is None:
+            return None
+        if event.type == "decision":
+            if step != self.step + 1:
+                return f"a decision for step {step} follows step {self.step}; steps cannot jump"
+            self.step = step
+        elif not 0 <= step <= self.step + 1:
+            return f"a {event.type} line names step {step} after step {self.step}; steps cannot jump"
+        return None
 
 
 @dataclass(slots=True)

@@ -32,7 +32,7 @@ from engine.core.events import Event, Header
 from engine.core.policy import StepView
 from engine.core.state import RunState
 from engine.stored.markers import MARKER_KINDS, Marker, MarkerKind, event_text, marker_for
-from engine.stored.reader import LineIndex, TranscriptError, read_bytes
+from engine.stored.reader import LineIndex, StepCheck, TranscriptError, read_bytes
 from engine.stored.source import EventSource, FileEvents, LinedSource
 
 __all__ = ["DEFAULT_CHECKPOINT_EVERY", "MARKER_KINDS", "Marker", "MarkerKind", "Timeline", "event_text", "marker_for"]
@@ -116,6 +116,7 @@ class Timeline:
         self._rejected_call: tuple[int, int] | None = None  # (step, index) of the last rejected call
         self._after_step: list[int] = []
         self._decisions: list[int] = []
+        self._steps = StepCheck()
         self.index_hooks: list[Callable[[int, Event], None]] = []
         """Called with (index, event) for each event the index pass reads, in order
         (from the worker thread when a viewer indexes in the background)."""
@@ -165,6 +166,11 @@ class Timeline:
         """The file line of event `index`, when the timeline came from a file."""
         return self._source.line_number(index) if isinstance(self._source, LinedSource) else None
 
+    def _where(self, index: int) -> str:
+        """FILE:LINE of event `index`, or its place among the events."""
+        number = self.line_number(index)
+        return f"{self.path}:{number}" if number is not None else f"event {index + 1}"
+
     # -- the index pass ---------------------------------------------------------
 
     def build_index(self, until: int | None = None) -> None:
@@ -196,6 +202,8 @@ class Timeline:
             while i < stop:
                 try:
                     event = read(i)
+                    if (problem := self._steps.problem(event)) is not None:
+                        raise TranscriptError(f"{self._where(i)}: {problem}")
                 except TranscriptError as exc:
                     self.errors.append(str(exc))
                     if isinstance(self._source, FileEvents):

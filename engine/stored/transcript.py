@@ -19,7 +19,7 @@ from typing import Iterable, Protocol
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
-from engine.stored.reader import INTENT_TYPE, LineIndex, TranscriptError, read_bytes
+from engine.stored.reader import INTENT_TYPE, LineIndex, StepCheck, TranscriptError, read_bytes
 
 __all__ = [
     "INTENT_TYPE",
@@ -165,10 +165,14 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True) -> Transcrip
     events: list[Event] = []
     lines_of: list[int] = []
     errors: list[str] = []
+    steps = StepCheck()
     with collector_paused():
         for i in range(len(index)):
             try:
-                events.append(index.parse(i))
+                event = index.parse(i)
+                if (problem := steps.problem(event)) is not None:
+                    raise TranscriptError(f"{index.where(i)}: {problem}")
+                events.append(event)
                 lines_of.append(i)
             except TranscriptError as exc:
                 if strict:

@@ -247,6 +247,9 @@ def _ask_on_terminal(engine: Any) -> bool:
             except (ValueError, TypeError) as exc:
                 print(f"  not accepted: {exc}")
                 continue
+            except RecursionError:
+                print("  not accepted: the JSON is nested too deeply")
+                continue
         elif answer in ("x", "abort"):
             engine.abort()
         else:
