@@ -48,3 +48,20 @@ def unknown_outcome_text(started: ToolStarted) -> str:
         f"UNKNOWN OUTCOME: the run stopped while {call} was running; it may or may not have "
         "taken effect, and it was not run again. Check before repeating it."
     )
+
+
+MAX_TOKENS_PER_STEP = 1_000_000_000
+"""More tokens than any model reads or writes in one step: a count above is not believed."""
+
+
+def usage_problem(usage: Usage) -> str | None:
+    """Why a reported usage cannot be believed (a negative or absurd count), or None.
+
+    Usage comes from a policy or a model server: believed, a negative count would
+    switch the token and cost budgets off."""
+    for name in ("input_tokens", "output_tokens"):
+        value = getattr(usage, name)
+        if not 0 <= value <= MAX_TOKENS_PER_STEP:
+            shown = str(value) if len(str(value)) <= 20 else f"a {len(str(value))}-digit number of"
+            return f"the reported usage was refused ({shown} {name.replace('_', ' ')})"
+    return None

@@ -34,7 +34,7 @@ from engine.core.events import (
     ToolStarted,
     Usage,
 )
-from engine.core.decisions import check_decision, unknown_outcome_text
+from engine.core.decisions import check_decision, unknown_outcome_text, usage_problem
 from engine.core.operator import EngineError as EngineError, OperatorCalls  # EngineError: re-exported
 from engine.stored.eventlog import EventLog
 from engine.stored.transcript import EventSink
@@ -133,7 +133,12 @@ class Engine(OperatorCalls):
             history=self.state.history,
             step=self.state.step + 1,
             stream=self._stream,
+            time_left=self._time_left(),
         )
+
+    def _time_left(self) -> float | None:
+        limit = self.state.budget.max_seconds
+        return None if limit is None else max(0.0, limit - self.state.seconds)
 
     # -- recording -------------------------------------------------------------
 
@@ -238,7 +243,11 @@ class Engine(OperatorCalls):
             parse_error = "ERROR: the decision had neither an action nor an answer"
         actions = [a if a.call_id is not None else a.with_call_id(f"s{step}.{i}") for i, a in enumerate(actions)]
         words = len(written_text(decision.text, thought, actions, answer).split())
-        usage = decision.usage or Usage.trusted(input_tokens=input_tokens, output_tokens=estimate_tokens(words), estimated=True)
+        estimate = Usage.trusted(input_tokens=input_tokens, output_tokens=estimate_tokens(words), estimated=True)
+        usage = decision.usage or estimate
+        if (untrusted := usage_problem(usage)) is not None:  # a server never switches budgets off
+            usage = estimate
+            thought = f"{thought}\n[agent-tui: {untrusted}; the usage was estimated instead]".lstrip("\n")
         price = self.prices.get(policy.name)
         cost = None if price is None else (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1000
         # Every field is of its type here (check_decision, the parser), so the event is

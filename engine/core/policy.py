@@ -97,6 +97,9 @@ class RunView:
     history: Sequence[StepView]
     step: int
     stream: Callable[[str], None] = lambda _delta: None
+    time_left: float | None = None
+    """Seconds left in the run's time budget (None: no limit); a policy that waits
+    on something (a model server) gives up when they run out."""
 
     def observations(self) -> list[ObservationView]:
         return [o for s in self.history for o in s.observations]

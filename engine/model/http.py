@@ -1,7 +1,9 @@
 """The model client's HTTP side: reading a reply (whole or streamed), TLS, retries, and errors in words.
 
 Every fault becomes a `WireError` or a `PolicyError` whose message names what
-happened (never the API key).
+happened (never the API key). Every text a server sends has the key masked
+(`engine.model.keymask`) before anything cuts it or changes its whitespace,
+and a reply (or an error body) larger than `MAX_REPLY_BYTES` is refused.
 """
 
 from __future__ import annotations
@@ -14,32 +16,56 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from engine.core.policy import PolicyError
+from engine.model.keymask import KeyMask, MaskedStream
 from engine.model.wire import Reply, StreamReader, WireError, reply_from_json
 
 if TYPE_CHECKING:
     import httpx
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+MAX_REPLY_BYTES = 16_000_000
+"""A reply larger than this is refused (an endless stream must not grow memory)."""
+_TOO_LARGE = f"the reply is larger than {MAX_REPLY_BYTES // 1_000_000} MB; stopped reading"
 
 
-async def read_reply(response: httpx.Response, on_delta: Callable[[str], None], stream: bool) -> Reply:
+async def read_capped(response: httpx.Response) -> bytes:
+    """The whole body, refusing more than MAX_REPLY_BYTES."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise WireError(_TOO_LARGE)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_reply(response: httpx.Response, on_delta: Callable[[str], None], stream: bool, mask: KeyMask) -> Reply:
+    """The reply, streamed or whole, capped in size; every text from the server has the
+    key masked before anything cuts it (the streamed preview holds back what could be
+    the start of the key)."""
     content_type = response.headers.get("content-type", "")
     if stream and "text/event-stream" in content_type:
-        reader = StreamReader(on_delta)
+        shown = MaskedStream(mask, on_delta)
+        reader = StreamReader(shown)
+        size = 0
         async for line in response.aiter_lines():
-            reader.feed(line)
+            size += len(line) + 1
+            if size > MAX_REPLY_BYTES:
+                raise WireError(_TOO_LARGE)
+            reader.feed(mask(line))
             if reader.done:
                 break
         if not reader.complete:
             raise WireError("the stream was cut before the reply was complete")
+        shown.close()
         return reader.reply
-    raw = await response.aread()
+    text = mask((await read_capped(response)).decode("utf-8", "replace"))
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        shown = raw[:120].decode("utf-8", "replace")
-        raise WireError(f"the reply is not valid JSON: {shown!r}") from None
-    reply = reply_from_json(data)
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise WireError(f"the reply is not valid JSON: {text[:120]!r}") from None
+    reply = reply_from_json(mask.value(data))
     if reply.content:
         on_delta(reply.content)
     return reply
@@ -83,29 +109,30 @@ def timeout_kind(exc: httpx.TimeoutException) -> str:
     return "waiting for a connection"
 
 
-def server_detail(response: httpx.Response) -> str:
-    """The server's own words about an error, short."""
+def server_detail(raw: bytes, mask: KeyMask) -> str:
+    """The server's own words about an error, short, with the key masked before the cut."""
+    body = mask(raw.decode("utf-8", "replace"))
     try:
-        data = response.json()
-    except (ValueError, UnicodeDecodeError):
+        data = json.loads(body)
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict) and data.get("error"):
-        error = data["error"]
+        error = mask.value(data["error"])
         text = str(error.get("message") or error) if isinstance(error, dict) else str(error)
     else:
-        text = response.text
-    text = re.sub(r"\s+", " ", text).strip()
+        text = body
+    text = re.sub(r"\s+", " ", mask(text)).strip()
     return text[:200] + ("..." if len(text) > 200 else "")
 
 
-def status_error(response: httpx.Response, retries: int, max_retries: int) -> PolicyError:
+def status_error(response: httpx.Response, body: bytes, retries: int, max_retries: int, mask: KeyMask) -> PolicyError:
     status = response.status_code
     if status in (401, 403):
         return PolicyError(
             f"the model server refused the API key (HTTP {status}); set AGENT_TUI_API_KEY or OPENAI_API_KEY",
             retryable=False,
         )
-    detail = server_detail(response)
+    detail = server_detail(body, mask)
     suffix = f": {detail}" if detail else ""
     tried = f" after {retries} {'retry' if retries == 1 else 'retries'}" if retries else ""
     if status == 429:

@@ -25,7 +25,8 @@ from engine.core.state import estimate_tokens
 from engine.core.text import clean
 from engine.model.config import DEFAULT_BASE_URL, KEY_VARIABLES, ModelConfig, Secret, config_from_env, safe_url
 from engine.model.messages import MessageLog
-from engine.model.http import RETRY_STATUSES, read_reply, retry_after, ssl_context, status_error, timeout_kind
+from engine.model.http import RETRY_STATUSES, read_capped, read_reply, retry_after, ssl_context, status_error, timeout_kind
+from engine.model.keymask import KeyMask
 from engine.model.wire import (
     STOP_TEXT,
     Reply,
@@ -54,6 +55,8 @@ class ModelPolicy:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
         self._messages = MessageLog(config.mode, config.system)
+        self._mask = KeyMask(config.api_key.reveal() if config.api_key else None)
+        self._time_left: float | None = None
 
     def __repr__(self) -> str:
         return f"ModelPolicy({self.config!r})"
@@ -89,6 +92,7 @@ class ModelPolicy:
 
     def decide(self, view: RunView) -> Decision:
         body = self.request_body(view)
+        self._time_left = view.time_left
         with self._lock:
             self._cancelled = False
         inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
@@ -140,10 +144,7 @@ class ModelPolicy:
             inbox.put(("error", PolicyError(self._redact(f"model request failed: {type(exc).__name__}: {exc}"))))
 
     def _redact(self, text: str) -> str:
-        key = self.config.api_key
-        if key and key.reveal():
-            text = text.replace(key.reveal(), "***")
-        return clean(text)
+        return clean(self._mask(text))
 
     # -- HTTP --------------------------------------------------------------------
 
@@ -161,18 +162,29 @@ class ModelPolicy:
         where = safe_url(cfg.base_url)
         timeout = httpx.Timeout(cfg.timeout)
         retries = 0
+        # The whole reply must come within the timeout (a server dripping one byte a second
+        # never trips httpx's per-read timeout), a little after the per-read one so a silent
+        # server is still reported as such; and never after the run's time budget runs out.
+        deadline, budget_bound = cfg.timeout + min(1.0, cfg.timeout), False
+        if self._time_left is not None and self._time_left < deadline:
+            deadline, budget_bound = max(0.0, self._time_left), True
         async with httpx.AsyncClient(timeout=timeout, verify=ssl_context(), follow_redirects=False) as client:
             while True:
                 try:
-                    async with client.stream("POST", url, json=body, headers=self._headers()) as response:
-                        if response.status_code >= 400:
-                            await response.aread()
-                            wait = self._retry_wait(response, retries)
-                            if wait is None:
-                                raise status_error(response, retries, cfg.max_retries)
-                            retries += 1
-                        else:
-                            return await read_reply(response, on_delta, cfg.stream)
+                    async with asyncio.timeout(deadline):
+                        async with client.stream("POST", url, json=body, headers=self._headers()) as response:
+                            if response.status_code >= 400:
+                                error_body = await read_capped(response)
+                                wait = self._retry_wait(response, retries)
+                                if wait is None:
+                                    raise status_error(response, error_body, retries, cfg.max_retries, self._mask)
+                                retries += 1
+                            else:
+                                return await read_reply(response, on_delta, cfg.stream, self._mask)
+                except TimeoutError:
+                    if budget_bound:
+                        raise PolicyError("the seconds budget ran out while waiting for the model", retryable=False) from None
+                    raise PolicyError(f"the model server at {where} did not finish its reply within {cfg.timeout:g} s") from None
                 except httpx.TimeoutException as exc:
                     raise PolicyError(f"the model server at {where} did not answer within {cfg.timeout:g} s ({timeout_kind(exc)})") from None
                 except httpx.ConnectError as exc:
@@ -208,6 +220,21 @@ class ModelPolicy:
         return Usage(input_tokens=estimate_tokens(sent), output_tokens=estimate_tokens(written), estimated=True)
 
     def _decision(self, reply: Reply, body: dict[str, Any], view: RunView) -> Decision:
+        """The decision from a reply whose every text has the key masked (parsed arguments too:
+        they may hold it JSON-escaped across a line break)."""
+        mask = self._mask
+        reply.content = mask(reply.content)
+        reply.finish_reason = mask(reply.finish_reason) if isinstance(reply.finish_reason, str) else None
+        for call in reply.tool_calls:
+            call.name, call.arguments, call.id = mask(call.name), mask(call.arguments), mask(call.id)
+        decision = self._decide_from(reply, body, view)
+        decision.actions = [
+            a.model_copy(update={"args": mask.value(a.args), "args_error": mask(a.args_error) if a.args_error else None})
+            for a in decision.actions
+        ]
+        return decision
+
+    def _decide_from(self, reply: Reply, body: dict[str, Any], view: RunView) -> Decision:
         usage = self._usage(reply, body)
         if self.config.mode == "text":
             return Decision(text=cut_at_observation(reply.content), usage=usage)

@@ -1,0 +1,82 @@
+"""Masking the API key in anything a model server sends back.
+
+A server can echo the key: in an error body (`Authorization: Bearer <key>`),
+in a reply that is not JSON, in a reply's text or tool arguments, whole or
+split by whitespace or a newline. `KeyMask` replaces every such occurrence
+(and the `Bearer ` before it) with `***`; it is applied to a server's text
+before anything cuts it or changes its whitespace, so no piece of the key
+survives a cut. `MaskedStream` does the same for a reply streamed in pieces,
+holding back the tail that could still be the start of the key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+MASK = "***"
+_GAP = r"\s{0,8}"
+"""Whitespace a server may put inside the key (a line break in a wrapped body)."""
+
+
+class KeyMask:
+    """Call with a text to get it back without the key."""
+
+    def __init__(self, key: str | None) -> None:
+        self.span = 0
+        self._pattern: re.Pattern[str] | None = None
+        if key:
+            body = _GAP.join(re.escape(c) for c in key)
+            self._pattern = re.compile(rf"(?:(?i:bearer)\s{{1,8}})?{body}")
+            self.span = len(key) * 9 + 16
+
+    def __call__(self, text: str) -> str:
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(MASK, text)
+
+    def matches(self, text: str) -> list[re.Match[str]]:
+        return [] if self._pattern is None else list(self._pattern.finditer(text))
+
+    def value(self, data: Any) -> Any:
+        """A JSON-like value with the key masked in every string (keys of objects too)."""
+        if isinstance(data, str):
+            return self(data)
+        if isinstance(data, dict):
+            return {self.value(k): self.value(v) for k, v in data.items()}
+        if isinstance(data, list):
+            return [self.value(v) for v in data]
+        return data
+
+
+class MaskedStream:
+    """Passes streamed text on with the key masked, holding back what could be its start.
+
+    Only the tail not yet sent is kept: a key occurrence is at most `span`
+    characters long, so one that starts before the last `span` characters
+    has arrived whole and can be masked and sent.
+    """
+
+    def __init__(self, mask: KeyMask, on_delta: Callable[[str], None]) -> None:
+        self._mask = mask
+        self._on_delta = on_delta
+        self._held = ""
+
+    def __call__(self, delta: str) -> None:
+        self._held += delta
+        self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        held = self._held
+        end = len(held) if final else max(0, len(held) - self._mask.span)
+        if not final and end:
+            for match in self._mask.matches(held):
+                if match.start() < end < match.end():
+                    end = match.end()
+        if end:
+            self._on_delta(self._mask(held[:end]))
+            self._held = held[end:]
+
+    def close(self) -> None:
+        """Send what was held back (the stream ended)."""
+        self._flush(final=True)
