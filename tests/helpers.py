@@ -58,3 +58,16 @@ def counting_run(*decisions: Decision | str, budget: Budget | None = None, **kwa
 
 def types(events: Iterable) -> list[str]:
     return [e.type for e in events]
+
+
+def fail_writes_of(run: Run, kind: str) -> None:
+    """Make the run's transcript refuse every line of event type `kind`, as a full disk would."""
+    writer = run.writer
+    write = writer.write  # type: ignore[union-attr]
+
+    def failing(event_type: str, line: bytes) -> None:
+        if event_type == kind:
+            raise OSError(28, "No space left on device")
+        write(event_type, line)
+
+    writer.write = failing  # type: ignore[union-attr, method-assign]

@@ -34,6 +34,7 @@ from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, action_applies
 from tui.keys import approval_bindings
 from tui.layout import fit
 from tui.mcp_cockpit import McpCockpit
+from tui.run_guard import watch_run
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
@@ -127,8 +128,7 @@ class CockpitApp(McpCockpit):
         self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
         fit(self, self.size)
         self.refresh_view()
-        for warning in self.run_.warnings:
-            self.notify(clean(warning), title="Warning", severity="warning", timeout=20, markup=False)
+        watch_run(self)
         self.call_after_refresh(self._offer_pause)
         self.mcp_mount()
 
@@ -155,7 +155,7 @@ class CockpitApp(McpCockpit):
     def run_status(self) -> RunStatus:
         """The run's status (`engine.core.state.RunStatus`) as the cockpit shows it."""
         human = self.human_in_control and self.run_.human.needs_input
-        return run_status(self.view_state.status, human_needs_input=human, busy=self.busy)
+        return run_status(self.view_state.status, human_needs_input=human, busy=self.busy, halted=self.engine.halted is not None)
 
     def _state_words(self) -> tuple[str, str]:
         s = self.view_state
@@ -174,6 +174,8 @@ class CockpitApp(McpCockpit):
             return "your turn: n types a step, h hands back", "-input"
         if status == "ended" and s.ended is not None:
             return f"ended: {s.ended.outcome} ({s.ended.reason})", "-ended"
+        if status == "halted":
+            return "halted: the transcript cannot be written", "-failed"
         if self.needs_task:
             return "no task yet: t sets it", "-input"
         if status == "ready" and self.engine.fault:
@@ -495,4 +497,4 @@ class CockpitApp(McpCockpit):
             self.bridge.interrupt.set()
             self._cancel_policy_call()
         ended = self.view_state.ended
-        self.exit(return_code=EXIT_CODES[ended.outcome] if ended is not None else 0)
+        self.exit(return_code=EXIT_CODES[ended.outcome] if ended is not None else int(self.engine.halted is not None))

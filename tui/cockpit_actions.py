@@ -37,7 +37,7 @@ def action_applies(action: str, status: str, *, human_in_control: bool, needs_ta
     """
     if status == "running":
         return action in WHILE_BUSY
-    ended = status == "ended"
+    ended = status in ("ended", "halted")
     if action in ("save", "help"):
         return True
     if action == "interrupt":

@@ -12,7 +12,7 @@ import re
 from typing import Sequence
 
 from engine.core.amounts import amount, dollars, seconds
-from engine.core.events import Event, Header
+from engine.core.events import Event, Header, ToolStarted
 from engine.core.state import fold
 from engine.core.text import clean
 from tui.plain import fork_words, steps_count
@@ -50,8 +50,10 @@ def _call(tool: str | None, args: dict) -> str:
     return inline(call_text(tool, args))
 
 
-def markdown_report(header: Header, events: Sequence[Event], source: str | None = None) -> str:
-    """The whole report as one string."""
+def markdown_report(
+    header: Header, events: Sequence[Event], source: str | None = None, unfinished: ToolStarted | None = None
+) -> str:
+    """The whole report as one string; `unfinished` is a call the run stopped in (its outcome is unknown)."""
     state = fold(header, events)
     out: list[str] = [f"# Run report: {escape(header.scenario)} · {escape(header.task)}", ""]
     rows = [
@@ -115,6 +117,10 @@ def markdown_report(header: Header, events: Sequence[Event], source: str | None 
             label = {"user": "User", "system": "System", "subagent": "Sub-agent", "unrecognised": "Not mapped"}.get(e.kind, e.kind)
             out += [f"**{label}:**", "", code(e.text) if e.kind in ("subagent", "unrecognised") else quote(e.text or " "), ""]
 
+    if unfinished is not None:
+        from engine.core.decisions import unknown_outcome_text
+
+        out += [f"**{escape(unknown_outcome_text(unfinished))}**", ""]
     out += ["## End", ""]
     end = state.ended
     if end is None:

@@ -11,6 +11,7 @@ events.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from typing import Any, Callable, Literal, Sequence
 
@@ -35,6 +36,7 @@ from engine.core.events import (
     Usage,
 )
 from engine.core.decisions import check_decision, unknown_outcome_text, usage_problem
+from engine.core.guards import Interrupted, RecordError, halt_reason, serialised
 from engine.core.operator import EngineError as EngineError, OperatorCalls  # EngineError: re-exported
 from engine.stored.eventlog import EventLog
 from engine.stored.transcript import EventSink
@@ -113,18 +115,30 @@ class Engine(OperatorCalls):
         self._limits_checked_at = -1
         self._limits_of: Budget | None = None
         self._limits: list[tuple[BudgetKind, float]] = []
+        self.halted: str | None = None
+        """Why the transcript stopped taking events; once set, nothing more runs."""
+        self.running: ToolStarted | None = None
+        """The call whose tool is running now (on whichever thread steps the engine)."""
+        self._running_lock = threading.Lock()
 
     # -- reading ---------------------------------------------------------------
 
     @property
     def status(self) -> RunStatus:
-        """ready, awaiting_input, awaiting_approval, awaiting_budget, policy_failed or ended."""
+        """ready, awaiting_input, awaiting_approval, awaiting_budget, policy_failed, ended or halted."""
+        if self.halted is not None:
+            return "halted"
         human = isinstance(self.policy, HumanPolicy) and self.policy.needs_input
         return run_status(self.state.status, human_needs_input=human)
 
     @property
     def ended(self) -> bool:
         return self.state.status == "ended"
+
+    @property
+    def stopped(self) -> bool:
+        """Ended, or halted because the transcript cannot take any more."""
+        return self.halted is not None or self.state.status == "ended"
 
     def view(self) -> RunView:
         return RunView(
@@ -143,17 +157,37 @@ class Engine(OperatorCalls):
     # -- recording -------------------------------------------------------------
 
     def _emit(self, event: Event, *, decision_words: int | None = None) -> None:
-        line = event.__pydantic_serializer__.to_json(event)
+        """Record `event`, then let it count: an event the transcript cannot take halts the run."""
+        event, line = serialised(event)
+        self._write(event.type, line)
         self.events.append(event, line)
-        if self.sink is not None:
-            self.sink.write(event.type, line)
         self.state.apply(event, decision_words=decision_words)
         for listener in self.listeners:
             listener(event)
 
-    def _flush(self) -> None:
+    def _write(self, event_type: str, line: bytes) -> None:
+        if self.halted is not None:
+            raise RecordError(self.halted)
         if self.sink is not None:
-            self.sink.flush()
+            try:
+                self.sink.write(event_type, line)
+            except Exception as exc:
+                self._halt(exc)
+
+    def _flush(self) -> None:
+        if self.sink is not None and self.halted is None:
+            try:
+                self.sink.flush()
+            except Exception as exc:
+                self._halt(exc)
+
+    def _halt_again(self) -> None:
+        raise RecordError(self.halted)
+
+    def _halt(self, exc: BaseException) -> None:
+        """Fail closed: nothing runs after an event the transcript could not take."""
+        self.halted = halt_reason(exc)
+        raise RecordError(self.halted) from None
 
     def _stream(self, delta: str) -> None:
         for listener in self.stream_listeners:
@@ -172,7 +206,7 @@ class Engine(OperatorCalls):
 
     def _advance(self) -> str:
         status = self.status
-        if status in ("ended", "awaiting_approval", "awaiting_budget", "awaiting_input"):
+        if status in ("ended", "halted", "awaiting_approval", "awaiting_budget", "awaiting_input"):
             return status
         self.fault = None
         if self.state.queue:
@@ -353,16 +387,29 @@ class Engine(OperatorCalls):
         return self.fault is None
 
     def _execute(self, index: int, tool: Tool, args: dict[str, Any]) -> None:
+        intent: ToolStarted | None = None
         if self.intent_listeners or self.sink is not None:
-            intent = ToolStarted.trusted(at=float(self.clock()), step=self.state.step, index=index, tool=tool.name, args=args)
-            if self.sink is not None:
-                self.sink.write(intent.type, intent.__pydantic_serializer__.to_json(intent))
+            intent, line = serialised(
+                ToolStarted.trusted(at=float(self.clock()), step=self.state.step, index=index, tool=tool.name, args=args)
+            )
+            self._write(intent.type, line)  # on disk before the tool can act, or the tool never runs
             for listener in self.intent_listeners:
                 listener(intent)
         if self.tools_elsewhere:
             self.released[index] = args
             return
-        result = execute(tool, args, cap=self.observation_cap, clock=self.clock)
+        self.running = intent
+        try:
+            result = execute(tool, args, cap=self.observation_cap, clock=self.clock)
+        except (KeyboardInterrupt, Interrupted):
+            if intent is not None:  # Ctrl+C or SIGTERM while the tool ran: record what a kill leaves
+                self._unknown_outcome(intent)
+            raise
+        if intent is not None:
+            with self._running_lock:
+                if self.running is not intent:
+                    return  # another thread recorded this call's outcome as unknown and ended the run
+                self.running = None
         self._observe(
             index,
             tool.name,
@@ -377,6 +424,22 @@ class Engine(OperatorCalls):
             self.fault = result.text
             if not self.interactive:
                 self._end("stopped", f"tool fault: {result.text.removeprefix('ERROR: ')}")
+
+    def _unknown_outcome(self, intent: ToolStarted) -> None:
+        """The call `intent` was cut off while its tool ran: its outcome is unknown."""
+        with self._running_lock:
+            if self.running is not intent:
+                return
+            self.running = None
+        self._observe(intent.index, intent.tool, dict(intent.args), unknown_outcome_text(intent), error=True)
+
+    def stop(self, reason: str) -> str:
+        """End the run from another thread (SIGTERM while the cockpit waits on a tool):
+        a call still running is recorded with an unknown outcome, then the run is aborted."""
+        running = self.running
+        if running is not None:
+            self._unknown_outcome(running)
+        return self.abort(reason)
 
     def deliver(self, index: int, text: str, error: bool = False) -> None:
         """The result of a released call, run elsewhere (`tools_elsewhere`)."""

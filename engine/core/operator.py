@@ -38,6 +38,8 @@ class OperatorCalls:
     (`self` is that engine: typed Any so this module never imports the engine back)."""
 
     def _require_pending(self: Any):
+        if self.halted is not None:
+            self._halt_again()  # RecordError: nothing runs once the transcript stopped taking events
         pending = self.state.pending
         if pending is None or self.state.status != "awaiting_approval":
             raise EngineError("no action is waiting for approval")
@@ -105,7 +107,7 @@ class OperatorCalls:
 
     @_flushed
     def abort(self: Any, reason: str = "aborted by the operator") -> str:
-        if self.ended:
+        if self.ended or self.halted is not None:
             return self.status
         pending = self.state.pending
         if pending is not None:

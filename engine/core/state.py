@@ -22,18 +22,20 @@ from engine.core.policy import ObservationView, StepView
 Status = Literal["ready", "awaiting_approval", "awaiting_budget", "policy_failed", "ended"]
 """Where the fold leaves a run."""
 RunStatus = Literal[
-    "running", "ready", "awaiting_input", "awaiting_approval", "awaiting_budget", "policy_failed", "ended"
+    "running", "ready", "awaiting_input", "awaiting_approval", "awaiting_budget", "policy_failed", "ended", "halted"
 ]
 """The one status vocabulary of a run, as the engine, the cockpit and the command line speak of it:
 a fold `Status`, or `awaiting_input` (the operator's turn to type the step) or `running` (a step
-is under way in the cockpit)."""
+is under way in the cockpit) or `halted` (the transcript cannot take another event)."""
 
 
-def run_status(status: Status, *, human_needs_input: bool, busy: bool = False) -> RunStatus:
+def run_status(status: Status, *, human_needs_input: bool, busy: bool = False, halted: bool = False) -> RunStatus:
     """The run's status from the fold's, whether the human policy waits for the operator, and
     whether a step is running now."""
     if busy:
         return "running"
+    if halted:
+        return "halted"
     if status in ("ready", "policy_failed") and human_needs_input:
         return "awaiting_input"
     return status

@@ -34,7 +34,7 @@ from engine.sessions.run import Run, default_transcript_path
 from engine.core.scenario import Restorable, Scenario, Task
 from engine.core.state import RunState, fold
 from engine.core.tools import Tool
-from engine.stored.transcript import Transcript, TranscriptWriter
+from engine.stored.transcript import Transcript, TranscriptError, TranscriptWriter, read_transcript
 
 IMPORTED = "imported"
 
@@ -165,6 +165,16 @@ def _repair_tail(path: Path) -> None:
             f.truncate(cut)
 
 
+def _same_as_read(path: Path, transcript: Transcript) -> None:
+    """Refuse to go on when another process appended to the file after it was read."""
+    try:
+        now = read_transcript(path)
+    except TranscriptError as exc:
+        raise ResumeError(str(exc)) from None
+    if len(now.events) != len(transcript.events) or now.unfinished != transcript.unfinished:
+        raise ResumeError(f"{path}: another run wrote to this transcript after it was read; read it again before resuming")
+
+
 def resume_run(
     scenario: Scenario,
     transcript: Transcript,
@@ -194,14 +204,19 @@ def resume_run(
             "fork it to go on from a step: agent-tui run --fork FILE --at N"
         )
     warnings: list[str] = []
-    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings)
     path = Path(transcript.path)
-    _repair_tail(path)
-    writer = TranscriptWriter(path)
-    engine = _engine(
-        header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer,
-        extra_tools,
-    )
+    writer = TranscriptWriter(path)  # the lock first: from here on nobody else appends
+    try:
+        _same_as_read(path, transcript)
+        _repair_tail(path)
+        task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings)
+        engine = _engine(
+            header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer,
+            extra_tools,
+        )
+    except BaseException:
+        writer.close()
+        raise
     # One rule for an approval the earlier session reached, whether its line was
     # recorded (the run is awaiting it) or torn (its action is still queued): ask again.
     engine.ask_again = {(state.step, index) for index, _ in state.queue}
@@ -303,8 +318,12 @@ def fork_run(
     if path.exists():
         raise ResumeError(f"{path}: already exists; choose another file for the fork")
     writer = TranscriptWriter(path, child)
-    for event in events:
-        writer(event)
+    try:
+        for event in events:
+            writer(event)
+    except BaseException:
+        writer.close()
+        raise
     engine = _engine(
         child, world, events, state, policy_obj, listeners, clock, interactive, approve, sink=writer, extra_tools=extra_tools
     )

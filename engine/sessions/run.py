@@ -100,6 +100,7 @@ class Run:
         try:
             if self.writer is not None:
                 self.writer.close()
+                self.path = self.writer.path  # a recovery file, if the transcript was deleted or replaced
         finally:
             closers, self.closers = self.closers, []
             for close in reversed(closers):

@@ -15,10 +15,11 @@ import os
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
+from engine.stored.lock import identity, lock, move_to_recovery, still_named
 from engine.stored.reader import INTENT_TYPE, LineIndex, StepCheck, TranscriptError, read_bytes
 
 __all__ = [
@@ -67,10 +68,19 @@ class TranscriptWriter:
     the world), approvals and the end are synced, and the engine flushes before
     it asks the policy and when a step returns. Each flush is one `write` to the
     operating system, so a killed process loses at most what it was writing.
+
+    One writer per file: it holds an exclusive lock (`engine.stored.lock`) until
+    it closes, and a second writer gets `TranscriptBusy` naming the holder. A
+    write that fails raises (the engine halts: fail closed). When the path no
+    longer names the open file (deleted or replaced during the run), what was
+    written is copied to a recovery file beside it, `notify` is told its path,
+    and the run goes on there.
     """
 
-    def __init__(self, path: str | Path, header: Header | None = None) -> None:
+    def __init__(self, path: str | Path, header: Header | None = None, *, notify: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
+        self.notify: Callable[[str], None] = notify or (lambda _message: None)
+        self.recovered_from: Path | None = None
         if self.path.is_dir():
             raise IsADirectoryError(f"{self.path} is a folder; give a file name (for example {self.path / 'run.jsonl'})")
         if self.path.exists() and not self.path.is_file():
@@ -79,7 +89,16 @@ class TranscriptWriter:
         if header is not None and self.path.exists() and self.path.stat().st_size > 0:
             # A new run never writes into another run's file.
             raise FileExistsError(f"{self.path} already holds a transcript; choose another file")
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)  # read too: a recovery copies it
+        try:
+            lock(fd, self.path)
+            if header is not None and os.fstat(fd).st_size > 0:
+                raise FileExistsError(f"{self.path} already holds a transcript; choose another file")
+            self._ident = identity(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd: int | None = fd
         self._pending: list[bytes] = []
         self._only_header = header is not None
         if header is not None:
@@ -115,9 +134,20 @@ class TranscriptWriter:
             return
         data = b"".join(self._pending)
         self._pending.clear()
+        if not still_named(self.path, self._ident):
+            self._recover()
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view) :]
+
+    def _recover(self) -> None:
+        """The path no longer names the open file: go on in a recovery file beside it."""
+        assert self._fd is not None
+        old = self.path
+        self._fd, self.path = move_to_recovery(old, self._fd)
+        self._ident = identity(self._fd)
+        self.recovered_from = old
+        self.notify(f"{old}: the transcript was deleted or replaced during the run; the run goes on in {self.path}")
 
     def __call__(self, event: Event | ToolStarted) -> None:
         """The listener form: one event, written and flushed at once."""
@@ -125,11 +155,19 @@ class TranscriptWriter:
         self.flush()
 
     def close(self) -> None:
-        if self._fd is not None:
+        """Write what is queued, sync and close (letting go of the lock); never raises:
+        a write that fails here was the run's last, and the run already stopped."""
+        if self._fd is None:
+            return
+        try:
             self.flush()
             os.fsync(self._fd)
-            os.close(self._fd)
-            self._fd = None
+        except OSError:
+            pass
+        finally:
+            fd, self._fd = self._fd, None
+            if fd is not None:
+                os.close(fd)
 
     def __enter__(self) -> TranscriptWriter:
         return self

@@ -38,7 +38,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         from tui.export import markdown_report
 
-        report_text = markdown_report(transcript.header, transcript.events, source=args.file)
+        report_text = markdown_report(transcript.header, transcript.events, source=args.file, unfinished=transcript.unfinished)
     if args.out:
         try:
             Path(args.out).write_text(report_text + "\n", encoding="utf-8")

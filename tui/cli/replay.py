@@ -67,7 +67,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from engine.stored.replay import Timeline
 
         position = _position_for(Timeline(transcript.header, transcript.events), args.at, args.file)
-    print_run(transcript.header, transcript.events[:position], unfinished_note=position == len(transcript.events))
+    print_run(
+        transcript.header, transcript.events[:position], unfinished_note=position == len(transcript.events),
+        unfinished=transcript.unfinished,
+    )
     if position < len(transcript.events):
         print(f"(stopped at event {position} of {len(transcript.events)}, the end of step {args.at})")
     return EXIT_OK

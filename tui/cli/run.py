@@ -9,6 +9,7 @@ from typing import Any
 
 from tui.cli.common import (
     EXIT_CODES,
+    EXIT_INTERNAL,
     EXIT_USAGE,
     UsageError,
     add_command,
@@ -85,6 +86,7 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     import scenarios
     from engine.core.approvals import RulesError, load_rules
     from engine.sessions.run import new_run
+    from engine.stored.lock import TranscriptBusy
     from tui.cli.run_extras import RunExtras, default_policy, start_servers
 
     extras = RunExtras.from_args(args)
@@ -138,6 +140,8 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
             hub.close()
         if isinstance(exc, FileExistsError):
             raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
+        if isinstance(exc, TranscriptBusy):
+            raise UsageError(str(exc)) from None
         if isinstance(exc, OSError):
             raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None
         if isinstance(exc, (ValueError, TypeError, KeyError)):
@@ -162,6 +166,7 @@ def check_options(scenario: Any, options: dict[str, Any]) -> None:
 def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     """The Run for `run --resume FILE` or `run --fork FILE [--at N]`."""
     from engine.sessions.resume import ResumeError, fork_position, fork_run, resume_run
+    from engine.stored.lock import TranscriptBusy
     from tui.cli.saved import load, scenario_of
     from tui.cli.run_extras import continued_extras
 
@@ -190,7 +195,7 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     except BaseException as exc:
         if hub is not None:
             hub.close()
-        if isinstance(exc, ResumeError):
+        if isinstance(exc, (ResumeError, TranscriptBusy)):
             raise UsageError(str(exc)) from None
         if isinstance(exc, OSError):
             raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None
@@ -259,9 +264,13 @@ def _ask_on_terminal(engine: Any) -> bool:
 
 
 def run_headless(run: Any) -> int:
+    from engine.core.guards import Interrupted, RecordError
+    from tui.cli.stops import halted_message, sigterm_raises, stop
     from tui.plain import event_lines, header_lines
 
     engine = run.engine
+    if run.writer is not None:
+        run.writer.notify = report
     for line in header_lines(engine.header):
         print(line)
 
@@ -271,22 +280,31 @@ def run_headless(run: Any) -> int:
 
     engine.listeners.append(printer)
     try:
-        while not engine.ended:
-            status = engine.run()
-            if status == "awaiting_approval":
-                if not _ask_on_terminal(engine):
-                    return EXIT_USAGE
-            elif status == "awaiting_input":
-                report("the human policy needs the cockpit")
-                return EXIT_USAGE
-            elif status != "ended" and status != "ready":
-                engine.abort(f"unexpected pause: {status}")
-    except KeyboardInterrupt:
-        engine.abort("interrupted (Ctrl+C)")
+        with sigterm_raises():
+            try:
+                while not engine.stopped:
+                    status = engine.run()
+                    if status == "awaiting_approval":
+                        if not _ask_on_terminal(engine):
+                            return EXIT_USAGE
+                    elif status == "awaiting_input":
+                        report("the human policy needs the cockpit")
+                        return EXIT_USAGE
+                    elif status not in ("ended", "ready", "halted"):
+                        engine.abort(f"unexpected pause: {status}")
+            except KeyboardInterrupt:
+                stop(engine, "interrupted (Ctrl+C)")
+            except Interrupted as exc:
+                stop(engine, str(exc))
+    except RecordError:
+        pass  # said below: the engine is halted
     finally:
         run.close()
         if run.path is not None:
             print(f"transcript: {run.path}", file=sys.stderr)
+    if engine.halted is not None:
+        report(halted_message(run))
+        return EXIT_INTERNAL
     return EXIT_CODES[engine.state.ended.outcome]
 
 
@@ -294,10 +312,13 @@ def open_cockpit(run: Any) -> int:
     """Run the cockpit on a live run until the operator quits; the run's exit code."""
     global abandoned_work
     from tui.app import CockpitApp
+    from tui.cli.stops import halted_message, stop
 
     app = CockpitApp(run)
     try:
         app.run()
+        if getattr(app, "terminated", False):
+            stop(run.engine, "terminated (SIGTERM)", running=True)
     finally:
         run.close()
     if app.busy:
@@ -307,4 +328,6 @@ def open_cockpit(run: Any) -> int:
         report("left a policy or tool call that was still running")
     if run.path is not None:
         print(f"transcript: {run.path}", file=sys.stderr)
+    if run.engine.halted is not None:
+        report(halted_message(run))
     return app.return_code or 0

@@ -17,5 +17,5 @@ def register(sub: Any) -> None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     transcript = load(args.file, args.format)
-    print_run(transcript.header, transcript.events)
+    print_run(transcript.header, transcript.events, unfinished=transcript.unfinished)
     return 0
