@@ -51,6 +51,41 @@ def _rules(text: str):
         return load_rules(write(Path(tmp), text))
 
 
+def test_a_rule_for_a_tool_the_run_does_not_have_is_a_warning():
+    rules = [
+        *_rules('[[rule]]\ntool = "Open_Return_Request"\neffect = "deny"\n'),
+        *_rules('[[rule]]\ntool = "open_*"\neffect = "deny"\nargs = { order = "1" }\n'),
+        *_rules('[[rule]]\ntool = "open_*"\neffect = "deny"\nargs = { order_id = "1" }\n'),
+    ]
+    support = scenarios.get("support")
+    run = new_run(support, None, None, rules=rules, save=False)
+    assert len(run.warnings) == 2, run.warnings
+    assert "'Open_Return_Request' matches no tool" in run.warnings[0] and "case-sensitive" in run.warnings[0]
+    assert "no matching tool has an argument 'order'" in run.warnings[1]
+
+
+def test_headless_says_the_warning_on_stderr(capsys, tmp_path):
+    path = write(tmp_path, '[[rule]]\ntool = "open_return"\neffect = "deny"\n')
+    main(["run", "support", "--headless", "--rules", str(path), "--out", str(tmp_path / "r.jsonl")])
+    err = capsys.readouterr().err
+    assert "warning: " in err and "rule deny 'open_return' matches no tool of this run" in err
+
+
+@pytest.mark.anyio
+async def test_the_cockpit_says_the_warning_as_a_notification(tmp_path):
+    from tui.app import CockpitApp
+
+    path = write(tmp_path, '[[rule]]\ntool = "open_return"\neffect = "deny"\n')
+    support = scenarios.get("support")
+    run = new_run(support, None, None, rules=load_rules(path), out=tmp_path / "r.jsonl", interactive=True)
+    app = CockpitApp(run)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+    run.close()
+    assert any("matches no tool of this run" in m for m in said), said
+
+
 @pytest.mark.parametrize("proposed", [" 1187", "1187 ", "\t1187\n"])
 def test_a_deny_on_an_argument_is_not_dodged_with_whitespace(tmp_path, proposed):
     rules = _rules('[[rule]]\ntool = "open_return_request"\neffect = "deny"\nargs = { order_id = "1187" }\n')

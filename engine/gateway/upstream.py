@@ -7,7 +7,10 @@ thought, a reply without tool calls is the answer. It keeps the reply's raw
 bytes so a response released unchanged goes back to the agent exactly as the
 upstream sent it. A refused connection, a timeout or an error status is a
 `PolicyError`; `last_failure` keeps the status, body and headers to give the
-agent. The key is sent as the upstream's bearer token and never written.
+agent. The key is sent as the upstream's bearer token and never written: an
+upstream that echoes it (in a reply, tool arguments or an error body) has it
+masked (`engine.model.keymask`) in the bytes before anything reads, cuts or
+passes them on.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any, Callable, NoReturn
 
 from engine.core.events import Usage
 from engine.model.config import Secret, safe_url
+from engine.model.keymask import KeyMask, MaskedStream
 from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.gateway.client import TIMEOUT_ERRORS, TRANSPORT_ERRORS, UpstreamClient
@@ -72,6 +76,7 @@ class UpstreamPolicy:
         self.name = f"upstream {upstream.label}"
         self._body = body
         self._key = key
+        self._mask = KeyMask(key.reveal() if key else None)
         self._timeout = timeout
         self._client = client or UpstreamClient(timeout)
         self.last_reply: UpstreamReply | None = None
@@ -98,9 +103,9 @@ class UpstreamPolicy:
         try:
             response = self._client.post(url, payload, headers)
             if response.status != 200:
-                raw = response.read()
+                raw = self._masked(response.read())
                 self._fail(response.status, raw, dict(response.getheaders()), _detail(raw))
-            got = self._read_stream(response, view) if stream else _read_whole(response.read())
+            got = self._read_stream(response, view) if stream else _read_whole(self._masked(response.read()))
         except TIMEOUT_ERRORS:
             self._fail(504, None, {}, f"the upstream {safe_url(self.upstream.url)} did not answer in time")
         except TRANSPORT_ERRORS as exc:
@@ -108,17 +113,29 @@ class UpstreamPolicy:
         except WireError as exc:
             self._fail(502, None, {}, f"the upstream's reply could not be read: {exc}")
         self.last_reply = got
+        self._mask.reply(got.reply)  # a key split across streamed pieces
         return _decision(got.reply)
 
     def _read_stream(self, response: HTTPResponse, view: RunView) -> UpstreamReply:
-        reader = StreamReader(view.stream)
+        shown = MaskedStream(self._mask, view.stream)
+        reader = StreamReader(shown)
         lines: list[bytes] = []
         for line in response:
+            line = self._masked(line)
             lines.append(line)
             reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
         if not reader.complete:
             raise WireError("the stream ended before the reply was complete")
+        shown.close()
         return UpstreamReply(reader.reply, True, b"".join(lines))
+
+    def _masked(self, raw: bytes) -> bytes:
+        """`raw` with the key masked (undecodable bytes kept as they are)."""
+        if not self._mask.span or not raw:
+            return raw
+        text = raw.decode("utf-8", "surrogateescape")
+        masked = self._mask(text)
+        return raw if masked == text else masked.encode("utf-8", "surrogateescape")
 
     def _fail(self, status: int, raw: bytes | None, headers: Any, message: str) -> NoReturn:
         kept = {k: v for k, v in headers.items() if k.lower() in _PASS_HEADERS}

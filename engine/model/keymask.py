@@ -15,8 +15,9 @@ import re
 from typing import Any, Callable
 
 MASK = "***"
-_GAP = r"\s{0,8}"
-"""Whitespace a server may put inside the key (a line break in a wrapped body)."""
+_GAP = r"(?:\s|\\[nrt]){0,8}"
+"""Whitespace a server may put inside the key (a line break in a wrapped body), raw or
+escaped as JSON writes it (so the key is masked in a JSON body before it is parsed)."""
 
 
 class KeyMask:
@@ -37,6 +38,13 @@ class KeyMask:
 
     def matches(self, text: str) -> list[re.Match[str]]:
         return [] if self._pattern is None else list(self._pattern.finditer(text))
+
+    def reply(self, reply: Any) -> None:
+        """Mask every text of a model reply in place: its content, finish reason and tool calls."""
+        reply.content = self(reply.content)
+        reply.finish_reason = self(reply.finish_reason) if isinstance(reply.finish_reason, str) else None
+        for call in reply.tool_calls:
+            call.name, call.arguments, call.id = self(call.name), self(call.arguments), self(call.id)
 
     def value(self, data: Any) -> Any:
         """A JSON-like value with the key masked in every string (keys of objects too)."""

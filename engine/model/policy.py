@@ -223,10 +223,7 @@ class ModelPolicy:
         """The decision from a reply whose every text has the key masked (parsed arguments too:
         they may hold it JSON-escaped across a line break)."""
         mask = self._mask
-        reply.content = mask(reply.content)
-        reply.finish_reason = mask(reply.finish_reason) if isinstance(reply.finish_reason, str) else None
-        for call in reply.tool_calls:
-            call.name, call.arguments, call.id = mask(call.name), mask(call.arguments), mask(call.id)
+        mask.reply(reply)
         decision = self._decide_from(reply, body, view)
         decision.actions = [
             a.model_copy(update={"args": mask.value(a.args), "args_error": mask(a.args_error) if a.args_error else None})

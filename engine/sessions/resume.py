@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
+from engine.core.approvals import rule_warnings
 from engine.core.engine import ApproveMode, Engine, Listener
 from engine.core.events import Event, Header, Observed, ToolStarted
 from engine.core.policy import Decision, HumanPolicy, Policy, RunView
@@ -282,9 +283,11 @@ def fork_run(
     listeners: Sequence[Listener] = (),
     extra_tools: Sequence[Tool] = (),
     mcp: Sequence[dict] | None = None,
+    header_changes: dict[str, Any] | None = None,
 ) -> Run:
     """Start a new run from the first `position` events of a saved one (`mcp`: the
-    restarted servers, for the new header).
+    restarted servers, for the new header; `header_changes`: rules, budget or
+    repetition threshold of the new header, which apply from the copied events on).
 
     `position` is an event position (see `fork_position` for a step). The new
     transcript's header has parent=<the saved file> and fork_at=position; its
@@ -310,8 +313,10 @@ def fork_run(
             "fork_policy": policy_obj.name,
             "started_at": started,
             **({"mcp": list(mcp)} if mcp is not None else {}),
+            **(header_changes or {}),
         }
     )
+    warnings += rule_warnings(child.rules, [*world.tools, *extra_tools])  # type: ignore[attr-defined]
     path = Path(out) if out is not None else default_transcript_path(header.scenario, header.task, started)
     if path.exists() and path.resolve() == Path(transcript.path).resolve():
         raise ResumeError(f"{path}: a fork cannot overwrite its parent")

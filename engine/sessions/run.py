@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from engine.core.approvals import rule_warnings
 from engine.core.engine import ApproveMode, Engine, Listener
 from engine.core.events import Budget, Header, RuleInfo
 from engine.core.policy import HumanPolicy, Policy
@@ -187,7 +188,8 @@ def new_run(
         if config.prices is not None:
             engine.prices[named_of(config, named)] = config.prices
     return Run(
-        scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, model=model, named=named
+        scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, model=model, named=named,
+        warnings=rule_warnings(header.rules, [*world.tools, *extra_tools]),
     )
 
 

@@ -111,7 +111,7 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     if not task.text.strip() and not interactive:
         raise UsageError("a run of MCP tools needs a task: give it with --task-text (-t)")
     rules = list(extras.config.rules)
-    if args.rules:
+    if args.rules is not None:  # a rules file that is not there is always an error (`--rules ""` too)
         try:
             rules += load_rules(args.rules)
         except RulesError as exc:
@@ -149,6 +149,9 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
             raise UsageError(f"scenario '{scenario.name}' cannot start with these options: {detail}") from None
         raise
     extras.attach(run, hub)
+    if not interactive:  # the cockpit says them as notifications
+        for warning in run.warnings:
+            report(f"warning: {warning}")
     return run
 
 
@@ -166,6 +169,7 @@ def check_options(scenario: Any, options: dict[str, Any]) -> None:
 def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     """The Run for `run --resume FILE` or `run --fork FILE [--at N]`."""
     from engine.sessions.resume import ResumeError, fork_position, fork_run, resume_run
+    from tui.cli.fixed_flags import fork_changes, refuse_fixed_flags
     from engine.stored.lock import TranscriptBusy
     from tui.cli.saved import load, scenario_of
     from tui.cli.run_extras import continued_extras
@@ -176,6 +180,7 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
         raise UsageError("--at goes with --fork")
     if args.resume and args.out:
         raise UsageError("--resume appends to its own file; --out goes with --fork")
+    refuse_fixed_flags(args)
     transcript = load(args.resume or args.fork)
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
@@ -191,6 +196,7 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
             run = fork_run(
                 scenario, transcript, position, policy, out=args.out, interactive=interactive, approve=args.approve,
                 extra_tools=tools, mcp=hub.public() if hub is not None else None,
+                header_changes=fork_changes(args, transcript.header),
             )
     except BaseException as exc:
         if hub is not None:
