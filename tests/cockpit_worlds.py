@@ -187,3 +187,17 @@ async def settle(pilot: Pilot) -> None:
     await app.workers.wait_for_complete()
     await wait_until(pilot, lambda: not app.busy, what="the engine operation to finish")
     await pilot.pause()
+
+
+async def pick_policy(pilot: Pilot, name: str) -> None:
+    """Open the policy picker with `p` and choose `name` with the arrow keys and enter, as an operator does."""
+    from tui.screens.dialogs import PolicyPicker
+
+    await pilot.press("p")
+    picker = pilot.app.screen
+    assert isinstance(picker, PolicyPicker), "p opens the policy picker"
+    start = picker.names.index(picker.current) if picker.current in picker.names else 0
+    moves = picker.names.index(name) - start
+    for _ in range(abs(moves)):
+        await pilot.press("down" if moves > 0 else "up")
+    await pilot.press("enter")

@@ -18,6 +18,7 @@ from engine.mcp import McpHub, hub_tools
 from engine.sessions.config import PolicyConfig
 from engine.sessions.run import Run, new_run
 from scenarios.mcp import SCENARIO as MCP
+from tests.cockpit_worlds import pick_policy
 from tests.fake_openai import FakeOpenAI, calls, say
 from tests.helpers import script
 from tests.mcp_helpers import alive, notes_server, wait_gone
@@ -249,11 +250,9 @@ async def test_two_configured_models_swapped_mid_run_each_at_its_price(tmp_path)
                 assert not table.display  # one policy so far: the gauges say it all
                 await pilot.press("p")
                 assert isinstance(app.screen, PolicyPicker)
-                names = app.screen.names
-                assert {"cheap", "strong", "human"} <= set(names)
-                for _ in range(names.index("strong") - names.index("cheap")):  # the picker starts on the current one
-                    await pilot.press("down")
-                await pilot.press("enter")
+                assert {"cheap", "strong", "human"} <= set(app.screen.names)
+                await pilot.press("escape")
+                await pick_policy(pilot, "strong")
                 await settle(app, pilot)
                 assert app.view_state.policy == "strong"
                 await pilot.press("n")

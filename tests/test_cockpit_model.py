@@ -10,10 +10,10 @@ import pytest
 import scenarios
 from engine.model.policy import ModelConfig
 from engine.sessions.run import new_run
+from tests.cockpit_worlds import pick_policy
 from tests.fake_openai import FakeOpenAI, Status, call, say
 from tui.app import CockpitApp
 from tui.bridge import ThoughtStreamed
-from tui.screens.dialogs import PolicyPicker
 from tui.widgets.gauges import BudgetGauges
 from tui.widgets.transcript import TranscriptPane
 
@@ -66,13 +66,7 @@ async def test_swap_to_the_model_streams_its_thought_and_fills_the_gauges(server
     messages: list = []
     app = CockpitApp(run)
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
-        await pilot.press("p")
-        assert isinstance(app.screen, PolicyPicker)
-        names = app.screen.names
-        assert "model" in names
-        for _ in range(names.index("model")):
-            await pilot.press("down")
-        await pilot.press("enter")
+        await pick_policy(pilot, "model")
         await settle(app, pilot)
         assert app.view_state.policy == "model:test-model"
         await pilot.press("n")
