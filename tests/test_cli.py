@@ -189,3 +189,9 @@ def test_budget_limits_leave_unset_flags_out() -> None:
 
     args = argparse.Namespace(max_steps=3, max_tokens=None, max_cost=0.5, max_seconds=None)
     assert budget_limits(args) == {"max_steps": 3, "max_cost": 0.5}
+
+
+def test_run_writes_its_transcript_where_dash_o_says(tmp_path) -> None:
+    out_file = tmp_path / "run.jsonl"
+    assert main(["run", "library", "--headless", "-o", str(out_file)]) == 0
+    assert '"type":"run_ended"' in out_file.read_text().replace(" ", "")

@@ -54,7 +54,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-seconds", type=positive_float, help="time budget in seconds of policy and tool time")
     run.add_argument("--repetition", type=repetition, help="stop at N identical actions in a row (1 and 2: at the first repeat), or 'off' / 0")
     run.add_argument("--option", action="append", type=option_pair, default=[], metavar="KEY=VALUE", help="scenario option")
-    run.add_argument("--out", help="transcript file (default: a file in the per-user data folder)")
+    run.add_argument("-o", "--out", metavar="FILE", help="transcript file (default: a file in the per-user data folder)")
     add_model_arguments(run)
     run.add_argument("--resume", metavar="FILE", help="continue a run that did not end, appending to FILE")
     run.add_argument("--fork", metavar="FILE", help="start a new run from step --at of FILE (no tool runs again)")
