@@ -167,7 +167,7 @@ class Engine(OperatorCalls):
 
     def _write(self, event_type: str, line: bytes) -> None:
         if self.halted is not None:
-            raise RecordError(self.halted)
+            self._halt_again()
         if self.sink is not None:
             try:
                 self.sink.write(event_type, line)
@@ -182,6 +182,7 @@ class Engine(OperatorCalls):
                 self._halt(exc)
 
     def _halt_again(self) -> None:
+        """Refuse to go on after a halt (the operator's calls and the writer both ask)."""
         raise RecordError(self.halted)
 
     def _halt(self, exc: BaseException) -> None:

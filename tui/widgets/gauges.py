@@ -36,6 +36,16 @@ def budget_level(used: float, limit: float | None, warn_at: float = 0.8) -> str:
     return "ok"
 
 
+def append_bar(text: Text, fraction: float, width: int) -> None:
+    """`███░░░` for `fraction` (0 to 1) of `width` cells; any fraction above 0 fills one cell at least."""
+    fraction = max(0.0, min(1.0, fraction))
+    filled = round(fraction * width)
+    if fraction > 0 and filled == 0:
+        filled = 1
+    text.append("█" * filled)
+    text.append("░" * (width - filled), style="dim")
+
+
 class Gauge(Static):
     """One budget kind as a bar with `used/limit`, or `used · no limit`."""
 
@@ -61,12 +71,7 @@ class Gauge(Static):
             text.append("·" * BAR_WIDTH, style="dim")
             text.append(f" {amount(self.kind, self.used)} · no limit")
             return text
-        fraction = 0.0 if self.limit <= 0 else min(1.0, self.used / self.limit)
-        filled = round(fraction * BAR_WIDTH)
-        if self.used > 0 and filled == 0:
-            filled = 1
-        text.append("█" * filled)
-        text.append("░" * (BAR_WIDTH - filled), style="dim")
+        append_bar(text, 0.0 if self.limit <= 0 else self.used / self.limit, BAR_WIDTH)
         text.append(f" {amount(self.kind, self.used)}/{amount(self.kind, self.limit)}")
         return text
 

@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from engine.core.text import clean
+from tui.widgets.gauges import append_bar
 
 if TYPE_CHECKING:
     from engine.mcp.hub import Progress
@@ -55,9 +56,7 @@ class CallProgress(Static):
         line.append(f"{_flat(tool)[:NAME_WIDTH]} ", style="bold")
         if total and total > 0:
             self.fraction = max(0.0, min(1.0, progress / total))
-            filled = round(self.fraction * BAR_WIDTH)
-            line.append("█" * filled)
-            line.append("░" * (BAR_WIDTH - filled), style="dim")
+            append_bar(line, self.fraction, BAR_WIDTH)
             line.append(f" {progress:g}/{total:g}")
         else:
             self.fraction = None
