@@ -56,3 +56,33 @@ def test_list_imports_neither_textual_nor_the_model_client():
     # the built-in scenarios are listed from their catalogue: no scenario module, no engine, no pydantic
     assert heavy(modules, "pydantic", "engine", "importlib.metadata", *(f"scenarios.{n}" for n in ("support", "grid", "mcp"))) == []
     assert heavy(modules, "tui.cli.run", "tui.cli.gateway", "tui.bench") == []  # no other subcommand's parser is built
+
+
+def test_help_lists_every_command_without_importing_one():
+    code, modules = loaded_by("--help")
+    assert code == 0
+    from tui.cli import SUBCOMMANDS
+
+    assert heavy(modules, *SUBCOMMANDS) == []
+
+
+def test_a_command_builds_only_its_own_parser():
+    code, modules = loaded_by("show", "--help")
+    assert code == 0
+    assert "tui.cli.show" in modules
+    assert heavy(modules, "tui.cli.run", "tui.cli.gateway", "tui.cli.replay", "tui.bench", "tui.cli.importing") == []
+
+
+def test_the_listed_help_lines_are_the_ones_the_commands_register():
+    """COMMANDS keeps each command's `--help` line so that listing them imports nothing;
+    it must say what the command's module says."""
+    from tui.cli import COMMANDS, LazySubcommands, build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, LazySubcommands)]
+    for name, _module, help in COMMANDS:
+        built = sub.parser_for(name)
+        assert built.prog == f"agent-tui {name}"
+        assert sub.registered_help[name] == help, name
+    args = parser.parse_args(["show", "run.jsonl"])
+    assert (args.command, args.file, args.handler.__name__) == ("show", "run.jsonl", "cmd_show")

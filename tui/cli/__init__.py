@@ -19,34 +19,76 @@ file that cannot be read, 1 internal error (`bench`: a check failed).
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from tui.cli.common import EXIT_USAGE, Parser, UsageError, report
 
-__all__ = ["EXIT_USAGE", "SUBCOMMANDS", "UsageError", "build_parser", "console_main", "main"]
+__all__ = ["COMMANDS", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "build_parser", "console_main", "main"]
 
-SUBCOMMANDS = (
-    "tui.cli.listing",
-    "tui.cli.run",
-    "tui.cli.show",
-    "tui.cli.replay",
-    "tui.cli.verify",
-    "tui.cli.export",
-    "tui.cli.importing",
-    "tui.bench",
-    "tui.cli.gateway",
-    "tui.cli.config",
+COMMANDS = (
+    ("list", "tui.cli.listing", "list scenarios, their tasks and policies"),
+    ("run", "tui.cli.run", "run a scenario (the cockpit, or --headless)"),
+    ("show", "tui.cli.show", "print a saved transcript"),
+    ("replay", "tui.cli.replay", "open a saved run read-only (the cockpit, or --headless)"),
+    ("verify", "tui.cli.verify", "re-run a run of scripted policies and name the first event that differs"),
+    ("export", "tui.cli.export", "write a readable report of a saved run, or its OpenAI chat messages"),
+    (
+        "import",
+        "tui.cli.importing",
+        "convert a foreign trace (Claude Code, Codex, OpenAI chat, SWE-agent, Inspect AI, ReAct...) to transcripts",
+    ),
+    ("bench", "tui.bench", "run scenarios x policies x tasks headless and tabulate the results"),
+    ("gateway", "tui.cli.gateway", "an OpenAI-compatible endpoint between an agent and its model, steered here"),
+    ("config", "tui.cli.config", "print the merged configuration and where each value came from"),
 )
-"""The modules that register a subcommand, in the order `--help` lists them."""
+"""(name, the module whose `register` adds it, its line in `--help`), in the order `--help`
+lists them. A test keeps each line equal to the one the module registers."""
+
+SUBCOMMANDS = tuple(module for _name, module, _help in COMMANDS)
+"""The modules that register a subcommand."""
+
+
+class LazySubcommands(argparse._SubParsersAction):
+    """Subcommands listed from `COMMANDS` and built when chosen.
+
+    `agent-tui --help` lists them without importing any subcommand's module,
+    and `agent-tui show FILE` builds only `show`'s parser.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._modules: dict[str, str] = {}
+        self.registered_help: dict[str, str | None] = {}
+        """The `help=` each module registered its command with (a test keeps COMMANDS equal)."""
+        for name, module, help in COMMANDS:
+            self._name_parser_map[name] = None  # built on first use
+            self._choices_actions.append(self._ChoicesPseudoAction(name, (), help))
+            self._modules[name] = module
+
+    def parser_for(self, name: str) -> argparse.ArgumentParser:
+        """`name`'s parser, built (its module imported and registered) the first time."""
+        if self._name_parser_map.get(name) is None and name in self._modules:
+            importlib.import_module(self._modules[name]).register(self)
+        return self._name_parser_map[name]
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if name in self._modules:  # its line in --help comes from COMMANDS
+            self.registered_help[name] = kwargs.pop("help", None)
+            self._name_parser_map.pop(name, None)
+        return super().add_parser(name, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        self.parser_for(values[0])
+        super().__call__(parser, namespace, values, option_string)
 
 
 def build_parser() -> Parser:
+    """The command line; each subcommand's own parser is built when it is chosen (`LazySubcommands`)."""
     parser = Parser(prog="agent-tui", description="Watch and steer AI agents one step at a time.")
-    sub = parser.add_subparsers(dest="command", parser_class=Parser)
-    for name in SUBCOMMANDS:
-        importlib.import_module(name).register(sub)
+    parser.add_subparsers(dest="command", parser_class=Parser, action=LazySubcommands)
     return parser
 
 
