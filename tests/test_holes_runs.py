@@ -242,6 +242,34 @@ def test_a_transcript_deleted_or_replaced_mid_run_goes_on_in_a_recovery_file(tmp
         assert path.read_text() == "somebody else's file\n"
 
 
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_lines_written_between_name_checks_reach_the_recovery_file(tmp_path, monkeypatch, how):
+    """The path is checked on a timer, not at every flush: what went to the lost file in
+    between is copied to the recovery file, at the latest when the run closes."""
+    import engine.stored.transcript as transcript_module
+    from engine.sessions.run import new_run
+
+    monkeypatch.setattr(transcript_module, "NAME_CHECK_SECONDS", 3600.0)
+    path = tmp_path / "r.jsonl"
+    decisions = [Decision.act(str(i), "echo", text=str(i)) for i in range(4)]
+    run = new_run(counting_scenario(), "t", script(*decisions), out=path)
+    said: list[str] = []
+    run.writer.notify = said.append
+    run.engine.step()
+    if how == "deleted":
+        path.unlink()
+    else:
+        (tmp_path / "other").write_text("somebody else's file\n")
+        (tmp_path / "other").replace(path)
+    for _ in range(3):
+        run.engine.step()  # no synced line: no check yet
+    assert said == []
+    run.close()
+    assert len(said) == 1 and "deleted or replaced" in said[0]
+    assert read_transcript(run.path).events == list(run.engine.events)
+    assert len(run.engine.events) >= 8
+
+
 def test_headless_prints_the_recovery_file(capsys, tmp_path, monkeypatch):
     out = tmp_path / "r.jsonl"
     import engine.core.engine as engine_module

@@ -12,6 +12,7 @@ file raises anything but `TranscriptError`.
 from __future__ import annotations
 
 import os
+import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,8 @@ __all__ = [
 ]
 _FSYNC_TYPES = frozenset({"header", "approval_requested", "approval_decided", "run_ended", "budget_exhausted"})
 _WRITE_AHEAD_TYPES = _FSYNC_TYPES | {INTENT_TYPE}
+NAME_CHECK_SECONDS = 0.2
+"""How often a flush checks that the transcript's path still names the open file."""
 
 
 class EventSink(Protocol):
@@ -100,6 +103,7 @@ class TranscriptWriter:
             raise
         self._fd: int | None = fd
         self._pending: list[bytes] = []
+        self._name_checked_at = time.monotonic()
         self._only_header = header is not None
         if header is not None:
             self.write("header", dump_event(header).encode())
@@ -124,21 +128,34 @@ class TranscriptWriter:
         self._pending.append(line)
         self._pending.append(b"\n")
         if event_type in _WRITE_AHEAD_TYPES:
-            self.flush()
-            if event_type in _FSYNC_TYPES:
+            synced = event_type in _FSYNC_TYPES
+            self.flush(check_name=synced)
+            if synced:
                 os.fsync(self._fd)
 
-    def flush(self) -> None:
-        """Hand the queued lines to the operating system (one write)."""
+    def flush(self, check_name: bool = False) -> None:
+        """Hand the queued lines to the operating system (one write).
+
+        Whether the path still names the open file is checked (a `stat`) at most
+        every `NAME_CHECK_SECONDS`, and always with a synced line and at close:
+        lines written in between to a file that was deleted or replaced are
+        copied to the recovery file with everything else it holds, so none is lost.
+        """
         if self._fd is None or not self._pending:
             return
         data = b"".join(self._pending)
         self._pending.clear()
-        if not still_named(self.path, self._ident):
-            self._recover()
+        if check_name or time.monotonic() - self._name_checked_at >= NAME_CHECK_SECONDS:
+            self._check_name()
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view) :]
+
+    def _check_name(self) -> None:
+        """Go on in a recovery file if the path no longer names the open file."""
+        self._name_checked_at = time.monotonic()
+        if not still_named(self.path, self._ident):
+            self._recover()
 
     def _recover(self) -> None:
         """The path no longer names the open file: go on in a recovery file beside it."""
@@ -160,7 +177,8 @@ class TranscriptWriter:
         if self._fd is None:
             return
         try:
-            self.flush()
+            self.flush(check_name=True)
+            self._check_name()  # also when nothing was queued: lines written since the last check
             os.fsync(self._fd)
         except OSError:
             pass
