@@ -124,3 +124,62 @@ def test_exceptions_from_the_tool_pass_through_the_deadline():
     assert execute(Tool("broken", "Breaks.", (), broken), {}).text == "ERROR: KeyError: 'missing'"
     with pytest.raises(ValueError):
         deadline.call_with_deadline(lambda: int("x"), {}, 5)
+
+
+def assert_timer_given_back(before: tuple[float, float]) -> None:
+    """Our alarm is disarmed; one armed before (pytest-timeout's) runs on with what was left."""
+    left, interval = signal.getitimer(signal.ITIMER_REAL)
+    assert interval == before[1]
+    assert left == 0.0 if before[0] == 0.0 else 0.0 < left <= before[0]
+
+
+def test_a_quick_call_changes_no_signal_handler_after_the_first(monkeypatch):
+    """The handler is installed once: quick calls cost two setitimer calls, no signal()."""
+    deadline.call_with_deadline(quick, {"text": "first"}, 5)  # installs it if a test before replaced it
+    installs: list[object] = []
+    real_signal = deadline._signal.signal
+
+    def counting_signal(signum, handler):
+        installs.append(handler)
+        return real_signal(signum, handler)
+
+    monkeypatch.setattr(deadline._signal, "signal", counting_signal)
+    before = signal.getitimer(signal.ITIMER_REAL)  # pytest-timeout's alarm, if it armed one
+    assert [deadline.call_with_deadline(quick, {"text": str(n)}, 5) for n in range(100)] == [str(n) for n in range(100)]
+    assert installs == []
+    assert_timer_given_back(before)
+
+
+def test_an_outer_call_whose_deadline_comes_first_is_stopped_inside_an_inner_one():
+    """A tool that calls another tool: the outer deadline (0.3 s) cuts the inner call (5 s)."""
+    inner_finished: list[bool] = []
+
+    def inner() -> str:
+        time.sleep(3)
+        inner_finished.append(True)
+        return "inner done"
+
+    def outer() -> str:
+        return deadline.call_with_deadline(inner, {}, 5)
+
+    before = signal.getitimer(signal.ITIMER_REAL)
+    start = time.monotonic()
+    with pytest.raises(deadline.DeadlineExceeded):
+        deadline.call_with_deadline(outer, {}, 0.3)
+    assert time.monotonic() - start < 2.5
+    assert inner_finished == []
+    assert_timer_given_back(before)
+    assert deadline.call_with_deadline(quick, {"text": "after"}, 5) == "AFTER"
+
+
+def test_an_alarm_when_no_call_runs_goes_to_the_handler_ours_replaced():
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        deadline.call_with_deadline(quick, {"text": "x"}, 5)  # ours replaces theirs and stays
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        time.sleep(0.5)
+        assert fired == [signal.SIGALRM]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

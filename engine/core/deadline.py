@@ -4,8 +4,10 @@ On the main thread (a headless run) the tool runs inline: a real-time timer
 (`setitimer`) is armed before the call and disarmed after it, and if it fires
 first the handler raises `DeadlineExceeded` (a BaseException, so a tool's
 `except Exception` cannot swallow it) inside the tool, which stops the tool
-where it waits (`time.sleep`, a socket, a lock) and unwinds it. A quick call
-costs two `setitimer` and two `signal` calls and starts no thread. An alarm
+where it waits (`time.sleep`, a socket, a lock) and unwinds it. The handler
+is installed once and stays (an alarm that is no call's goes on to the
+handler it replaced), so a quick call costs two `setitimer` calls and starts
+no thread. An alarm
 somebody else armed (pytest-timeout, say) is kept: the earlier of the two
 fires first, and theirs is re-armed with what was left of it.
 
@@ -44,20 +46,41 @@ def call_with_deadline(fn: Callable[..., Any], kwargs: dict[str, Any], timeout: 
 # -- the main thread: an alarm ----------------------------------------------------------
 
 
+class _Call:
+    """A call running under our alarm on the main thread."""
+
+    __slots__ = ("deadline", "passed_on")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.passed_on = False
+        """An alarm came that was not this call's (passed on to the handler ours replaced)."""
+
+
+_calls: list[_Call] = []
+"""The calls under our alarm, innermost last (a tool may call another tool)."""
+_replaced: list[Any] = [None]
+"""The SIGALRM handler ours replaced: an alarm that is no call's goes to it."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    now = time.monotonic()
+    for depth in range(len(_calls) - 1, -1, -1):
+        call = _calls[depth]
+        if now >= call.deadline - 0.001:
+            raise DeadlineExceeded(call)
+        call.passed_on = True
+    _pass_on(_replaced[0], signum, frame)
+
+
 def _call_with_alarm(fn: Callable[..., Any], kwargs: dict[str, Any], timeout: float) -> Any:
+    # Our handler stays installed between calls (installed again only when somebody
+    # else's replaced it), so a quick call costs two `setitimer` and no `signal`.
+    if _signal.getsignal(_ALARM) is not _on_alarm:
+        _replaced[0] = _signal.signal(_ALARM, _on_alarm)
     start = time.monotonic()
-    deadline = start + timeout
-    mine = DeadlineExceeded()
-    previous_handler: Any = None
-    passed_on: list[bool] = []
-
-    def on_alarm(signum: int, frame: Any) -> None:
-        if time.monotonic() >= deadline - 0.001:
-            raise mine
-        passed_on.append(True)
-        _pass_on(previous_handler, signum, frame)
-
-    previous_handler = _signal.signal(_ALARM, on_alarm)
+    call = _Call(start + timeout)
+    _calls.append(call)
     previous_delay, previous_interval = _signal.setitimer(_REAL_TIMER, timeout)
     if 0 < previous_delay < timeout:
         _signal.setitimer(_REAL_TIMER, previous_delay)
@@ -66,14 +89,14 @@ def _call_with_alarm(fn: Callable[..., Any], kwargs: dict[str, Any], timeout: fl
             return fn(**kwargs)
         finally:
             _signal.setitimer(_REAL_TIMER, 0)
-            _signal.signal(_ALARM, previous_handler)
-            if passed_on and previous_interval > 0:
+            _calls.remove(call)
+            if call.passed_on and previous_interval > 0:
                 _signal.setitimer(_REAL_TIMER, previous_interval, previous_interval)
-            elif previous_delay > 0 and not passed_on:
+            elif previous_delay > 0 and not call.passed_on:
                 left = previous_delay - (time.monotonic() - start)
                 _signal.setitimer(_REAL_TIMER, max(left, 1e-6), previous_interval)
     except DeadlineExceeded as exc:
-        if exc is mine:
+        if exc.args and exc.args[0] is call:
             raise DeadlineExceeded() from None
         raise
 
