@@ -40,6 +40,10 @@ from tui.widgets.transcript import FigureColumns, Prefix, TranscriptPane
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
 EVENTS_PER_SECOND = 2.0
+FOLD_AHEAD = 64
+"""A seek at most this many events forward folds them onto a copy of the state
+shown, instead of from the timeline's nearest checkpoint (up to
+`checkpoint_every` events back): stepping and playing stay quick anywhere."""
 
 REPLAY_HELP = """\
 right / left            one event forward / back
@@ -160,8 +164,19 @@ class ReplayApp(App[object]):
         """Show the run after its first `position` events; `note` names the marker jumped to."""
         position = max(0, min(position, len(self.timeline)))
         self.marker_note = note
-        self.state = self.timeline.state_at(position)
+        self.state = self._state_at(position)
         self.position = min(position, len(self.timeline))  # indexing stops at a bad line: the file ends there
+
+    def _state_at(self, position: int) -> RunState:
+        """The folded state after `position` events: from the state shown when it is a
+        few indexed events behind, else from the timeline."""
+        shown, at = self.state, self.position
+        if shown is not None and at < position <= min(at + FOLD_AHEAD, self.timeline.indexed_count):
+            state = shown.copy()
+            for event in self.timeline.events(at, position):
+                state.apply(event)
+            return state
+        return self.timeline.state_at(position)
 
     def watch_position(self, position: int) -> None:
         self.query_one(TranscriptPane).reset(self.header, Prefix(self.timeline, position, self.figures))

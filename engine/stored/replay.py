@@ -37,7 +37,9 @@ from engine.stored.source import EventSource, FileEvents, LinedSource
 
 __all__ = ["DEFAULT_CHECKPOINT_EVERY", "MARKER_KINDS", "Marker", "MarkerKind", "Timeline", "event_text", "marker_for"]
 
-DEFAULT_CHECKPOINT_EVERY = 1000
+DEFAULT_CHECKPOINT_EVERY = 250
+"""A checkpoint is a few kilobytes (the append-only lists are shared); 250 keeps a
+viewer's far seek to a fold of 125 events on average (1000: 500, about 20 ms)."""
 _PLAIN = re.compile(r"[A-Za-z0-9 .,;!?'_-]+")
 _STEP_EVENTS = frozenset({"decision", "approval_requested", "approval_decided", "observation", "policy_error"})
 

@@ -8,10 +8,10 @@ sparkline of the input tokens of every step shows the context growing.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
@@ -55,14 +55,19 @@ class Gauge(Static):
         self.used: float = 0.0
         self.limit: float | None = None
         self.level = "ok"
+        self.shown: tuple[float, float | None, str] | None = None
+        """What the gauge last drew (a seek that changes nothing redraws nothing)."""
 
     def set_value(self, used: float, limit: float | None, warn_at: float = 0.8) -> None:
-        self.used, self.limit = used, limit
         level = budget_level(used, limit, warn_at)
+        if (used, limit, level) == self.shown:
+            return
+        self.shown = (used, limit, level)
+        self.used, self.limit = used, limit
         self.level = level
         self.set_class(level == "warning", "-warning")
         self.set_class(level == "alarm", "-alarm")
-        self.update(self.line())
+        self.update(self.line(), layout=False)  # one line, whatever it says
 
     def line(self) -> Text:
         text = Text()
@@ -98,6 +103,11 @@ def usage_lines(usage: Mapping[str, PolicyUsage]) -> Text:
     return text
 
 
+def _usage_rows(policies: int) -> int:
+    """Rows `usage_lines` takes for this many policies (a heading and the sum around them)."""
+    return policies + 2 if policies >= 2 else 0
+
+
 class PolicyUsageTable(Static):
     """Tokens and dollars per policy and their sum, shown once a second policy has decided."""
 
@@ -114,9 +124,54 @@ class PolicyUsageTable(Static):
         key = tuple((name, u.input_tokens, u.output_tokens, u.cost) for name, u in usage.items())
         if key == self.shown:
             return
+        same_height = _usage_rows(len(key)) == _usage_rows(len(self.shown))
         self.shown = key
         self.set_class(len(usage) > 1, "-several")
-        self.update(usage_lines(usage))
+        self.update(usage_lines(usage), layout=not same_height)
+
+
+def chart_points(series: Sequence[int], width: int) -> list[int]:
+    """`series` cut to what a `width`-cell sparkline draws of it, with the same picture.
+
+    Textual's sparkline splits its data into `width` buckets (bucket k is
+    `[n*k//width, n*(k+1)//width)`), draws each bucket's maximum, and scales
+    by the data's minimum and maximum. Each bucket's minimum and maximum, in
+    order, keep all three: the sparkline re-buckets these 2*width points in
+    pairs. A run of 50,000 steps then draws from 2*width points, not 50,000.
+    """
+    n = len(series)
+    if width <= 0 or n <= 2 * width:
+        return list(series)
+    points: list[int] = []
+    for k in range(width):
+        part = series[n * k // width : n * (k + 1) // width]
+        points += (min(part), max(part))
+    return points
+
+
+class ContextChart(Sparkline):
+    """The input tokens of every step as a sparkline, drawn from `chart_points`.
+
+    `show` takes the state's list without copying it and redraws only when a
+    step was added or removed (the list only grows within a run, so its length
+    and ends tell whether it changed)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__([], id=id)
+        self.series: Sequence[int] = ()
+        self.shown: tuple[int, int | None, int | None] = (0, None, None)
+
+    def show(self, series: Sequence[int]) -> None:
+        key = (len(series), series[0] if series else None, series[-1] if series else None)
+        self.series = series
+        if key != self.shown:
+            self.shown = key
+            self.refresh()
+
+    def render(self) -> RenderResult:
+        # data is set here, for the width being drawn, without a second refresh
+        self.set_reactive(Sparkline.data, chart_points(self.series, self.size.width))
+        return super().render()
 
 
 class BudgetGauges(Vertical):
@@ -124,12 +179,13 @@ class BudgetGauges(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.numbers_shown = ""
 
     def compose(self) -> ComposeResult:
         for kind in KINDS:
             yield Gauge(kind)
         yield Static(Text("context (input tokens per step)", style="dim"), id="context-label", markup=False)
-        yield Sparkline([], id="context-chart")
+        yield ContextChart(id="context-chart")
         yield Static("", id="context-numbers", markup=False)
         yield PolicyUsageTable(id="policy-usage")
 
@@ -147,13 +203,14 @@ class BudgetGauges(Vertical):
             self.query_one(PolicyUsageTable).show_usage(policy_usage)
         for kind in KINDS:
             self.gauge(kind).set_value(used[kind], budget.limit(kind), budget.warn_at)
-        chart = self.query_one("#context-chart", Sparkline)
-        chart.data = list(input_tokens_per_step)
-        numbers = self.query_one("#context-numbers", Static)
+        self.query_one(ContextChart).show(input_tokens_per_step)
         if len(input_tokens_per_step) == 1:
-            numbers.update(Text(f"step 1: {input_tokens_per_step[0]}", style="dim"))
+            words = f"step 1: {input_tokens_per_step[0]}"
         elif input_tokens_per_step:
             first, last = input_tokens_per_step[0], input_tokens_per_step[-1]
-            numbers.update(Text(f"step 1: {first} → step {len(input_tokens_per_step)}: {last}", style="dim"))
+            words = f"step 1: {first} → step {len(input_tokens_per_step)}: {last}"
         else:
-            numbers.update(Text("no steps yet", style="dim"))
+            words = "no steps yet"
+        if words != self.numbers_shown:
+            self.numbers_shown = words
+            self.query_one("#context-numbers", Static).update(Text(words, style="dim"), layout=False)

@@ -79,4 +79,4 @@ class RunHeader(Static):
         self.set_class(bool(info.servers), "-mcp")
         for name in STATE_CLASSES:
             self.set_class(name == info.state_class, name)
-        self.update(line)
+        self.update(line, layout=False)  # the height is the stylesheet's (2, or 3 with -mcp)

@@ -76,6 +76,9 @@ class CallProgress(Static):
         self.show_progress(f"{u.server}.{u.tool}" if u.server else u.tool, u.progress, u.total, u.message)
 
     def clear(self) -> None:
+        """Hide the bar; a bar already hidden is left alone (every step ends by clearing it)."""
+        if self.tool is None and not self.has_class("-active"):
+            return
         self.tool = None
         self.fraction = None
         self.remove_class("-active")

@@ -77,6 +77,7 @@ class CompactStrip(Static):
     def __init__(self, tools: Iterable[ToolInfo], *, id: str | None = None) -> None:
         super().__init__("", id=id, markup=False)
         self.tools = list(tools)
+        self.shown: Text | None = None
 
     def update_state(
         self,
@@ -86,4 +87,7 @@ class CompactStrip(Static):
         last_error: Mapping[str, bool],
         pending_tool: str | None,
     ) -> None:
-        self.update(budget_line(budget, used) + Text("\n") + tools_line(self.tools, calls, last_error, pending_tool))
+        text = budget_line(budget, used) + Text("\n") + tools_line(self.tools, calls, last_error, pending_tool)
+        if text != self.shown:
+            self.shown = text
+            self.update(text, layout=False)  # two lines, whatever they say

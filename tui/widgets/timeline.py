@@ -7,6 +7,7 @@ line 2 carries the cursor; line 3 says where and how fast.
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import Sequence
 
 from rich.text import Text
@@ -38,8 +39,8 @@ class TimelineBar(Widget):
             return 0
         return min(width - 1, round(position * (width - 1) / self.total))
 
-    def render(self) -> Text:
-        width = max(10, self.size.width - 2)
+    def marker_cells(self, width: int) -> list[tuple[str, str]]:
+        """Line 1 as (glyph, style) per cell: the strongest marker in each column."""
         cells: list[tuple[str, str]] = [("─", "dim")] * width
         best: dict[int, str] = {}
         for marker in self.markers:
@@ -49,9 +50,14 @@ class TimelineBar(Widget):
                 best[col] = marker.kind
         for col, kind in best.items():
             cells[col] = GLYPHS[kind]
+        return cells
+
+    def render(self) -> Text:
+        width = max(10, self.size.width - 2)
         text = Text(no_wrap=True, overflow="crop")
-        for glyph, style in cells:
-            text.append(glyph, style=style)
+        # One span per run of equal styles, not one per cell: a seek redraws this bar.
+        for style, run in groupby(self.marker_cells(width), key=lambda cell: cell[1]):
+            text.append("".join(glyph for glyph, _ in run), style=style)
         text.append("\n")
         cursor = self.column(self.position, width)
         text.append(" " * cursor + "▲", style="bold")

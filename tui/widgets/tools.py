@@ -59,7 +59,7 @@ class ToolRow(Static):
     def show(self) -> None:
         self.set_class(self.pending, "-pending")
         self.set_class(self.erred, "-error")
-        self.update(self.line())
+        self.update(self.line(), layout=False)  # one line
 
 
 class ToolPanel(Vertical):

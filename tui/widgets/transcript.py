@@ -179,7 +179,12 @@ class TranscriptPane(ScrollView, can_focus=True):
     # -- layout ------------------------------------------------------------
 
     def _text_width(self) -> int:
-        return self.index.text_width(self._pane_width())
+        return self.index.text_width(self._row_width())
+
+    def _row_width(self) -> int:
+        """The width rows are drawn at: the pane's at the last layout (`render_line`
+        lays out again first when it changed), read once, not per strip."""
+        return self._layout_width if self._layout_width is not None else self._pane_width()
 
     def _pane_width(self) -> int:
         return self.scrollable_content_region.width
@@ -208,10 +213,26 @@ class TranscriptPane(ScrollView, can_focus=True):
         else:
             self._count()
         self._ensure_edges()
-        self.virtual_size = Size(self._pane_width(), self._total_rows())
+        self._set_virtual_size(Size(self._pane_width(), self._total_rows()))
         if self._follow:
             self._scroll_to_end()
         self.refresh()
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """The scrollable size, without a layout of the screen.
+
+        The pane's own region does not depend on how many rows it holds (its
+        vertical scrollbar is always shown), so a new row count needs the
+        scrollbar told and the scroll position clamped, not the whole screen
+        laid out again and drawn twice (`virtual_size` is a layout reactive).
+        """
+        if size == self.virtual_size:
+            return
+        self.set_reactive(TranscriptPane.virtual_size, size)
+        bar = self.vertical_scrollbar
+        bar.window_virtual_size = size.height
+        bar.window_size = self.container_size.height - self.scrollbar_size_horizontal
+        self.scroll_y = self.scroll_y  # clamped by validate_scroll_y
 
     def _ensure_edges(self) -> None:
         if not self._header_rows and self._header is not None:
@@ -267,14 +288,15 @@ class TranscriptPane(ScrollView, can_focus=True):
             Segment(label_text, self._style(kind)),
             Segment(text, self._style(kind)),
         ]
-        return Strip(segments).adjust_cell_length(self._pane_width(), self._style("base"))
+        return Strip(segments).adjust_cell_length(self._row_width(), self._style("base"))
 
     def _block_rows(self, block: Block, index: int | None, gutter: str | None) -> list[Row]:
         width = self._text_width()
         if block.kind == "rule":
             title = f"── {block.text} "
-            line = title + "─" * max(0, self._pane_width() - cell_len(title))
-            strip = Strip([Segment(line, self._style("rule"))]).adjust_cell_length(self._pane_width(), self._style("base"))
+            width = self._row_width()
+            line = title + "─" * max(0, width - cell_len(title))
+            strip = Strip([Segment(line, self._style("rule"))]).adjust_cell_length(width, self._style("base"))
             return [Row(strip)]
         folded = block.foldable and index is not None and self.index.folded(index)
         lines = block_lines(block.text, width, FOLD_AT + 1 if folded else None)
@@ -380,7 +402,7 @@ class TranscriptPane(ScrollView, can_focus=True):
         part, index, offset = self._locate(self.scroll_offset.y)
         self.index.refold()
         self._row_cache.clear()
-        self.virtual_size = Size(self._pane_width(), self._total_rows())
+        self._set_virtual_size(Size(self._pane_width(), self._total_rows()))
         if self._follow:
             self._scroll_to_end()
         elif part == "event":
