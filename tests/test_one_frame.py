@@ -65,10 +65,13 @@ def long_run(tmp_path: Path, steps: int = 150) -> Path:
     return path
 
 
-async def test_a_far_seek_lays_out_nothing_and_redraws_each_changed_widget_once(tmp_path):
+def viewer(tmp_path: Path) -> tuple[Timeline, Posted, ReplayApp]:
     timeline = Timeline.open(long_run(tmp_path))
-    posted = Posted()
-    app = ReplayApp(timeline)
+    return timeline, Posted(), ReplayApp(timeline)
+
+
+async def test_a_far_seek_lays_out_nothing_and_redraws_each_changed_widget_once(tmp_path):
+    timeline, posted, app = viewer(tmp_path)
     async with app.run_test(size=(120, 40), message_hook=posted) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -90,9 +93,7 @@ async def test_a_far_seek_lays_out_nothing_and_redraws_each_changed_widget_once(
 
 
 async def test_a_seek_within_a_step_leaves_the_unchanged_panels_alone(tmp_path):
-    timeline = Timeline.open(long_run(tmp_path))
-    posted = Posted()
-    app = ReplayApp(timeline)
+    timeline, posted, app = viewer(tmp_path)
     async with app.run_test(size=(120, 40), message_hook=posted) as pilot:
         await app.workers.wait_for_complete()
         app.seek(timeline.position_after_step(40))
