@@ -30,6 +30,7 @@ from engine.core.state import RunState
 from engine.core.text import clean
 from engine.stored.transcript import Transcript
 from tui.layout import fit
+from tui.replay_tail import Tail, read_tail
 from tui.screens.ask import AskScreen
 from tui.screens.dialogs import PolicyPicker
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
@@ -115,6 +116,9 @@ class ReplayApp(App[object]):
         self.query_text = ""
         self.marker_note = ""
         self.state: RunState | None = None
+        self.tail: Tail | None = None
+        """The last events, shown alone at the end until the index pass has folded the run."""
+        self.reading: Timer | None = None
         self.scenario = scenario if scenario is not None else _scenario_named(self.header.scenario)
 
     # -- layout ----------------------------------------------------------------
@@ -133,7 +137,12 @@ class ReplayApp(App[object]):
         for warning in self.timeline.warnings:
             self.notify(clean(warning), title="Loaded with a warning", severity="warning", timeout=10, markup=False)
         fit(self, self.size)
-        self.seek(self.start_at or 0)
+        start = self.start_at or 0
+        tail = read_tail(self.timeline) if start >= len(self.timeline) else None
+        if tail is not None:
+            self._show_tail(tail)
+        else:
+            self.seek(start)
         if not self.timeline.indexed:
             # after the first frame: the worker holds the GIL most of the time
             self.call_after_refresh(self._index)
@@ -153,6 +162,28 @@ class ReplayApp(App[object]):
         gc.freeze()
         for error in self.timeline.errors:
             self.notify(clean(error), title="The file ends early", severity="error", timeout=15, markup=False)
+        if self.tail is not None:
+            self.seek(len(self.timeline))  # the whole run now: every event in the pane, the panels folded
+        else:
+            self.refresh_view()
+
+    def _show_tail(self, tail: Tail) -> None:
+        """The end of the run from its last events alone (see tui.replay_tail); the
+        panels folded from the whole run stay hidden until the index pass is done."""
+        self.tail = tail
+        self.query_one(RunPanes).add_class("-reading")
+        self.set_reactive(ReplayApp.position, len(self.timeline))  # no watcher: it would count every event
+        self.query_one(TranscriptPane).reset(self.header, tail.events)
+        self.refresh_view()
+        self.reading = self.set_interval(0.25, self._reading_progress, name="reading")
+
+    def _reading_progress(self) -> None:
+        """How far the index pass got, in the status line, while the tail is shown."""
+        if self.tail is None:
+            if self.reading is not None:
+                self.reading.stop()
+                self.reading = None
+            return
         self.refresh_view()
 
     # -- moving ----------------------------------------------------------------
@@ -164,6 +195,9 @@ class ReplayApp(App[object]):
         """Show the run after its first `position` events; `note` names the marker jumped to."""
         position = max(0, min(position, len(self.timeline)))
         self.marker_note = note
+        if self.tail is not None:
+            self.tail = None
+            self.query_one(RunPanes).remove_class("-reading")
         self.state = self._state_at(position)
         self.position = min(position, len(self.timeline))  # indexing stops at a bad line: the file ends there
 
@@ -183,25 +217,30 @@ class ReplayApp(App[object]):
         self.refresh_view()
 
     def refresh_view(self) -> None:
-        state = self.state
-        if state is None:
+        state, tail = self.state, self.tail
+        if tail is not None:
+            step, policy, ended = tail.step, tail.policy, tail.ended
+        elif state is not None:
+            step, policy = state.step, state.policy
+            ended = None if state.ended is None else f"{state.ended.outcome} ({state.ended.reason})"
+        else:
             return
         total = len(self.timeline)
-        step = state.step
         where = f"replay · event {self.position}/{total} · step {step}"
-        if state.ended is not None and self.position == total:
-            where += f" · ended: {state.ended.outcome} ({state.ended.reason})"
+        if ended is not None and self.position == total:
+            where += f" · ended: {ended}"
         path = str(self.timeline.path) if self.timeline.path is not None else "imported"
         self.query_one(RunHeader).show(
             scenario=self.header.scenario,
             task=self.header.task,
             task_text=self.header.task_text,
-            policy=state.policy,
+            policy=policy,
             state=where,
             state_class="-ended" if self.position == total else "-paused",
             path=path,
         )
-        self.query_one(RunPanes).show_state(state)
+        if tail is None and state is not None:
+            self.query_one(RunPanes).show_state(state)
         playing = "playing" if self.player is not None else "paused"
         indexed = "" if self.timeline.indexed else f" · indexing {self.timeline.indexed_count}/{total}"
         status = f"event {self.position}/{total} · step {step} · ×{SPEEDS[self.speed_index]:g} · {playing}{indexed}"
