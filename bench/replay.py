@@ -1,6 +1,6 @@
 """Replay on a 100,000-event transcript: open, index, seek, search, memory.
 
-    python bench/replay.py [--events 100000] [--every 1000] [--keep FILE]
+    python bench/replay.py [--events 100000] [--every 250] [--keep FILE]
 
 The transcript is made by the real engine (a scripted policy over an echo
 tool, with approvals, rejections, errors and policy swaps mixed in) and
@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool  # noqa: E402
-from engine.stored.replay import Timeline  # noqa: E402
+from engine.stored.replay import DEFAULT_CHECKPOINT_EVERY, Timeline  # noqa: E402
 from engine.sessions.run import new_run  # noqa: E402
 from engine.core.state import fold  # noqa: E402
 
@@ -89,7 +89,7 @@ def _time(fn, repeat: int = 1) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--every", type=int, default=1000, help="checkpoint every K events")
+    parser.add_argument("--every", type=int, default=DEFAULT_CHECKPOINT_EVERY, help="checkpoint every K events (the default: the Timeline's)")
     parser.add_argument("--keep", help="write the transcript here (and reuse it if it exists)")
     args = parser.parse_args()
 
