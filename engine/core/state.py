@@ -260,7 +260,13 @@ class RunState:
         self.context_words += len(e.text.split())
         if self.history:
             tool = None if e.tool is None else intern(e.tool)
-            self.history[-1].observations.append(ObservationView(tool, dict(e.args), e.text, e.error, e.executed))
+            current = self.history[-1]
+            args = e.args
+            if 0 <= e.index < len(current.actions) and current.actions[e.index].args == args:
+                args = current.actions[e.index].args  # the call as proposed: one dict for both (a replay holds every step)
+            else:
+                args = dict(args)
+            current.observations.append(ObservationView(tool, args, e.text, e.error, e.executed))
 
     def _policy_swapped(self, e: ev.PolicySwapped) -> None:
         self.policy = e.new

@@ -235,7 +235,8 @@ class LineIndex:
     """A transcript's header and the offsets of its event lines, found without parsing the events."""
 
     name: str
-    data: bytes
+    data: Any
+    """The file's bytes (`bytes`), or `engine.stored.packed.Packed` once a replay indexes them: read by slices."""
     header: Header
     starts: array = field(default_factory=lambda: array("q"))
     ends: array = field(default_factory=lambda: array("q"))

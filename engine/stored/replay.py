@@ -32,6 +32,7 @@ from engine.core.events import Event, Header
 from engine.core.policy import StepView
 from engine.core.state import RunState
 from engine.stored.markers import MARKER_KINDS, Marker, MarkerKind, event_text, marker_for
+from engine.stored.packed import Packed
 from engine.stored.reader import LineIndex, StepCheck, TranscriptError, read_bytes
 from engine.stored.source import EventSource, FileEvents, LinedSource
 
@@ -181,6 +182,9 @@ class Timeline:
         worker thread while the viewer seeks: the work goes in chunks of K
         events and the lock is let go between chunks."""
         K = self.checkpoint_every
+        if isinstance(self._source, FileEvents):
+            with self._lock:  # the lines are indexed: a large file's bytes are kept compressed
+                self._source.index.data = Packed.of(self._source.index.data)
         while True:
             with self._lock:
                 target = len(self._source) if until is None else min(until, len(self._source))

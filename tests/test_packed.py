@@ -1,0 +1,129 @@
+"""A replay keeps a large transcript's bytes compressed once its lines are indexed."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine.core.state import fold
+from engine.sessions.run import new_run
+from engine.stored import packed
+from engine.stored.packed import Packed
+from engine.stored.replay import Timeline
+from engine.stored.transcript import read_transcript
+
+WORLD = Path(__file__).resolve().parent.parent / "bench" / "worlds" / "lookup_world.py"
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 4 KiB and no size floor, so a short run spans many blocks and lines cross them."""
+    monkeypatch.setattr(packed, "BLOCK", 4096)
+    monkeypatch.setattr(packed, "MIN_SIZE", 0)
+    monkeypatch.setattr(packed, "KEEP_BLOCKS", 2)
+
+
+def lookup_run(path: Path, steps: int) -> None:
+    scenario = scenarios.load_file(WORLD)
+    run = new_run(scenario, "all", "looker", out=path, budget=scenario.budget.with_limit("steps", steps))
+    run.engine.run()
+    run.close()
+
+
+def held(timeline: Timeline) -> object:
+    return timeline._source.index.data
+
+
+def test_an_indexed_replay_reads_its_events_from_the_packed_bytes(tmp_path, small_blocks):
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 300)
+    expected = read_transcript(path).events
+    timeline = Timeline.open(path, checkpoint_every=50)
+    assert isinstance(held(timeline), bytes)  # opening packs nothing: the first frame comes first
+    timeline.build_index()
+    data = held(timeline)
+    assert isinstance(data, Packed) and data.packed_size < len(data) / 3
+    assert list(timeline.events(0, len(timeline))) == expected
+    for position in (len(timeline), 7, len(timeline) // 2, 1):  # far seeks inflate other blocks
+        assert timeline.state_at(position) == fold(timeline.header, expected[:position])
+
+
+@pytest.mark.parametrize("change", ["overwritten", "cut short", "deleted"])
+def test_the_file_changing_after_indexing_does_not_touch_the_replay(tmp_path, small_blocks, change):
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 300)
+    expected = read_transcript(path).events
+    timeline = Timeline.open(path)
+    timeline.build_index()
+    if change == "overwritten":
+        path.write_bytes(b"x" * path.stat().st_size)
+    elif change == "cut short":
+        os.truncate(path, 10)
+    else:
+        path.unlink()
+    assert list(timeline.events(0, len(timeline))) == expected
+    assert timeline.seek(len(timeline) // 2) == fold(timeline.header, expected[: len(timeline) // 2])
+    assert timeline.errors == []
+
+
+def test_slices_across_blocks_equal_the_bytes(small_blocks):
+    data = bytes(range(256)) * 100  # 25,600 bytes: 7 blocks of 4 KiB
+    disk = Packed(data)
+    for start, stop in [(0, 1), (4090, 4100), (0, len(data)), (12_000, 20_500), (25_599, 25_600), (5, 5), (30_000, 40_000)]:
+        assert disk[start:stop] == data[start:stop], (start, stop)
+    assert len(disk) == len(data)
+    with pytest.raises(TypeError):
+        disk[3]
+
+
+def test_two_threads_reading_far_apart_get_their_own_bytes(small_blocks):
+    """The index pass reads ahead in a worker while the viewer reads near its position."""
+    data = os.urandom(64 * 1024)
+    disk = Packed(data)
+    wrong: list[tuple[int, int]] = []
+
+    def reader(offset: int) -> None:
+        for n in range(400):
+            start = (offset + n * 997) % (len(data) - 300)
+            if disk[start : start + 300] != data[start : start + 300]:
+                wrong.append((offset, start))
+
+    threads = [threading.Thread(target=reader, args=(offset,)) for offset in (0, 20_000, 41_000)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert wrong == []
+
+
+def test_a_small_file_stays_as_it_is(tmp_path):
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 5)
+    timeline = Timeline.open(path)
+    timeline.build_index()
+    assert isinstance(held(timeline), bytes)
+
+
+def test_a_large_run_is_packed_at_the_default_sizes(tmp_path):
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 8_000)  # 16,001 events, about 5.7 MB
+    assert path.stat().st_size > packed.MIN_SIZE
+    timeline = Timeline.open(path)
+    timeline.build_index()
+    assert isinstance(held(timeline), Packed)
+    assert timeline.seek(len(timeline)).step == 8_000
+
+
+def test_an_observation_shares_the_arguments_of_the_call_it_answers(tmp_path):
+    """A replay holds every step: the observation of a call run as proposed keeps no
+    second copy of its arguments."""
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 3)
+    state = Timeline.open(path).final_state()
+    assert len(state.history) == 3
+    for step in state.history:
+        assert step.observations[0].args is step.actions[0].args
