@@ -32,6 +32,8 @@ class Packed:
         self._block_size = BLOCK
         self._inflated: OrderedDict[int, bytes] = OrderedDict()
         self._lock = threading.Lock()
+        self._last: tuple[int, int, bytes] = (0, 0, b"")
+        """(start, end, bytes) of the block read last: most reads fall inside it (read without the lock)."""
 
     @classmethod
     def of(cls, data: bytes | Packed) -> bytes | Packed:
@@ -53,6 +55,9 @@ class Packed:
         start, stop, _ = key.indices(self._size)
         if stop <= start:
             return b""
+        low, high, last = self._last  # one tuple, replaced whole: a consistent view without the lock
+        if low <= start and stop <= high:
+            return last[start - low : stop - low]
         size = self._block_size
         first, last = start // size, (stop - 1) // size
         with self._lock:
@@ -74,4 +79,6 @@ class Packed:
                 self._inflated.popitem(last=False)
         else:
             self._inflated.move_to_end(k)
+        offset = k * self._block_size
+        self._last = (offset, offset + len(block), block)
         return block
