@@ -127,3 +127,27 @@ def test_an_observation_shares_the_arguments_of_the_call_it_answers(tmp_path):
     assert len(state.history) == 3
     for step in state.history:
         assert step.observations[0].args is step.actions[0].args
+
+
+@pytest.mark.parametrize("at, expected", [("end", "the end"), ("2", "after step 2")])
+def test_replay_at_end_opens_the_viewer_without_a_pass_over_the_run(tmp_path, monkeypatch, at, expected):
+    """`agent-tui replay FILE --at end` hands the viewer the last position at once (the
+    viewer draws the last events while it indexes); `--at N` still finds step N's end."""
+    import tui.replay_app
+    from tui.cli import main
+
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 30)
+    opened: list[tuple[int, int, int]] = []
+
+    def viewer(timeline, at_position):
+        opened.append((at_position, timeline.indexed_count, len(timeline)))
+        return None
+
+    monkeypatch.setattr(tui.replay_app, "open_replay", viewer)
+    assert main(["replay", str(path), "--at", at]) == 0
+    ((position, indexed, total),) = opened
+    if expected == "the end":
+        assert (position, indexed) == (total, 0)
+    else:
+        assert position == Timeline.open(path).position_after_step(2) and position < total

@@ -59,7 +59,10 @@ def _position_for(timeline: Any, at: int | str, path: str) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     if not args.headless:
         timeline = open_timeline(args.file, args.format)
-        position = None if args.at is None else _position_for(timeline, args.at, args.file)
+        if args.at == "end":  # no pass over the run: the viewer draws the last events while it indexes
+            position: int | None = len(timeline)
+        else:
+            position = None if args.at is None else _position_for(timeline, args.at, args.file)
         return open_replay(timeline, position)
     transcript = load(args.file, args.format)
     position = len(transcript.events)
