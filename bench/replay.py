@@ -164,7 +164,7 @@ def main() -> None:
     )
     root = Path(__file__).resolve().parent.parent
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
-    print(f"memory, a fresh process that opens, indexes and seeks: peak RSS {float(out.stdout):6.1f} MB (interpreter and imports included)   goal < 150 MB")
+    print(f"memory, a fresh process that opens, indexes and seeks: peak RSS {float(out.stdout):6.1f} MB (interpreter and imports included)   goal <= 120 MB")
     gc.disable()
     seeks = []
     for k in positions:
