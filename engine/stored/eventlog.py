@@ -29,9 +29,12 @@ class EventLog(IndexedEvents):
     def append(self, event: Event, line: bytes | None = None) -> None:
         """Add an event; `line`, its JSON line when the caller already wrote it, is kept
         so the event is never serialised a second time."""
-        with self._cache.lock:
-            self._lines.append(line)
-            self._keep(len(self._lines) - 1, event)
+        cache, lines = self._cache, self._lines
+        with cache.lock:
+            lines.append(line)
+            out = cache.add_locked(len(lines) - 1, event)
+            if out is not None and lines[out[0]] is None:
+                lines[out[0]] = out[1].model_dump_json().encode()
 
     def extend(self, events: Iterable[Event]) -> None:
         for event in events:

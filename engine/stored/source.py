@@ -70,6 +70,13 @@ class EventCache:
             out.append(self._events.popitem(last=False))
         return out
 
+    def add_locked(self, index: int, event: Event) -> tuple[int, Event] | None:
+        """`put_locked` for an index newer than any cached (a live run's next event): the
+        one (index, event) pushed out to make room, if any."""
+        events = self._events
+        events[index] = event
+        return events.popitem(last=False) if len(events) > self.size else None
+
     def peek_locked(self, index: int) -> Event | None:
         """The cached event without touching its place (caller holds `lock`)."""
         return self._events.get(index)
