@@ -1,6 +1,6 @@
 """Replay on a 100,000-event transcript: open, index, seek, search, memory.
 
-    python bench/replay.py [--events 100000] [--every 250] [--keep FILE]
+    python bench/replay.py [--events 100000] [--every 100] [--keep FILE]
 
 The transcript is made by the real engine (a scripted policy over an echo
 tool, with approvals, rejections, errors and policy swaps mixed in) and
