@@ -151,3 +151,20 @@ def test_replay_at_end_opens_the_viewer_without_a_pass_over_the_run(tmp_path, mo
         assert (position, indexed) == (total, 0)
     else:
         assert position == Timeline.open(path).position_after_step(2) and position < total
+
+
+def test_the_call_that_ran_when_the_run_stopped_is_found_behind_a_torn_note(tmp_path):
+    """The index keeps only the last two `tool_started` lines: when the last is torn (cut
+    off while being written) and dropped, the one before is the call that was running."""
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 3)
+    lines = path.read_bytes().splitlines(keepends=True)
+    notes = [line for line in lines if b'"tool_started"' in line]
+    assert len(notes) == 3
+    running = notes[-1].replace(b'"step":3', b'"step":4')
+    path.write_bytes(b"".join(lines) + running + notes[-1][:40])  # step 4's call, then a torn line
+    transcript = read_transcript(path)
+    assert transcript.unfinished is not None and transcript.unfinished.step == 4
+    assert any("cut off while being written" in w for w in transcript.warnings)
+    timeline = Timeline.open(path)
+    assert timeline._source.index.last_note().step == 4

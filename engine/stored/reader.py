@@ -242,6 +242,8 @@ class LineIndex:
     ends: array = field(default_factory=lambda: array("q"))
     numbers: array = field(default_factory=lambda: array("q"))
     notes: list[Note] = field(default_factory=list)
+    """The last two `tool_started` lines: only the last is read (whether the run stopped
+    while that call ran); the one before stands in when a torn last line is dropped."""
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
@@ -264,6 +266,8 @@ class LineIndex:
                     find(b'"tool_started"', pos, line_end) >= 0 and is_note(data[pos:line_end])
                 ):
                     notes.append(Note(len(starts), number, pos, line_end))
+                    if len(notes) > 2:
+                        del notes[0]  # a replay of 50,000 calls would hold 5 MB of them
                 else:
                     starts.append(pos)
                     ends.append(line_end)
