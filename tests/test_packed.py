@@ -162,7 +162,7 @@ def test_the_call_that_ran_when_the_run_stopped_is_found_behind_a_torn_note(tmp_
     notes = [line for line in lines if b'"tool_started"' in line]
     assert len(notes) == 3
     running = notes[-1].replace(b'"step":3', b'"step":4')
-    path.write_bytes(b"".join(lines) + running + notes[-1][:40])  # step 4's call, then a torn line
+    path.write_bytes(b"".join(lines) + running + notes[-1][:-12])  # step 4's call, then a torn note
     transcript = read_transcript(path)
     assert transcript.unfinished is not None and transcript.unfinished.step == 4
     assert any("cut off while being written" in w for w in transcript.warnings)
