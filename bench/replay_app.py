@@ -80,20 +80,37 @@ def rss_mb() -> tuple[float, float]:
     return fields["VmRSS"], fields["VmHWM"]
 
 
-async def first_frame(path: Path, at: int | None) -> tuple[float, float]:
-    """Seconds from open to the first frame; and to the index being built."""
+async def first_frame(path: Path, at: int | None) -> tuple[float, float, float]:
+    """Seconds from open to the first frame drawn, to `pilot.pause()` after it, and to
+    the index being built. The first frame is timed by a callback queued for after the
+    first refresh that follows mounting (`call_after_refresh`, as the viewer queues
+    its index worker); `pilot.pause()` adds the harness's wait for the app to go
+    idle, which the index worker, started after that frame, holds up."""
     from tui.replay_app import ReplayApp
+
+    drawn: list[float] = []
+
+    import tui.replay_app
+
+    here = Path(tui.replay_app.__file__).parent
+    css = ReplayApp.CSS_PATH if isinstance(ReplayApp.CSS_PATH, list) else [ReplayApp.CSS_PATH]
+
+    class TimedViewer(ReplayApp):
+        CSS_PATH = [here / path for path in css]  # relative paths resolve from the class's own file
+
+        def on_mount(self) -> None:  # runs before the viewer's own on_mount (Textual calls both)
+            self.call_after_refresh(lambda: drawn.append(time.perf_counter()))
 
     gc.collect()
     start = time.perf_counter()
     timeline = Timeline.open(path)
-    app = ReplayApp(timeline, len(timeline) if at == -1 else at)
+    app = TimedViewer(timeline, len(timeline) if at == -1 else at)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        frame = time.perf_counter() - start
+        paused = time.perf_counter() - start
         await wait_indexed(app, pilot)
         indexed = time.perf_counter() - start
-    return frame, indexed
+    return drawn[0] - start, paused, indexed
 
 
 class Frames:
@@ -212,6 +229,7 @@ def main() -> None:
     parser.add_argument("--keep", help="write the transcript here (and reuse it if it exists)")
     parser.add_argument("--seeks", type=int, default=60)
     parser.add_argument("--seeks-only", action="store_true", help="only the seek timings (no opening, no memory)")
+    parser.add_argument("--opens-only", action="store_true", help="only the opening timings (no seeks, no memory)")
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -241,14 +259,14 @@ def main() -> None:
     if args.seeks_only:
         print_seeks(asyncio.run(seeks(path, args.seeks)), args.seeks, ratio)
         return
-    opens = [asyncio.run(first_frame(path, None)) for _ in range(3)]
-    frame = statistics.median(f for f, _ in opens)
-    indexed = statistics.median(i for _, i in opens)
-    print(f"open at the start to the first frame (median of 3): {frame:7.3f} s   {ratio(frame)}   goal < 1.5 s")
-    print(f"  ... to the index built in the worker:              {indexed:7.3f} s   {ratio(indexed)}")
-    opens = [asyncio.run(first_frame(path, -1)) for _ in range(3)]
-    frame_end = statistics.median(f for f, _ in opens)
-    print(f"open at the end (--at end) to the first frame:       {frame_end:7.3f} s   {ratio(frame_end)}   goal < 1.5 s")
+    for label, at in (("open at the start", None), ("open at the end (--at end)", -1)):
+        opens = [asyncio.run(first_frame(path, at)) for _ in range(3)]
+        frame, paused, indexed = (statistics.median(o[k] for o in opens) for k in range(3))
+        print(f"{label + ' to the first frame drawn (median of 3):':52} {frame:7.3f} s   {ratio(frame)}   goal <= 1 s / 1.5 s")
+        print(f"  ... to pilot.pause() after it (the worker running): {paused:7.3f} s   {ratio(paused)}")
+        print(f"  ... to the index built in the worker:              {indexed:7.3f} s   {ratio(indexed)}")
+    if args.opens_only:
+        return
 
     print_seeks(asyncio.run(seeks(path, args.seeks)), args.seeks, ratio)
 
