@@ -168,3 +168,15 @@ def test_the_call_that_ran_when_the_run_stopped_is_found_behind_a_torn_note(tmp_
     assert any("cut off while being written" in w for w in transcript.warnings)
     timeline = Timeline.open(path)
     assert timeline._source.index.last_note().step == 4
+
+
+def test_a_seek_before_the_whole_pass_packs_nothing(tmp_path, small_blocks):
+    """A viewer seeking while its worker indexes folds up to the position on its own
+    thread: packing the bytes is left to the worker's whole pass."""
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 100)
+    timeline = Timeline.open(path)
+    timeline.state_at(len(timeline) // 2)
+    assert isinstance(held(timeline), bytes)
+    timeline.build_index()
+    assert isinstance(held(timeline), Packed)

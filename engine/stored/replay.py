@@ -183,8 +183,8 @@ class Timeline:
         worker thread while the viewer seeks: the work goes in chunks of K
         events and the lock is let go between chunks."""
         K = self.checkpoint_every
-        if isinstance(self._source, FileEvents):
-            with self._lock:  # the lines are indexed: a large file's bytes are kept compressed
+        if until is None and isinstance(self._source, FileEvents):
+            with self._lock:  # the whole pass (a viewer's worker): a large file's bytes are kept compressed
                 self._source.index.data = Packed.of(self._source.index.data)
         while True:
             with self._lock:
