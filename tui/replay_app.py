@@ -178,12 +178,7 @@ class ReplayApp(App[object]):
         self.reading = self.set_interval(0.25, self._reading_progress, name="reading")
 
     def _reading_progress(self) -> None:
-        """How far the index pass got, in the status line, while the tail is shown."""
-        if self.tail is None:
-            if self.reading is not None:
-                self.reading.stop()
-                self.reading = None
-            return
+        """How far the index pass got, in the status line, while the tail is shown (`seek` stops it)."""
         self.refresh_view()
 
     # -- moving ----------------------------------------------------------------
@@ -198,6 +193,9 @@ class ReplayApp(App[object]):
         if self.tail is not None:
             self.tail = None
             self.query_one(RunPanes).remove_class("-reading")
+            if self.reading is not None:
+                self.reading.stop()
+                self.reading = None
         self.state = self._state_at(position)
         self.position = min(position, len(self.timeline))  # indexing stops at a bad line: the file ends there
 

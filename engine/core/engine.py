@@ -158,12 +158,8 @@ class Engine(OperatorCalls):
 
     def _emit(self, event: Event, *, decision_words: int | None = None) -> None:
         """Record `event`, then let it count: an event the transcript cannot take halts the run."""
-        try:
-            line = event.__pydantic_serializer__.to_json(event)  # the usual case of `serialised`, inline
-        except ValueError:
-            event, line = serialised(event)
-        if self.halted is not None or self.sink is not None:
-            self._write(event.type, line)
+        event, line = serialised(event)
+        self._write(event.type, line)
         self.events.append(event, line)
         self.state.apply(event, decision_words=decision_words)
         for listener in self.listeners:

@@ -177,7 +177,7 @@ class TranscriptWriter:
         if self._fd is None:
             return
         try:
-            self.flush(check_name=True)
+            self.flush()
             self._check_name()  # also when nothing was queued: lines written since the last check
             os.fsync(self._fd)
         except OSError:
