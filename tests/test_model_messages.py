@@ -102,3 +102,38 @@ def test_the_model_policy_reuses_the_messages_of_finished_steps():
         messages.step_messages = real
     # Each step is built once when it finishes, and once more while it is the last one.
     assert len(built) == 50 + 49
+
+
+class _CountingIds(dict):
+    """The kept call ids, counting every id read (a copy reads them all)."""
+
+    reads = 0
+
+    def __iter__(self):
+        type(self).reads += len(self)
+        return super().__iter__()
+
+    def __getitem__(self, key):
+        type(self).reads += 1
+        return super().__getitem__(key)
+
+
+def test_a_request_reads_the_ids_of_the_last_step_only():
+    """What a request costs grows with its new messages, not with the run: the ids of
+    the 300 finished steps are not copied for the one still open."""
+    log = MessageLog("tools")
+    history: list[StepView] = []
+    for n in range(1, 301):
+        step = StepView(n, "p", f"t{n}", [Action(tool="lookup", args={"key": str(n)})], None, None, None)
+        step.observations.append(ObservationView("lookup", {"key": str(n)}, f"v{n}", False, True))
+        history.append(step)
+    log.messages(RunView(task="t", tools=TOOLS, history=history, step=301))
+    log._ids = _CountingIds(log._ids)
+    history.append(StepView(301, "p", "t301", [Action(tool="lookup", args={"key": "a"}), Action(tool="pay", args={"amount": 3})], None, None, None))
+    view = RunView(task="t", tools=TOOLS, history=history, step=302)
+    for _ in range(3):  # the open step, asked for again: the same messages, the same ids
+        assert log.messages(view) == wire.build_messages(view, "tools")
+    # Each id of a new step is read twice (the call, then its result): step 300's once as it
+    # is kept, step 301's in each request. A copy of the kept ids would read 300 a request.
+    assert _CountingIds.reads <= 2 * 1 + 3 * 2 * 2
+    assert len(log._ids) == len(log._used) == 300  # steps 1-300 kept; the open step's ids taken back

@@ -47,14 +47,25 @@ class MessageLog:
             self._add(s, tools, self._done)
             self._done_steps += 1
             self._last_done = s
-        tail: list[dict[str, Any]] = []
-        if len(history) > self._done_steps:
-            ids = dict(self._ids) if self.mode == "tools" else self._ids
-            if self.mode == "tools":
-                assign_call_ids(history[-1], ids, set(self._used))
-            tail = step_messages(history[-1], self.mode, tools, ids)
+        tail = self._tail(history[-1], tools) if len(history) > self._done_steps else []
         self.sent_words = self.words + sum(len(message_words(m).split()) for m in tail)
         return [*self._head, *self._done, *tail]
+
+    def _tail(self, last: StepView, tools: dict[str, Any]) -> list[dict[str, Any]]:
+        """The last step's messages. Its call ids are taken for this request only:
+        they are added to the kept ids and taken out again (copying the ids of
+        every step before it would make a request cost what the whole run does)."""
+        if self.mode != "tools":
+            return step_messages(last, self.mode, tools, self._ids)
+        keys = [(last.step, i) for i in range(len(last.actions))]
+        before = {key: self._ids[key] for key in keys if key in self._ids}
+        assign_call_ids(last, self._ids, self._used)
+        try:
+            return step_messages(last, self.mode, tools, self._ids)
+        finally:
+            for key in keys:  # every id assign_call_ids gave was unused before it
+                self._used.discard(self._ids.pop(key))
+            self._ids.update(before)
 
     def _add(self, s: StepView, tools: dict[str, Any], into: list[dict[str, Any]]) -> None:
         if self.mode == "tools":
