@@ -7,13 +7,14 @@
    100,000-event transcript next to a process that only reads the file and
    `json.loads` every line (goal <= 1.5x each); output goes to /dev/null.
 
-Every figure is wall time of a fresh process (`python -m tui.cli ...`, which
-is what the console script runs) with Python's bytecode cache written, as on
-a user's second run (an untimed first run of each command writes it;
-`PYTHONDONTWRITEBYTECODE` is left out of the commands' environment), the
-median of `--runs` runs taken in turns, so that the machine's load falls on
-the command and its baseline alike. The
-transcript is made by the real engine (the lookup world of
+Every figure is the wall time, and the CPU time, of a fresh process
+(`python -m tui.cli ...`, which is what the console script runs) with
+Python's bytecode cache written, as on a user's second run (an untimed first
+run of each command writes it; `PYTHONDONTWRITEBYTECODE` is left out of the
+commands' environment), the median of `--runs` runs taken in turns, so that
+the machine's load falls on the command and its baseline alike. The CPU time
+leaves out the waits for a free core that the wall time holds on a loaded
+machine. The transcript is made by the real engine (the lookup world of
 bench/worlds/lookup_world.py, 50,000 steps: 100,001 events).
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,20 +50,29 @@ ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTW
 """As a user runs the command: Python caches the compiled modules (a first, untimed run writes them)."""
 
 
-def wall(argv: list[str]) -> float:
+def wall(argv: list[str]) -> tuple[float, float]:
+    """Wall time of the command and its CPU time (user + system, from the kernel's
+    account of the finished child): on a loaded machine the wall time also holds
+    the waits for a free core, the CPU time only the command's own work."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def medians(commands: dict[str, list[str]], runs: int) -> dict[str, float]:
+def medians(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[float, float]]:
+    """Each command's median wall and CPU time over `runs` runs, taken in turns."""
     for argv in commands.values():
         wall(argv)  # untimed: writes the bytecode cache, warms the file cache
-    times: dict[str, list[float]] = {name: [] for name in commands}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, argv in commands.items():
             times[name].append(wall(argv))
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return {
+        name: (statistics.median(w for w, _ in ts), statistics.median(c for _, c in ts)) for name, ts in times.items()
+    }
 
 
 def main() -> None:
@@ -75,10 +86,9 @@ def main() -> None:
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores")
 
     startup = medians({"python -c pass": [py, "-c", "pass"], "--help": [*cli, "--help"], "list": [*cli, "list"]}, args.runs)
-    base = startup["python -c pass"]
-    print(f"1. python -c pass: {base:.3f} s")
+    print(f"1. python -c pass: {figures(startup['python -c pass'])}")
     for name in ("--help", "list"):
-        print(f"   agent-tui {name}: {startup[name]:.3f} s, {startup[name] / base:.1f}x (goal <= 3x)")
+        print(f"   agent-tui {name}: {figures(startup[name], startup['python -c pass'])} (goal <= 3x)")
 
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep or Path(tmp) / "run.jsonl"
@@ -95,9 +105,17 @@ def main() -> None:
             args.runs,
         )
     raw = reading["json.loads"]
-    print(f"2. {lines:,} lines ({size_mb:.1f} MB): a process that json.loads every line: {raw:.2f} s")
+    print(f"2. {lines:,} lines ({size_mb:.1f} MB): a process that json.loads every line: {figures(raw)}")
     for name in ("show", "replay --headless --at end"):
-        print(f"   agent-tui {name}: {reading[name]:.2f} s, {reading[name] / raw:.1f}x (goal <= 1.5x)")
+        print(f"   agent-tui {name}: {figures(reading[name], raw)} (goal <= 1.5x)")
+
+
+def figures(timed: tuple[float, float], base: tuple[float, float] | None = None) -> str:
+    """`0.120 s (CPU 0.110 s)`, and each time's ratio to `base`'s."""
+    (w, c) = timed
+    if base is None:
+        return f"{w:.3f} s (CPU {c:.3f} s)"
+    return f"{w:.3f} s, {w / base[0]:.2f}x (CPU {c:.3f} s, {c / base[1]:.2f}x)"
 
 
 if __name__ == "__main__":

@@ -195,3 +195,42 @@ def test_run_writes_its_transcript_where_dash_o_says(tmp_path) -> None:
     out_file = tmp_path / "run.jsonl"
     assert main(["run", "library", "--headless", "-o", str(out_file)]) == 0
     assert '"type":"run_ended"' in out_file.read_text().replace(" ", "")
+
+
+@pytest.mark.parametrize("argv", [["show"], ["replay", "--headless", "--at", "end"], ["replay", "--headless", "--at", "700"], ["replay", "--headless", "--at", "9999"]])
+def test_printing_a_long_run_leaves_the_collector_out_and_back_on(capsys, tmp_path, argv):
+    """`show` and `replay --headless` free the events they read before the garbage
+    collector is back, so no collection walks them; it is on again afterwards,
+    also when the command refuses its flags."""
+    import gc
+
+    import scenarios
+    from engine.sessions.run import new_run
+
+    world = scenarios.load_file(Path(__file__).resolve().parent.parent / "bench" / "worlds" / "lookup_world.py")
+    path = tmp_path / "long.jsonl"
+    run = new_run(world, "all", "looker", out=path, budget=world.budget.with_limit("steps", 1_500))
+    run.engine.run()
+    run.close()
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    main([argv[0], str(path), *argv[1:]])  # once before, for the modules it imports
+    capsys.readouterr()
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        code = main([argv[0], str(path), *argv[1:]])
+    finally:
+        gc.callbacks.remove(seen)
+    out, err = capsys.readouterr()
+    assert gc.isenabled()
+    if argv[-1] == "9999":
+        assert code == 2 and "--at takes 0..1500" in err
+        return
+    assert code == 0, err
+    assert collections == []
+    assert out.count("\n  observe  ") == (700 if argv[-1] == "700" else 1_500)

@@ -64,18 +64,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
         else:
             position = None if args.at is None else _position_for(timeline, args.at, args.file)
         return open_replay(timeline, position)
-    transcript = load(args.file, args.format)
-    position = len(transcript.events)
-    if args.at is not None and args.at != "end":  # the end needs no fold to be found
-        from engine.stored.replay import Timeline
+    from engine.core.collector import collector_paused
 
-        position = _position_for(Timeline(transcript.header, transcript.events), args.at, args.file)
-    print_run(
-        transcript.header, transcript.events[:position], unfinished_note=position == len(transcript.events),
-        unfinished=transcript.unfinished,
-    )
-    if position < len(transcript.events):
-        print(f"(stopped at event {position} of {len(transcript.events)}, the end of step {args.at})")
+    with collector_paused():  # as in `show` (tui/cli/show.py): the events are freed before it is back
+        transcript = load(args.file, args.format)
+        total = len(transcript.events)
+        position = total
+        if args.at is not None and args.at != "end":  # the end needs no fold to be found
+            from engine.stored.replay import Timeline
+
+            position = _position_for(Timeline(transcript.header, transcript.events), args.at, args.file)
+        print_run(transcript.header, transcript.events[:position], unfinished_note=position == total, unfinished=transcript.unfinished)
+        del transcript
+    if position < total:
+        print(f"(stopped at event {position} of {total}, the end of step {args.at})")
     return EXIT_OK
 
 

@@ -16,6 +16,13 @@ def register(sub: Any) -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    transcript = load(args.file, args.format)
-    print_run(transcript.header, transcript.events, unfinished=transcript.unfinished)
+    from engine.core.collector import collector_paused
+
+    # The events read hold no reference cycles: they are freed by reference counting
+    # before the collector is back, which would otherwise walk every one of them, on
+    # its next pass and the passes after (a quarter of the CPU time of `show`).
+    with collector_paused():
+        transcript = load(args.file, args.format)
+        print_run(transcript.header, transcript.events, unfinished=transcript.unfinished)
+        del transcript
     return 0
