@@ -160,3 +160,21 @@ def test_fork_of_an_ended_step_is_refused_with_a_message(tmp_path):
     timeline = Timeline.open(path)
     with pytest.raises(Exception, match="ended"):
         _fork_from(timeline, len(timeline), "good")
+
+
+async def test_fork_between_the_final_answer_and_the_end_is_refused(tmp_path):
+    """One event back from the end is the step that answered: `f` there must not
+    start a run that answers twice (the CLI refuses that step too)."""
+    path, run = saved_run(tmp_path, scenario="library", task=None, policy="good")
+    timeline = Timeline.open(path)
+    answered = len(timeline) - 1  # after the answer's decision, before run_ended
+    assert fold(timeline.header, timeline.events(0, answered)).history[-1].answer == "2"
+    app = ReplayApp(timeline, at=answered, fork=_fork_from, policy_names=["good", "stuck", "human"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.is_running
+    assert app.return_value is None
+    with pytest.raises(Exception, match="final answer"):
+        _fork_from(timeline, answered, "good")

@@ -302,6 +302,8 @@ def fork_run(
     state = fold(header, events)
     if state.status == "ended":
         raise ResumeError(f"{transcript.path}: the run has ended by event {position}; fork at an earlier position")
+    if state.history and state.history[-1].answer is not None:
+        raise ResumeError(f"{transcript.path}: step {state.step} is the final answer; fork at an earlier step")
     warnings: list[str] = []
     task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings)
     started = clock()
