@@ -186,6 +186,43 @@ def test_resume_cuts_a_torn_last_line_and_appends_cleanly(tmp_path):
     assert verify_run(scenarios.get("library"), again).match
 
 
+def test_resume_of_a_file_cut_between_the_answer_and_the_end_keeps_the_answer(tmp_path):
+    """A file that stops right after the final answer's decision (a full disk cut the
+    batch before its run_ended line) is ended with that answer; nobody decides again."""
+    path = tmp_path / "cut.jsonl"
+    _saved(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))  # drop run_ended
+    transcript = read_transcript(path)
+    assert transcript.events[-1].type == "decision" and transcript.events[-1].answer == "2"
+    resumed = resume_run(scenarios.get("library"), transcript, "stuck")
+    resumed.engine.run()
+    resumed.close()
+    events = read_transcript(path).events
+    assert [e.step for e in events if e.type == "decision"] == [1, 2, 3, 4]
+    assert [e.type for e in events[-2:]] == ["decision", "run_ended"]
+    assert (events[-1].outcome, events[-1].answer) == ("answer", "2")
+
+
+def test_headless_resume_that_ends_at_once_prints_its_outcome_line(tmp_path, capsys):
+    """A resumed run can end while it is rebuilt (paused at a budget, or cut after its
+    answer): the headless output still ends with the outcome line."""
+    from tui.cli import main
+
+    paused = tmp_path / "budget.jsonl"
+    library = scenarios.get("library")
+    run = new_run(library, None, "good", out=paused, interactive=True, budget=library.budget.model_copy(update={"max_steps": 2}))
+    assert run.engine.run() == "awaiting_budget"
+    run.close()
+    assert main(["run", "--resume", str(paused), "--headless"]) == 3
+    assert capsys.readouterr().out.splitlines()[-1] == "outcome: stopped after 2 steps: steps budget reached: 2 of 2"
+    cut = tmp_path / "cut.jsonl"
+    _saved(cut)
+    cut.write_bytes(b"".join(cut.read_bytes().splitlines(keepends=True)[:-1]))
+    assert main(["run", "--resume", str(cut), "--headless"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "outcome: answer after 4 steps: 2"
+
+
 def test_resume_with_another_policy_records_the_swap(tmp_path):
     path = tmp_path / "swap.jsonl"
     run = new_run(scenarios.get("library"), None, "hallucinating", out=path)

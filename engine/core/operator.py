@@ -136,6 +136,16 @@ class OperatorCalls:
         return self.status
 
     @_flushed
+    def end_answered(self: Any) -> str:
+        """End a run whose last decision answered but whose end was never recorded
+        (the file was cut between the two lines): the answer stands, nobody decides again."""
+        last = self.state.history[-1] if self.state.history else None
+        if self.ended or last is None or last.answer is None:
+            raise EngineError("the run's last decision is not an answer waiting for its end")
+        self._end("answer", "final answer", answer=last.answer)
+        return self.status
+
+    @_flushed
     def end_at_budget(self: Any) -> str:
         """Accept a budget pause as the end of the run."""
         exhausted = self.state.exhausted

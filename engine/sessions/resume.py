@@ -134,6 +134,8 @@ def _engine(
         unfinished=unfinished,
         sink=sink,
     )
+    if state.history and state.history[-1].answer is not None:
+        engine.end_answered()  # cut between an answer and its end: the answer stands
     if policy.name != state.policy:
         engine.swap_policy(policy)
     else:

@@ -285,6 +285,8 @@ def run_headless(run: Any) -> int:
             print(line, flush=True)
 
     engine.listeners.append(printer)
+    if engine.ended:  # ended while it was rebuilt: a resume at a budget pause, or cut after its answer
+        printer(engine.state.ended)
     try:
         with sigterm_raises():
             try:
