@@ -31,6 +31,8 @@ from scenarios.grid_maps import (  # noqa: F401  (re-exported: the grid API in o
     DENSITY,
     SEED,
     LIMIT,
+    MAX_SIZE,
+    GRIDS,
     MOVES,
     DIRECTIONS,
     NAME_OF,
@@ -171,8 +173,8 @@ def grid_options(options: dict[str, Any]) -> tuple[int, float, int]:
     size = int(options.get("size", SIZE))
     density = float(options.get("density", DENSITY))
     seed = int(options.get("seed", SEED))
-    if size < 2:
-        raise ValueError("the grid size must be 2 or more")
+    if not 2 <= size <= MAX_SIZE:
+        raise ValueError(f"the grid size must be 2 to {MAX_SIZE}")
     if not 0.0 <= density < 1.0:
         raise ValueError("the wall density must be in [0, 1)")
     return size, density, seed
@@ -194,8 +196,8 @@ def _make_task(task_id: str) -> Task:
         index = int(task_id)
     except ValueError:
         raise KeyError(f"grid tasks are grid numbers 0, 1, 2, ...; not '{task_id}'") from None
-    if index < 0:
-        raise KeyError("grid numbers start at 0")
+    if not 0 <= index < GRIDS:
+        raise KeyError(f"grid numbers are 0 to {GRIDS - 1}")
     return Task(
         str(index),
         f"Walk from the top-left corner to the bottom-right corner of grid {index}.",

@@ -21,6 +21,12 @@ DENSITY = 0.28
 SEED = 7
 LIMIT = 200
 """The seed's step limit for the reactive and memory agents (moves)."""
+MAX_SIZE = 100
+"""The largest side: one draw costs size x size random numbers and a search."""
+MAX_DRAWS = 1000
+"""Draws of one grid before a density that leaves no path is refused."""
+GRIDS = 10_000
+"""Grid numbers are 0..GRIDS-1: the N-th grid is drawn after the N before it."""
 
 MOVES: tuple[Cell, ...] = ((0, 1), (1, 0), (0, -1), (-1, 0))
 """The seed's fixed order: right, down, left, up (rows grow downwards)."""
@@ -98,12 +104,13 @@ def make_grid(rng: random.Random, size: int = SIZE, density: float = DENSITY) ->
     Walls where `rng.random() < density`, scanning rows then columns; the start
     and the goal are always free.
     """
-    while True:
+    for _ in range(MAX_DRAWS):
         walls = frozenset(
             (r, c) for r in range(size) for c in range(size) if rng.random() < density
         ) - {(0, 0), goal_of(size)}
         if bfs(walls, size) is not None:
             return walls
+    raise ValueError(f"no {size}x{size} grid of wall density {density} had a path in {MAX_DRAWS} draws; lower the density")
 
 
 def make_grids(count: int, seed: int = SEED, size: int = SIZE, density: float = DENSITY) -> list[Walls]:
@@ -123,8 +130,8 @@ def grid_at(index: int, seed: int = SEED, size: int = SIZE, density: float = DEN
     The sequence is memoised per process, so asking for grids 0..199 in turn
     costs no more than drawing 200 grids once.
     """
-    if index < 0:
-        raise ValueError("the grid index must be 0 or more")
+    if not 0 <= index < GRIDS:
+        raise ValueError(f"grid numbers are 0 to {GRIDS - 1}, not {index}")
     rng, drawn = _sequence(seed, size, density)
     while len(drawn) <= index:
         drawn.append(make_grid(rng, size, density))

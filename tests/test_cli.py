@@ -146,8 +146,11 @@ def test_a_new_run_never_writes_into_an_existing_transcript(capsys, tmp_path):
     assert out_file.read_bytes() == before
 
 
-@pytest.mark.parametrize("option", ["size=1", "density=x", "size=[1]"])
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("option", ["size=1", "density=x", "size=[1]", "density=0.97", "size=1000"])
 def test_bad_scenario_options_are_usage_errors(capsys, option):
+    """Also the grids that cannot be drawn: walls so dense that no grid has a path (this
+    used to draw for ever) and a side so large that one draw takes the memory."""
     code, _, err = run_cli(capsys, "run", "grid", "--option", option, "--headless")
     assert code == 2
     assert "cannot start with these options" in err and "Traceback" not in err

@@ -200,7 +200,7 @@ def test_memory_rebuilds_its_memory_when_swapped_in_midway():
     assert swapped.engine.state.ended.outcome == "answer"
 
 
-@pytest.mark.parametrize("task", ["-1", "x"])
+@pytest.mark.parametrize("task", ["-1", "x", "100000000"])
 def test_bad_grid_task_ids_are_refused(task):
     with pytest.raises(KeyError):
         grid.SCENARIO.task(task)
@@ -240,3 +240,15 @@ def test_a_reactive_run_forked_midway_reaches_the_goal_with_planner_and_memory(t
         assert cells[-1] == child.world.at == (7, 7)
         if policy == "planner":
             assert len(cells) - len(before) == len(grid.bfs_path(walls, 8, start=stuck_at)) - 1
+
+
+@pytest.mark.timeout(60)
+def test_a_grid_that_cannot_be_drawn_is_refused_not_drawn_for_ever():
+    """The N-th grid is drawn after the N before it, and each draw is redrawn until it
+    has a path: both are bounded, so a transcript naming any grid cannot hang a viewer."""
+    with pytest.raises(ValueError, match="density"):
+        grid.make_grid(random.Random(1), 8, 0.97)
+    with pytest.raises(ValueError, match="size"):
+        grid.grid_options({"size": 10**6})
+    with pytest.raises(ValueError, match="grid numbers"):
+        grid.walls_for("100000000", {})
