@@ -143,3 +143,24 @@ def test_verify_of_the_engine_never_calls_the_irreversible_tool(tmp_path):
     result = verify_run(scenario, read_transcript(tmp_path / "r.jsonl"))
     assert result.match, result.message
     assert worlds[1].calls == [], "verify executed the irreversible tool"
+
+
+# -- 4. a header whose options or task build no world is refused, not a traceback ----------
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("field", [("options", {"size": 1}), ("options", {"size": 10**6}), ("task", "99999999")])
+@pytest.mark.parametrize(
+    "argv",
+    [["verify", "{file}"], ["run", "--fork", "{file}", "--at", "2", "--policy", "planner", "--headless", "--out", "{fork}"],
+     ["run", "--resume", "{file}", "--headless"]],
+)
+def test_a_header_naming_a_world_that_cannot_be_built_is_a_usage_error(capsys, tmp_path, field, argv):
+    out = tmp_path / "grid.jsonl"
+    code, _, err = cli(capsys, "run", "grid", "--headless", "--out", out, "--max-steps", "4")
+    assert code == 3, err
+    key, value = field
+    rewrite(out, lambda rows: (rows[0].__setitem__(key, value), rows.pop()))  # a forged header; the end cut off
+    code, _, err = cli(capsys, *[a.replace("{file}", str(out)).replace("{fork}", str(tmp_path / "fork.jsonl")) for a in argv])
+    assert code == 2 and "Traceback" not in err
+    assert "cannot rebuild this run's world" in err and ("size" in err or "grid numbers" in err)

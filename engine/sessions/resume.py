@@ -75,6 +75,16 @@ def _task(scenario: Scenario, header: Header) -> Task:
         return Task(header.task, header.task_text)
 
 
+def header_world(scenario: Scenario, task: Task, header: Header, path: object) -> object:
+    """The world a saved run's header names. A transcript is untrusted: options or a task
+    the scenario cannot build a world from are a ResumeError naming the file, not a traceback."""
+    try:
+        return scenario.make_world(task, dict(header.options))
+    except (ValueError, TypeError, KeyError) as exc:
+        detail = exc.args[0] if exc.args else type(exc).__name__
+        raise ResumeError(f"{path}: scenario '{scenario.name}' cannot rebuild this run's world from its header: {detail}") from None
+
+
 def no_restore_warning(scenario: str, calls: int) -> str:
     what = "1 tool call" if calls == 1 else f"{calls} tool calls"
     return (
@@ -91,10 +101,11 @@ def _rebuild(
     policy: str | Policy | None,
     state: RunState,
     warnings: list[str],
+    path: object,
 ) -> tuple[Task, object, Policy, HumanPolicy]:
     """Task, world restored from the recorded executions, and the policy to continue with."""
     task = _task(scenario, header)
-    world = scenario.make_world(task, dict(header.options))
+    world = header_world(scenario, task, header, path)
     executed = [e for e in events if isinstance(e, Observed) and e.executed]
     if isinstance(world, Restorable):
         world.restore(executed)
@@ -212,7 +223,7 @@ def resume_run(
     try:
         _same_as_read(path, transcript)
         _repair_tail(path)
-        task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings)
+        task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path)
         engine = _engine(
             header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer,
             extra_tools,
@@ -307,7 +318,7 @@ def fork_run(
     if state.history and state.history[-1].answer is not None:
         raise ResumeError(f"{transcript.path}: step {state.step} is the final answer; fork at an earlier step")
     warnings: list[str] = []
-    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings)
+    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path)
     started = clock()
     child = header.model_copy(
         update={

@@ -24,6 +24,7 @@ from engine.core.events import Event, Observed
 from engine.core.policy import Policy
 from engine.core.scenario import Scenario, Task
 from engine.core.tools import Tool
+from engine.sessions.resume import ResumeError, header_world
 from engine.stored.transcript import Transcript
 
 _VOLATILE = {"at", "duration"}
@@ -109,7 +110,10 @@ def verify_run(scenario: Scenario, transcript: Transcript, *, max_events: int | 
         task = scenario.task(header.task)
     except KeyError:
         task = Task(header.task, header.task_text)
-    world = scenario.make_world(task, dict(header.options))
+    try:
+        world = header_world(scenario, task, header, transcript.path)
+    except ResumeError as exc:
+        raise VerifyError(str(exc)) from None
     bys = {e.by for e in saved if e.type == "approval_decided"}
     approve = "all" if "auto (--approve all)" in bys else "none" if "auto (--approve none)" in bys else "ask"
     interactive = any(e.type in ("budget_exhausted", "budget_extended") for e in saved)
