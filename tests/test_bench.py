@@ -96,11 +96,20 @@ def test_the_table_names_the_figures(capsys):
         ["nowhere"],
         ["grid", "--tasks", "x"],
         ["grid", "--grids", "-1"],
+        ["grid", "--grids", "2", "--size", "1"],
+        ["grid", "--grids", "2", "--density", "2"],
+        ["grid", "--grids", "2", "--option", "size=x"],
+        ["grid", "--grids", "2", "--option", "colour=red"],
+        ["support", "--option", "size=3"],
     ],
 )
 def test_usage_errors_exit_2(capsys, argv):
+    """Options are checked before any run: a value the scenario cannot start with, or
+    a key it does not declare (as `run --option` refuses it), is a message, not a
+    traceback from a worker or an option silently dropped."""
     assert main(["bench", *argv, "--no-progress", "--workers", "1"]) == 2
-    assert "agent-tui bench:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "agent-tui bench:" in err and "Traceback" not in err
 
 
 def test_a_failed_check_exits_1(tmp_path, capsys):

@@ -138,6 +138,7 @@ def plan(args: argparse.Namespace) -> tuple[list[Job], list[dict[str, Any]]]:
     workers = max(1, args.workers)
     jobs: list[Job] = []
     plans: list[dict[str, Any]] = []
+    _check_option_keys(names, dict(args.option))
     for name in names:
         scenario = scenarios.get(name)
         options = dict(scenario.options)
@@ -160,6 +161,7 @@ def plan(args: argparse.Namespace) -> tuple[list[Job], list[dict[str, Any]]]:
             tasks = list(scenario.tasks)
         for task in tasks:
             scenario.task(task)  # fail early on an unknown task
+        _check_world(scenario, options, tasks)
         chunk = max(1, math.ceil(len(tasks) / (workers * 4)))
         for policy in policies:
             for start in range(0, len(tasks), chunk):
@@ -168,6 +170,28 @@ def plan(args: argparse.Namespace) -> tuple[list[Job], list[dict[str, Any]]]:
             {"name": name, "scenario": scenario.name, "policies": policies, "tasks": tasks, "options": options, "approve": args.approve}
         )
     return jobs, plans
+
+
+def _check_option_keys(names: list[str], given: dict[str, Any]) -> None:
+    """A typo is never ignored: an --option key none of the benched scenarios declares is refused."""
+    import scenarios
+
+    declared = {key: None for name in names for key in scenarios.get(name).options}
+    unknown = [key for key in given if key not in declared]
+    if unknown:
+        takes = f"their options: {', '.join(declared)}" if declared else "they take no options"
+        raise ValueError(f"none of the benched scenarios has option {', '.join(repr(k) for k in unknown)} ({takes})")
+
+
+def _check_world(scenario: Any, options: dict[str, Any], tasks: list[str]) -> None:
+    """Options the scenario cannot build a world from are refused before any worker starts."""
+    if not tasks:
+        return
+    try:
+        scenario.make_world(scenario.task(tasks[0]), options)
+    except (ValueError, TypeError, KeyError) as exc:
+        detail = exc.args[0] if exc.args else type(exc).__name__
+        raise ValueError(f"scenario '{scenario.name}' cannot start with these options: {detail}") from None
 
 
 def execute(jobs: list[Job], workers: int, advance: Callable[[int], None] = lambda n: None) -> list[dict[str, Any]]:
