@@ -56,6 +56,7 @@ space                   play / pause
 ] / [                   next / previous marker (approval, rejection, error, policy swap, budget)
 /                       search the text of the run (again: the next match)
 f                       fork: continue live from here with a policy you pick
+o                       expand every folded observation, or fold them again
 q                       quit
 """
 
