@@ -42,7 +42,7 @@ from engine.stored.eventlog import EventLog
 from engine.stored.transcript import EventSink
 from engine.core.parse import parse_decision_text
 from engine.core.policy import AwaitingInput, HumanPolicy, Policy, PolicyError, RunView
-from engine.core.state import RunState, RunStatus, estimate_tokens, run_status, written_text
+from engine.core.state import RunState, RunStatus, estimate_tokens, fold, run_status, written_text
 from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, cap_text, execute, unknown_tool_text, validate_args
 
 ApproveMode = Literal["ask", "all", "none"]
@@ -66,6 +66,10 @@ class Engine(OperatorCalls):
     the event log keeps: an event is serialised once.
     With `tools_elsewhere` (the gateway) a call cleared to run is released, not
     run (`released`: index -> arguments); its result comes later by `deliver`.
+    `events` are those of a run that goes on (resume, fork); `state`, their fold
+    under this `header` when the caller has made it, is taken over instead of
+    folding them again, and `event_lines`, their JSON lines when the caller
+    wrote them (a fork), are kept instead of serialising them again.
     """
 
     def __init__(
@@ -83,6 +87,8 @@ class Engine(OperatorCalls):
         unfinished: ToolStarted | None = None,
         sink: EventSink | None = None,
         tools_elsewhere: bool = False,
+        state: RunState | None = None,
+        event_lines: Sequence[bytes] | None = None,
     ) -> None:
         self.header = header
         self.tools = {t.name: t for t in tools}
@@ -107,10 +113,9 @@ class Engine(OperatorCalls):
         self.prices: dict[str, tuple[float, float]] = {}
         """Dollars per 1,000 input and output tokens by policy name; a decision of a
         policy listed here records its own cost (so swapping models counts each at its price)."""
-        self.events = EventLog(events)
-        self.state = RunState.start(header)
-        for event in self.events:
-            self.state.apply(event)
+        events = events if isinstance(events, (list, tuple)) else list(events)
+        self.events = EventLog(events, lines=event_lines)
+        self.state = fold(header, events) if state is None else state
         self._params_of = {t.name: [p.name for p in t.params] for t in tools}
         self._limits_checked_at = -1
         self._limits_of: Budget | None = None

@@ -124,6 +124,15 @@ class RunState:
         state.context_words = len(header.task_text.split())
         return state
 
+    def under(self, header: Header) -> RunState | None:
+        """This state as the fold of the same events under `header` (a fork's own), when a
+        fold starts the same there (`start` reads only these fields of a header); else None."""
+        mine = self.header
+        if (header.policy, header.budget, header.rules, header.task_text) != (mine.policy, mine.budget, mine.rules, mine.task_text):
+            return None
+        self.header = header
+        return self
+
     def copy(self) -> RunState:
         """An independent copy, much faster than `copy.deepcopy`.
 

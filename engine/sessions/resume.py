@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from engine.core.approvals import rule_warnings
+from engine.core.collector import collector_paused
 from engine.core.engine import ApproveMode, Engine, Listener
 from engine.core.events import Event, Header, Observed, ToolStarted
 from engine.core.policy import Decision, HumanPolicy, Policy, RunView
@@ -35,7 +36,7 @@ from engine.sessions.run import Run, default_transcript_path
 from engine.core.scenario import Restorable, Scenario, Task
 from engine.core.state import RunState, fold
 from engine.core.tools import Tool
-from engine.stored.transcript import Transcript, TranscriptError, TranscriptWriter, read_transcript
+from engine.stored.transcript import Transcript, TranscriptError, TranscriptWriter, dump_event, read_transcript
 
 IMPORTED = "imported"
 
@@ -132,12 +133,15 @@ def _engine(
     unfinished: ToolStarted | None = None,
     sink: TranscriptWriter | None = None,
     extra_tools: Sequence[Tool] = (),
+    event_lines: Sequence[bytes] | None = None,
 ) -> Engine:
     engine = Engine(
         header,
         [*world.tools, *extra_tools],  # type: ignore[attr-defined]
         _Named(state.policy),
         events=events,
+        state=state if state.header is header else None,  # a fork's header is its own: folded again under it
+        event_lines=event_lines,
         listeners=listeners,
         clock=clock,
         interactive=interactive,
@@ -180,7 +184,17 @@ def _repair_tail(path: Path) -> None:
 
 
 def _same_as_read(path: Path, transcript: Transcript) -> None:
-    """Refuse to go on when another process appended to the file after it was read."""
+    """Refuse to go on when another process appended to the file after it was read.
+
+    Called with the file locked. A file that ended at a line boundary and has the
+    same size now had nothing appended (it would have grown; only a torn last line
+    is ever cut, before appending); any other file is read again and compared."""
+    if transcript.whole_size is not None:
+        try:
+            if path.stat().st_size == transcript.whole_size:
+                return
+        except OSError:
+            pass  # read again below, which says what is wrong
     try:
         now = read_transcript(path)
     except TranscriptError as exc:
@@ -249,7 +263,12 @@ def fork_position(transcript: Transcript, at: int | Literal["end"]) -> int:
     """
     if at != "end" and at < 0:
         raise ResumeError("the fork step must be 0 or more")
-    timeline = Timeline(transcript.header, transcript.events)
+    # The fold over every event makes no cycles and is dropped here: no collection walks it.
+    with collector_paused():
+        return _fork_position(Timeline(transcript.header, transcript.events), transcript, at)
+
+
+def _fork_position(timeline: Timeline, transcript: Transcript, at: int | Literal["end"]) -> int:
     last = timeline.steps()
     problems: dict[int, str] = {}
     forkable = 0
@@ -338,13 +357,16 @@ def fork_run(
     if path.exists():
         raise ResumeError(f"{path}: already exists; choose another file for the fork")
     writer = TranscriptWriter(path, child)
+    lines = [dump_event(event).encode() for event in events]  # the event log keeps them too
     try:
-        for event in events:
-            writer(event)
+        for event, line in zip(events, lines):  # one write to the system at the end, not one an event
+            writer.write(event.type, line)
+        writer.flush()
     except BaseException:
         writer.close()
         raise
     engine = _engine(
-        child, world, events, state, policy_obj, listeners, clock, interactive, approve, sink=writer, extra_tools=extra_tools
+        child, world, events, state.under(child) or state, policy_obj, listeners, clock, interactive, approve, sink=writer,
+        extra_tools=extra_tools, event_lines=lines,
     )
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]

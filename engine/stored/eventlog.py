@@ -20,11 +20,16 @@ from engine.stored.source import EventCache, IndexedEvents
 class EventLog(IndexedEvents):
     """The live run's events (an `engine.stored.source.LinedSource`)."""
 
-    def __init__(self, events: Iterable[Event] = (), *, cache_size: int = 4096) -> None:
+    def __init__(self, events: Iterable[Event] = (), *, cache_size: int = 4096, lines: Iterable[bytes] | None = None) -> None:
+        """`lines`: the events' JSON lines, when the caller has them (a fork wrote them)."""
         self._lines: list[bytes | None] = []  # None: only in the cache so far
         self._cache = EventCache(cache_size)
-        for event in events:
-            self.append(event)
+        if lines is None:
+            for event in events:
+                self.append(event)
+        else:
+            for event, line in zip(events, lines, strict=True):
+                self.append(event, line)
 
     def append(self, event: Event, line: bytes | None = None) -> None:
         """Add an event; `line`, its JSON line when the caller already wrote it, is kept

@@ -203,6 +203,10 @@ class Transcript:
     errors: list[str] = field(default_factory=list)
     unfinished: ToolStarted | None = None
     """A `tool_started` note with no observation after it: the run stopped while that tool ran."""
+    whole_size: int | None = None
+    """The size of the file read, when it ended at a line boundary (None otherwise, or when not
+    read from a file): a later size equal to it means nothing was appended since, as a
+    transcript only grows and only a torn last line is ever cut from it."""
 
 
 def write_transcript(path: str | Path, header: Header, events: Iterable[Event]) -> None:
@@ -248,7 +252,8 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True) -> Transcrip
         if any(e.type == "observation" and (e.step, e.index) == key for e in events[first:]):
             unfinished = None
     return Transcript(
-        path=Path(name), header=index.header, events=events, warnings=index.warnings, errors=errors, unfinished=unfinished
+        path=Path(name), header=index.header, events=events, warnings=index.warnings, errors=errors, unfinished=unfinished,
+        whole_size=len(data) if data.endswith(b"\n") else None,
     )
 
 

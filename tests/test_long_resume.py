@@ -1,0 +1,123 @@
+"""Resume and fork of a long run do each piece of work once: the saved events are
+folded once, never parsed again, serialised once (a fork), and written in one go."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine.core import events as event_models
+from engine.core.state import RunState
+from engine.sessions import resume as resume_module
+from engine.sessions.resume import fork_position, fork_run, resume_run
+from engine.sessions.run import new_run
+from engine.stored import eventlog
+from engine.stored.transcript import read_transcript
+
+WORLD = Path(__file__).resolve().parent.parent / "bench" / "worlds" / "lookup_world.py"
+STEPS = 2_100  # 4,200 events: past the event log's cache of 4,096
+
+
+@pytest.fixture(scope="module")
+def unfinished(tmp_path_factory) -> tuple[object, bytes]:
+    """A lookup run of STEPS steps whose end line is cut off (it did not end)."""
+    scenario = scenarios.load_file(WORLD)
+    path = tmp_path_factory.mktemp("long") / "run.jsonl"
+    run = new_run(scenario, "all", "looker", out=path, budget=scenario.budget.with_limit("steps", STEPS))
+    run.engine.run()
+    run.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert b'"run_ended"' in lines[-1]
+    return scenario, b"".join(lines[:-1])
+
+
+class _Count:
+    def __init__(self, real):
+        self.real, self.calls = real, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.real(*args, **kwargs)
+
+
+def test_resume_folds_the_saved_events_once_and_parses_none_again(tmp_path, monkeypatch, unfinished):
+    scenario, data = unfinished
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(data)
+    transcript = read_transcript(path)
+    applied = _Count(RunState.apply)
+    monkeypatch.setattr(RunState, "apply", lambda self, *a, **k: applied(self, *a, **k))
+    parsed = _Count(eventlog.EVENT_ADAPTER.validate_json)
+    monkeypatch.setattr(eventlog, "EVENT_ADAPTER", type("A", (), {"validate_json": staticmethod(parsed)}))
+    reread = _Count(resume_module.read_transcript)
+    monkeypatch.setattr(resume_module, "read_transcript", reread)
+    run = resume_run(scenario, transcript, interactive=True)
+    try:
+        assert applied.calls == len(transcript.events) > 4_096
+        assert parsed.calls == 0
+        assert reread.calls == 0  # the file is as read: same size, ending at a line boundary
+        assert run.engine.state.step == STEPS and run.engine.state.header is transcript.header
+        assert list(run.engine.events) == transcript.events
+    finally:
+        run.close()
+
+
+def test_a_file_read_with_a_torn_last_line_is_read_again_before_resuming(tmp_path, monkeypatch, unfinished):
+    scenario, data = unfinished
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(data + b'{"at":1.0,"type":"deci')
+    transcript = read_transcript(path)
+    assert transcript.whole_size is None and transcript.warnings
+    reread = _Count(resume_module.read_transcript)
+    monkeypatch.setattr(resume_module, "read_transcript", reread)
+    run = resume_run(scenario, transcript, interactive=True)
+    run.close()
+    assert reread.calls == 1
+    assert path.read_bytes() == data  # the torn line is cut before appending
+
+
+def test_a_fork_serialises_and_writes_the_copied_events_once(tmp_path, monkeypatch, unfinished):
+    scenario, data = unfinished
+    parent = tmp_path / "run.jsonl"
+    parent.write_bytes(data)
+    transcript = read_transcript(parent)
+    position = fork_position(transcript, "end")
+    assert position == len(transcript.events)
+    dumped = _Count(event_models._Model.model_dump_json)
+    monkeypatch.setattr(event_models._Model, "model_dump_json", lambda self, *a, **k: dumped(self, *a, **k))
+    applied = _Count(RunState.apply)
+    monkeypatch.setattr(RunState, "apply", lambda self, *a, **k: applied(self, *a, **k))
+    from engine.stored import transcript as transcript_module
+
+    writes = _Count(os.write)
+    monkeypatch.setattr(transcript_module.os, "write", writes)
+    run = fork_run(scenario, transcript, position, "looker", out=tmp_path / "fork.jsonl", interactive=True)
+    try:
+        assert dumped.calls == 1 + position  # the header, then each event once, for the file and the event log alike
+        assert applied.calls == position  # folded once, under the parent's header, which starts the same
+        assert writes.calls <= 2  # the header and the copied events, in one write
+        assert run.engine.state.header is run.engine.header
+        copied = (tmp_path / "fork.jsonl").read_bytes().splitlines()[1:]
+        assert [run.engine.events.raw(i) for i in range(position)] == copied
+    finally:
+        monkeypatch.undo()
+        run.close()
+    assert read_transcript(tmp_path / "fork.jsonl").events == transcript.events
+
+
+def test_a_fork_with_its_own_budget_folds_under_its_own_header(tmp_path, unfinished):
+    scenario, data = unfinished
+    parent = tmp_path / "run.jsonl"
+    parent.write_bytes(data)
+    transcript = read_transcript(parent)
+    budget = transcript.header.budget.with_limit("steps", STEPS + 5)
+    run = fork_run(scenario, transcript, 40, "looker", out=tmp_path / "fork.jsonl", header_changes={"budget": budget})
+    try:
+        assert run.engine.state.budget == budget != transcript.header.budget
+        assert run.engine.state.header is run.engine.header
+        assert run.engine.state.step == 20
+    finally:
+        run.close()
