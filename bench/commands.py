@@ -6,6 +6,9 @@
 2. `agent-tui show FILE` and `agent-tui replay --headless --at end FILE` of a
    100,000-event transcript next to a process that only reads the file and
    `json.loads` every line (goal <= 1.5x each); output goes to /dev/null.
+3. `agent-tui run --resume` and `run --fork --at end` of that run cut before
+   its last line, next to the same baseline: reading, folding and going on
+   from 100,000 events (the run then stops at once, at its step budget).
 
 Every figure is the wall time, and the CPU time, of a fresh process
 (`python -m tui.cli ...`, which is what the console script runs) with
@@ -50,14 +53,17 @@ ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTW
 """As a user runs the command: Python caches the compiled modules (a first, untimed run writes them)."""
 
 
-def wall(argv: list[str]) -> tuple[float, float]:
+def wall(argv: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
     """Wall time of the command and its CPU time (user + system, from the kernel's
     account of the finished child): on a loaded machine the wall time also holds
-    the waits for a free core, the CPU time only the command's own work."""
+    the waits for a free core, the CPU time only the command's own work. `ok`:
+    the exit codes that mean it worked (3: a headless run stopped by its budget)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    done = subprocess.run(argv, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
+    if done.returncode not in ok:
+        raise SystemExit(f"{' '.join(argv)} exited with {done.returncode}: {done.stderr.decode(errors='replace')[-500:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -104,10 +110,33 @@ def main() -> None:
             },
             args.runs,
         )
+        continued = continued_runs(path, Path(tmp), cli, args.runs)
     raw = reading["json.loads"]
     print(f"2. {lines:,} lines ({size_mb:.1f} MB): a process that json.loads every line: {figures(raw)}")
     for name in ("show", "replay --headless --at end"):
         print(f"   agent-tui {name}: {figures(reading[name], raw)} (goal <= 1.5x)")
+    print("3. the same run without its last line (it did not end), continued headless to its step budget:")
+    for name, timed in continued.items():
+        print(f"   agent-tui run {name}: {figures(timed, raw)}")
+
+
+def continued_runs(path: Path, work: Path, cli: list[str], runs: int) -> dict[str, tuple[float, float]]:
+    """`run --resume` and `run --fork --at end` of the transcript cut before its end line
+    (wall and CPU medians of `runs`, in turns; files in `work`): both read, fold and go
+    on from every event."""
+    world = str(ROOT / "bench" / "worlds" / "lookup_world.py")
+    unfinished = work / "unfinished.jsonl"
+    unfinished.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))
+    copy, fork = work / "resumed.jsonl", work / "fork.jsonl"
+    resume = [*cli, "run", world, "--resume", str(copy), "--headless"]
+    forking = [*cli, "run", world, "--fork", str(unfinished), "--at", "end", "--headless", "-o", str(fork)]
+    times: dict[str, list[tuple[float, float]]] = {"--resume": [], "--fork --at end": []}
+    for _ in range(runs):
+        copy.write_bytes(unfinished.read_bytes())
+        fork.unlink(missing_ok=True)
+        times["--resume"].append(wall(resume, ok=(0, 3)))
+        times["--fork --at end"].append(wall(forking, ok=(0, 3)))
+    return {name: (statistics.median(w for w, _ in ts), statistics.median(c for _, c in ts)) for name, ts in times.items()}
 
 
 def figures(timed: tuple[float, float], base: tuple[float, float] | None = None) -> str:
