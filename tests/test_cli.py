@@ -237,3 +237,20 @@ def test_printing_a_long_run_leaves_the_collector_out_and_back_on(capsys, tmp_pa
     assert code == 0, err
     assert collections == []
     assert out.count("\n  observe  ") == (700 if argv[-1] == "700" else 1_500)
+
+
+@pytest.mark.parametrize(
+    "flags", [["--price-in", "nan"], ["--price-out", "inf"], ["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "nan"]]
+)
+def test_model_numbers_that_make_no_sense_are_usage_errors(capsys, tmp_path, flags):
+    """A NaN price made every cost NaN, so a cost budget never tripped; a deadline of
+    0 or less failed every request with 'did not finish within -1 s'."""
+    out = tmp_path / "run.jsonl"
+    argv = ["run", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--policy", "model", "--headless", "--out", str(out), *flags]
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # refused by the flag's parser
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and (flags[0] in err or "price" in err), err
+    assert not out.exists()

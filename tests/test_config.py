@@ -114,6 +114,10 @@ def test_found_in_the_current_folder_before_xdg(tmp_path, monkeypatch):
         ('[[rule]]\ntool = "x"\neffect = "maybe"\n', 3, "allow, ask or deny"),
         ('[budget]\nmax_steps = = 3\n', 2, "not valid TOML"),
         ('[surprise]\nx = 1\n', 1, "unknown section"),
+        ('[[policy]]\nname = "a"\nmodel = "m"\nprice_in = nan\n', 4, "finite number"),
+        ('[[policy]]\nname = "a"\nmodel = "m"\nprice_out = inf\n', 4, "finite number"),
+        ('[[policy]]\nname = "a"\nmodel = "m"\ntimeout = 0\n', 4, "above 0"),
+        ('[budget]\nmax_cost = nan\n', 2, "above 0"),
     ],
 )
 def test_bad_files_name_file_and_line(tmp_path, text, line, words):

@@ -6,6 +6,7 @@ line reads this module to describe and check its flags.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -124,6 +125,8 @@ def _number(name: str, value: str | float | None) -> float | None:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, not {value!r}") from None
+    if not math.isfinite(number):  # a NaN price makes every cost NaN, and no cost budget trips
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
     if number < 0:
         raise ValueError(f"{name} must not be negative")
     return number

@@ -34,6 +34,7 @@ environment variable that holds it (`api_key_env`).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -296,9 +297,15 @@ class _Reader:
         value = item.get(key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise self.fail(table, index, key, f"'{key}' must be a number of 0 or more, not {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise self.fail(table, index, key, f"'{key}' must be a finite number of 0 or more, not {value!r}")
         return float(value)
+
+    def _timeout(self, table: str, index: int, item: dict[str, Any]) -> float | None:
+        timeout = self._number(table, index, item, "timeout")
+        if timeout is not None and timeout <= 0:
+            raise self.fail(table, index, "timeout", "timeout must be above 0")
+        return timeout
 
     def _string(self, table: str, index: int, item: dict[str, Any], key: str) -> str | None:
         value = item.get(key)
@@ -347,7 +354,7 @@ class _Reader:
             price_in_per_1k=self._number("policy", index, item, "price_in"),
             price_out_per_1k=self._number("policy", index, item, "price_out"),
             mode=mode,
-            timeout=self._number("policy", index, item, "timeout"),
+            timeout=self._timeout("policy", index, item),
             stream=stream,
             temperature=self._number("policy", index, item, "temperature"),
             system=self._string("policy", index, item, "system"),
@@ -374,9 +381,7 @@ class _Reader:
         trusted = item.get("trusted", False)
         if not isinstance(trusted, bool):
             raise self.fail("mcp", index, "trusted", "trusted must be true or false")
-        timeout = self._number("mcp", index, item, "timeout")
-        if timeout is not None and timeout <= 0:
-            raise self.fail("mcp", index, "timeout", "timeout must be above 0")
+        timeout = self._timeout("mcp", index, item)
         source = self._record(f"mcp.{name}", "mcp", index, item)
         return McpServerConfig(
             name=name,
@@ -415,7 +420,7 @@ class _Reader:
             kind = _BUDGET_KEYS.get(key)
             if kind is None:
                 raise self.fail("budget", None, key, f"unknown budget '{key}' (keys: {', '.join(_BUDGET_KEYS)})")
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == math.inf:
                 raise self.fail("budget", None, key, f"'{key}' must be a number above 0, not {value!r}")
             if kind is int and not float(value).is_integer():
                 raise self.fail("budget", None, key, f"'{key}' must be a whole number, not {value!r}")

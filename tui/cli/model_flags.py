@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Mapping
 
+from tui.cli.common import positive_float
+
 if TYPE_CHECKING:
     from engine.model.config import ModelConfig
 
@@ -27,7 +29,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="tools: function calling (default); text: the Thought/Action format, for models without tools",
     )
     group.add_argument("--no-stream", action="store_true", help="ask for whole replies instead of a stream")
-    group.add_argument("--timeout", type=float, metavar="SECONDS", help="deadline for each whole request (default 60)")
+    group.add_argument("--timeout", type=positive_float, metavar="SECONDS", help="deadline for each whole request (default 60)")
 
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> ModelConfig | None:
