@@ -164,3 +164,21 @@ def test_a_header_naming_a_world_that_cannot_be_built_is_a_usage_error(capsys, t
     code, _, err = cli(capsys, *[a.replace("{file}", str(out)).replace("{fork}", str(tmp_path / "fork.jsonl")) for a in argv])
     assert code == 2 and "Traceback" not in err
     assert "cannot rebuild this run's world" in err and ("size" in err or "grid numbers" in err)
+
+
+# -- 5. what a transcript says reaches the terminal's stderr without its control characters ----
+
+
+@pytest.mark.parametrize(
+    ("field", "argv"),
+    [("policy", ["verify", "{file}"]), ("scenario", ["run", "--resume", "{file}", "--headless"]), ("scenario", ["verify", "{file}"])],
+)
+def test_an_error_quoting_the_transcript_strips_its_escape_sequences(capsys, tmp_path, field, argv):
+    out = tmp_path / "run.jsonl"
+    code, _, err = cli(capsys, "run", "library", "--headless", "--out", out, "--max-steps", "2")
+    assert code == 3, err
+    hostile = "x\x1b]0;owned\x07\x1b[2J\x9b31m"
+    rewrite(out, lambda rows: (rows[0].__setitem__(field, hostile), rows.pop()))
+    code, _, err = cli(capsys, *[a.replace("{file}", str(out)) for a in argv])
+    assert code == 2 and "x" in err
+    assert not any(c in err for c in "\x1b\x07\x9b"), repr(err)

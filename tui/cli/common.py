@@ -26,8 +26,11 @@ class UsageError(Exception):
 
 
 def report(message: str) -> None:
-    """Print a diagnostic on stderr as `agent-tui: message`."""
-    print(f"agent-tui: {message}", file=sys.stderr)
+    """Print a diagnostic on stderr as `agent-tui: message`, without control characters:
+    a message may quote a transcript or a server, and neither may drive the terminal."""
+    from engine.core.text import clean
+
+    print(f"agent-tui: {clean(message)}", file=sys.stderr)
 
 
 def os_error_text(exc: OSError) -> str:
