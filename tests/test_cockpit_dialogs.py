@@ -189,3 +189,28 @@ async def test_help_lists_o_and_the_footer_puts_first_things_first(tmp_path: Pat
         always = [key for key in footer.query("#always-keys FooterKey") if key.display]
         assert [key.action for key in always] == ["help", "quit"]
         assert all(key.region.right <= 80 and key.region.area > 0 for key in always)
+
+
+@pytest.mark.parametrize(("key", "opens"), [("s", SaveScreen), ("x", ConfirmScreen)])
+async def test_the_footer_keys_shown_under_the_approval_dialog_work_there(tmp_path: Path, key, opens) -> None:
+    """The footer under the dialog lists save, abort and quit (always): each closes the
+    dialog and does what it says; the approval stays pending, nothing runs."""
+    app = support_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await to_approval(app, pilot)
+        await pilot.press(key)
+        await pilot.pause()
+        assert isinstance(app.screen, opens)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.view_state.pending is not None and app.run_.world.requests == []
+
+
+async def test_q_quits_from_the_approval_dialog(tmp_path: Path) -> None:
+    app = support_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await to_approval(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+    assert app.run_.world.requests == []

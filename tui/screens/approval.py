@@ -47,11 +47,17 @@ def args_text(args: dict[str, Any]) -> Text:
     return text
 
 
+LEAVING_KEYS = (("p", "pick_policy"), ("x", "abort"), ("s", "save"), ("q", "quit"))
+"""Cockpit keys the footer shows under the dialog: each closes it (the approval stays
+pending; `v` shows it again) and does what it does in the cockpit."""
+
+
 class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
     BINDINGS = [
         *approval_bindings("choose('{}')"),
         Binding("escape", "look", "look at the run"),
         Binding("question_mark", "app.help", "help"),
+        *(Binding(key, f"leave('{action}')", action, show=False) for key, action in LEAVING_KEYS),
     ]
 
     def __init__(self, pending: PendingApproval, description: str, kind: str) -> None:
@@ -92,6 +98,14 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
 
     def action_look(self) -> None:
         self.dismiss(None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A leaving key only where the app has its action (the gateway has no save)."""
+        return action != "leave" or hasattr(self.app, f"action_{parameters[0]}")
+
+    def action_leave(self, action: str) -> None:
+        self.dismiss(None)
+        self.app.call_later(self.app.run_action, action)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
