@@ -240,11 +240,15 @@ def test_printing_a_long_run_leaves_the_collector_out_and_back_on(capsys, tmp_pa
 
 
 @pytest.mark.parametrize(
-    "flags", [["--price-in", "nan"], ["--price-out", "inf"], ["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "nan"]]
+    "flags",
+    [["--price-in", "nan"], ["--price-out", "inf"], ["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "nan"],
+     ["--base-url", "notaurl"], ["--base-url", "ftp://127.0.0.1/v1"]],
 )
 def test_model_numbers_that_make_no_sense_are_usage_errors(capsys, tmp_path, flags):
     """A NaN price made every cost NaN, so a cost budget never tripped; a deadline of
-    0 or less failed every request with 'did not finish within -1 s'."""
+    0 or less failed every request with 'did not finish within -1 s'; a base URL that is
+    not http(s) started the run and stopped it at its first step (the configuration
+    file already refused it)."""
     out = tmp_path / "run.jsonl"
     argv = ["run", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--policy", "model", "--headless", "--out", str(out), *flags]
     try:
@@ -252,5 +256,5 @@ def test_model_numbers_that_make_no_sense_are_usage_errors(capsys, tmp_path, fla
     except SystemExit as exc:  # refused by the flag's parser
         code = exc.code
     err = capsys.readouterr().err
-    assert code == 2 and (flags[0] in err or "price" in err), err
+    assert code == 2 and (flags[0] in err or "price" in err or "base URL" in err), err
     assert not out.exists()

@@ -157,9 +157,12 @@ def config_from_env(
         return None
     key = next((env[v] for v in KEY_VARIABLES if env.get(v)), None)
     chosen_mode = mode or env.get("AGENT_TUI_MODEL_MODE") or "tools"
+    url = base_url or env.get("AGENT_TUI_BASE_URL") or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    if not url.startswith(("http://", "https://")):  # as the configuration file's base_url
+        raise ValueError(f"the base URL must start with http:// or https://, not {url!r}")
     config = ModelConfig(
         model=model,
-        base_url=(base_url or env.get("AGENT_TUI_BASE_URL") or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL),
+        base_url=url,
         api_key=Secret(key) if key else None,
         price_in_per_1k=_number("the input price", price_in if price_in is not None else env.get("AGENT_TUI_PRICE_IN")),
         price_out_per_1k=_number(
