@@ -296,6 +296,27 @@ def test_a_zip_that_is_not_an_inspect_log_says_it_is_a_zip(tmp_path):
         load_any(path, "codex")
 
 
+@pytest.mark.parametrize("member", ["samples/1_epoch_1.json", "header.json"])
+def test_an_eval_member_over_the_line_cap_is_refused_without_unpacking_it_whole(tmp_path, member):
+    """A member is one line of JSON, packed: a few kB on disk can unpack to gigabytes.
+    One over the transcript line cap is refused as a line over the cap is."""
+    import zipfile
+
+    from engine.stored.reader import MAX_LINE_BYTES
+
+    sample = {"id": 1, "epoch": 1, "input": "hi", "messages": [{"role": "user", "content": "hi"},
+                                                               {"role": "assistant", "content": "hello"}]}
+    path = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        members = {"header.json": json.dumps({"version": 2, "eval": {"task": "t"}}), "samples/1_epoch_1.json": json.dumps(sample)}
+        members[member] = "{" + " " * MAX_LINE_BYTES + '"id": 1, "epoch": 1, "messages": []}'
+        for name, text in members.items():
+            archive.writestr(name, text)
+    assert path.stat().st_size < 1_000_000
+    with pytest.raises(TranscriptError, match=f"{member} in the archive is longer than 32 MiB"):
+        load_any(path)
+
+
 @pytest.mark.parametrize("name, fmt", [
     ("claude_code_kvsankar_golden.jsonl", "claude-code"), ("codex_kvsankar_golden.jsonl", "codex"),
     ("swe_agent_test_repo.traj", "swe-agent"), ("mini_swe_agent_local.traj.json", "mini-swe-agent"),

@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.core.events import Action
 from engine.stored.importers.build import Draft, arguments, found, text_of
+from engine.stored.reader import MAX_LINE_BYTES
 from engine.stored.transcript import TranscriptError
 
 
@@ -116,6 +117,16 @@ def _sample_order(name: str) -> tuple[int, str]:
     return (int(m.group(1)) * 1000 + int(m.group(2)), name) if m else (1 << 60, name)
 
 
+def _unpacked(name: str, archive: zipfile.ZipFile, member: str) -> bytes:
+    """A member's bytes; one longer than the line cap is refused after unpacking one byte
+    over it (a member is one line of packed JSON, and kilobytes of zip unpack to gigabytes)."""
+    with archive.open(member) as stream:
+        raw = stream.read(MAX_LINE_BYTES + 1)
+    if len(raw) > MAX_LINE_BYTES:
+        raise TranscriptError(f"{name}: {member} in the archive is longer than {MAX_LINE_BYTES >> 20} MiB; not read")
+    return raw
+
+
 def read_eval_zip(name: str, data: bytes) -> list[Draft]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
@@ -134,13 +145,16 @@ def read_eval_zip(name: str, data: bytes) -> list[Draft]:
     drafts = []
     for member in samples:
         try:
-            raw = archive.read(member)
-            sample = json.loads(raw)
+            sample = json.loads(_unpacked(name, archive, member))
+        except TranscriptError:
+            raise
         except Exception as exc:  # a damaged member: zlib, CRC, encryption, JSON...
             raise TranscriptError(f"{name}: {member} in the archive cannot be read ({type(exc).__name__}: {exc})") from None
         drafts.append(read_sample(name, sample, member))
     try:
-        header = json.loads(archive.read("header.json")) if "header.json" in members else {}
+        header = json.loads(_unpacked(name, archive, "header.json")) if "header.json" in members else {}
+    except TranscriptError:
+        raise
     except Exception:  # the header only adds the task and model names
         header = {}
     _eval_options(drafts, header.get("eval") if isinstance(header, dict) else None)
