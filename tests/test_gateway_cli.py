@@ -104,6 +104,9 @@ def test_a_budget_answers_the_agent_with_an_error_naming_it(tmp_path: Path) -> N
         (["--upstream", "http://127.0.0.1:9/v1", "--listen", "nonsense"], "expected HOST:PORT"),
         (["--upstream", "http://127.0.0.1:9/v1", "--headless"], "needs a terminal to ask on"),
         (["--upstream", "http://127.0.0.1:9/v1", "--max-tokens", "0"], "--max-tokens: must be 1 or more"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--price-in", "-1"], "--price-in: must be a finite number of 0 or more"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--price-in", "nan"], "--price-in: must be a finite number of 0 or more"),
+        (["--upstream", "http://127.0.0.1:9/v1", "--price-out", "inf"], "--price-out: must be a finite number of 0 or more"),
     ],
 )
 def test_usage_errors(flags: list[str], message: str) -> None:

@@ -125,6 +125,14 @@ def positive_float(text: str) -> float:
     return _at_least(_number(text, float, "a number"), 0, above=True, message="must be above 0")
 
 
+def price(text: str) -> float:
+    """Dollars per 1,000 tokens: a NaN or negative price would keep a cost budget from ever tripping."""
+    value = _number(text, float, "a number")
+    if not (0 <= value < float("inf")):  # NaN is neither
+        raise argparse.ArgumentTypeError("must be a finite number of 0 or more")
+    return value
+
+
 def step_or_end(text: str) -> int | str:
     """A step number (0 or more) or 'end'."""
     if text == "end":

@@ -17,7 +17,7 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from tui.cli.common import EXIT_CODES, UsageError, add_command, budget_limits, positive_float, positive_int
+from tui.cli.common import EXIT_CODES, UsageError, add_command, budget_limits, positive_float, positive_int, price
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 
@@ -41,8 +41,8 @@ def register(sub: Any) -> None:
     gw.add_argument("--max-tokens", type=positive_int, help="token budget per run (from the upstream's usage)")
     gw.add_argument("--max-cost", type=positive_float, help="cost budget per run in dollars (with --price-in/--price-out)")
     gw.add_argument("--max-seconds", type=positive_float, help="time budget per run in seconds of upstream time")
-    gw.add_argument("--price-in", type=float, default=0.0, metavar="USD", help="dollars per 1,000 input tokens")
-    gw.add_argument("--price-out", type=float, default=0.0, metavar="USD", help="dollars per 1,000 output tokens")
+    gw.add_argument("--price-in", type=price, default=0.0, metavar="USD", help="dollars per 1,000 input tokens")
+    gw.add_argument("--price-out", type=price, default=0.0, metavar="USD", help="dollars per 1,000 output tokens")
     gw.add_argument("--max-body", type=positive_int, default=None, metavar="BYTES", help="largest request body accepted (default 10 MiB)")
     gw.add_argument("--timeout", type=positive_float, default=600.0, metavar="SECONDS", help="upstream timeout (default 600)")
     gw.add_argument("-o", "--out", metavar="FILE", help="transcript of the first run (later runs: FILE-2, FILE-3...; default: the data folder)")
