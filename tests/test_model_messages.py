@@ -137,3 +137,22 @@ def test_a_request_reads_the_ids_of_the_last_step_only():
     # is kept, step 301's in each request. A copy of the kept ids would read 300 a request.
     assert _CountingIds.reads <= 2 * 1 + 3 * 2 * 2
     assert len(log._ids) == len(log._used) == 300  # steps 1-300 kept; the open step's ids taken back
+
+
+def test_a_request_changes_the_list_it_returned_last_in_place():
+    """The messages go on from one request to the next in one list: the last step's
+    messages are replaced and the new ones added, and nothing before them is copied."""
+    log = MessageLog("tools")
+    history: list[StepView] = []
+    sent: list[list] = []
+    for n in range(1, 40):
+        step = StepView(n, "p", f"t{n}", [Action(tool="lookup", args={"key": str(n)})], None, None, None)
+        history.append(step)
+        view = RunView(task="t", tools=TOOLS, history=history, step=n + 1)
+        sent.append(log.messages(view))
+        assert sent[-1] == wire.build_messages(view, "tools")
+        step.observations.append(ObservationView("lookup", {"key": str(n)}, f"v{n}", False, True))
+        assert log.messages(view) == wire.build_messages(view, "tools")
+    assert all(messages is sent[0] for messages in sent)
+    shorter = RunView(task="t", tools=TOOLS, history=history[:5], step=6)  # another history: built anew
+    assert log.messages(shorter) is not sent[0] and log.messages(shorter) == wire.build_messages(shorter, "tools")

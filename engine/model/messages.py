@@ -19,15 +19,23 @@ from engine.model.wire import Mode, assign_call_ids, head_messages, step_message
 
 
 class MessageLog:
-    """`build_messages(view, mode, system)`, built incrementally across requests."""
+    """`build_messages(view, mode, system)`, built incrementally across requests.
+
+    `messages` returns the log's own list, changed in place by the next call
+    (its last step's messages replaced, new ones added): a request is sent
+    before the next is built, and a copy of every message reference would
+    make each request cost what the whole run does. Copy it to keep it.
+    """
 
     def __init__(self, mode: Mode, system: str | None = None) -> None:
         self.mode: Mode = mode
         self.system = system
         self._tools: tuple[Any, ...] = ()
         self._head: list[dict[str, Any]] = []
-        self._done: list[dict[str, Any]] = []
-        """The messages of the steps that can no longer change."""
+        self._sent: list[dict[str, Any]] = []
+        """The head, the messages of the steps that can no longer change, then the last step's."""
+        self._kept = 0
+        """How many of `_sent` are the head's and the finished steps'."""
         self._done_steps = 0
         self._last_done: StepView | None = None
         self._ids: dict[tuple[int, int], str] = {}
@@ -42,14 +50,18 @@ class MessageLog:
         if not self._still_valid(view):
             self._restart(view)
         tools = {t.name: t for t in view.tools}
+        sent = self._sent
+        del sent[self._kept :]  # the last step's messages, as sent before
         # Every step but the last is finished: it moves to the kept part.
         for s in history[self._done_steps : len(history) - 1]:
-            self._add(s, tools, self._done)
+            self._add(s, tools, sent)
             self._done_steps += 1
             self._last_done = s
+        self._kept = len(sent)
         tail = self._tail(history[-1], tools) if len(history) > self._done_steps else []
         self.sent_words = self.words + sum(len(message_words(m).split()) for m in tail)
-        return [*self._head, *self._done, *tail]
+        sent.extend(tail)
+        return sent
 
     def _tail(self, last: StepView, tools: dict[str, Any]) -> list[dict[str, Any]]:
         """The last step's messages. Its call ids are taken for this request only:
@@ -85,7 +97,8 @@ class MessageLog:
     def _restart(self, view: RunView) -> None:
         self._tools = tuple(view.tools)
         self._head = head_messages(view, self.mode, self.system)
-        self._done, self._done_steps, self._last_done = [], 0, None
+        self._sent, self._kept = list(self._head), len(self._head)
+        self._done_steps, self._last_done = 0, None
         self._ids, self._used = {}, set()
         self.words = sum(len(message_words(m).split()) for m in self._head)
 
