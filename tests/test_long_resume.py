@@ -12,7 +12,8 @@ import scenarios
 from engine.core import events as event_models
 from engine.core.state import RunState
 from engine.sessions import resume as resume_module
-from engine.sessions.resume import fork_position, fork_run, resume_run
+from engine.core.state import fold
+from engine.sessions.resume import fork_point, fork_position, fork_run, resume_run
 from engine.sessions.run import new_run
 from engine.stored import eventlog
 from engine.stored.transcript import read_transcript
@@ -119,5 +120,28 @@ def test_a_fork_with_its_own_budget_folds_under_its_own_header(tmp_path, unfinis
         assert run.engine.state.budget == budget != transcript.header.budget
         assert run.engine.state.header is run.engine.header
         assert run.engine.state.step == 20
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("at", ["end", 0, 1, 700, STEPS - 1])
+def test_the_fold_a_fork_point_hands_over_is_the_fold_of_the_events_before_it(tmp_path, unfinished, at):
+    scenario, data = unfinished
+    parent = tmp_path / "run.jsonl"
+    parent.write_bytes(data)
+    transcript = read_transcript(parent)
+    position, folded = fork_point(transcript, at)
+    assert position == fork_position(transcript, at)
+    assert folded == fold(transcript.header, transcript.events[:position])
+    applied = []
+    real = RunState.apply
+    RunState.apply = lambda self, *a, **k: (applied.append(1), real(self, *a, **k))[1]
+    try:
+        run = fork_run(scenario, transcript, position, "looker", out=tmp_path / "fork.jsonl", folded=folded)
+    finally:
+        RunState.apply = real
+    try:
+        assert applied == []  # nothing folded again
+        assert run.engine.state.step == folded.step and run.engine.state.header is run.engine.header
     finally:
         run.close()

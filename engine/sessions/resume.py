@@ -261,32 +261,41 @@ def fork_position(transcript: Transcript, at: int | Literal["end"]) -> int:
     unfinished cannot be kept: fork at an earlier one. "end" is the last step
     that can be kept.
     """
+    return fork_point(transcript, at)[0]
+
+
+def fork_point(transcript: Transcript, at: int | Literal["end"]) -> tuple[int, RunState]:
+    """`fork_position`, and the fold of the events before it (for `fork_run`, which
+    then does not fold them again)."""
     if at != "end" and at < 0:
         raise ResumeError("the fork step must be 0 or more")
     # The fold over every event makes no cycles and is dropped here: no collection walks it.
     with collector_paused():
-        return _fork_position(Timeline(transcript.header, transcript.events), transcript, at)
+        return _fork_point(Timeline(transcript.header, transcript.events), transcript, at)
 
 
-def _fork_position(timeline: Timeline, transcript: Transcript, at: int | Literal["end"]) -> int:
+def _fork_point(timeline: Timeline, transcript: Transcript, at: int | Literal["end"]) -> tuple[int, RunState]:
     last = timeline.steps()
     problems: dict[int, str] = {}
-    forkable = 0
+    forkable, state = 0, None
     for step in range(last, -1, -1):
-        problem = _incomplete(timeline.state_at(timeline.position_after_step(step)), step)
+        state = timeline.state_at(timeline.position_after_step(step))
+        problem = _incomplete(state, step)
         if problem is None:
             forkable = step
             break
         problems[step] = problem
     if at == "end" or at == forkable:
-        return timeline.position_after_step(forkable)
+        assert state is not None  # step 0 is always forkable
+        return timeline.position_after_step(forkable), state
     steps = "1 step" if last == 1 else f"{last} steps"
     can = f"fork at step 0..{forkable}" if forkable else "fork at step 0"
     if at > last:
         raise ResumeError(f"{transcript.path}: the run has {steps}; {can}")
     if at in problems:
         raise ResumeError(f"{transcript.path}: cannot fork at step {at}: {problems[at]}; {can}")
-    return timeline.position_after_step(at)
+    position = timeline.position_after_step(at)
+    return position, timeline.state_at(position)
 
 
 def _incomplete(state: RunState, step: int) -> str | None:
@@ -316,10 +325,13 @@ def fork_run(
     extra_tools: Sequence[Tool] = (),
     mcp: Sequence[dict] | None = None,
     header_changes: dict[str, Any] | None = None,
+    folded: RunState | None = None,
 ) -> Run:
     """Start a new run from the first `position` events of a saved one (`mcp`: the
     restarted servers, for the new header; `header_changes`: rules, budget or
-    repetition threshold of the new header, which apply from the copied events on).
+    repetition threshold of the new header, which apply from the copied events on;
+    `folded`: the fold of those events under the saved header when the caller has
+    it, from `fork_point` or a timeline's `state_at`, taken over instead of folding).
 
     `position` is an event position (see `fork_position` for a step). The new
     transcript's header has parent=<the saved file> and fork_at=position; its
@@ -331,7 +343,7 @@ def fork_run(
     if not 0 <= position <= len(transcript.events):
         raise ResumeError(f"{transcript.path}: fork position {position} is outside 0..{len(transcript.events)}")
     events = list(transcript.events[:position])
-    state = fold(header, events)
+    state = fold(header, events) if folded is None else folded
     if state.status == "ended":
         raise ResumeError(f"{transcript.path}: the run has ended by event {position}; fork at an earlier position")
     if state.history and state.history[-1].answer is not None:
