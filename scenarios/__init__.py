@@ -49,6 +49,8 @@ def _from_module(module: object, where: str) -> Scenario:
 
 def load_file(path: str | Path) -> Scenario:
     p = Path(path)
+    if p.is_dir():
+        raise ScenarioError(f"{p}: is a folder, not a scenario file")
     if not p.is_file():
         raise ScenarioError(f"{p}: no such scenario file")
     name = f"agent_tui_scenario_{abs(hash(str(p.resolve())))}"

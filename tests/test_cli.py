@@ -258,3 +258,8 @@ def test_model_numbers_that_make_no_sense_are_usage_errors(capsys, tmp_path, fla
     err = capsys.readouterr().err
     assert code == 2 and (flags[0] in err or "price" in err or "base URL" in err), err
     assert not out.exists()
+
+
+def test_a_folder_given_as_the_scenario_is_called_a_folder(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "run", str(tmp_path), "--headless")
+    assert code == 2 and f"{tmp_path}: is a folder, not a scenario file" in err

@@ -162,3 +162,8 @@ def test_a_config_in_the_current_folder_shapes_a_run(tmp_path, monkeypatch, caps
     out = capsys.readouterr().out
     assert "DENIED: open_return_request" in out
     assert code == 3 and "steps budget reached: 2 of 2" in out
+
+
+def test_a_folder_given_with_config_is_called_a_folder(tmp_path):
+    with pytest.raises(ConfigError, match="is a folder, not a configuration file"):
+        load_config(tmp_path)

@@ -178,6 +178,8 @@ def load_config(path: str | Path | None = None, *, cwd: Path | None = None, env:
     """Read the configuration: `path` if given (it must exist), else the default places, else an empty Config."""
     if path is not None:
         p, found = Path(path), "--config"
+        if p.is_dir():
+            raise ConfigError(f"{p}: is a folder, not a configuration file")
         if not p.is_file():
             raise ConfigError(f"{p}: no such configuration file")
     else:
