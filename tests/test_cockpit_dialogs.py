@@ -214,3 +214,24 @@ async def test_q_quits_from_the_approval_dialog(tmp_path: Path) -> None:
         await pilot.pause()
         assert not app.is_running
     assert app.run_.world.requests == []
+
+
+async def test_the_take_over_form_at_80x24_shows_its_error_and_reaches_its_buttons(tmp_path: Path) -> None:
+    """The form is taller than 24 rows: it scrolls, so what it says about a bad step and
+    its buttons come into view (they used to be cut off below the dialog's edge)."""
+    app = support_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("h")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, TakeOverScreen)
+        dialog = form.query_one("#takeover-dialog")
+        await pilot.press("enter")  # no tool and no answer
+        await pilot.pause()
+        error = form.query_one("#takeover-error")
+        assert "Choose a tool" in str(error.render())
+        assert dialog.region.contains_region(error.region) and error.region.height > 0
+        form.query_one("#do-step").focus()
+        await pilot.pause()
+        button = form.query_one("#do-step")
+        assert dialog.region.contains_region(button.region) and button.region.height > 0

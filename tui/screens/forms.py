@@ -94,6 +94,8 @@ class ErrorLine(Static):
     def say(self, message: str) -> None:
         self.update(Text(clean(message)))
         self.display = bool(message)
+        if message:
+            self.call_after_refresh(self.scroll_visible)
 
 
 class ReasonScreen(ModalScreen[str | None]):
