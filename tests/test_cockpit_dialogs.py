@@ -231,7 +231,9 @@ async def test_the_take_over_form_at_80x24_shows_its_error_and_reaches_its_butto
         error = form.query_one("#takeover-error")
         assert "Choose a tool" in str(error.render())
         assert dialog.region.contains_region(error.region) and error.region.height > 0
-        form.query_one("#do-step").focus()
+        form.query_one("#do-step").focus()  # focus scrolls the dialog to the button
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         button = form.query_one("#do-step")
         assert dialog.region.contains_region(button.region) and button.region.height > 0
