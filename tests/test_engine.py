@@ -392,3 +392,33 @@ def test_state_is_the_fold_of_the_events():
     live = run.engine.state
     for name in ("step", "status", "input_tokens", "output_tokens", "tool_calls", "ended", "input_tokens_per_step"):
         assert getattr(folded, name) == getattr(live, name), name
+
+
+@pytest.mark.parametrize("interactive", [False, True])
+def test_a_long_headless_run_freezes_its_history_out_of_full_collections_and_hands_it_back(interactive):
+    import gc
+
+    from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool
+    from engine.core.collector import FREEZE_EVERY
+
+    frozen: list[int] = []
+
+    def lookup(key: str) -> str:
+        frozen.append(gc.get_freeze_count())
+        return key
+
+    class World:
+        tools = [Tool("lookup", "Look a key up.", (Param("key"),), lookup)]
+
+    steps = FREEZE_EVERY // 2 + 100  # two events a step: past one freeze
+    scenario = Scenario(
+        name="long", description="", tasks={"t": Task("t", "Look up.")},
+        policies={"p": lambda w, t: ScriptedPolicy("p", lambda view: Decision.act("look", "lookup", key=str(view.step)))},
+        make_world=lambda task, options: World(), budget=Budget(max_steps=steps), repetition_threshold=None,
+    )
+    run = new_run(scenario, "t", "p", save=False, interactive=interactive)
+    assert gc.get_freeze_count() == 0
+    run.engine.run()
+    assert len(frozen) == steps
+    assert frozen[0] == 0 and (frozen[-1] == 0 if interactive else frozen[-1] > 0)
+    assert gc.get_freeze_count() == 0

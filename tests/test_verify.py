@@ -78,3 +78,38 @@ def test_a_shorter_file_and_a_non_scripted_run(tmp_path, capsys):
     with pytest.raises(VerifyError, match="only runs of scripted policies"):
         verify_run(scenarios.get("library"), read_transcript(human))
     assert main(["verify", str(human)]) == 2
+
+
+def test_a_long_verify_keeps_what_it_read_out_of_the_collectors_full_passes(tmp_path):
+    """The saved events and the re-run's growing history are frozen out of the
+    collector's passes while the run is re-run (each pass walked all of them: a
+    third of verifying 100,000 events), and the heap is handed back at the end."""
+    import gc
+    from pathlib import Path
+
+    from engine import Decision, Param, Scenario, ScriptedPolicy, Task, Tool
+    from engine.core.events import Budget
+
+    frozen: list[int] = []
+
+    def lookup(key: str) -> str:
+        frozen.append(gc.get_freeze_count())
+        return f"value of {key}"
+
+    class World:
+        tools = [Tool("lookup", "Look a key up.", (Param("key"),), lookup)]
+
+    scenario = Scenario(
+        name="freezing", description="", tasks={"t": Task("t", "Look up every item.")},
+        policies={"p": lambda w, t: ScriptedPolicy("p", lambda view: Decision.act("look", "lookup", key=str(view.step)))},
+        make_world=lambda task, options: World(), budget=Budget(max_steps=300), repetition_threshold=None,
+    )
+    run = new_run(scenario, "t", "p", out=tmp_path / "run.jsonl")
+    run.engine.run()
+    run.close()
+    frozen.clear()
+    assert gc.get_freeze_count() == 0
+    result = verify_run(scenario, read_transcript(Path(tmp_path / "run.jsonl")))
+    assert result.match, result.message
+    assert len(frozen) == 300 and min(frozen) > 0  # frozen from the first step on
+    assert gc.get_freeze_count() == 0

@@ -23,3 +23,34 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+FREEZE_EVERY = 8192
+"""Events between two `gc.freeze` calls while a long run grows (`HeapFreezer`)."""
+
+
+class HeapFreezer:
+    """Keeps a long-lived, growing heap (a run's history, the events of a file
+    read) out of the collector's full passes: `grown(n)` moves what the heap
+    holds to the permanent generation (`gc.freeze`) once `n` has grown by
+    `FREEZE_EVERY` since the last time, and `close` hands the heap back
+    (`gc.unfreeze`). Objects that die are still freed by reference counting;
+    only cycles wait for `close`. Nothing is frozen when something else froze
+    the heap or the collector is off."""
+
+    def __init__(self, at: int = 0, *, now: bool = False) -> None:
+        """`at`: the count `grown` starts from; `now`: freeze what the heap holds already."""
+        self.on = gc.isenabled() and gc.get_freeze_count() == 0
+        self.at = at
+        if self.on and now:
+            gc.freeze()
+
+    def grown(self, count: int) -> None:
+        if self.on and count - self.at >= FREEZE_EVERY:
+            gc.freeze()
+            self.at = count
+
+    def close(self) -> None:
+        if self.on and gc.get_freeze_count():
+            gc.unfreeze()
+        self.on = False

@@ -10,7 +10,6 @@ events.
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from typing import Any, Callable, Literal, Sequence
@@ -42,14 +41,13 @@ from engine.stored.eventlog import EventLog
 from engine.stored.transcript import EventSink
 from engine.core.parse import parse_decision_text
 from engine.core.policy import AwaitingInput, HumanPolicy, Policy, PolicyError, RunView
+from engine.core.collector import HeapFreezer
 from engine.core.state import RunState, RunStatus, estimate_tokens, fold, run_status, written_text
 from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, cap_text, execute, unknown_tool_text, validate_args
 
 ApproveMode = Literal["ask", "all", "none"]
 Listener = Callable[[Event], None]
 BUDGET_KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
-FREEZE_EVERY = 8192
-"""Events between two `gc.freeze` calls in a headless `run`."""
 
 
 class Engine(OperatorCalls):
@@ -229,30 +227,26 @@ class Engine(OperatorCalls):
         """`continue`: step until a pause, the end, or `should_stop()` turns true.
 
         A headless run keeps its growing history out of the garbage collector's
-        way: every `FREEZE_EVERY` events it moves what the heap holds to the
-        permanent generation (`gc.freeze`), so a full collection never walks
-        100,000 steps of history; the heap is handed back (`gc.unfreeze`) when
-        the run returns. Nothing is frozen when something else froze the heap.
+        way (`engine.core.collector.HeapFreezer`): a full collection never walks
+        100,000 steps of history; the heap is handed back when the run returns.
         """
         taken = 0
-        freezing = not self.interactive and gc.isenabled() and gc.get_freeze_count() == 0
-        frozen_at = self.state.events
+        freezer = HeapFreezer(self.state.events) if not self.interactive else None
         try:
             while True:
                 before = self.state.events
                 status = self._advance()
                 taken += 1
-                if freezing and self.state.events - frozen_at >= FREEZE_EVERY:
-                    gc.freeze()
-                    frozen_at = self.state.events
+                if freezer is not None:
+                    freezer.grown(self.state.events)
                 if status != "ready" or should_stop() or self.state.events == before or self.fault is not None:
                     return status
                 if max_steps is not None and taken >= max_steps:
                     return status
         finally:
             self._flush()
-            if freezing and gc.get_freeze_count():
-                gc.unfreeze()
+            if freezer is not None:
+                freezer.close()
 
     def _decide(self) -> None:
         step = self.state.step + 1

@@ -17,8 +17,9 @@ difference.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from engine.core.collector import HeapFreezer
 from engine.core.engine import Engine, EngineError
 from engine.core.events import Event, Observed
 from engine.core.policy import Policy
@@ -124,7 +125,15 @@ def verify_run(scenario: Scenario, transcript: Transcript, *, max_events: int | 
     engine = _ReplayingEngine(
         header, world.tools, make(header.policy), interactive=interactive, approve=approve, saved=saved, world=world  # type: ignore[attr-defined]
     )
-    limit = max_events if max_events is not None else len(saved) + 1000
+    freezer = HeapFreezer(now=True)  # the events read, and the re-run's growing history: out of the full passes
+    try:
+        return _compare(engine, saved, make, max_events if max_events is not None else len(saved) + 1000, freezer)
+    finally:
+        freezer.close()
+
+
+def _compare(engine: Engine, saved: list[Event], make: Callable[[str], Policy], limit: int, freezer: HeapFreezer) -> VerifyResult:
+    """Step the re-run and compare each event it makes with the saved one."""
     compared = 0
     while True:
         produced = engine.events
@@ -153,6 +162,7 @@ def verify_run(scenario: Scenario, transcript: Transcript, *, max_events: int | 
             break
         before = len(produced)
         _advance(engine, saved, make)
+        freezer.grown(len(engine.events))
         if len(engine.events) == before:
             break
     if len(engine.events) < len(saved):

@@ -25,6 +25,22 @@ def register(sub: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from engine.core.collector import collector_paused
+
+    with collector_paused():  # as `show` (tui/cli/show.py): what is read is freed before the collector is back
+        report_text = _report(args)
+    if args.out:
+        try:
+            Path(args.out).write_text(report_text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+        print(f"report: {args.out}", file=sys.stderr)
+    else:
+        print(report_text)
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> str:
     transcript = load(args.file, args.source_format)
     if args.format == "chat":
         import json
@@ -39,12 +55,4 @@ def cmd_export(args: argparse.Namespace) -> int:
         from tui.export import markdown_report
 
         report_text = markdown_report(transcript.header, transcript.events, source=args.file, unfinished=transcript.unfinished)
-    if args.out:
-        try:
-            Path(args.out).write_text(report_text + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
-        print(f"report: {args.out}", file=sys.stderr)
-    else:
-        print(report_text)
-    return EXIT_OK
+    return report_text
