@@ -204,6 +204,30 @@ def test_resume_of_a_file_cut_between_the_answer_and_the_end_keeps_the_answer(tm
     assert (events[-1].outcome, events[-1].answer) == ("answer", "2")
 
 
+def test_resume_of_a_file_cut_between_a_repeated_action_and_its_brake_never_runs_it(tmp_path):
+    """The repetition brake ends a run right after the decision that repeats: a file cut
+    between the two lines (a full disk) is ended by the brake on resume; the repeated
+    action, which the brake stopped, never runs."""
+    counted = _Counted()
+    path = tmp_path / "repeat.jsonl"
+    same = Decision.act("again", "echo", text="x")
+    run = new_run(counted.scenario, "t", script(same, same, same), out=path)
+    run.engine.run()
+    run.close()
+    braked = read_transcript(path).events[-1]
+    assert braked.type == "run_ended" and braked.reason.startswith("repetition")
+    assert counted.calls == [("echo", {"text": "x"})]
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))  # drop run_ended
+    resumed = resume_run(counted.scenario, read_transcript(path), script(same))
+    resumed.engine.run()
+    resumed.close()
+    assert counted.calls == [("echo", {"text": "x"})]  # the repeated call never ran
+    events = read_transcript(path).events
+    assert [e.type for e in events[-2:]] == ["decision", "run_ended"]
+    assert (events[-1].outcome, events[-1].reason) == ("stopped", braked.reason)
+
+
 def test_headless_resume_that_ends_at_once_prints_its_outcome_line(tmp_path, capsys):
     """A resumed run can end while it is rebuilt (paused at a budget, or cut after its
     answer): the headless output still ends with the outcome line."""

@@ -309,12 +309,18 @@ class Engine(OperatorCalls):
         if parse_error is not None:
             self._emit(Observed.trusted(at=float(self.clock()), step=step, index=0, tool=None, text=parse_error, error=True))
             return
-        threshold = self.header.repetition_threshold
-        if threshold is not None and self.state.repeat_count >= threshold:
-            shown = ", ".join(a.render() for a in actions)
-            self._end("stopped", f"repetition: the same action {self.state.repeat_count} times in a row ({shown})")
+        if self._braked(actions):
             return
         self._run_queue()
+
+    def _braked(self, actions: Sequence[Action]) -> bool:
+        """The repetition brake, right after a decision: True when it ended the run."""
+        threshold = self.header.repetition_threshold
+        if threshold is None or self.state.repeat_count < threshold:
+            return False
+        shown = ", ".join(a.render() for a in actions)
+        self._end("stopped", f"repetition: the same action {self.state.repeat_count} times in a row ({shown})")
+        return True
 
     def _policy_failed(self, step: int, name: str, message: str) -> None:
         self._emit(PolicyFailed(at=self.clock(), step=step, policy=name, message=message))

@@ -146,6 +146,16 @@ class OperatorCalls:
         return self.status
 
     @_flushed
+    def end_if_braked(self: Any) -> bool:
+        """End a run whose last event is a decision that reached the repetition brake,
+        when the brake's end was never recorded (the file was cut between the two
+        lines): the brake holds and the repeated action never runs. True when it ended."""
+        count = len(self.events)
+        if self.ended or not count or self.events[count - 1].type != "decision":
+            return False
+        return self._braked(self.state.history[-1].actions)
+
+    @_flushed
     def end_at_budget(self: Any) -> str:
         """Accept a budget pause as the end of the run."""
         exhausted = self.state.exhausted

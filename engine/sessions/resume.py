@@ -151,6 +151,8 @@ def _engine(
     )
     if state.history and state.history[-1].answer is not None:
         engine.end_answered()  # cut between an answer and its end: the answer stands
+    else:
+        engine.end_if_braked()  # cut between a repeated action and the brake's end: it never runs
     if policy.name != state.policy:
         engine.swap_policy(policy)
     else:
