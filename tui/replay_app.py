@@ -42,6 +42,12 @@ from tui.widgets.transcript import FigureColumns, Prefix, TranscriptPane
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
 EVENTS_PER_SECOND = 2.0
 FOLD_AHEAD = 64
+YOUNG_OBJECTS = 20_000
+"""New objects between two young collections while the viewer runs (Python's
+default is 700). A seek and its frame make about 5,000 short-lived objects
+(Textual's strips and their caches): at 700 the collector ran about seven
+times a seek, each pass walking the state's lists of every step (3-8 ms of
+a seek, in pauses up to 50 ms)."""
 """A seek at most this many events forward folds them onto a copy of the state
 shown, instead of from the timeline's nearest checkpoint (up to
 `checkpoint_every` events back): stepping and playing stay quick anywhere."""
@@ -120,6 +126,7 @@ class ReplayApp(App[object]):
         self.tail: Tail | None = None
         """The last events, shown alone at the end until the index pass has folded the run."""
         self.reading: Timer | None = None
+        self.collector_thresholds: tuple[int, ...] = gc.get_threshold()
         self.scenario = scenario if scenario is not None else _scenario_named(self.header.scenario)
 
     # -- layout ----------------------------------------------------------------
@@ -138,6 +145,8 @@ class ReplayApp(App[object]):
         for warning in self.timeline.warnings:
             self.notify(clean(warning), title="Loaded with a warning", severity="warning", timeout=10, markup=False)
         fit(self, self.size)
+        self.collector_thresholds = gc.get_threshold()
+        gc.set_threshold(YOUNG_OBJECTS, *self.collector_thresholds[1:])
         start = self.start_at or 0
         tail = read_tail(self.timeline) if start >= len(self.timeline) else None
         if tail is not None:
@@ -186,6 +195,7 @@ class ReplayApp(App[object]):
 
     def on_unmount(self) -> None:
         gc.unfreeze()
+        gc.set_threshold(*self.collector_thresholds)
 
     def seek(self, position: int, *, note: str = "") -> None:
         """Show the run after its first `position` events; `note` names the marker jumped to."""

@@ -19,6 +19,7 @@ from engine.core.amounts import amount
 from engine.core.events import Budget, BudgetKind
 from engine.core.state import PolicyUsage
 from engine.core.text import clean
+from tui.widgets.extremes import SeriesExtremes
 
 KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
 LABELS = {"steps": "steps", "tokens": "tokens", "cost": "cost", "seconds": "time"}
@@ -130,7 +131,7 @@ class PolicyUsageTable(Static):
         self.update(usage_lines(usage), layout=not same_height)
 
 
-def chart_points(series: Sequence[int], width: int) -> list[int]:
+def chart_points(series: Sequence[int], width: int, extremes: SeriesExtremes | None = None) -> list[int]:
     """`series` cut to what a `width`-cell sparkline draws of it, with the same picture.
 
     Textual's sparkline splits its data into `width` buckets (bucket k is
@@ -138,11 +139,17 @@ def chart_points(series: Sequence[int], width: int) -> list[int]:
     by the data's minimum and maximum. Each bucket's minimum and maximum, in
     order, keep all three: the sparkline re-buckets these 2*width points in
     pairs. A run of 50,000 steps then draws from 2*width points, not 50,000.
+    `extremes`, when given, answers each bucket from its blocks (it follows `series`).
     """
     n = len(series)
     if width <= 0 or n <= 2 * width:
         return list(series)
     points: list[int] = []
+    if extremes is not None:
+        extremes.follow(series)
+        for k in range(width):
+            points += extremes.extremes(n * k // width, n * (k + 1) // width)
+        return points
     for k in range(width):
         part = series[n * k // width : n * (k + 1) // width]
         points += (min(part), max(part))
@@ -159,6 +166,7 @@ class ContextChart(Sparkline):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__([], id=id)
         self.series: Sequence[int] = ()
+        self.extremes = SeriesExtremes()
         self.shown: tuple[int, int | None, int | None] = (0, None, None)
 
     def show(self, series: Sequence[int]) -> None:
@@ -170,7 +178,7 @@ class ContextChart(Sparkline):
 
     def render(self) -> RenderResult:
         # data is set here, for the width being drawn, without a second refresh
-        self.set_reactive(Sparkline.data, chart_points(self.series, self.size.width))
+        self.set_reactive(Sparkline.data, chart_points(self.series, self.size.width, self.extremes))
         return super().render()
 
 

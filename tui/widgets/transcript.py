@@ -37,11 +37,13 @@ from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
 from engine.core.events import Event, Header
 from tui.plain import fork_words
 from tui.widgets.blocks import FOLD_AT, Block, event_blocks, event_figures, safe_text
+from tui.widgets.scrollbar import RowCachedScrollBar
 from tui.widgets.rows import LABEL_WIDTH, FigureColumns, Prefix, RowIndex
 from tui.widgets.wrap import block_lines, count_lines
 
@@ -253,6 +255,17 @@ class TranscriptPane(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         super().on_mount()
         self._update()
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """Textual's scrollbar, made as `Widget.vertical_scrollbar` makes it, of a class that
+        keeps its rows' strips (tui/widgets/scrollbar.py): a seek moves the thumb every frame."""
+        if self._vertical_scrollbar is None:
+            bar = RowCachedScrollBar(vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self._vertical_scrollbar = bar
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     def on_resize(self, event: events.Resize) -> None:
         self._update()
