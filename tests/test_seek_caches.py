@@ -127,3 +127,29 @@ async def test_the_viewer_collects_young_objects_less_often_and_restores_the_pac
         assert gc.get_threshold() == (YOUNG_OBJECTS, *before[1:])
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+# -- the chart's sparkline ----------------------------------------------------------
+
+
+def test_the_quick_sparkline_yields_textuals_segments():
+    from rich.color import Color
+    from rich.console import Console
+    from textual.renderables.sparkline import Sparkline as SparklineRenderable
+
+    from tui.widgets.sparkline import QuickSparkline
+
+    console = Console(width=200)
+    rng = random.Random(8)
+    low, high = Color.parse("#203040"), Color.parse("#e0a010")
+    for n in (0, 1, 2, 3, 5, 17, 88, 89, 400):
+        data = [rng.randint(-40, 9000) for _ in range(n)]
+        for width in (1, 2, 7, 44, 45, 120):
+            for height in (1, 2, 3):
+                textual = SparklineRenderable(data, width=width, height=height, min_color=low, max_color=high)
+                quick = QuickSparkline.like(textual)
+                assert list(console.render(quick, console.options)) == list(console.render(textual, console.options)), (
+                    n, width, height)
+    flat = [7] * 30  # no extent: every bar at the bottom
+    textual = SparklineRenderable(flat, width=9, height=2, min_color=low, max_color=high)
+    assert list(console.render(QuickSparkline.like(textual), console.options)) == list(console.render(textual, console.options))

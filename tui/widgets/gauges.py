@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
+from textual.renderables.sparkline import Sparkline as SparklineRenderable
 from textual.widgets import Sparkline, Static
 
 from engine.core.amounts import amount
@@ -20,6 +21,7 @@ from engine.core.events import Budget, BudgetKind
 from engine.core.state import PolicyUsage
 from engine.core.text import clean
 from tui.widgets.extremes import SeriesExtremes
+from tui.widgets.sparkline import QuickSparkline
 
 KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
 LABELS = {"steps": "steps", "tokens": "tokens", "cost": "cost", "seconds": "time"}
@@ -179,7 +181,8 @@ class ContextChart(Sparkline):
     def render(self) -> RenderResult:
         # data is set here, for the width being drawn, without a second refresh
         self.set_reactive(Sparkline.data, chart_points(self.series, self.size.width, self.extremes))
-        return super().render()
+        drawn = super().render()
+        return QuickSparkline.like(drawn) if isinstance(drawn, SparklineRenderable) else drawn
 
 
 class BudgetGauges(Vertical):

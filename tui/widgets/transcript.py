@@ -35,7 +35,7 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
@@ -132,6 +132,8 @@ class TranscriptPane(ScrollView, can_focus=True):
         self._row_cache: LRUCache[int, list[Row]] = LRUCache(512)
         self._styles: dict[str, Style] = {}
         self._follow = True
+        self._drawing = False
+        """True while `render_lines` draws rows whose width it has checked."""
 
     # -- the interface -----------------------------------------------------
 
@@ -296,12 +298,19 @@ class TranscriptPane(ScrollView, can_focus=True):
     def _strip(self, gutter: str, label: str, text: str, kind: str, first: bool, step: bool = False) -> Strip:
         digits = self.index.step_digits
         label_text = label.ljust(LABEL_WIDTH - 1)[: LABEL_WIDTH - 1] + " " if first else " " * LABEL_WIDTH
+        head = gutter.rjust(digits) + " "
         segments = [
-            Segment(gutter.rjust(digits) + " ", self._style("step") if step else self._style("base")),
+            Segment(head, self._style("step") if step else self._style("base")),
             Segment(label_text, self._style(kind)),
             Segment(text, self._style(kind)),
         ]
-        return Strip(segments).adjust_cell_length(self._row_width(), self._style("base"))
+        width = self._row_width()
+        cells = cell_len(head) + cell_len(label_text) + cell_len(text)
+        if cells > width:
+            return Strip(segments).adjust_cell_length(width, self._style("base"))
+        if cells < width:  # padded here: one strip a row, not a short one and its padded copy
+            segments.append(Segment(" " * (width - cells), self._style("base")))
+        return Strip(segments, width)
 
     def _block_rows(self, block: Block, index: int | None, gutter: str | None) -> list[Row]:
         width = self._text_width()
@@ -381,11 +390,24 @@ class TranscriptPane(ScrollView, can_focus=True):
             return self._stream_rows[offset]
         return None
 
-    def render_line(self, y: int) -> Strip:
-        width = self.size.width
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The rows of `crop`, the pane's width checked once for all of them."""
+        self._check_width()
+        self._drawing = True
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._drawing = False
+
+    def _check_width(self) -> None:
         if self._layout_width != self._pane_width():
             self._update()
         self._ensure_edges()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if not self._drawing:
+            self._check_width()
         row = self._row(self.scroll_offset.y + y)
         if row is None:
             return Strip.blank(width, self._style("base"))

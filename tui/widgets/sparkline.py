@@ -1,0 +1,79 @@
+"""Textual's sparkline renderable, drawn with less work for the same segments.
+
+Textual's `Sparkline` renderable cuts its data into buckets with `Fraction`
+arithmetic, summarises every bucket again for each row, and makes a new
+colour and `Style` for every cell it colours. The context chart is redrawn
+on every replay seek that changes the step, so `QuickSparkline` does the
+same walk with integer bucket bounds, one summary per column, and one
+`Style` per colour: the segments it yields are equal to Textual's (a test
+compares them over many series, widths and heights).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
+from rich.style import Style
+from textual.renderables._blend_colors import blend_colors
+from textual.renderables.sparkline import Sparkline
+
+
+class QuickSparkline(Sparkline[int]):
+    """A `Sparkline` (same arguments, same segments) that draws faster."""
+
+    @classmethod
+    def like(cls, sparkline: Sparkline[int]) -> QuickSparkline:
+        """The same sparkline as `sparkline` (what Textual's widget renders), drawn by this class."""
+        assert sparkline.min_color.color is not None and sparkline.max_color.color is not None
+        return cls(
+            sparkline.data,
+            width=sparkline.width,
+            height=sparkline.height,
+            min_color=sparkline.min_color.color,
+            max_color=sparkline.max_color.color,
+            summary_function=sparkline.summary_function,
+        )
+
+    def columns(self, width: int, height: int) -> list[tuple[int, float]]:
+        """(bar index, height ratio) of each column, as Textual's loop computes them."""
+        data = list(self.data)
+        n = len(data)
+        minimum, maximum = min(data), max(data)
+        extent = maximum - minimum or 1
+        bar_segments = len(self.BARS) * height - 1
+        # Textual's buckets: [int(n/width * k), int(n/width * (k+1))), empty ones left out
+        bounds = [n * k // width for k in range(width + 1)]
+        summaries = [self.summary_function(data[a:b]) for a, b in zip(bounds, bounds[1:]) if b > a]
+        step = len(summaries) / width
+        columns = []
+        bucket_index = 0.0
+        for _ in range(width):  # the same float walk over the buckets as Textual's
+            ratio = (summaries[int(bucket_index)] - minimum) / extent
+            columns.append((int(ratio * bar_segments), ratio))
+            bucket_index += step
+        return columns
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = self.width or options.max_width
+        height = self.height or 1
+        if len(self.data) < 2:
+            yield from super().__rich_console__(console, options)
+            return
+        min_color, max_color = self.min_color.color, self.max_color.color
+        assert min_color is not None and max_color is not None
+        per_bar = len(self.BARS)
+        columns = self.columns(width, height)
+        styles: dict[float, Style] = {}
+        for i in reversed(range(height)):
+            low, high = i * per_bar, (i + 1) * per_bar
+            for bar_index, ratio in columns:
+                if bar_index < low:
+                    yield Segment(" ", None)
+                    continue
+                bar = "█" if bar_index >= high else self.BARS[bar_index % per_bar]
+                style = styles.get(ratio)
+                if style is None:
+                    style = styles[ratio] = Style.from_color(blend_colors(min_color, max_color, ratio))
+                yield Segment(bar, style)
+            if i > 0:
+                yield Segment.line()
