@@ -153,3 +153,28 @@ def test_the_quick_sparkline_yields_textuals_segments():
     flat = [7] * 30  # no extent: every bar at the bottom
     textual = SparklineRenderable(flat, width=9, height=2, min_color=low, max_color=high)
     assert list(console.render(QuickSparkline.like(textual), console.options)) == list(console.render(textual, console.options))
+
+
+# -- the compact strip ----------------------------------------------------------------
+
+
+async def test_the_hidden_compact_strip_draws_nothing_until_it_shows_the_latest_state(tmp_path):
+    from tui.widgets.strip import CompactStrip
+
+    timeline = Timeline.open(long_run(tmp_path, steps=30))
+    app = ReplayApp(timeline)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        strip = app.query_one(CompactStrip)
+        for position in (10, 40, len(timeline) // 2):
+            app.seek(position)
+            await pilot.pause()
+        assert not strip.display and strip.shown is None  # wide layout: never drawn
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert strip.display
+        assert f"steps {app.state.step}" in str(strip.content)
+        app.seek(len(timeline))  # shown now: drawn at once
+        await pilot.pause()
+        assert f"steps {app.state.step}" in str(strip.content) and app.state.step == 30

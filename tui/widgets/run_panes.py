@@ -66,5 +66,5 @@ class RunPanes(Vertical):
         used = {kind: state.used(kind) for kind in KINDS}
         self.query_one(BudgetGauges).update_state(state.budget, used, state.input_tokens_per_step, state.policy_usage)
         self.query_one(CompactStrip).update_state(state.budget, used, state.tool_calls, state.tool_last_error, pending_tool)
-        for grid_map in self.query(GridMap):
-            grid_map.show_history(state.history, state.policy)
+        if self.picture is not None:
+            self.query_one(GridMap).show_history(state.history, state.policy)

@@ -78,6 +78,8 @@ class CompactStrip(Static):
         super().__init__("", id=id, markup=False)
         self.tools = list(tools)
         self.shown: Text | None = None
+        self.latest: tuple[Budget, Mapping[str, float], Mapping[str, int], Mapping[str, bool], str | None] | None = None
+        """What the strip is to say, kept while it is hidden (the wide layout) and drawn when it shows."""
 
     def update_state(
         self,
@@ -87,6 +89,17 @@ class CompactStrip(Static):
         last_error: Mapping[str, bool],
         pending_tool: str | None,
     ) -> None:
+        self.latest = (budget, used, calls, last_error, pending_tool)
+        if self.display:
+            self.draw()
+
+    def on_show(self) -> None:
+        self.draw()
+
+    def draw(self) -> None:
+        if self.latest is None:
+            return
+        budget, used, calls, last_error, pending_tool = self.latest
         text = budget_line(budget, used) + Text("\n") + tools_line(self.tools, calls, last_error, pending_tool)
         if text != self.shown:
             self.shown = text

@@ -68,6 +68,7 @@ class ToolPanel(Vertical):
     def __init__(self, tools: Iterable[ToolInfo], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.tools = list(tools)
+        self.tool_rows: list[ToolRow] | None = None
 
     def compose(self) -> ComposeResult:
         servers = list(dict.fromkeys(info.server for info in self.tools))
@@ -81,9 +82,12 @@ class ToolPanel(Vertical):
         yield CallProgress(id="call-progress")
 
     def rows(self) -> list[ToolRow]:
-        return list(self.query(ToolRow))
+        """The tool rows (composed once: looked up once, not by a query every step or seek)."""
+        if self.tool_rows is None:
+            self.tool_rows = list(self.query(ToolRow))
+        return self.tool_rows
 
     def update_state(self, calls: Mapping[str, int], last_error: Mapping[str, bool], pending_tool: str | None) -> None:
-        for row in self.query(ToolRow):
+        for row in self.rows():
             name = row.info.name
             row.set_state(calls.get(name, 0), bool(last_error.get(name, False)), name == pending_tool)
