@@ -19,7 +19,7 @@ from textual.scrollbar import ScrollBar
 from bench.engine_bench import scenario as lookup_scenario
 from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
-from tui.replay_app import YOUNG_OBJECTS, ReplayApp
+from tui.replay_app import ReplayApp
 from tui.widgets.extremes import BLOCK, SeriesExtremes
 from tui.widgets.gauges import chart_points
 from tui.widgets.scrollbar import RowCachedScrollBar
@@ -117,14 +117,37 @@ def long_run(tmp_path: Path, steps: int) -> Path:
     return path
 
 
-async def test_the_viewer_collects_young_objects_less_often_and_restores_the_pace(tmp_path):
+async def test_the_viewer_collects_young_objects_after_frames_and_restores_the_pace(tmp_path, monkeypatch):
+    import tui.collector_pace as pace
+
     before = gc.get_threshold()
     timeline = Timeline.open(long_run(tmp_path, steps=10))
     app = ReplayApp(timeline)
+    collected: list[int] = []
+
+    def note(phase: str, info: dict) -> None:
+        if phase == "start":
+            collected.append(info["generation"])
+
     async with app.run_test(size=(120, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert gc.get_threshold() == (YOUNG_OBJECTS, *before[1:])
+        assert gc.get_threshold() == (pace.ANYWAY, *before[1:])  # the automatic pace is only a safety net
+        gc.callbacks.append(note)
+        try:
+            monkeypatch.setattr(pace, "YOUNG_OBJECTS", 10**9)
+            done = app.collector.collections
+            app.seek(5)
+            await pilot.pause()
+            assert app.collector.collections == done and collected == []  # not enough new objects
+            monkeypatch.setattr(pace, "YOUNG_OBJECTS", 1)
+            for position in (7, 3, 9):
+                app.seek(position)
+                await pilot.pause()
+            assert app.collector.collections == done + 3  # one after each seek's frame
+            assert len(collected) == 3 and set(collected) <= {0, 1}
+        finally:
+            gc.callbacks.remove(note)
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
 

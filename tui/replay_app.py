@@ -29,6 +29,7 @@ from engine.sessions.run import Run
 from engine.core.state import RunState
 from engine.core.text import clean
 from engine.stored.transcript import Transcript
+from tui.collector_pace import AfterFrameCollector
 from tui.layout import fit
 from tui.replay_tail import Tail, read_tail
 from tui.screens.ask import AskScreen
@@ -42,12 +43,6 @@ from tui.widgets.transcript import FigureColumns, Prefix, TranscriptPane
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
 EVENTS_PER_SECOND = 2.0
 FOLD_AHEAD = 64
-YOUNG_OBJECTS = 20_000
-"""New objects between two young collections while the viewer runs (Python's
-default is 700). A seek and its frame make about 5,000 short-lived objects
-(Textual's strips and their caches): at 700 the collector ran about seven
-times a seek, each pass walking the state's lists of every step (3-8 ms of
-a seek, in pauses up to 50 ms)."""
 """A seek at most this many events forward folds them onto a copy of the state
 shown, instead of from the timeline's nearest checkpoint (up to
 `checkpoint_every` events back): stepping and playing stay quick anywhere."""
@@ -126,7 +121,8 @@ class ReplayApp(App[object]):
         self.tail: Tail | None = None
         """The last events, shown alone at the end until the index pass has folded the run."""
         self.reading: Timer | None = None
-        self.collector_thresholds: tuple[int, ...] = gc.get_threshold()
+        self.collector = AfterFrameCollector()
+        """Collects young objects after frames, not between a key and its frame (tui.collector_pace)."""
         self.scenario = scenario if scenario is not None else _scenario_named(self.header.scenario)
 
     # -- layout ----------------------------------------------------------------
@@ -145,8 +141,7 @@ class ReplayApp(App[object]):
         for warning in self.timeline.warnings:
             self.notify(clean(warning), title="Loaded with a warning", severity="warning", timeout=10, markup=False)
         fit(self, self.size)
-        self.collector_thresholds = gc.get_threshold()
-        gc.set_threshold(YOUNG_OBJECTS, *self.collector_thresholds[1:])
+        self.collector.start()
         start = self.start_at or 0
         tail = read_tail(self.timeline) if start >= len(self.timeline) else None
         if tail is not None:
@@ -195,7 +190,7 @@ class ReplayApp(App[object]):
 
     def on_unmount(self) -> None:
         gc.unfreeze()
-        gc.set_threshold(*self.collector_thresholds)
+        self.collector.stop()
 
     def seek(self, position: int, *, note: str = "") -> None:
         """Show the run after its first `position` events; `note` names the marker jumped to."""
@@ -209,6 +204,7 @@ class ReplayApp(App[object]):
                 self.reading = None
         self.state = self._state_at(position)
         self.position = min(position, len(self.timeline))  # indexing stops at a bad line: the file ends there
+        self.call_after_refresh(self.collector.after_frame)
 
     def _state_at(self, position: int) -> RunState:
         """The folded state after `position` events: from the state shown when it is a
