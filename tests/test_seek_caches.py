@@ -201,3 +201,34 @@ async def test_the_hidden_compact_strip_draws_nothing_until_it_shows_the_latest_
         app.seek(len(timeline))  # shown now: drawn at once
         await pilot.pause()
         assert f"steps {app.state.step}" in str(strip.content) and app.state.step == 30
+
+
+async def test_the_context_chart_draws_the_lines_of_textuals_sparkline_widget():
+    """The chart's strips (made without Rich's console) against Textual's own Sparkline
+    widget given the same points, side by side in one app: the same lines, cell for cell."""
+    from textual.widgets import Sparkline
+
+    from tui.widgets.gauges import ContextChart
+
+    class Side(App[None]):
+        CSS = "Sparkline { height: 2; width: 44; }"
+
+        def compose(self) -> ComposeResult:
+            yield ContextChart(id="chart")
+            yield Sparkline([], id="plain")
+
+    rng = random.Random(9)
+    app = Side()
+    async with app.run_test(size=(60, 8)) as pilot:
+        chart, plain = app.query_one(ContextChart), app.query_one("#plain", Sparkline)
+        crop = Region(0, 0, 44, 2)
+        for n in (0, 1, 2, 3, 44, 88, 89, 500, 5000):
+            series = [rng.randint(0, 9000) for _ in range(n)]
+            chart.show(series)
+            plain.data = chart_points(series, 44)
+            await pilot.pause()
+            chart.refresh()
+            plain.refresh()
+            ours = [list(strip) for strip in chart.render_lines(crop)]
+            textuals = [list(strip) for strip in plain.render_lines(crop)]
+            assert ours == textuals, n

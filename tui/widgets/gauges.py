@@ -21,7 +21,7 @@ from engine.core.events import Budget, BudgetKind
 from engine.core.state import PolicyUsage
 from engine.core.text import clean
 from tui.widgets.extremes import SeriesExtremes
-from tui.widgets.sparkline import QuickSparkline
+from tui.widgets.sparkline import QuickSparkline, SparklineStrips
 
 KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
 LABELS = {"steps": "steps", "tokens": "tokens", "cost": "cost", "seconds": "time"}
@@ -182,7 +182,9 @@ class ContextChart(Sparkline):
         # data is set here, for the width being drawn, without a second refresh
         self.set_reactive(Sparkline.data, chart_points(self.series, self.size.width, self.extremes))
         drawn = super().render()
-        return QuickSparkline.like(drawn) if isinstance(drawn, SparklineRenderable) else drawn
+        if isinstance(drawn, SparklineRenderable) and len(drawn.data) >= 2:
+            return SparklineStrips(QuickSparkline.like(drawn))
+        return drawn
 
 
 class BudgetGauges(Vertical):

@@ -14,8 +14,12 @@ from __future__ import annotations
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
 from rich.style import Style
+from textual.css.styles import RulesMap
 from textual.renderables._blend_colors import blend_colors
 from textual.renderables.sparkline import Sparkline
+from textual.strip import Strip
+from textual.style import Style as VisualStyle
+from textual.visual import RenderOptions, Visual
 
 
 class QuickSparkline(Sparkline[int]):
@@ -53,27 +57,59 @@ class QuickSparkline(Sparkline[int]):
             bucket_index += step
         return columns
 
+    def rows(self, width: int, height: int) -> list[list[tuple[str, Style | None]]]:
+        """Each row's cells, top row first, as Textual's loop yields them (two points of data at least)."""
+        min_color, max_color = self.min_color.color, self.max_color.color
+        assert min_color is not None and max_color is not None
+        per_bar = len(self.BARS)
+        columns = self.columns(width, height)
+        styles: dict[float, Style] = {}
+        rows = []
+        for i in reversed(range(height)):
+            low, high = i * per_bar, (i + 1) * per_bar
+            row: list[tuple[str, Style | None]] = []
+            for bar_index, ratio in columns:
+                if bar_index < low:
+                    row.append((" ", None))
+                    continue
+                style = styles.get(ratio)
+                if style is None:
+                    style = styles[ratio] = Style.from_color(blend_colors(min_color, max_color, ratio))
+                row.append(("█" if bar_index >= high else self.BARS[bar_index % per_bar], style))
+            rows.append(row)
+        return rows
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = self.width or options.max_width
         height = self.height or 1
         if len(self.data) < 2:
             yield from super().__rich_console__(console, options)
             return
-        min_color, max_color = self.min_color.color, self.max_color.color
-        assert min_color is not None and max_color is not None
-        per_bar = len(self.BARS)
-        columns = self.columns(width, height)
-        styles: dict[float, Style] = {}
-        for i in reversed(range(height)):
-            low, high = i * per_bar, (i + 1) * per_bar
-            for bar_index, ratio in columns:
-                if bar_index < low:
-                    yield Segment(" ", None)
-                    continue
-                bar = "█" if bar_index >= high else self.BARS[bar_index % per_bar]
-                style = styles.get(ratio)
-                if style is None:
-                    style = styles[ratio] = Style.from_color(blend_colors(min_color, max_color, ratio))
-                yield Segment(bar, style)
-            if i > 0:
+        for n, row in enumerate(self.rows(width, height)):
+            if n:
                 yield Segment.line()
+            for text, style in row:
+                yield Segment(text, style)
+
+
+class SparklineStrips(Visual):
+    """A `QuickSparkline` (of two points or more) as a Textual `Visual`: its rows made into
+    strips directly, as Textual makes a Rich renderable's (the widget's style under each
+    cell), without a pass through Rich's console."""
+
+    def __init__(self, sparkline: QuickSparkline) -> None:
+        self.sparkline = sparkline
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return self.sparkline.width or container_width
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return self.sparkline.height or 1
+
+    def render_strips(self, width: int, height: int | None, style: VisualStyle, options: RenderOptions) -> list[Strip]:
+        base = style.rich_style
+        add = base.__add__ if base else None  # as Textual's _Styled applies the widget's style
+        rows = self.sparkline.rows(self.sparkline.width or width, self.sparkline.height or 1)[:height]
+        return [
+            Strip([Segment(text, add(cell) if add else cell, None) for text, cell in row]) for row in rows
+        ]
