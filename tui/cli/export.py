@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from engine.core.collector import collector_paused
 
-    with collector_paused():  # as `show` (tui/cli/show.py): what is read is freed before the collector is back
+    with collector_paused():  # as `print_saved` (tui/cli/saved.py): what is read is freed before the collector is back
         report_text = _report(args)
     if args.out:
         try:

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from tui.cli.common import EXIT_OK, EXIT_USAGE, UsageError, add_command, report, step_or_end
-from tui.cli.saved import FORMAT_HELP, FORMATS, load, print_run
+from tui.cli.saved import FORMAT_HELP, FORMATS, load, position_for, print_saved
 
 
 def register(sub: Any) -> None:
@@ -48,36 +48,15 @@ def open_timeline(path: str, fmt: str = "auto") -> Any:
     return Timeline(transcript.header, transcript.events, path=path, warnings=transcript.warnings)
 
 
-def _position_for(timeline: Any, at: int | str, path: str) -> int:
-    last = timeline.steps()
-    step = last if at == "end" else at
-    if step > last:
-        raise UsageError(f"{path}: the run has {last} steps; --at takes 0..{last} or 'end'")
-    return timeline.position_after_step(step) if step < last else len(timeline)
-
-
 def cmd_replay(args: argparse.Namespace) -> int:
     if not args.headless:
         timeline = open_timeline(args.file, args.format)
         if args.at == "end":  # no pass over the run: the viewer draws the last events while it indexes
             position: int | None = len(timeline)
         else:
-            position = None if args.at is None else _position_for(timeline, args.at, args.file)
+            position = None if args.at is None else position_for(timeline, args.at, args.file)
         return open_replay(timeline, position)
-    from engine.core.collector import collector_paused
-
-    with collector_paused():  # as in `show` (tui/cli/show.py): the events are freed before it is back
-        transcript = load(args.file, args.format)
-        total = len(transcript.events)
-        position = total
-        if args.at is not None and args.at != "end":  # the end needs no fold to be found
-            from engine.stored.replay import Timeline
-
-            position = _position_for(Timeline(transcript.header, transcript.events), args.at, args.file)
-        print_run(transcript.header, transcript.events[:position], unfinished_note=position == total, unfinished=transcript.unfinished)
-        del transcript
-    if position < total:
-        print(f"(stopped at event {position} of {total}, the end of step {args.at})")
+    print_saved(args.file, args.format, args.at)
     return EXIT_OK
 
 

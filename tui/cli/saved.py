@@ -29,6 +29,36 @@ def load(path: str, fmt: str = "auto") -> Any:
     return transcript
 
 
+def print_saved(path: str, fmt: str = "auto", at: int | str | None = None) -> None:
+    """`show`, and `replay --headless [--at N|end]`: a stored run printed, up to the end of step `at`.
+
+    The events read hold no reference cycles: they are freed by reference counting
+    before the collector is back on, which would otherwise walk every one of them, on
+    its next pass and the passes after (a quarter of the CPU time of `show`)."""
+    from engine.core.collector import collector_paused
+
+    with collector_paused():
+        transcript = load(path, fmt)
+        total = position = len(transcript.events)
+        if at is not None and at != "end":  # the end needs no fold to be found
+            from engine.stored.replay import Timeline
+
+            position = position_for(Timeline(transcript.header, transcript.events), at, path)
+        print_run(transcript.header, transcript.events[:position], unfinished_note=position == total, unfinished=transcript.unfinished)
+        del transcript
+    if position < total:
+        print(f"(stopped at event {position} of {total}, the end of step {at})")
+
+
+def position_for(timeline: Any, at: int | str, path: str) -> int:
+    """The position at the end of step `at` ("end": the last); UsageError past the last step."""
+    last = timeline.steps()
+    step = last if at == "end" else at
+    if step > last:
+        raise UsageError(f"{path}: the run has {last} steps; --at takes 0..{last} or 'end'")
+    return timeline.position_after_step(step) if step < last else len(timeline)
+
+
 def print_run(header: Any, events: Any, *, unfinished_note: bool = True, unfinished: Any = None) -> None:
     """`unfinished`: the `tool_started` note of a call the run stopped in (a kill): its outcome is unknown."""
     import sys

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from tui.cli.common import add_command
-from tui.cli.saved import FORMAT_HELP, FORMATS, load, print_run
+from tui.cli.saved import FORMAT_HELP, FORMATS, print_saved
 
 
 def register(sub: Any) -> None:
@@ -16,13 +16,5 @@ def register(sub: Any) -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from engine.core.collector import collector_paused
-
-    # The events read hold no reference cycles: they are freed by reference counting
-    # before the collector is back, which would otherwise walk every one of them, on
-    # its next pass and the passes after (a quarter of the CPU time of `show`).
-    with collector_paused():
-        transcript = load(args.file, args.format)
-        print_run(transcript.header, transcript.events, unfinished=transcript.unfinished)
-        del transcript
+    print_saved(args.file, args.format)
     return 0
