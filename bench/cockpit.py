@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 from bench.engine_bench import scenario  # noqa: E402
 from bench.replay_app import Frames, rss_mb  # noqa: E402
 from engine.sessions.run import new_run  # noqa: E402
+from bench.options import at_least  # noqa: E402
 
 SIZE = (120, 40)
 
@@ -182,9 +183,9 @@ def ms(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=50_000)
-    parser.add_argument("--rounds", type=int, default=60)
-    parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--steps", type=at_least(1_000), default=50_000)
+    parser.add_argument("--rounds", type=at_least(1), default=60)
+    parser.add_argument("--starts", type=at_least(1), default=5)
     parser.add_argument("--steps-only", action="store_true", help="only the step timings (no memory, no start-up)")
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)

@@ -34,6 +34,7 @@ from textual import events  # noqa: E402
 
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool  # noqa: E402
 from engine.sessions.run import new_run  # noqa: E402
+from bench.options import at_least  # noqa: E402
 
 SIZE = (120, 40)
 POLL = 0.0005
@@ -118,7 +119,7 @@ async def measure(tool: str | None, presses: int) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--presses", type=int, default=30)
+    parser.add_argument("--presses", type=at_least(1), default=30)
     args = parser.parse_args()
     print(f"key '?' to help screen drawn, {args.presses} presses each (ms)")
     print(f"{'while':<34} {'median':>8} {'max':>8}")

@@ -35,6 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.options import at_least  # noqa: E402
 
 JSON_ONLY = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
 
@@ -83,8 +84,8 @@ def medians(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[float,
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=50_000)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--steps", type=at_least(1), default=50_000)
+    parser.add_argument("--runs", type=at_least(1), default=5)
     parser.add_argument("--keep", type=Path, help="use (or make and keep) this transcript")
     args = parser.parse_args()
     py = sys.executable

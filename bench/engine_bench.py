@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool  # noqa: E402
 from engine.sessions.run import new_run  # noqa: E402
 from engine.stored.transcript import read_transcript  # noqa: E402
+from bench.options import at_least  # noqa: E402
 
 COUNTER = {"n": 0}
 
@@ -89,7 +90,7 @@ def timed(fn, *args) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument("--steps", type=at_least(1), default=20_000)
     args = parser.parse_args()
     steps = args.steps
 

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import scenarios  # noqa: E402
 from bench.engine_bench import seed_step  # noqa: E402
 from engine.sessions.run import new_run  # noqa: E402
+from bench.options import at_least  # noqa: E402
 
 WORLD = Path(__file__).resolve().parent / "worlds" / "lookup_world.py"
 
@@ -206,13 +207,15 @@ def model_request_figures(steps: int, long: int) -> RequestFigures:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=30_000)
-    parser.add_argument("--long", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--model-steps", type=int, default=10_000)
+    parser.add_argument("--steps", type=at_least(6_000, "flatness compares two blocks of 3,000 steps"), default=30_000)
+    parser.add_argument("--long", type=at_least(20_000, "two blocks of 10,000 steps; --skip-long leaves that run out"), default=100_000)
+    parser.add_argument("--repeat", type=at_least(1), default=2)
+    parser.add_argument("--model-steps", type=at_least(10), default=10_000)
     parser.add_argument("--model-long", type=int, default=40_000, help="the second point of the model request's figures")
     parser.add_argument("--skip-long", action="store_true", help="leave out the --long run")
     args = parser.parse_args()
+    if args.model_long <= args.model_steps:
+        parser.error("--model-long takes more steps than --model-steps")
     steps = args.steps
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores")
 

@@ -34,6 +34,7 @@ import httpx  # noqa: E402
 from engine.core.events import RuleInfo  # noqa: E402
 from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
 from tests.fake_openai import FakeOpenAI, call  # noqa: E402
+from bench.options import at_least  # noqa: E402
 
 TOOLS = [
     {
@@ -117,8 +118,8 @@ def measure(requests: int, turns: int, stream: bool, folder: Path) -> tuple[list
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=300)
-    parser.add_argument("--turns", type=int, default=20, help="requests per conversation")
+    parser.add_argument("--requests", type=at_least(1), default=300)
+    parser.add_argument("--turns", type=at_least(1), default=20, help="requests per conversation")
     args = parser.parse_args()
     _count_cpu()
     with tempfile.TemporaryDirectory() as tmp:

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scenarios import grid  # noqa: E402
 from tui import bench  # noqa: E402
+from bench.options import at_least  # noqa: E402
 
 GOAL_SECONDS = 2.0
 
@@ -63,10 +64,10 @@ def lines(e: grid.Experiment) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--grids", type=int, default=200)
+    parser.add_argument("--grids", type=at_least(1), default=200)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--repeat", type=at_least(1), default=3)
+    parser.add_argument("--workers", type=at_least(1), default=os.cpu_count() or 1)
     args = parser.parse_args()
 
     bare_s, bare = best_of(args.repeat, lambda: grid.bare_experiment(args.grids, args.seed))

@@ -29,6 +29,7 @@ from engine.core.tools import execute  # noqa: E402
 from engine.mcp import McpHub, hub_tools  # noqa: E402
 from engine.sessions.config import McpServerConfig  # noqa: E402
 from mcp_echo_server import word_count  # noqa: E402
+from bench.options import at_least  # noqa: E402
 
 SERVER = McpServerConfig(name="bench", command=sys.executable, args=(str(ROOT / "bench" / "mcp_echo_server.py"),), timeout=30)
 TEXT = "the quick brown fox jumps over the lazy dog " * 4
@@ -73,8 +74,8 @@ def ms(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--starts", type=int, default=3)
+    parser.add_argument("--calls", type=at_least(1), default=300)
+    parser.add_argument("--starts", type=at_least(1), default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         logs = Path(tmp)

@@ -31,6 +31,7 @@ from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool
 from engine.stored.replay import DEFAULT_CHECKPOINT_EVERY, Timeline  # noqa: E402
 from engine.sessions.run import new_run  # noqa: E402
 from engine.core.state import fold  # noqa: E402
+from bench.options import at_least  # noqa: E402
 
 
 def _scenario() -> Scenario:
@@ -88,8 +89,8 @@ def _time(fn, repeat: int = 1) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--every", type=int, default=DEFAULT_CHECKPOINT_EVERY, help="checkpoint every K events (the default: the Timeline's)")
+    parser.add_argument("--events", type=at_least(2), default=100_000)
+    parser.add_argument("--every", type=at_least(1), default=DEFAULT_CHECKPOINT_EVERY, help="checkpoint every K events (the default: the Timeline's)")
     parser.add_argument("--keep", help="write the transcript here (and reuse it if it exists)")
     args = parser.parse_args()
 

@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from bench.engine_bench import scenario  # noqa: E402
 from engine.stored.replay import Timeline  # noqa: E402
 from engine.sessions.run import new_run  # noqa: E402
+from bench.options import at_least  # noqa: E402
 
 SIZE = (120, 40)
 
@@ -225,9 +226,9 @@ def print_seeks(times: dict[str, list[float]], count: int, ratio) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--steps", type=at_least(1), default=50_000)
     parser.add_argument("--keep", help="write the transcript here (and reuse it if it exists)")
-    parser.add_argument("--seeks", type=int, default=60)
+    parser.add_argument("--seeks", type=at_least(1), default=60)
     parser.add_argument("--seeks-only", action="store_true", help="only the seek timings (no opening, no memory)")
     parser.add_argument("--opens-only", action="store_true", help="only the opening timings (no seeks, no memory)")
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
