@@ -3,10 +3,14 @@
 SWE-agent: a JSON object with `history` (chat messages: the assistant's
 `thought`, `action` and `tool_calls`; `tool` messages answer by a list of
 `tool_call_ids`; `user` messages after an action are its observation;
-demonstration messages are part of the prompt) and `trajectory` (action,
-observation, thought per step: read when there is no history). `info.submission`
-is the answer when `info.exit_status` is `submitted`; another exit status
-stops the run.
+demonstration messages are part of the prompt; `thinking_blocks` are part of
+the thought) and `trajectory` (action, observation, thought per step: read
+when the history holds no assistant turn, the history's or the first step's
+`query` messages then giving the system prompt and the task, else the
+`replay_config`'s problem statement). `info.submission` is the answer when
+`info.exit_status` is `submitted`; another exit status stops the run. A
+retry loop's file (`{"attempts": [...]}`, maybe with the chosen attempt
+copied beside it) is one run per attempt.
 
 mini-swe-agent: a JSON list of messages (or `{"messages", "info",
 "trajectory_format"}`): the action is the fenced shell block in the
@@ -16,11 +20,12 @@ assistant's text, its output the next user message. The command that prints
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, arguments, found, text_of
+from engine.stored.importers.build import Draft, answer_text, arguments, found, text_of
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
 
@@ -33,10 +38,21 @@ _SUBMIT_MARKERS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINA
 def is_swe_agent(data: Any) -> bool:
     if not isinstance(data, dict):
         return False
+    if _attempts(data):
+        return True
     history, trajectory = data.get("history"), data.get("trajectory")
     return (isinstance(history, list) and (isinstance(trajectory, list) or _has_swe_messages(history))) or (
         isinstance(trajectory, list) and bool(trajectory) and isinstance(trajectory[0], dict) and "action" in trajectory[0]
     )
+
+
+def _attempts(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The attempts of a retry-loop .traj (SWE-agent's RetryAgent writes `{"attempts": [...]}`,
+    with the chosen attempt's data copied beside it when it chose one)."""
+    attempts = data.get("attempts")
+    if not isinstance(attempts, list):
+        return []
+    return [a for a in attempts if isinstance(a, dict) and ("history" in a or "trajectory" in a)]
 
 
 def _has_swe_messages(history: list[Any]) -> bool:
@@ -107,6 +123,8 @@ def _end(draft: Draft, info: Any) -> None:
         return
     status = info.get("exit_status")
     submission = info.get("submission")
+    if isinstance(submission, dict) and submission:
+        submission = answer_text(submission)
     if isinstance(submission, str) and submission.strip() and (not isinstance(status, str) or "submitted" in status.lower()):
         draft.end = RunEnded(outcome="answer", reason=str(status or "submitted"), step=0, answer=submission)
     elif isinstance(status, str) and status:
@@ -114,18 +132,68 @@ def _end(draft: Draft, info: Any) -> None:
 
 
 def read_swe_agent(name: str, data: dict[str, Any]) -> list[Draft]:
+    attempts = _attempts(data)
+    if not attempts:
+        return [_attempt(name, data)]
+    drafts = []
+    best = data.get("info", {}).get("best_attempt_idx") if isinstance(data.get("info"), dict) else None
+    for number, attempt in enumerate(attempts, 1):
+        draft = _attempt(name, attempt)
+        draft.options["attempt"] = number
+        if isinstance(best, int) and not isinstance(best, bool):
+            draft.options["best_attempt"] = best + 1
+        drafts.append(draft)
+    return drafts
+
+
+def _attempt(name: str, data: dict[str, Any]) -> Draft:
+    """One SWE-agent run: its history when it has the assistant's turns, else its trajectory
+    (with the system prompt and task the history or the first step's query holds)."""
     draft = Draft(name, "swe-agent", final_text_is_answer=False)
     history = data.get("history") if isinstance(data.get("history"), list) else []
+    trajectory = data.get("trajectory") if isinstance(data.get("trajectory"), list) else []
     if any(isinstance(m, dict) and m.get("role") == "assistant" for m in history):
         _history(draft, history)
     else:
-        _trajectory(draft, data.get("trajectory") if isinstance(data.get("trajectory"), list) else [])
+        query = trajectory[0].get("query") if trajectory and isinstance(trajectory[0], dict) else None
+        if history:
+            _history(draft, history)
+        elif isinstance(query, list):
+            _history(draft, [m for m in query if not (isinstance(m, dict) and m.get("role") == "assistant")], "query")
+        if draft.task_text is None:
+            draft.task_text = _problem_statement(data.get("replay_config"))
+        _trajectory(draft, trajectory)
     _end(draft, data.get("info"))
-    return [draft]
+    return draft
 
 
-def _history(draft: Draft, history: list[Any]) -> None:
-    for source, m in draft.objects(history, "history"):
+def _problem_statement(config: Any) -> str | None:
+    """The issue text of a `replay_config` (a JSON string, or an object), when it holds one."""
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    statement = config.get("problem_statement") if isinstance(config, dict) else None
+    text = statement.get("text") if isinstance(statement, dict) else None
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def _thinking(blocks: Any) -> str:
+    """The text of an assistant message's `thinking_blocks` (Anthropic thinking, as litellm passes it on)."""
+    if not isinstance(blocks, list):
+        return ""
+    texts = []
+    for block in blocks:
+        if isinstance(block, dict) and isinstance(block.get("thinking"), str):
+            texts.append(block["thinking"])
+        elif isinstance(block, dict) and block.get("type") == "redacted_thinking":
+            texts.append("(redacted thinking)")
+    return "\n".join(t for t in texts if t.strip())
+
+
+def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
+    for source, m in draft.objects(history, label):
         role, content = m.get("role"), text_of(m.get("content"))
         if m.get("is_demo"):
             draft.note("system", content, source)
@@ -136,7 +204,8 @@ def _history(draft: Draft, history: list[Any]) -> None:
                 draft.system.append(content)
         elif role == "assistant":
             thought = m.get("thought") if isinstance(m.get("thought"), str) else content
-            step = draft.new_step(thought)
+            step = draft.new_step(_thinking(m.get("thinking_blocks")))
+            step.add_thought(thought)
             calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
             for call in calls:
                 fn = call.get("function") if isinstance(call, dict) else None

@@ -1,0 +1,81 @@
+"""SWE-agent `.traj` shapes the real tool writes beyond the plain history: a run whose history holds
+no assistant turn (its task must survive), the trajectory's `query`, the `replay_config`'s problem
+statement, Anthropic `thinking_blocks`, a retry loop's `attempts` and a structured submission."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from engine.stored.importers import runs_from_bytes
+
+TRACES = Path(__file__).resolve().parent / "data" / "traces"
+TASK = "Fix the bug in calc.py: dividing by zero raises"
+
+
+def _trajectory() -> list[dict]:
+    return [{"action": "ls", "observation": "calc.py", "response": "Let me look.\n```\nls\n```", "thought": "Let me look.",
+             "execution_time": 0.1, "state": {}, "extra_info": {}}]
+
+
+def _import(data: dict) -> list:
+    return runs_from_bytes("run.traj", json.dumps(data, indent=2).encode())
+
+
+def test_a_history_without_assistant_turns_keeps_its_task_and_system_prompt():
+    data = {"environment": "main", "history": [
+        {"role": "system", "content": "You are SWE-agent.", "agent": "main", "message_type": "system_prompt"},
+        {"role": "user", "content": TASK, "agent": "main", "message_type": "observation"},
+    ], "trajectory": _trajectory(), "info": {"exit_status": "exit_cost"}}
+    (run,) = _import(data)
+    assert run.header.task_text == TASK
+    assert run.header.options["system_prompt"] == "You are SWE-agent."
+    assert [e.type for e in run.events] == ["decision", "observation", "run_ended"]
+    assert run.events[-1].reason == "exit_cost"
+
+
+def test_without_a_history_the_first_steps_query_gives_the_task():
+    trajectory = _trajectory()
+    trajectory[0]["query"] = [{"role": "system", "content": "You are SWE-agent."}, {"role": "user", "content": TASK}]
+    (run,) = _import({"trajectory": trajectory, "info": {}})
+    assert run.header.task_text == TASK and run.header.options["system_prompt"] == "You are SWE-agent."
+
+
+def test_without_a_history_or_query_the_replay_configs_problem_statement_is_the_task():
+    config = {"problem_statement": {"text": TASK, "id": "calc-1", "type": "text"}, "agent": {}}
+    (run,) = _import({"trajectory": _trajectory(), "replay_config": json.dumps(config)})
+    assert run.header.task_text == TASK
+
+
+def test_thinking_blocks_are_part_of_the_thought():
+    data = json.loads((TRACES / "swe_agent_test_repo.traj").read_text())
+    first = next(m for m in data["history"] if m["role"] == "assistant")
+    first["thinking_blocks"] = [{"type": "thinking", "thinking": "The issue is in missing_colon.", "signature": "sig"},
+                                {"type": "redacted_thinking", "data": "xyz"}]
+    (run,) = _import(data)
+    thought = next(e for e in run.events if e.type == "decision").thought
+    assert thought.startswith("The issue is in missing_colon.\n(redacted thinking)\n")
+    assert first["thought"].strip() in thought
+
+
+def test_a_retry_loop_file_is_one_run_per_attempt():
+    attempt = json.loads((TRACES / "swe_agent_test_repo.traj").read_text())
+    second = copy.deepcopy(attempt)
+    second["info"] = {"exit_status": "exit_format", "submission": None}
+    chosen = {"attempts": [attempt, second], **copy.deepcopy(attempt)}
+    chosen["info"]["best_attempt_idx"] = 0
+    runs = _import(chosen)
+    assert len(runs) == 2
+    assert [r.header.options["attempt"] for r in runs] == [1, 2]
+    assert all(r.header.options["best_attempt"] == 1 for r in runs)
+    assert runs[0].events[-1].outcome == "answer" and runs[1].events[-1].outcome == "stopped"
+    only_attempts = _import({"attempts": [attempt, second]})  # no attempt chosen: nothing beside them
+    assert len(only_attempts) == 2 and only_attempts[0].header.task_text.startswith("We're currently solving")
+
+
+def test_a_structured_submission_is_the_answer():
+    data = json.loads((TRACES / "swe_agent_test_repo.traj").read_text())
+    data["info"]["submission"] = {"patch": "diff --git a/x b/x"}
+    (run,) = _import(data)
+    assert run.events[-1].outcome == "answer" and run.events[-1].answer == "diff --git a/x b/x"
