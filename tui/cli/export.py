@@ -27,6 +27,8 @@ def register(sub: Any) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from engine.core.collector import collector_paused
 
+    if args.out and _same_file(args.out, args.file):
+        raise UsageError(f"{args.out}: is the file being exported; choose another name with -o (nothing was written)")
     with collector_paused():  # as `print_saved` (tui/cli/saved.py): what is read is freed before the collector is back
         report_text = _report(args)
     if args.out:
@@ -38,6 +40,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         print(report_text)
     return EXIT_OK
+
+
+def _same_file(out: str, source: str) -> bool:
+    """-o names the source itself (through a link too): writing the report would destroy it."""
+    try:
+        return Path(out).samefile(source)
+    except OSError:
+        return False
 
 
 def _report(args: argparse.Namespace) -> str:

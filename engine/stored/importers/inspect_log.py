@@ -21,6 +21,12 @@ from engine.stored.reader import MAX_LINE_BYTES
 from engine.stored.transcript import TranscriptError
 
 
+MAX_UNPACK_RATIO = 100
+"""How many times its own size an .eval archive's samples may unpack to (real logs: about 15)."""
+MIN_UNPACK_CAP = 256 << 20
+"""Below this, the unpacked size of the samples is not checked against the ratio."""
+
+
 def is_inspect(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and (
         "samples" in data or "status" in data or "version" in data
@@ -127,6 +133,21 @@ def _unpacked(name: str, archive: zipfile.ZipFile, member: str) -> bytes:
     return raw
 
 
+def _check_unpacked_size(name: str, archive: zipfile.ZipFile, members: list[str], packed: int) -> None:
+    """Refuse, before unpacking anything, samples that together unpack to more than
+    MAX_UNPACK_RATIO times the archive (and over MIN_UNPACK_CAP): JSON packs about 15:1, a zip
+    bomb thousands to one, and many members each under the line cap still add up to gigabytes.
+    The sizes the archive declares bound what zipfile unpacks (a member longer than it says
+    fails its CRC check)."""
+    declared = sum(archive.getinfo(m).file_size for m in members)
+    cap = max(MIN_UNPACK_CAP, MAX_UNPACK_RATIO * packed)
+    if declared > cap:
+        raise TranscriptError(
+            f"{name}: the samples in the archive unpack to {declared >> 20:,} MiB, over {MAX_UNPACK_RATIO} times "
+            f"the archive's {packed:,} bytes (a zip bomb?); not read"
+        )
+
+
 def read_eval_zip(name: str, data: bytes) -> list[Draft]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
@@ -142,6 +163,7 @@ def read_eval_zip(name: str, data: bytes) -> list[Draft]:
         )
     if not samples:
         raise TranscriptError(f"{name}: an Inspect AI .eval log with no samples; nothing to import")
+    _check_unpacked_size(name, archive, samples, len(data))
     drafts = []
     for member in samples:
         try:
