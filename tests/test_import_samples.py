@@ -198,7 +198,8 @@ def test_codex_user_turns_context_and_unanswered_calls():
     (run,) = load_runs(TRACES / "codex_kvsankar_with_escalation.jsonl")
     assert run.header.task_text == "Create a test file"
     assert _notes(run, "user")[0] == "Yes, overwrite it with something else"
-    assert "bookkeeping" in run.warnings[0] and "turn_aborted" in run.warnings[0]
+    assert "bookkeeping" in run.warnings[0] and "turn_context" in run.warnings[0]
+    assert "the turn was aborted (user_cancelled)" in _notes(run, "system")
     first = [e for e in run.events if e.type == "decision"][0]
     assert first.thought == "Planning to create test.txt file\nI'll create a test file for you."
 

@@ -117,6 +117,13 @@ class Step:
     """What the assistant said to the user: the answer when the step is the last one, else part of the thought."""
     notes: list[Note] = field(default_factory=list)
     """Notes nested under this step (a sub-agent's work), shown between its actions and their results."""
+    usage: Usage | None = None
+    """The tokens the source recorded for this turn; None: estimated as the engine does."""
+
+    def record_usage(self, input_tokens: Any, output_tokens: Any) -> None:
+        """The source's token counts for this turn, when both are plausible counts (else left estimated)."""
+        if _count(input_tokens) and _count(output_tokens):
+            self.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:
         done = {i for i, _, _ in self.observations}
@@ -287,7 +294,7 @@ class Draft:
             thought = "\n".join(t for t in (item.thought, item.reply) if t)
             decision = DecisionMade(step=number, policy=IMPORTED, thought=thought, actions=actions,
                                     answer=item.answer, raw=item.raw)
-            usage = Usage(input_tokens=state.context_tokens, output_tokens=estimate_tokens(decision_text(decision)))
+            usage = item.usage or Usage(input_tokens=state.context_tokens, output_tokens=estimate_tokens(decision_text(decision)))
             decision = decision.model_copy(update={"usage": usage})
             events.append(decision)
             state.apply(decision)
@@ -346,6 +353,14 @@ class Draft:
         parts = (["a task"] if self.task_text else []) + [f"{n} {kind} note{'s' if n != 1 else ''}" for kind, n in sorted(said.items())]
         has = f"it has {', '.join(parts)} but" if parts else "it has"
         return f"no step could be read from this {self.fmt} log: {has} no assistant turn"
+
+
+MAX_TOKENS = 10**12
+"""More tokens than any turn can have: a count above it is not believed."""
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
 
 
 def _infer(action: Action, before: ToolInfo | None) -> ToolInfo:

@@ -6,7 +6,9 @@ One JSON object a line; `type` says what it is:
   ones are user messages), or a list of blocks where `tool_result` blocks are
   the results of earlier calls, found by `tool_use_id`;
 - `assistant`: `message.content` blocks `thinking` and `text` (the thought, or
-  the answer when nothing follows) and `tool_use` (the calls, with their `id`).
+  the answer when nothing follows), `tool_use` / `server_tool_use` (the calls,
+  with their `id`) and a server tool's `*_tool_result` (its result);
+  `message.usage` is the step's token count (the cached input included).
   Claude Code writes one line per block, so lines of one `message.id` are one step;
 - `summary`: the session's title; `system` lines are notes;
 - lines with `isSidechain: true` are a sub-agent's work (the `Task` tool):
@@ -46,6 +48,16 @@ def is_claude_code(obj: Any) -> bool:
 
 def _result_text(block: dict[str, Any]) -> str:
     return text_of(block.get("content"))
+
+
+def _usage(step: Step, usage: Any) -> None:
+    """An assistant line's `usage`: the prompt is its input tokens with the cached ones; Claude Code
+    repeats a message's usage on each of its lines, and the last line's is the final count."""
+    if not isinstance(usage, dict):
+        return
+    parts = [usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in parts):
+        step.record_usage(sum(parts), usage.get("output_tokens"))
 
 
 def _nested(kind: str, text: str) -> str:
@@ -125,6 +137,7 @@ class _Reader:
         if step is None or mid is None or mid != self.message_id or step.observations or draft.items[-1] is not step:
             step = draft.new_step()
         self.step, self.message_id = step, mid
+        _usage(step, message.get("usage"))
         content = message.get("content")
         if isinstance(content, str):
             step.add_reply(content)
@@ -148,6 +161,9 @@ class _Reader:
                         self.task_ids[call_id] = step
             elif kind == "redacted_thinking":
                 step.add_thought("(redacted thinking)")
+            elif isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in block:
+                error = isinstance(block.get("content"), dict) and str(block["content"].get("type", "")).endswith("error")
+                draft.result(block.get("tool_use_id"), text_of(block.get("content")), error or None, source)
             else:
                 draft.unrecognised(f"an assistant block with {found(block)}", block, source)
 

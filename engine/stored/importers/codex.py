@@ -10,8 +10,12 @@ One `{"timestamp", "type", "payload"}` object a line:
   with a `call_id`; calls with no message between them are one step, run in
   parallel) and `function_call_output` / `custom_tool_call_output` (results,
   found by `call_id`);
-- `turn_context`, `event_msg` (which repeat the response items for the
-  terminal) and `compacted`: bookkeeping, skipped and counted.
+- `event_msg`: a `token_count`'s `last_token_usage` is the last step's usage,
+  a `turn_aborted` a system note; the rest repeat the response items for the
+  terminal and, with `turn_context` and the `ghost_snapshot` items (the undo
+  feature's git snapshots), are bookkeeping, skipped and counted;
+- `compacted` (the summary of the conversation before it) and `compaction`
+  items (the same, encrypted): system notes.
 
 User messages that Codex writes itself (`<environment_context>`, the
 AGENTS.md instructions) are system notes; the first other user message is
@@ -23,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.core.events import Action
-from engine.stored.importers.build import Draft, Step, arguments, found, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
@@ -79,10 +83,36 @@ class _Reader:
                 draft.options.setdefault("model", payload["model"])
             draft.skipped[kind] += 1
             return
+        if kind == "compacted":
+            message = payload.get("message")
+            if isinstance(message, str) and message.strip():
+                draft.note("system", f"the conversation before this point was compacted: {message}", source)
+            else:
+                draft.skipped[kind] += 1
+            return
+        if kind == "event_msg" and self.event(payload, source):
+            return
         if kind != "response_item":
-            draft.skipped[kind if kind != "event_msg" else f"event_msg {payload.get('type', '?')}"] += 1
+            draft.skipped[kind if kind != "event_msg" else f"event_msg {preview(payload.get('type', '?'), 30)}"] += 1
             return
         self.item(payload, source)
+
+    def event(self, payload: dict[str, Any], source: str) -> bool:
+        """An `event_msg` that says what the response items do not: a turn's token count (the
+        step's usage) or an aborted turn (a system note); False for the rest (they repeat items)."""
+        etype = payload.get("type")
+        info = payload.get("info")
+        last = info.get("last_token_usage") if isinstance(info, dict) else None
+        step = self.draft.last_step()
+        if etype == "token_count" and isinstance(last, dict) and step is not None:
+            step.record_usage(last.get("input_tokens"), last.get("output_tokens"))
+            return True
+        if etype == "turn_aborted":
+            reason = payload.get("reason")
+            self.draft.note("system", f"the turn was aborted ({reason})" if isinstance(reason, str) else "the turn was aborted", source)
+            self.step = None
+            return True
+        return False
 
     def item(self, payload: dict[str, Any], source: str) -> None:
         draft = self.draft
@@ -113,6 +143,10 @@ class _Reader:
             step.add_thought(text or ("(encrypted reasoning)" if payload.get("encrypted_content") else ""))
         elif ptype in CALLS:
             self.call(payload, source)
+        elif ptype in ("compaction", "compaction_summary"):
+            draft.note("system", "the conversation before this point was compacted (its summary is encrypted)", source)
+        elif ptype == "ghost_snapshot":
+            draft.skipped[f"response_item {ptype}"] += 1
         elif ptype in OUTPUTS:
             text, error = _output_text(payload)
             draft.result(payload.get("call_id"), text, error, source)

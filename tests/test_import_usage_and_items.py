@@ -1,0 +1,91 @@
+"""What real Claude Code and Codex files record beyond messages and calls: each turn's token usage
+(kept as recorded, not estimated), a server tool's result, Codex's compaction summaries, aborted
+turns and the undo feature's git snapshots (bookkeeping, not "unrecognised")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.stored.importers import runs_from_bytes
+
+TRACES = Path(__file__).resolve().parent / "data" / "traces"
+
+
+def _decisions(run) -> list:
+    return [e for e in run.events if e.type == "decision"]
+
+
+def _lines(name: str) -> list[dict]:
+    return [json.loads(line) for line in (TRACES / name).read_text().splitlines() if line.strip()]
+
+
+def _import(name: str, lines: list[dict]) -> object:
+    (run,) = runs_from_bytes(name, "".join(json.dumps(line) + "\n" for line in lines).encode())
+    return run
+
+
+def test_claude_code_usage_is_each_steps_recorded_token_count():
+    lines = _lines("claude_code_kvsankar_golden.jsonl")
+    recorded = [line["message"]["usage"] for line in lines if line["type"] == "assistant"]
+    run = _import("session.jsonl", lines)
+    usages = [d.usage for d in _decisions(run)]
+    assert [u.estimated for u in usages] == [False] * len(recorded)
+    assert [(u.input_tokens, u.output_tokens) for u in usages] == [
+        (r["input_tokens"] + r["cache_creation_input_tokens"] + r["cache_read_input_tokens"], r["output_tokens"])
+        for r in recorded
+    ]
+
+
+@pytest.mark.parametrize("bad", [10**30, -5, True, "100", None, 1.5])
+def test_an_implausible_usage_count_is_left_estimated(bad):
+    lines = _lines("claude_code_kvsankar_golden.jsonl")
+    first = next(line for line in lines if line["type"] == "assistant")
+    first["message"]["usage"]["input_tokens"] = bad
+    usage = _decisions(_import("session.jsonl", lines))[0].usage
+    assert usage.estimated and usage.input_tokens < 10**6
+
+
+def test_codex_token_count_is_the_last_steps_usage():
+    lines = _lines("codex_kvsankar_golden.jsonl")
+    last = next(line["payload"]["info"]["last_token_usage"] for line in lines if line["payload"].get("type") == "token_count")
+    run = _import("rollout.jsonl", lines)
+    usage = _decisions(run)[-1].usage
+    assert (usage.input_tokens, usage.output_tokens, usage.estimated) == (last["input_tokens"], last["output_tokens"], False)
+    assert not any("token_count" in w for w in run.warnings)
+
+
+def test_codex_compaction_snapshots_and_aborted_turns_are_kept_in_place():
+    lines = _lines("codex_kvsankar_golden.jsonl")
+    stamp = lines[-1]["timestamp"]
+    lines[6:6] = [
+        {"timestamp": stamp, "type": "response_item", "payload": {"type": "ghost_snapshot", "ghost_commit": {
+            "id": "3f1c2a", "parent": "9e8d7c", "preexisting_untracked_files": [], "preexisting_untracked_dirs": []}}},
+        {"timestamp": stamp, "type": "compacted", "payload": {"message": "Summary: read config.json, port 8080.",
+                                                              "replacement_history": []}},
+        {"timestamp": stamp, "type": "response_item", "payload": {"type": "compaction", "encrypted_content": "gAAAAB"}},
+        {"timestamp": stamp, "type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}},
+    ]
+    run = _import("rollout.jsonl", lines)
+    notes = [e.text for e in run.events if e.type == "note" and e.kind == "system"]
+    assert "the conversation before this point was compacted: Summary: read config.json, port 8080." in notes
+    assert "the conversation before this point was compacted (its summary is encrypted)" in notes
+    assert "the turn was aborted (interrupted)" in notes
+    assert not any(e.type == "note" and e.kind == "unrecognised" for e in run.events)
+    assert "response_item ghost_snapshot ×1" in run.warnings[0]
+
+
+def test_claude_code_server_tool_results_answer_their_calls():
+    lines = _lines("claude_code_kvsankar_golden.jsonl")
+    first = next(line for line in lines if line["type"] == "assistant")
+    first["message"]["content"][:0] = [
+        {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "port 8080"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01",
+         "content": [{"type": "web_search_result", "title": "Ports", "url": "https://example.org", "encrypted_content": "x"}]},
+    ]
+    run = _import("session.jsonl", lines)
+    observed = [e for e in run.events if e.type == "observation" and e.tool == "web_search"]
+    assert len(observed) == 1 and "Ports" in observed[0].text
+    assert not any(e.type == "note" and e.kind == "unrecognised" for e in run.events)
