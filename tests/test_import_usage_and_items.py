@@ -89,3 +89,59 @@ def test_claude_code_server_tool_results_answer_their_calls():
     observed = [e for e in run.events if e.type == "observation" and e.tool == "web_search"]
     assert len(observed) == 1 and "Ports" in observed[0].text
     assert not any(e.type == "note" and e.kind == "unrecognised" for e in run.events)
+
+
+def _inspect_sample() -> dict:
+    data = json.loads((TRACES / "inspect_ai_browser_excerpt.json").read_text())
+    return data
+
+
+def _inspect(data: dict) -> object:
+    (run,) = runs_from_bytes("log.json", json.dumps(data).encode())
+    return run
+
+
+def test_inspect_sample_error_ends_the_run_stopped_with_its_message():
+    data = _inspect_sample()
+    data["samples"][0]["error"] = {"message": "RuntimeError('sandbox died')", "traceback": "Traceback ...",
+                                   "traceback_ansi": "\x1b[31mTraceback\x1b[0m"}
+    end = _inspect(data).events[-1]
+    assert (end.type, end.outcome, end.reason) == ("run_ended", "stopped", "error: RuntimeError('sandbox died')")
+
+
+def test_inspect_sample_limit_ends_the_run_stopped_with_its_kind():
+    data = _inspect_sample()
+    data["samples"][0]["limit"] = {"type": "token", "limit": 100000}
+    end = _inspect(data).events[-1]
+    assert (end.outcome, end.reason) == ("stopped", "token limit (100000)")
+
+
+def test_inspect_scores_are_kept_as_a_note_and_the_answer_stands():
+    data = _inspect_sample()
+    data["samples"][0]["scores"] = {"match": {"value": "C", "answer": "Yes", "explanation": "matched the target"}}
+    run = _inspect(data)
+    notes = [e.text for e in run.events if e.type == "note" and e.kind == "system"]
+    assert notes == ["score match: C\n  answer: Yes\n  explanation: matched the target"]
+    assert run.events[-1].outcome == "answer"
+
+
+def test_inspect_server_tool_use_redacted_reasoning_and_tool_error_messages_are_kept():
+    data = _inspect_sample()
+    messages = data["samples"][0]["messages"]
+    assistant = next(m for m in messages if m["role"] == "assistant")
+    assistant["content"] = [
+        {"type": "reasoning", "reasoning": "EqQBCkYIBRgCKkC0ZW5jcnlwdGVk", "summary": "Looking the page up.", "redacted": True},
+        {"type": "tool_use", "tool_type": "web_search", "id": "ws_1", "name": "web_search",
+         "arguments": "{\"query\": \"inspect ai\"}", "result": "3 results: inspect.aisi.org.uk", "error": None},
+        {"type": "text", "text": "Going to the page."},
+    ]
+    tool = next(m for m in messages if m["role"] == "tool")
+    tool["error"] = {"type": "timeout", "message": "Command timed out after 180 seconds."}
+    run = _inspect(data)
+    first = next(e for e in run.events if e.type == "decision")
+    assert first.thought.startswith("Looking the page up.") and "EqQB" not in first.thought
+    assert [a.tool for a in first.actions][:1] == ["web_search"] and first.actions[0].args == {"query": "inspect ai"}
+    observed = [e for e in run.events if e.type == "observation"]
+    assert observed[0].tool == "web_search" and observed[0].text == "3 results: inspect.aisi.org.uk"
+    failed = next(e for e in observed if e.tool != "web_search")
+    assert failed.error and failed.text.endswith("Command timed out after 180 seconds.")

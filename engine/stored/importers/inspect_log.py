@@ -2,8 +2,11 @@
 
 A sample's `messages` are chat messages: `system`, `user` (the first is the
 task), `assistant` (`content` a string or blocks of `text` / `reasoning`,
-`tool_calls` as `{"id", "function": "<name>", "arguments": {...}}`) and `tool`
-(`tool_call_id`, `function`, `content`, `error`). The `.eval` archive holds
+`tool_calls` as `{"id", "function": "<name>", "arguments": {...}}`; a
+`tool_use` block is a tool the provider ran, with its result) and `tool`
+(`tool_call_id`, `function`, `content`, `error`, whose message is kept with
+the result). The sample's `scores` are a system note after the last step; its
+`error` or `limit` ends the run as stopped with the reason. The `.eval` archive holds
 `header.json` and one `samples/<id>_epoch_<n>.json` per sample.
 """
 
@@ -15,8 +18,8 @@ import re
 import zipfile
 from typing import Any
 
-from engine.core.events import Action
-from engine.stored.importers.build import Draft, arguments, found, text_of
+from engine.core.events import Action, RunEnded
+from engine.stored.importers.build import Draft, Step, arguments, found, preview, text_of
 from engine.stored.reader import MAX_LINE_BYTES
 from engine.stored.transcript import TranscriptError
 
@@ -33,17 +36,58 @@ def is_inspect(data: Any) -> bool:
     )
 
 
-def _sample_text(content: Any) -> tuple[str, str]:
-    """(text, reasoning) of an Inspect message's content."""
+def _sample_text(content: Any) -> tuple[str, str, list[dict[str, Any]]]:
+    """(text, reasoning, server tool uses) of an Inspect message's content. Redacted reasoning
+    holds the provider's encrypted blob, not words: its summary stands for it."""
     if isinstance(content, list):
-        texts, reasoning = [], []
+        texts, reasoning, tool_uses = [], [], []
         for block in content:
-            if isinstance(block, dict) and block.get("type") == "reasoning":
-                reasoning.append(str(block.get("reasoning") or block.get("summary") or ""))
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "reasoning":
+                summary = block.get("summary") if isinstance(block.get("summary"), str) else ""
+                if block.get("redacted"):
+                    reasoning.append(summary or "(redacted reasoning)")
+                else:
+                    reasoning.append(str(block.get("reasoning") or summary or ""))
+            elif kind == "tool_use" and isinstance(block.get("name"), str):
+                tool_uses.append(block)
             else:
                 texts.append(text_of([block]))
-        return "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r)
-    return text_of(content), ""
+        return "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r), tool_uses
+    return text_of(content), "", []
+
+
+def _server_tool_use(draft: Draft, step: Step, block: dict[str, Any]) -> None:
+    """A tool the model's provider ran (web search...): the call and its result, in one content block."""
+    args, error = arguments(block.get("arguments"))
+    index = draft.call(step, Action(tool=block["name"], args=args, args_error=error))
+    failure = block.get("error") if isinstance(block.get("error"), str) and block.get("error") else None
+    result = text_of(block.get("result")) if not isinstance(block.get("result"), (dict, int, float)) else preview(block["result"], 4000)
+    step.observe(index, failure or result, bool(failure))
+
+
+def _sample_end(draft: Draft, sample: dict[str, Any]) -> None:
+    """The sample's scores as a note, and the error or limit that halted it as the run's end."""
+    scores = sample.get("scores")
+    if isinstance(scores, dict) and scores:
+        lines = []
+        for scorer, score in scores.items():
+            if not isinstance(score, dict):
+                continue
+            line = f"{scorer}: {preview(score.get('value'), 200)}"
+            for key in ("answer", "explanation"):
+                if isinstance(score.get(key), str) and score[key].strip():
+                    line += f"\n  {key}: {score[key]}"
+            lines.append(line)
+        if lines:
+            draft.note("system", "score " + "\nscore ".join(lines), "scores")
+    error, limit = sample.get("error"), sample.get("limit")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        draft.end = RunEnded(outcome="stopped", reason=f"error: {error['message']}", step=0)
+    elif isinstance(error, str) and error:
+        draft.end = RunEnded(outcome="stopped", reason=f"error: {error}", step=0)
+    elif isinstance(limit, dict) and isinstance(limit.get("type"), str):
+        draft.end = RunEnded(outcome="stopped", reason=f"{limit['type']} limit ({preview(limit.get('limit'), 30)})", step=0)
 
 
 def read_sample(name: str, sample: Any, label: str) -> Draft:
@@ -60,7 +104,7 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
         return draft
     for source, m in draft.objects(messages, f"{label}, message"):
         role = m.get("role")
-        text, reasoning = _sample_text(m.get("content"))
+        text, reasoning, tool_uses = _sample_text(m.get("content"))
         if role == "system":
             if draft.steps() or draft.task_text is not None:
                 draft.note("system", text, source)
@@ -72,6 +116,8 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
             step = draft.new_step(reasoning)
             calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
             step.add_reply(text)
+            for block in tool_uses:
+                _server_tool_use(draft, step, block)
             for call in calls:
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict):  # an OpenAI-shaped call inside an Inspect log
@@ -88,12 +134,14 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
                 draft.call(step, Action(tool=fn, args=args, call_id=cid, args_error=error))
         elif role == "tool":
             error = m.get("error")
-            if isinstance(error, dict) and error.get("message") and not text:
-                text = str(error["message"])
+            message = str(error["message"]) if isinstance(error, dict) and error.get("message") else ""
+            if message and message not in text:
+                text = f"{text}\n{message}" if text else message
             draft.result(m.get("tool_call_id"), text, bool(error) if error is not None else None, source,
                          name=m.get("function"))
         else:
             draft.unrecognised(f"a message with role {role!r}", text or m, source)
+    _sample_end(draft, sample)
     return draft
 
 
