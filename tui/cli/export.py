@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from tui.cli.common import EXIT_OK, UsageError, add_command, report
 from tui.cli.saved import FORMAT_HELP, FORMATS, load
+
+
+_C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
+"""What json.dumps leaves raw with ensure_ascii=False but a terminal may obey (C1 controls such as
+CSI, U+009B) or an editor break a line at: written as \\u escapes, which read back the same."""
 
 
 def register(sub: Any) -> None:
@@ -60,7 +66,7 @@ def _report(args: argparse.Namespace) -> str:
         document, left_out = chat_messages(transcript.header, transcript.events)
         if left_out:
             report(f"warning: {left_out} sub-agent or unmapped note{'s have' if left_out != 1 else ' has'} no place in a chat and {'are' if left_out != 1 else 'is'} left out")
-        report_text = json.dumps(document, ensure_ascii=False, indent=2)
+        report_text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(document, ensure_ascii=False, indent=2))
     else:
         from tui.export import markdown_report
 
