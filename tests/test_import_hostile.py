@@ -65,3 +65,48 @@ def test_export_chat_writes_c1_controls_as_escapes_that_read_back_the_same(tmp_p
     assert not any(c in out for c in "\x1b\x9b\x7f\u2028")
     messages = json.loads(out)["messages"]
     assert [m["content"] for m in messages] == [hostile, "ok " + hostile]
+
+
+DIGITS = "9" * 5000
+
+
+def _strict_json(text: str) -> object:
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("chat_pydantic_ai_tool_output_exchange.json", '"created": 1746142585', f'"created": {DIGITS}'),
+    ("claude_code_kvsankar_golden.jsonl", '"input_tokens":100', f'"input_tokens":{DIGITS}'),
+    ("codex_kvsankar_golden.jsonl", '"input_tokens":150', f'"input_tokens":{DIGITS}'),
+    ("swe_agent_test_repo.traj", '"execution_time": 0.', f'"execution_time": {DIGITS}.'),
+    ("inspect_ai_browser_excerpt.json", '"epoch": 1', f'"epoch": {DIGITS}'),
+    ("mini_swe_agent_local.traj.json", '"role": "system"', f'"n": -{DIGITS}, "role": "system"'),
+    ("claude_code_kvsankar_golden.jsonl", '"input_tokens":100', '"input_tokens":1e400'),
+    ("codex_kvsankar_golden.jsonl", '"output_tokens":75', '"output_tokens":NaN'),
+], ids=["chat", "claude-code", "codex", "swe-agent", "inspect", "mini-swe-agent", "1e400", "NaN"])
+def test_numbers_python_cannot_hold_are_kept_as_text_not_a_traceback(name, old, new, capsys):
+    text = (TRACES / name).read_text()
+    assert old in text
+    for run in runs_from_bytes(name, text.replace(old, new, 1).encode()):
+        assert run.events
+    assert main(["export", str(TRACES / name), "--format", "chat"]) == 0  # the file itself, unchanged
+
+
+def test_tool_arguments_with_huge_numbers_survive_into_a_chat_export(tmp_path, capsys):
+    source = tmp_path / "chat.json"
+    arguments = '{"big": ' + DIGITS + ', "inf": 1e400, "nan": NaN}'
+    source.write_text(json.dumps([{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}]}]))
+    assert main(["export", str(source), "--format", "chat"]) == 0
+    document = _strict_json(capsys.readouterr().out)
+    call = document["messages"][1]["tool_calls"][0]["function"]
+    assert _strict_json(call["arguments"]) == {"big": DIGITS, "inf": "1e400", "nan": "NaN"}
+
+
+def test_a_text_trace_whose_action_input_holds_a_huge_number_is_read():
+    text = f'Question: q\nThought: t\nAction: calc\nAction Input: {{"x": {DIGITS}}}\nObservation: 1\nFinal Answer: 1\n'
+    (run,) = runs_from_bytes("trace.txt", text.encode())
+    assert run.events[-1].answer == "1"

@@ -75,7 +75,7 @@ def arguments_from_text(text: str, param_names: Sequence[str]) -> dict[str, Any]
     if stripped.startswith("{"):
         try:
             data = json.loads(stripped)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # JSONDecodeError, or an int of over 4,300 digits
             data = None
         if isinstance(data, dict):
             return data

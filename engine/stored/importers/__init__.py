@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.stored.importers.build import IMPORTED, Draft, found
+from engine.stored.importers.build import IMPORTED, Draft, found, loads
 from engine.stored.importers.chat import read_chat, read_chat_lines
 from engine.stored.importers.claude_code import read_claude_code
 from engine.stored.importers.codex import read_codex
@@ -48,7 +48,7 @@ def _forced(name: str, data: bytes, fmt: str) -> Sniffed:
     """The file read as `fmt` without detection (its JSON parsed once, if it is one document)."""
     text = decode(name, data)
     try:
-        document = json.loads(text) if fmt not in ("trace", "react", "langchain") else None
+        document = loads(text) if fmt not in ("trace", "react", "langchain") else None
     except (json.JSONDecodeError, RecursionError):
         document = None
     return Sniffed(fmt, text, document=document)
@@ -58,7 +58,7 @@ def _document(name: str, sniffed: Sniffed) -> object:
     if sniffed.document is not None:
         return sniffed.document
     try:
-        return json.loads(sniffed.text)
+        return loads(sniffed.text)
     except json.JSONDecodeError as exc:
         raise TranscriptError(f"{name}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from None
     except RecursionError:

@@ -11,6 +11,7 @@ show and export treat an import like any run.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,6 +27,27 @@ ANSWER_TOOLS = frozenset({"final_result", "final_answer"})
 """Tools whose call is the run's structured answer (pydantic-ai's `final_result`, smolagents' `final_answer`)."""
 _NO_SUCH_TOOL = re.compile(r"tool '?([\w.-]+)'? (?:does not exist|not found)|unknown tool|no such tool", re.I)
 _JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}
+
+
+MAX_DIGITS = 4300
+"""Python's own limit for turning digits into an int (json.loads raises ValueError past it)."""
+
+
+def _int(digits: str) -> int | str:
+    return int(digits) if len(digits) <= MAX_DIGITS + 1 else digits
+
+
+def _float(text: str) -> float | str:
+    value = float(text)
+    return value if math.isfinite(value) else text
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON as another tool wrote it, with nothing lost and nothing that breaks what reads it next:
+    a number too long for an int (over 4,300 digits) or too large for a float (1e400), and the
+    NaN / Infinity that Python's JSON accepts, are kept as their text. Raises JSONDecodeError
+    and RecursionError as json.loads does."""
+    return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=str)
 
 
 def preview(value: Any, limit: int = 60) -> str:
@@ -86,7 +108,7 @@ def arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
         return {}, None
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
+            value = loads(raw)
         except (json.JSONDecodeError, RecursionError):
             return {}, f"the arguments are not a JSON object: {raw[:200]}"
         if isinstance(value, dict):

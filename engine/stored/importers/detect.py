@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.stored.importers.build import found, preview
+from engine.stored.importers.build import found, loads, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
 from engine.stored.importers.inspect_log import is_inspect
@@ -78,7 +78,7 @@ def json_rows(name: str, text: str, *, strict: bool = True) -> list[tuple[int, A
         if not line.strip():
             continue
         try:
-            rows.append((number, json.loads(line)))
+            rows.append((number, loads(line)))
         except (json.JSONDecodeError, RecursionError) as exc:
             if not strict and number == len(lines) and not text.endswith("\n"):
                 continue  # a torn last line
@@ -152,7 +152,7 @@ def sniff(name: str, data: bytes) -> Sniffed:
     if head.startswith('{"type": "header"') or head.startswith('{"type":"header"'):
         return Sniffed("jsonl", text)
     try:
-        document = json.loads(text)
+        document = loads(text)
     except RecursionError:
         raise TranscriptError(f"{name}:{first_number}: not JSON (too deeply nested)") from None
     except json.JSONDecodeError as exc:
@@ -176,7 +176,7 @@ def _lines_format(name: str, text: str) -> Sniffed:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line)
         except (json.JSONDecodeError, RecursionError) as exc:
             raise TranscriptError(f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
         fmt = row_format(obj)

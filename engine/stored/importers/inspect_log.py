@@ -19,7 +19,7 @@ import zipfile
 from typing import Any
 
 from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, Step, arguments, found, preview, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, loads, preview, text_of
 from engine.stored.reader import MAX_LINE_BYTES
 from engine.stored.transcript import TranscriptError
 
@@ -215,14 +215,14 @@ def read_eval_zip(name: str, data: bytes) -> list[Draft]:
     drafts = []
     for member in samples:
         try:
-            sample = json.loads(_unpacked(name, archive, member))
+            sample = loads(_unpacked(name, archive, member))
         except TranscriptError:
             raise
         except Exception as exc:  # a damaged member: zlib, CRC, encryption, JSON...
             raise TranscriptError(f"{name}: {member} in the archive cannot be read ({type(exc).__name__}: {exc})") from None
         drafts.append(read_sample(name, sample, member))
     try:
-        header = json.loads(_unpacked(name, archive, "header.json")) if "header.json" in members else {}
+        header = loads(_unpacked(name, archive, "header.json")) if "header.json" in members else {}
     except TranscriptError:
         raise
     except Exception:  # the header only adds the task and model names

@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, answer_text, arguments, found, text_of
+from engine.stored.importers.build import Draft, answer_text, arguments, found, loads, text_of
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
 
@@ -171,7 +171,7 @@ def _problem_statement(config: Any) -> str | None:
     """The issue text of a `replay_config` (a JSON string, or an object), when it holds one."""
     if isinstance(config, str):
         try:
-            config = json.loads(config)
+            config = loads(config)
         except (json.JSONDecodeError, RecursionError):
             return None
     statement = config.get("problem_statement") if isinstance(config, dict) else None
