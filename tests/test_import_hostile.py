@@ -110,3 +110,34 @@ def test_a_text_trace_whose_action_input_holds_a_huge_number_is_read():
     text = f'Question: q\nThought: t\nAction: calc\nAction Input: {{"x": {DIGITS}}}\nObservation: 1\nFinal Answer: 1\n'
     (run,) = runs_from_bytes("trace.txt", text.encode())
     assert run.events[-1].answer == "1"
+
+
+def _chat_with_call(arguments: object, result: object = "done") -> str:
+    return json.dumps([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": result}])
+
+
+def test_arguments_nested_too_deep_to_write_are_imported_as_text(tmp_path, capsys):
+    from engine.stored.transcript import read_transcript
+
+    nested = "[" * 300 + "]" * 300
+    source = tmp_path / "deep.json"
+    source.write_text(_chat_with_call(json.loads('{"x": ' + nested + "}"), json.loads(nested)))
+    out = tmp_path / "deep.jsonl"
+    assert main(["import", str(source), "-o", str(out)]) == 0
+    (decision,) = [e for e in read_transcript(out).events if e.type == "decision"]
+    assert decision.actions[0].args == {}
+    assert decision.actions[0].args_error.endswith('{"x": ' + nested + "}")
+    observed = next(e for e in read_transcript(out).events if e.type == "observation")
+    assert observed.text.startswith("[[[[")  # a result of nested lists is shown, not dropped
+
+
+def test_show_and_export_say_what_a_calls_unreadable_arguments_were(tmp_path, capsys):
+    source = tmp_path / "bad_args.json"
+    source.write_text(_chat_with_call('{"path": "/etc/hosts", oops'))
+    assert main(["show", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert '  unread   the arguments are not a JSON object: {"path": "/etc/hosts", oops' in out
+    assert main(["export", str(source)]) == 0
+    assert '{"path": "/etc/hosts", oops' in capsys.readouterr().out

@@ -86,6 +86,8 @@ def markdown_report(
                 out += ["The policy wrote, in a form that could not be read:", "", code(e.raw), ""]
             for a in e.actions:
                 out += [f"- **Action** {_call(a.tool, a.args)}"]
+                if a.args_error is not None:
+                    out += ["", "  Its arguments could not be read:", "", code(a.args_error)]
             if e.actions:
                 out.append("")
             if e.answer is not None:

@@ -89,6 +89,8 @@ def event_lines(event: Event) -> list[str]:
             out += _indent("wrote", event.raw)
         for action in event.actions:
             out += _indent("action", render_args(action.tool, action.args))
+            if action.args_error is not None:
+                out += _indent("unread", action.args_error)
         if event.answer is not None:
             out += _indent("answer", event.answer)
         return out

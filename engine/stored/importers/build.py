@@ -94,6 +94,8 @@ def text_of(content: Any) -> str:
                         break
                 else:
                     parts.append(preview(part, 200))
+            else:
+                parts.append(preview(part, 2000))
         return "\n".join(parts)
     if isinstance(content, dict):
         return text_of([content])
@@ -312,7 +314,7 @@ class Draft:
                 state.apply(events[-1])
                 continue
             number += 1
-            actions = [a if a.call_id else a.model_copy(update={"call_id": f"s{number}.{i}"}) for i, a in enumerate(item.actions)]
+            actions = [_writable(a if a.call_id else a.model_copy(update={"call_id": f"s{number}.{i}"})) for i, a in enumerate(item.actions)]
             thought = "\n".join(t for t in (item.thought, item.reply) if t)
             decision = DecisionMade(step=number, policy=IMPORTED, thought=thought, actions=actions,
                                     answer=item.answer, raw=item.raw)
@@ -383,6 +385,35 @@ MAX_TOKENS = 10**12
 
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
+
+
+MAX_NESTING = 200
+"""The deepest arguments an imported call keeps as a value; pydantic writes no event nested past
+about 250 levels, and a transcript that cannot be written cannot be replayed."""
+
+
+def _nesting(value: Any) -> int:
+    """How deep lists and objects nest in `value` (iteratively: no recursion limit to hit)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            if deepest > MAX_NESTING:
+                return deepest
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _writable(action: Action) -> Action:
+    """A call whose arguments nest too deeply to be written keeps them as JSON text, in its argument error."""
+    if _nesting(action.args) <= MAX_NESTING:
+        return action
+    try:
+        text = json.dumps(action.args, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = preview(action.args, 4000)
+    return action.model_copy(update={"args": {}, "args_error": f"the arguments nest deeper than {MAX_NESTING} levels: {text}"})
 
 
 def _infer(action: Action, before: ToolInfo | None) -> ToolInfo:
