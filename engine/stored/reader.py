@@ -25,7 +25,9 @@ agent-tui files through this module and nothing else.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +43,8 @@ _INTENT_AS_WRITTEN = re.compile(rb'\{"at":[-+0-9.eE]+,"type":"tool_started"')
 _HEADER_EXPECTED = 'expected the header line (an object with "type": "header")'
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """The longest line a transcript may hold (32 MiB; a model's reply is capped at 16 MB)."""
+MAX_STREAM_BYTES = 1 << 30
+"""The most read from a pipe or socket (`show <(zcat run.jsonl.gz)`), which has no size of its own."""
 MAX_DIGITS = 4300
 """The longest number a line may hold, in digits (Python's own limit for turning one into text)."""
 _CHUNK = 1 << 20
@@ -169,10 +173,17 @@ def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
     failure is a TranscriptError naming the file."""
     size = max(1, min(_CHUNK, line_cap))  # a whole line inside one chunk is then never over the cap
     chunks: list[bytes] = []
-    line, carried = 1, 0  # the line being read, and its length so far
+    line, carried, total = 1, 0, 0  # the line being read, its length so far, and all bytes read
     try:
         with open(path, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                raise TranscriptError(f"{path}: is a device, not a file")
+            stream_cap = None if stat.S_ISREG(mode) else MAX_STREAM_BYTES
             while chunk := f.read(size):
+                total += len(chunk)
+                if stream_cap is not None and total > stream_cap:
+                    raise TranscriptError(f"{path}: a stream longer than {stream_cap >> 30} GiB; not read further")
                 first = chunk.find(b"\n")
                 if first < 0:
                     carried += len(chunk)
