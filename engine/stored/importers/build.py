@@ -42,12 +42,50 @@ def _float(text: str) -> float | str:
     return value if math.isfinite(value) else text
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
 def loads(text: str | bytes) -> Any:
     """JSON as another tool wrote it, with nothing lost and nothing that breaks what reads it next:
     a number too long for an int (over 4,300 digits) or too large for a float (1e400), and the
-    NaN / Infinity that Python's JSON accepts, are kept as their text. Raises JSONDecodeError
-    and RecursionError as json.loads does."""
-    return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=str)
+    NaN / Infinity that Python's JSON accepts, are kept as their text; a lone surrogate (half an
+    emoji, which a JavaScript tool that cut a string writes as an escape, and which no UTF-8
+    output can hold) becomes U+FFFD. Raises JSONDecodeError and RecursionError as json.loads does."""
+    value = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=str)
+    escaped = (_SURROGATE_ESCAPE_BYTES if isinstance(text, bytes) else _SURROGATE_ESCAPE).search(text)
+    return _without_lone_surrogates(value) if escaped else value
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings and keys replaced (iteratively: no recursion limit)."""
+    def fixed(s: str) -> str:
+        return _LONE_SURROGATE.sub("\ufffd", s) if _LONE_SURROGATE.search(s) else s
+
+    if isinstance(value, str):
+        return fixed(value)
+    stack = [value] if isinstance(value, (dict, list)) else []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            for i, child in enumerate(item):
+                if isinstance(child, str):
+                    item[i] = fixed(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+        else:
+            for key in list(item):
+                child = item[key]
+                if isinstance(key, str) and _LONE_SURROGATE.search(key):
+                    del item[key]
+                    key = fixed(key)
+                    item[key] = child
+                if isinstance(child, str):
+                    item[key] = fixed(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+    return value
 
 
 def preview(value: Any, limit: int = 60) -> str:

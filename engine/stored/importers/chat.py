@@ -12,7 +12,8 @@ and `function` messages carry the results by `tool_call_id`. The first user
 message is the task and later ones are shown as user messages; system and
 developer messages are the system prompt. A final call of a structured-answer
 tool (`final_result`) is the answer, as is a last assistant message without
-calls. An assistant message written in the seeds' text format is read as a
+calls; a `refusal` is what the assistant said, and a response's `usage` is
+its step's token count. An assistant message written in the seeds' text format is read as a
 thought and an action, its observation coming in the next user message.
 """
 
@@ -131,6 +132,9 @@ def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str)
             call_id = call.get("id") if isinstance(call.get("id"), str) else None
             draft.call(step, Action(tool=fn["name"], args=args, call_id=call_id, args_error=error))
         return
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip() and not content.strip():
+        content = f"(refused) {refusal}"
     parsed = _trace_in_message(content)
     if parsed is not None:
         thought, action, answer = parsed
@@ -176,7 +180,11 @@ def read_chat(name: str, data: Any, text: str) -> list[Draft]:
         elif "response" in data:
             draft.unrecognised("a response without a message", data.get("response"), "response")
         _body_options(draft, body)
-        return [read_messages(draft, messages, lambda i: f"message {i + 1}")]
+        read_messages(draft, messages, lambda i: f"message {i + 1}")
+        usage = data["response"].get("usage") if reply is not None and isinstance(data.get("response"), dict) else None
+        if isinstance(usage, dict) and draft.last_step() is not None:
+            draft.last_step().record_usage(usage.get("prompt_tokens"), usage.get("completion_tokens"))
+        return [draft]
     if isinstance(data.get("messages"), list):
         _body_options(draft, data)
         return [read_messages(draft, data["messages"], where)]

@@ -10,7 +10,10 @@ One JSON object a line; `type` says what it is:
   with their `id`) and a server tool's `*_tool_result` (its result);
   `message.usage` is the step's token count (the cached input included).
   Claude Code writes one line per block, so lines of one `message.id` are one step;
-- `summary`: the session's title; `system` lines are notes;
+- `summary`: the session's title; `system` lines are notes, and so are the
+  assistant lines Claude Code writes itself (`isApiErrorMessage`, model
+  `<synthetic>`: an API error is not the answer) and a compaction's summary
+  (a user line with `isCompactSummary`);
 - lines with `isSidechain: true` are a sub-agent's work (the `Task` tool):
   shown nested under the step that started it, unless the whole file is one
   sub-agent's session. Claude Code 2.1 writes that work into the main file as
@@ -98,6 +101,9 @@ class _Reader:
             return
         if kind == "user" and isinstance(message, dict):
             self.user(message, source, obj)
+        elif kind == "assistant" and isinstance(message, dict) and (obj.get("isApiErrorMessage") or message.get("model") == "<synthetic>"):
+            draft.note("system", f"Claude Code: {text_of(message.get('content'))}", source)
+            self.step = None
         elif kind == "assistant" and isinstance(message, dict):
             self.assistant(message, source)
         elif kind == "system" and isinstance(obj.get("content"), str):
@@ -109,6 +115,9 @@ class _Reader:
         draft = self.draft
         content = message.get("content")
         self.message_id = None
+        if obj.get("isCompactSummary"):
+            draft.note("system", f"the conversation before this point was compacted: {text_of(content)}", source)
+            return
         if isinstance(content, str):
             if obj.get("isMeta"):
                 draft.note("system", content, source)

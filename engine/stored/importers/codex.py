@@ -24,10 +24,11 @@ the task.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from engine.core.events import Action
-from engine.stored.importers.build import Draft, Step, arguments, found, preview, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, loads, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
@@ -41,12 +42,29 @@ def is_codex(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("type"), str) and obj["type"] in LINE_TYPES and isinstance(obj.get("payload"), dict)
 
 
+_EXIT_CODE = re.compile(r"(?:Exit code:|Process exited with code) (-?\d+)\b")
+
+
 def _output_text(payload: dict[str, Any]) -> tuple[str, bool | None]:
+    """A call's output and whether it failed: `success`, or the exit code of a shell command,
+    which Codex writes as `{"output", "metadata": {"exit_code"}}` JSON text or as an
+    `Exit code: N` / `Process exited with code N` line."""
     output = payload.get("output")
     if isinstance(output, dict):  # {"content": ..., "success": bool}
         success = output.get("success")
         return text_of(output.get("content")), (not success) if isinstance(success, bool) else None
-    return text_of(output), None
+    text = text_of(output)
+    if text.startswith("{") and '"metadata"' in text:
+        try:
+            shell = loads(text)
+        except (ValueError, RecursionError):
+            shell = None
+        metadata = shell.get("metadata") if isinstance(shell, dict) else None
+        code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+        if isinstance(shell.get("output") if isinstance(shell, dict) else None, str) and isinstance(code, int):
+            return shell["output"], code != 0
+    m = _EXIT_CODE.search(text[:300])
+    return text, (m.group(1) != "0") if m else None
 
 
 class _Reader:

@@ -48,7 +48,7 @@ class Sniffed:
     rows: list[tuple[int, Any]] | None = None
 
 
-def _starts_with_header(data: bytes) -> bool:
+def starts_with_header(data: bytes) -> bool:
     """The first non-blank line is an agent-tui header as the writer writes it (found in the bytes)."""
     pos = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     size = len(data)
@@ -63,6 +63,13 @@ def _starts_with_header(data: bytes) -> bool:
 
 
 def decode(name: str, data: bytes) -> str:
+    """The text of a foreign file: UTF-8 (with or without a byte-order mark), or UTF-16 with one
+    (what Windows PowerShell's `>` writes)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise TranscriptError(f"{name}: UTF-16 text that cannot be decoded (byte {exc.start})") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -132,7 +139,7 @@ def row_format(obj: Any) -> str | None:
 def sniff(name: str, data: bytes) -> Sniffed:
     if data.startswith(ZIP_MAGIC):
         return Sniffed("inspect")
-    if _starts_with_header(data):
+    if starts_with_header(data):
         return Sniffed("jsonl")  # the reader checks every line; nothing here decodes the whole file
     text = decode(name, data)
     if "\x1b[" in text:  # coloured console output (LangChain's verbose=True)

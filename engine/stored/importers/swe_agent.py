@@ -32,6 +32,8 @@ from engine.stored.transcript import TranscriptError
 _SHELL_FENCES = frozenset({"bash", "sh", "shell", "mswea_bash_command", "console"})
 _FORMAT_ERROR = re.compile(r"EXACTLY ONE action|found \d+ actions", re.I)
 """mini-swe-agent's reply to a message without exactly one command: nothing was run."""
+_TIMED_OUT = re.compile(r"timed out and has been killed", re.I)
+"""mini-swe-agent's timeout template: the command was killed."""
 _SUBMIT_MARKERS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 
 
@@ -253,6 +255,8 @@ def read_mini(name: str, data: Any) -> list[Draft]:
         role, content = m.get("role"), text_of(m.get("content"))
         if role == "assistant" and not m.get("tool_calls"):
             blocks, thought = shell_commands(content)
+            recorded = _recorded_commands(m.get("extra"))
+            blocks = recorded if recorded is not None else blocks
             step = draft.new_step(thought)
             for block in blocks:
                 step.actions.append(Action(tool="bash", args={"command": block}))
@@ -265,7 +269,7 @@ def read_mini(name: str, data: Any) -> list[Draft]:
             draft.note("system", content, source)
         elif role == "user" and draft.last_step() is not None and draft.last_step().open_actions() and draft.items[-1] is draft.last_step():
             step = draft.last_step()
-            step.observe(step.open_actions()[0], content, error=_failed(content))
+            step.observe(step.open_actions()[0], content, error=_failed(content, m.get("extra")))
             if submitting:
                 draft.end = RunEnded(outcome="answer", reason="submitted", step=0, answer=content)
         elif role == "exit":
@@ -285,6 +289,22 @@ def _refused(draft: Draft, content: str) -> bool:
             and not content.lstrip().startswith("<returncode>") and _FORMAT_ERROR.search(content[:300]) is not None)
 
 
-def _failed(output: str) -> bool | None:
+def _recorded_commands(extra: Any) -> list[str] | None:
+    """The commands mini-swe-agent 2 parsed and ran (`extra.actions`), which hold whatever its
+    configured action format was; None when the message does not carry them."""
+    actions = extra.get("actions") if isinstance(extra, dict) else None
+    if not isinstance(actions, list) or not actions:
+        return None
+    commands = [a.get("command") for a in actions if isinstance(a, dict)]
+    return commands if all(isinstance(c, str) for c in commands) and commands else None
+
+
+def _failed(output: str, extra: Any = None) -> bool | None:
+    """Whether a command failed: its recorded return code, the one the output shows, or a timeout."""
+    code = extra.get("returncode") if isinstance(extra, dict) else None
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code != 0
+    if _TIMED_OUT.search(output[:500]):
+        return True
     m = re.match(r"\s*<returncode>\s*(-?\d+)\s*</returncode>", output)
     return None if m is None else m.group(1) != "0"
