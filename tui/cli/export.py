@@ -23,7 +23,8 @@ def register(sub: Any) -> None:
     export.add_argument(
         "--format",
         default="markdown",
-        choices=["markdown", "chat"],
+        type=_output_format,
+        metavar="{markdown,chat}",
         help="markdown: a readable report (default); chat: OpenAI chat messages JSON ({\"messages\", \"tools\"}), usable as fine-tune data",
     )
     export.add_argument("--from", dest="source_format", default="auto", choices=FORMATS, help=FORMAT_HELP)
@@ -46,6 +47,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         print(report_text)
     return EXIT_OK
+
+
+def _output_format(text: str) -> str:
+    """export's --format names what is written; an input format (`--format codex`) belongs to --from."""
+    if text in ("markdown", "chat"):
+        return text
+    if text in FORMATS:
+        raise argparse.ArgumentTypeError(f"{text!r} is an input format: give it as --from {text} "
+                                         "(--format is what is written: markdown or chat)")
+    raise argparse.ArgumentTypeError(f"expected markdown or chat, got {text!r}")
 
 
 def _same_file(out: str, source: str) -> bool:

@@ -40,12 +40,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     Convert a trace written by another tool into agent-tui transcripts, one per run, that show,
     replay, export and fork open like any run. The format is detected from the content.
     """
-    from engine.stored.importers import load_runs
-    from engine.stored.transcript import TranscriptError, write_transcript
+    from engine.stored.importers import runs_from_bytes
+    from engine.stored.importers.detect import starts_with_header
+    from engine.stored.transcript import TranscriptError, read_bytes, write_transcript
 
     source = Path(args.file)
     try:
-        runs = load_runs(source, args.format)
+        data = read_bytes(source)
+        if args.format == "jsonl" or (args.format == "auto" and starts_with_header(data)):
+            raise UsageError(f"{source} is already an agent-tui transcript: show, replay, export and run --fork "
+                             "open it as it is (nothing was written)")
+        runs = runs_from_bytes(str(source), data, args.format)
     except TranscriptError as exc:
         raise UsageError(str(exc)) from None
     paths = out_paths(source, args.out, len(runs))
