@@ -114,8 +114,19 @@ def found(obj: Any) -> str:
     return f"{type(obj).__name__} {preview(obj, 40)!r}"
 
 
-def text_of(content: Any) -> str:
-    """The text of a message's content: a string, or a list of text blocks."""
+_MEDIA = frozenset({"image", "image_url", "input_image", "audio", "input_audio", "video", "document", "file"})
+
+
+def _media(part: dict[str, Any]) -> str:
+    """An image (or other media) block as words: its kind and type, not kilobytes of base64."""
+    source = part.get("source") if isinstance(part.get("source"), dict) else {}
+    media_type = part.get("media_type") or part.get("mime_type") or source.get("media_type")
+    return f"({part['type'].replace('input_', '').replace('_url', '')}{', ' + str(media_type) if isinstance(media_type, str) else ''})"
+
+
+def text_of(content: Any, depth: int = 0) -> str:
+    """The text of a message's content: a string, or a list of text blocks (a block's own list of
+    content read too, a few levels down); media blocks are named."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -131,12 +142,17 @@ def text_of(content: Any) -> str:
                         parts.append(part[key])
                         break
                 else:
-                    parts.append(preview(part, 200))
+                    if isinstance(part.get("type"), str) and part["type"] in _MEDIA:
+                        parts.append(_media(part))
+                    elif isinstance(part.get("content"), list) and depth < 4:
+                        parts.append(text_of(part["content"], depth + 1))
+                    else:
+                        parts.append(preview(part, 200))
             else:
                 parts.append(preview(part, 2000))
         return "\n".join(parts)
     if isinstance(content, dict):
-        return text_of([content])
+        return text_of([content], depth)
     return preview(content, 2000)
 
 
@@ -230,7 +246,8 @@ class Draft:
     skipped: Counter[str] = field(default_factory=Counter)
     end: RunEnded | None = None
     final_text_is_answer: bool = True
-    calls: dict[str, tuple[Step, int]] = field(default_factory=dict)
+    calls: dict[str, list[tuple[Step, int]]] = field(default_factory=dict)
+    """Open calls by id, oldest first: ids are not always unique (some providers number each turn's calls from 0)."""
 
     # -- filling -------------------------------------------------------------
 
@@ -279,12 +296,13 @@ class Draft:
         step.actions.append(action)
         index = len(step.actions) - 1
         if action.call_id:
-            self.calls[action.call_id] = (step, index)
+            self.calls.setdefault(action.call_id, []).append((step, index))
         return index
 
     def result(self, call_id: Any, text: str, error: bool | None = None, source: str = "", name: Any = None) -> None:
         """The result of the call with this id (or, without an id, the oldest open call)."""
-        target = self.calls.pop(call_id, None) if isinstance(call_id, str) else None
+        waiting = self.calls.get(call_id) if isinstance(call_id, str) else None
+        target = waiting.pop(0) if waiting else None
         if target is None and call_id is None:
             target = self._oldest_open(name)
         if target is None:

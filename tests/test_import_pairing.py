@@ -1,0 +1,48 @@
+"""How results find their calls when the source's ids are not what they should be."""
+
+from __future__ import annotations
+
+import json
+
+from engine.stored.importers import runs_from_bytes
+
+
+def _call(call_id: str, name: str) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
+def test_calls_that_share_an_id_are_answered_in_order():
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("call_0", "read"), _call("call_0", "list")]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "read's result"},
+        {"role": "tool", "tool_call_id": "call_0", "content": "list's result"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("call_0", "write")]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "write's result"},
+        {"role": "tool", "tool_call_id": "call_0", "content": "a result no call is waiting for"},
+        {"role": "assistant", "content": "done"},
+    ]
+    (run,) = runs_from_bytes("chat.json", json.dumps(messages).encode())
+    observed = [(e.tool, e.text) for e in run.events if e.type == "observation"]
+    assert observed == [("read", "read's result"), ("list", "list's result"), ("write", "write's result")]
+    assert [e.text for e in run.events if e.type == "note" and e.kind == "unrecognised"] == [
+        "a tool result for call 'call_0' that no earlier message made: a result no call is waiting for"]
+
+
+def test_images_are_named_not_dumped_as_base64_and_nested_content_is_read():
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo" * 500}}
+    lines = [
+        {"type": "user", "sessionId": "s", "message": {"role": "user", "content": [{"type": "text", "text": "What is this?"}, image]}},
+        {"type": "assistant", "sessionId": "s", "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Screenshot", "input": {}}]}},
+        {"type": "user", "sessionId": "s", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "captured"}, image,
+                                                                     {"type": "tool_reference", "content": [{"type": "text", "text": "inner"}]}]}]}},
+        {"type": "assistant", "sessionId": "s", "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "A chart."}]}},
+        {"type": "user", "sessionId": "s", "message": {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": []}, "media_type": ["x"]}, {"type": ["odd"]}]}},
+    ]
+    (run,) = runs_from_bytes("session.jsonl", "".join(json.dumps(line) + "\n" for line in lines).encode())
+    assert run.header.task_text == "What is this?\n(image, image/png)"
+    observed = next(e for e in run.events if e.type == "observation")
+    assert observed.text == "captured\n(image, image/png)\ninner"
+    assert "iVBOR" not in "".join(e.model_dump_json() for e in run.events)
