@@ -180,12 +180,17 @@ async def test_question_mark_opens_help_over_the_approval_dialog(tmp_path: Path)
 async def test_help_lists_o_and_the_footer_puts_first_things_first(tmp_path: Path) -> None:
     assert "\no          expand" in HELP
     app = support_app(tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("n")
         await settle(pilot)
         footer = app.query_one(CockpitFooter)
         keys = [key.action for key in footer.query(FooterKey) if key.parent is footer]
         assert keys[:2] == ["step", "continue_run"] and keys[-1] == "toggle_folds", keys
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        keys = [key.action for key in footer.query(FooterKey) if key.parent is footer]
+        assert keys[:2] == ["step", "continue_run"] and "toggle_folds" not in keys, "o does not fit whole at 80: help lists it"
         always = [key for key in footer.query("#always-keys FooterKey") if key.display]
         assert [key.action for key in always] == ["help", "quit"]
         assert all(key.region.right <= 80 and key.region.area > 0 for key in always)

@@ -162,9 +162,10 @@ def test_fork_of_an_ended_step_is_refused_with_a_message(tmp_path):
         _fork_from(timeline, len(timeline), "good")
 
 
-async def test_fork_between_the_final_answer_and_the_end_is_refused(tmp_path):
+async def test_fork_between_the_final_answer_and_the_end_forks_before_the_answer(tmp_path):
     """One event back from the end is the step that answered: `f` there must not
-    start a run that answers twice (the CLI refuses that step too)."""
+    start a run that answers twice (the engine refuses that point, as the CLI
+    refuses that step); it forks from the end of the step before instead."""
     path, run = saved_run(tmp_path, scenario="library", task=None, policy="good")
     timeline = Timeline.open(path)
     answered = len(timeline) - 1  # after the answer's decision, before run_ended
@@ -174,7 +175,9 @@ async def test_fork_between_the_final_answer_and_the_end_is_refused(tmp_path):
         await pilot.press("f")
         await pilot.press("enter")
         await pilot.pause()
-        assert app.is_running
-    assert app.return_value is None
+    forked = app.return_value
+    assert forked is not None and not forked.engine.state.history[-1].answer
+    assert forked.engine.state.step == timeline.steps() - 1
+    forked.close()
     with pytest.raises(Exception, match="final answer"):
         _fork_from(timeline, answered, "good")

@@ -31,6 +31,7 @@ from engine.core.text import clean
 from engine.stored.transcript import Transcript
 from tui.collector_pace import AfterFrameCollector
 from tui.layout import fit
+from tui.replay_fork import fork_target
 from tui.replay_tail import Tail, read_tail
 from tui.screens.ask import AskScreen
 from tui.screens.dialogs import PolicyPicker
@@ -51,12 +52,14 @@ REPLAY_HELP = """\
 right / left            one event forward / back
 shift+right / shift+left  one step forward / back
 home / end              the start / the end
+up / down, pgup / pgdn  scroll the transcript
 g                       go to step N
 space                   play / pause
 + / -                   faster / slower
 ] / [                   next / previous marker (approval, rejection, error, policy swap, budget)
 /                       search the text of the run (again: the next match)
-f                       fork: continue live from here with a policy you pick
+f                       fork: continue live from here with a policy you pick (where a fork
+                        could do nothing, at the end or a final answer: from the last step before)
 o                       expand every folded observation, or fold them again
 q                       quit
 """
@@ -75,20 +78,26 @@ class ReplayApp(App[object]):
     CSS_PATH = ["app.tcss", "replay.tcss"]
     TITLE = "agent-tui replay"
     BINDINGS = [
-        Binding("right", "forward", "event →"),
-        Binding("left", "back", "← event"),
-        Binding("shift+right", "next_step", "step →"),
-        Binding("shift+left", "prev_step", "← step"),
+        # One footer key for each pair: `←/→ event` fits where `→ event →  ← ← event` did not.
+        Binding("right", "forward", "event", key_display="←/→"),
+        Binding("left", "back", "← event", show=False),
+        Binding("shift+right", "next_step", "step", key_display="shift+←/→"),
+        Binding("shift+left", "prev_step", "← step", show=False),
         Binding("home", "start", "start", show=False),
         Binding("end", "end", "end", show=False),
+        Binding("up", "scroll_up", "scroll up", show=False),
+        Binding("down", "scroll_down", "scroll down", show=False),
+        Binding("pageup", "page_up", "page up", show=False),
+        Binding("pagedown", "page_down", "page down", show=False),
+        Binding("space", "play", "play"),
+        Binding("f", "fork", "fork"),
+        Binding("f", "fork_unavailable", "fork", show=False),
         Binding("g", "goto", "go to step"),
-        Binding("space", "play", "play/pause"),
+        Binding("right_square_bracket", "next_marker", "marker", key_display="[/]"),
+        Binding("left_square_bracket", "prev_marker", "← marker", show=False),
+        Binding("slash", "search", "search"),
         Binding("plus,equals_sign", "faster", "faster", show=False),
         Binding("minus", "slower", "slower", show=False),
-        Binding("right_square_bracket", "next_marker", "marker →"),
-        Binding("left_square_bracket", "prev_marker", "← marker"),
-        Binding("slash", "search", "search"),
-        Binding("f", "fork", "fork"),
         Binding("o", "toggle_folds", "expand/fold", show=False),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
@@ -356,30 +365,61 @@ class ReplayApp(App[object]):
     # -- fork ------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """`f` is offered only where the run can be forked."""
+        """`f` forks where the run can be forked; elsewhere it says why not (`fork_unavailable`)."""
+        forkable = self.fork_fn is not None and bool(self.fork_policies)
         if action == "fork":
-            return self.fork_fn is not None and bool(self.fork_policies)
+            return forkable
+        if action == "fork_unavailable":
+            return not forkable
         return True
+
+    def action_fork_unavailable(self) -> None:
+        self.notify(
+            clean(f"This run cannot be forked: its scenario {self.header.scenario!r} is not installed here."),
+            severity="warning",
+            markup=False,
+        )
 
     def action_fork(self) -> None:
         if self.fork_fn is None or not self.fork_policies:
-            self.notify("This run cannot be forked here (no scenario to act in).", severity="warning", markup=False)
+            self.action_fork_unavailable()
+            return
+        if self.tail is not None or self.state is None:
+            self.notify("Still reading the run: f forks once it is read (the status line says how far).", markup=False)
             return
         self._stop_playing()
+        back, note = self.position, self.marker_note
+        target, title = fork_target(self.timeline, self.position, self.state)
+        if target != self.position:
+            self.seek(target, note="fork point")  # the pane shows what the fork keeps
         state = self.state
 
         def picked(name: str | None) -> None:
             if name is None:
+                if target != back:
+                    self.seek(back, note=note)
                 return
             try:
-                run = self.fork_fn(self.timeline, self.position, name)
+                run = self.fork_fn(self.timeline, target, name)
             except Exception as exc:  # a refused fork is reported, never fatal
                 self.notify(clean(str(exc)), title="Cannot fork here", severity="error", timeout=10, markup=False)
                 return
             self.exit(run)
 
         current = state.policy if state is not None else ""
-        self.push_screen(PolicyPicker(self.fork_policies, current), picked)
+        self.push_screen(PolicyPicker(self.fork_policies, current, title=title, hint="enter: fork with it · escape: cancel"), picked)
+
+    def action_scroll_up(self) -> None:
+        self.query_one(TranscriptPane).scroll_up(animate=False)
+
+    def action_scroll_down(self) -> None:
+        self.query_one(TranscriptPane).scroll_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self.query_one(TranscriptPane).scroll_page_up(animate=False)
+
+    def action_page_down(self) -> None:
+        self.query_one(TranscriptPane).scroll_page_down(animate=False)
 
     def action_toggle_folds(self) -> None:
         self.query_one(TranscriptPane).action_toggle_folds()

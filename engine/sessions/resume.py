@@ -278,17 +278,8 @@ def fork_point(transcript: Transcript, at: int | Literal["end"]) -> tuple[int, R
 
 def _fork_point(timeline: Timeline, transcript: Transcript, at: int | Literal["end"]) -> tuple[int, RunState]:
     last = timeline.steps()
-    problems: dict[int, str] = {}
-    forkable, state = 0, None
-    for step in range(last, -1, -1):
-        state = timeline.state_at(timeline.position_after_step(step))
-        problem = _incomplete(state, step)
-        if problem is None:
-            forkable = step
-            break
-        problems[step] = problem
+    forkable, state, problems = last_forkable_step(timeline, last)
     if at == "end" or at == forkable:
-        assert state is not None  # step 0 is always forkable
         return timeline.position_after_step(forkable), state
     steps = "1 step" if last == 1 else f"{last} steps"
     can = f"fork at step 0..{forkable}" if forkable else "fork at step 0"
@@ -298,6 +289,32 @@ def _fork_point(timeline: Timeline, transcript: Transcript, at: int | Literal["e
         raise ResumeError(f"{transcript.path}: cannot fork at step {at}: {problems[at]}; {can}")
     position = timeline.position_after_step(at)
     return position, timeline.state_at(position)
+
+
+def last_forkable_step(timeline: Timeline, up_to: int) -> tuple[int, RunState, dict[int, str]]:
+    """The last step at or before `up_to` whose end a fork can keep (see `fork_position`),
+    the fold at that end, and why each later step up to `up_to` cannot be kept.
+
+    Step 0 (the task alone) is the answer when no step can be kept."""
+    problems: dict[int, str] = {}
+    state = None
+    for step in range(up_to, -1, -1):
+        state = timeline.state_at(timeline.position_after_step(step))
+        problem = _incomplete(state, step)
+        if problem is None:
+            return step, state, problems
+        problems[step] = problem
+    assert state is not None  # up_to >= 0: the loop ran
+    return 0, state, problems
+
+
+def fork_refusal(state: RunState) -> str | None:
+    """Why a fork cannot continue from `state` (`fork_run` refuses it), or None."""
+    if state.status == "ended":
+        return "the run has ended there"
+    if state.history and state.history[-1].answer is not None:
+        return f"step {state.step} is the final answer"
+    return None
 
 
 def _incomplete(state: RunState, step: int) -> str | None:
@@ -346,10 +363,9 @@ def fork_run(
         raise ResumeError(f"{transcript.path}: fork position {position} is outside 0..{len(transcript.events)}")
     events = list(transcript.events[:position])
     state = fold(header, events) if folded is None else folded
-    if state.status == "ended":
-        raise ResumeError(f"{transcript.path}: the run has ended by event {position}; fork at an earlier position")
-    if state.history and state.history[-1].answer is not None:
-        raise ResumeError(f"{transcript.path}: step {state.step} is the final answer; fork at an earlier step")
+    refusal = fork_refusal(state)
+    if refusal is not None:
+        raise ResumeError(f"{transcript.path}: cannot fork at event {position}: {refusal}; fork at an earlier step")
     warnings: list[str] = []
     task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path)
     started = clock()

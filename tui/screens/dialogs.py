@@ -164,10 +164,19 @@ class PolicyPicker(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
-    def __init__(self, names: Sequence[str], current: str) -> None:
+    def __init__(
+        self,
+        names: Sequence[str],
+        current: str,
+        *,
+        title: str = "Policy for the next step",
+        hint: str = "enter: use it · escape: keep the current one",
+    ) -> None:
         super().__init__()
         self.names = list(names)
         self.current = current
+        self.title_text = title
+        self.hint = hint
 
     def compose(self) -> ComposeResult:
         options = []
@@ -179,9 +188,9 @@ class PolicyPicker(ModalScreen[str | None]):
                 prompt.append("  you type each step", style="italic dim")
             options.append(Option(prompt, id=name))
         with Vertical(id="picker-dialog", classes="dialog"):
-            yield Static(Text("Policy for the next step", style="bold"), markup=False)
+            yield Static(Text(self.title_text, style="bold"), markup=False)
             yield OptionList(*options, id="policies", markup=False)
-            yield Label("enter: use it · escape: keep the current one", markup=False, classes="hint")
+            yield Label(self.hint, markup=False, classes="hint")
 
     def on_mount(self) -> None:
         policies = self.query_one("#policies", OptionList)

@@ -1,0 +1,110 @@
+"""The footer draws every key it shows whole, at 80x24 and at other widths, in the
+cockpit and in the replay viewer: a key that does not fit is left out (help lists
+it), never cut mid-word under the help and quit keys docked on the right."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine.sessions.run import new_run
+from engine.stored.replay import Timeline
+from tests.cockpit_worlds import fixed_clock, settle, support_run
+from tui.app import CockpitApp
+from tui.replay_app import ReplayApp, _fork_from
+from tui.screens.approval import ApprovalScreen
+from tui.widgets.footer import CockpitFooter, FooterKey, key_width
+
+pytestmark = pytest.mark.anyio
+
+
+def shown_keys(app) -> list[FooterKey]:
+    """The footer's own keys (not the always-shown ones), after checking each is drawn whole
+    left of the always-shown keys."""
+    footer = app.query_one(CockpitFooter)
+    always = footer.query_one("#always-keys")
+    keys = [key for key in footer.children if isinstance(key, FooterKey) and key.display]
+    for key in keys:
+        words = f"{key.key_display} {key.description}"
+        assert key.region.width == key_width(key.key_display, key.description), words
+        assert key.region.right <= always.region.x, f"{words!r} runs under the help and quit keys"
+        assert key.region.x >= 0 and key.region.right <= app.size.width, words
+    return keys
+
+
+def actions(app) -> list[str]:
+    return [key.action for key in shown_keys(app)]
+
+
+async def test_the_cockpit_footer_keeps_whole_keys_at_80x24_in_every_state(tmp_path: Path) -> None:
+    app = CockpitApp(support_run(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        ready = actions(app)
+        assert ready[:2] == ["step", "continue_run"] and "toggle_folds" not in ready, ready
+        await pilot.press("n")
+        await settle(pilot)
+        assert actions(app)[:2] == ["step", "continue_run"]
+        await pilot.press("n")
+        await settle(pilot)
+        assert isinstance(app.screen, ApprovalScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        pending = actions(app)
+        assert pending[:4] == ["approve", "approve_always", "reject", "edit"], pending
+        await pilot.press("a")
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.view_state.ended is not None
+        assert actions(app) == ["save", "toggle_folds"]
+
+
+async def test_the_footer_chooses_its_keys_again_when_the_terminal_is_resized(tmp_path: Path) -> None:
+    app = CockpitApp(support_run(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        wide = actions(app)
+        assert "toggle_folds" in wide
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        narrow = actions(app)
+        assert narrow == [action for action in wide if action in narrow] and len(narrow) < len(wide), (wide, narrow)
+        await pilot.resize_terminal(62, 20)
+        await pilot.pause()
+        await pilot.pause()
+        assert actions(app)[0] == "step"
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        await pilot.pause()
+        assert actions(app) == wide
+
+
+def saved_support(tmp_path: Path) -> Path:
+    path = tmp_path / "r.jsonl"
+    run = new_run(scenarios.get("support"), "return-1187", None, out=path, clock=fixed_clock)
+    run.engine.run()
+    run.engine.approve()
+    run.engine.run()
+    run.close()
+    return path
+
+
+@pytest.mark.parametrize(("size", "expected"), [
+    ((80, 24), ["forward", "next_step", "play", "fork", "goto"]),
+    ((120, 40), ["forward", "next_step", "play", "fork", "goto", "next_marker", "search"]),
+])
+async def test_the_replay_footer_shows_whole_keys(tmp_path: Path, size, expected) -> None:
+    timeline = Timeline.open(saved_support(tmp_path))
+    app = ReplayApp(timeline, fork=_fork_from, policy_names=["scripted", "human"])
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("right")
+        await pilot.pause()
+        assert actions(app) == expected
+        labels = [f"{key.key_display} {key.description}" for key in shown_keys(app)]
+        assert labels[:2] == ["←/→ event", "shift+←/→ step"], labels
