@@ -14,11 +14,9 @@ import gc
 from pathlib import Path
 from typing import Callable
 
-from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.events import Resize
 from textual.reactive import var
 from textual.timer import Timer
@@ -34,7 +32,7 @@ from tui.layout import fit
 from tui.replay_fork import fork_target
 from tui.replay_tail import Tail, read_tail
 from tui.screens.ask import AskScreen
-from tui.screens.dialogs import PolicyPicker
+from tui.screens.dialogs import HelpScreen, PolicyPicker
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.header import RunHeader
 from tui.widgets.run_panes import RunPanes
@@ -425,25 +423,7 @@ class ReplayApp(App[object]):
         self.query_one(TranscriptPane).action_toggle_folds()
 
     def action_help(self) -> None:
-        self.push_screen(_ReplayHelp())
-
-
-class _ReplayHelp(AskScreen):
-    """The replay keys; escape closes."""
-
-    def __init__(self) -> None:
-        super().__init__("Replay keys")
-
-    def compose(self) -> ComposeResult:
-        from textual.widgets import Label, Static
-
-        with Vertical(classes="dialog"):
-            yield Static(Text("Replay keys", style="bold"), markup=False)
-            yield Static(Text(REPLAY_HELP), markup=False)
-            yield Label("escape to close", markup=False, classes="hint")
-
-    def on_mount(self) -> None:
-        pass
+        self.push_screen(HelpScreen("Replay keys", REPLAY_HELP))
 
 
 def _scenario_named(name: str) -> Scenario | None:

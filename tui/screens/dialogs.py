@@ -317,13 +317,20 @@ Keys that do not apply right now are hidden from the footer."""
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys of a screen (the cockpit's by default); escape, ? or q closes."""
+
     BINDINGS = [Binding("escape,question_mark,q", "close", "close")]
+
+    def __init__(self, title: str = "agent-tui keys", keys: str = HELP) -> None:
+        super().__init__()
+        self.heading = title
+        self.keys = keys
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-dialog", classes="dialog"):
-            yield Static(Text("agent-tui keys", style="bold"), markup=False)
+            yield Static(Text(self.heading, style="bold"), markup=False)
             with VerticalScroll():
-                yield Static(Text(HELP), markup=False)
+                yield Static(Text(self.keys), markup=False)
             yield Label("escape to close", markup=False, classes="hint")
 
     def action_close(self) -> None:

@@ -1,0 +1,37 @@
+"""`?` in the replay viewer opens its keys and escape closes them (it used to end the
+viewer with a traceback: the help was an AskScreen whose on_mount looked for an input)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine.sessions.run import new_run
+from engine.stored.replay import Timeline
+from tui.replay_app import REPLAY_HELP, ReplayApp
+from tui.screens.dialogs import HelpScreen
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_question_mark_shows_the_replay_keys_and_escape_closes_them(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    run = new_run(scenarios.get("library"), None, "good", out=path)
+    run.engine.run()
+    run.close()
+    app = ReplayApp(Timeline.open(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen) and app.is_running
+        assert app.screen.heading == "Replay keys" and app.screen.keys == REPLAY_HELP
+        assert "scroll the transcript" in REPLAY_HELP
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("right")
+        await pilot.pause()
+        assert app.position == 1
+    assert app.return_code in (None, 0)
