@@ -1,17 +1,19 @@
 """`?` in the replay viewer opens its keys and escape closes them (it used to end the
-viewer with a traceback: the help was an AskScreen whose on_mount looked for an input)."""
+viewer with a traceback: the help was an AskScreen whose on_mount looked for an input);
+the help of the cockpit and of the viewer wraps each description beside its key."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 import scenarios
 from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
 from tui.replay_app import REPLAY_HELP, ReplayApp
-from tui.screens.dialogs import HelpScreen
+from tui.screens.dialogs import HELP, HelpScreen, key_table
 
 pytestmark = pytest.mark.anyio
 
@@ -35,3 +37,16 @@ async def test_question_mark_shows_the_replay_keys_and_escape_closes_them(tmp_pa
         await pilot.pause()
         assert app.position == 1
     assert app.return_code in (None, 0)
+
+
+@pytest.mark.parametrize("keys", [HELP, REPLAY_HELP])
+def test_help_descriptions_wrap_beside_their_keys(keys: str) -> None:
+    """At 60 columns a description's second line starts under the description, not under
+    the keys (where it read as a key of its own)."""
+    console = Console(width=60, record=True, color_system=None)
+    console.print(key_table(keys))
+    lines = console.export_text().split("\n\n")[0].splitlines()
+    starts = {line.split("  ")[0].strip() for line in keys.splitlines() if line[:1].strip()}
+    assert len(lines) > len(starts), "some descriptions wrap at 60 columns"
+    for line in lines:
+        assert line.startswith(" ") or any(line.startswith(start) for start in starts), line

@@ -47,19 +47,19 @@ shown, instead of from the timeline's nearest checkpoint (up to
 `checkpoint_every` events back): stepping and playing stay quick anywhere."""
 
 REPLAY_HELP = """\
-right / left            one event forward / back
+right / left             one event forward / back
 shift+right / shift+left  one step forward / back
-home / end              the start / the end
-up / down, pgup / pgdn  scroll the transcript
-g                       go to step N
-space                   play / pause
-+ / -                   faster / slower
-] / [                   next / previous marker (approval, rejection, error, policy swap, budget)
-/                       search the text of the run (again: the next match)
-f                       fork: continue live from here with a policy you pick (where a fork
-                        could do nothing, at the end or a final answer: from the last step before)
-o                       expand every folded observation, or fold them again
-q                       quit
+home / end               the start / the end
+up / down, pgup / pgdn   scroll the transcript
+g                        go to step N
+space                    play / pause
++ / -                    faster / slower
+] / [                    next / previous marker (approval, rejection, error, policy swap, budget)
+/                        search the text of the run (again: the next match)
+f                        fork: continue live from here with a policy you pick; where a fork
+                         could do nothing (the end, a final answer), from the nearest point before
+o                        expand every folded observation, or fold them again
+q                        quit
 """
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -313,7 +316,39 @@ ctrl+p     every command of this screen, searchable
 ?          this help
 q          quit (the transcript is already saved)
 
-Keys that do not apply right now are hidden from the footer."""
+Keys that do not apply right now are hidden from the footer, and so are those it has no room for."""
+
+
+def key_table(keys: str) -> Group:
+    """The help text with each description wrapped beside its key (at 80 columns a
+    long line used to wrap back under the keys). A line `KEY  what it does` is a
+    row, an indented line goes on with the row above, and any other line is a
+    paragraph of its own between the tables."""
+    blocks: list[list[list[str]] | str] = []
+    for line in keys.splitlines():
+        row = re.match(r"(\S.*?)\s{2,}(\S.*)$", line)
+        last = blocks[-1] if blocks else None
+        if line[:1].isspace() and line.strip() and isinstance(last, list):
+            last[-1][1] += " " + line.strip()
+        elif row is not None:
+            if not isinstance(last, list):
+                last = []
+                blocks.append(last)
+            last.append([row.group(1), row.group(2)])
+        else:
+            blocks.append(line)
+    parts: list[Table | Text] = []
+    for block in blocks:
+        if isinstance(block, str):
+            parts.append(Text(block))
+            continue
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True, style="bold")
+        table.add_column(ratio=1)
+        for key, description in block:
+            table.add_row(Text(key), Text(description))
+        parts.append(table)
+    return Group(*parts)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -330,7 +365,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-dialog", classes="dialog"):
             yield Static(Text(self.heading, style="bold"), markup=False)
             with VerticalScroll():
-                yield Static(Text(self.keys), markup=False)
+                yield Static(key_table(self.keys), markup=False)
             yield Label("escape to close", markup=False, classes="hint")
 
     def action_close(self) -> None:
