@@ -86,3 +86,28 @@ async def test_take_over_writes_the_reply_in_the_cockpit(tmp_path: Path) -> None
             await pilot.pause()
             assert got["reply"].choices[0].message.content == "I will answer this one myself."
             assert "[human]" in _log(app) and fake.requests == []
+
+
+async def test_the_footer_at_80x24_lists_whole_keys_and_the_approval_keys_only_while_a_call_waits(tmp_path: Path) -> None:
+    """Textual's own footer listed every key and cut the row at 80 columns (`r rejec`)."""
+    from tests.test_footer_fit import actions
+
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step") as (gw, server):
+        fake.add(call("delete_file", path="notes.txt", id="c1"), say("Kept it."))
+        app = GatewayApp(gw, server.url)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            idle = actions(app)
+            assert idle[:2] == ["step", "continue_run"] and "approve" not in idle and "budget" not in idle, idle
+            got: dict[str, Any] = {}
+            _ask(server.url, USER, got)
+            await wait_until(pilot, lambda: gw.held is not None, what="the request", timeout=30)
+            await pilot.press("n")
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog", timeout=30)
+            await pilot.press("escape")
+            await pilot.pause()
+            await pilot.pause()
+            pending = actions(app)
+            assert pending[:4] == ["approve", "approve_always", "reject", "edit"], pending
+            await pilot.press("a")
+            await wait_until(pilot, lambda: "reply" in got, what="the agent's reply", timeout=30)

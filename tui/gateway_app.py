@@ -17,7 +17,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Footer, Log, Static
+from textual.widgets import Log, Static
 
 from engine.core.engine import EngineError
 from engine.core.events import Event
@@ -29,6 +29,12 @@ from tui.plain import event_lines, header_lines, outcome_line
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, PolicyPicker
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
+from tui.widgets.footer import CockpitFooter
+
+QUIT = ("q", "q", "quit", "quit")
+WHEN_PENDING = frozenset({"approve", "approve_always", "reject", "edit", "review"})
+FOOTER_ORDER = ("approve", "approve_always", "reject", "edit", "review", "budget", "step", "continue_run", "pause")
+"""The footer's keys, first-needed first: the answers to a waiting call come before stepping."""
 
 
 class GatewayEvent(Message):
@@ -48,7 +54,7 @@ class GatewayApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "agent-tui gateway"
     CSS = """
-    #gw-status { height: 3; padding: 0 1; background: $boost; }
+    #gw-status { height: 3; padding: 0 1; background: $boost; text-wrap: nowrap; text-overflow: ellipsis; }
     #gw-events { width: 3fr; }
     #gw-runs { width: 1fr; min-width: 24; padding: 0 1; border-left: solid $primary; }
     """
@@ -70,13 +76,14 @@ class GatewayApp(App[None]):
         self.gateway = gateway
         self.url = url
         self.shown_run = 0
+        self._applicable: tuple[bool, bool] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="gw-status", markup=False)
         with Horizontal():
             yield Log(id="gw-events", highlight=False)
             yield Static(id="gw-runs", markup=False)
-        yield Footer()
+        yield CockpitFooter(FOOTER_ORDER, (QUIT,))
 
     def on_mount(self) -> None:
         self.gateway.event_listeners.append(lambda run, event: self.post_message(GatewayEvent(run, event)))
@@ -113,7 +120,7 @@ class GatewayApp(App[None]):
             "awaiting_budget": "  b: extend the budget or end the run",
             "policy_failed": "  the agent got the upstream's error; its retry continues",
         }
-        line1 = Text(f"gateway {self.url} → {gw.upstream.label} ({gw.upstream.url})  mode: {gw.mode}")
+        line1 = Text(f"mode: {gw.mode} · gateway {self.url} → {gw.upstream.label} ({gw.upstream.url})")
         line2 = Text(f"status: {status}{hints.get(status, '')}", style="bold")
         engine = gw.engine
         if engine is not None:
@@ -127,6 +134,22 @@ class GatewayApp(App[None]):
             runs.append(f"{run.number}. c{run.conversation.number} t{run.turn} {clean(state)[:40]}\n", style="not bold")
             runs.append(f"   {clean(str(run.path or 'not saved'))}\n", style="dim")
         self.query_one("#gw-runs", Static).update(runs)
+        applicable = (self._pending() is not None, self._exhausted() is not None)
+        if applicable != self._applicable:  # the footer lists the keys that apply now
+            self._applicable = applicable
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The approval keys while a call waits, the budget key at a budget pause."""
+        if action in WHEN_PENDING:
+            return self._pending() is not None
+        if action == "budget":
+            return self._exhausted() is not None
+        return True
+
+    def _exhausted(self):
+        engine = self.gateway.engine
+        return engine.state.exhausted if engine is not None else None
 
     # -- operator --------------------------------------------------------------
 
@@ -222,8 +245,7 @@ class GatewayApp(App[None]):
         self.push_screen(PolicyPicker(names, self.gateway.upstream.name), picked)
 
     def action_budget(self) -> None:
-        engine = self.gateway.engine
-        exhausted = engine.state.exhausted if engine is not None else None
+        exhausted = self._exhausted()
         if exhausted is None:
             return
 
