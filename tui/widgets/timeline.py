@@ -10,6 +10,7 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Sequence
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -62,5 +63,8 @@ class TimelineBar(Widget):
         cursor = self.column(self.position, width)
         text.append(" " * cursor + "▲", style="bold")
         text.append("\n")
-        text.append(self.status)
+        status = self.status
+        if cell_len(status) > width:  # a long marker note: cut where it shows, not mid-word at the edge
+            status = set_cell_size(status, width - 1) + "…"
+        text.append(status)
         return text

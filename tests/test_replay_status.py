@@ -1,0 +1,37 @@
+"""The replay timeline's status line ends in … when it is longer than the bar (a long
+marker note at 80 columns was cut off at the edge with no sign that more was said)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine.sessions.run import new_run
+from engine.stored.replay import Timeline
+from tui.replay_app import ReplayApp
+from tui.widgets.timeline import TimelineBar
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_long_status_line_ends_with_an_ellipsis_at_80x24(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
+    run.engine.run()
+    run.engine.reject("a gift, keep it")
+    run.engine.run()
+    run.close()
+    app = ReplayApp(Timeline.open(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        bar = app.query_one(TimelineBar)
+        assert "open_return_request needs approval" in bar.status and len(bar.status) > 78
+        line = bar.render().plain.splitlines()[2]
+        assert line.endswith("…") and len(line) == bar.size.width - 2, line
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert bar.render().plain.splitlines()[2] == bar.status
