@@ -143,3 +143,6 @@ async def test_up_down_and_page_keys_scroll_the_transcript(tmp_path: Path) -> No
         await pilot.press("pagedown", "down")
         await pilot.pause()
         assert pane.scroll_y == bottom
+        await pilot.press("pageup", "left")  # scrolled up to read, then a step back:
+        await pilot.pause()
+        assert pane.scroll_y == pane.max_scroll_y, "the event moved to shows at the foot"

@@ -225,7 +225,9 @@ class ReplayApp(App[object]):
         return self.timeline.state_at(position)
 
     def watch_position(self, position: int) -> None:
-        self.query_one(TranscriptPane).reset(self.header, Prefix(self.timeline, position, self.figures))
+        pane = self.query_one(TranscriptPane)
+        pane.follow = True  # the event moved to shows at the foot, also after scrolling up to read
+        pane.reset(self.header, Prefix(self.timeline, position, self.figures))
         self.refresh_view()
 
     def refresh_view(self) -> None:
@@ -318,7 +320,8 @@ class ReplayApp(App[object]):
             if not hits:
                 self.notify(clean(f"No event mentions {value!r}."), markup=False)
                 return
-            self.seek(hits[0] + 1)
+            self.seek(hits[0] + 1, note=f"found {value!r}")
+            self.query_one(TranscriptPane).reveal(hits[0], value)
 
         self.push_screen(AskScreen("Search the run", value=self.query_text), chosen)
 

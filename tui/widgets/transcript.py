@@ -421,6 +421,24 @@ class TranscriptPane(ScrollView, can_focus=True):
         self.index.expanded.clear()
         self._refold_keeping_view()
 
+    def reveal(self, index: int, needle: str) -> None:
+        """Unfold event `index` and scroll to its first row that shows `needle` (case
+        ignored; the event's first row when a wrap splits it): a search hit folded
+        away under "… more lines" was out of sight."""
+        if not 0 <= index < self.index.shown or self._pane_width() <= 0:
+            return
+        if self.index.folded(index):
+            self.index.expanded.add(index)
+            self.index.refold()
+            self._row_cache.clear()
+            self._set_virtual_size(Size(self._pane_width(), self._total_rows()))
+        rows = self._event_rows(index)
+        wanted = needle.lower()
+        offset = next((n for n, row in enumerate(rows) if wanted in row.strip.text.lower()), 0)
+        start = len(self._header_rows) + self.index.start_of(index)
+        self.scroll_to(y=max(0, start + offset - 2), animate=False, immediate=True)
+        self.refresh()
+
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
         if offset is None:
