@@ -11,7 +11,6 @@ it come from the file; no tool runs again).
 from __future__ import annotations
 
 import gc
-from pathlib import Path
 from typing import Callable
 
 from textual import work
@@ -26,10 +25,9 @@ from engine.core.scenario import Scenario
 from engine.sessions.run import Run
 from engine.core.state import RunState
 from engine.core.text import clean
-from engine.stored.transcript import Transcript
 from tui.collector_pace import AfterFrameCollector
 from tui.layout import fit
-from tui.replay_fork import fork_target
+from tui.replay_fork import _fork_from, fork_target, imported_fork_policies
 from tui.replay_tail import Tail, read_tail
 from tui.screens.ask import AskScreen
 from tui.screens.dialogs import HelpScreen, PolicyPicker
@@ -439,47 +437,6 @@ def _scenario_named(name: str) -> Scenario | None:
         return scenarios.get_named(name)  # a stored run never names code to load
     except scenarios.ScenarioError:
         return None
-
-
-def _fork_from(timeline: Timeline, position: int, policy: str):
-    """Start a live run from `position` of the timeline's file (the cockpit takes it).
-
-    An imported log forks in a world of its own tools (engine.sessions.imported),
-    with the operator or the configured model."""
-    import scenarios
-    from engine.sessions.resume import fork_run
-
-    chosen: object = policy
-    if timeline.header.scenario == "imported":
-        from engine.sessions.imported import imported_scenario
-
-        scenario = imported_scenario(timeline.header)
-        if policy == "model":
-            from engine.model.policy import ModelPolicy, config_from_env
-
-            config = config_from_env()
-            if config is None:
-                raise ValueError("no model is configured: set AGENT_TUI_MODEL (and AGENT_TUI_BASE_URL)")
-            chosen = ModelPolicy(config)
-    else:
-        scenario = scenarios.get_named(timeline.header.scenario)
-    transcript = Transcript(
-        path=Path(timeline.path) if timeline.path else Path("imported"),
-        header=timeline.header,
-        events=timeline.events(0, position),
-    )
-    return fork_run(scenario, transcript, position, chosen, interactive=True)
-
-
-def imported_fork_policies() -> list[str]:
-    """An imported run forks with the operator, and with the model when one is configured."""
-    from engine.model.policy import config_from_env
-
-    try:
-        configured = config_from_env() is not None
-    except ValueError:
-        configured = False
-    return ["human", *(["model"] if configured else [])]
 
 
 def open_replay(timeline: Timeline, at: int | None = None) -> object | None:

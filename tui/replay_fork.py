@@ -8,13 +8,19 @@ forks from the nearest point before that a fork can continue from: just before
 the run's end when the run stopped with a step still open (an abort, a budget
 the operator ended), else the end of the last step the engine can keep (as
 `agent-tui run --fork FILE --at end` does). The dialog says which.
+
+`_fork_from` starts the fork the viewer hands to the cockpit, and
+`imported_fork_policies` names the policies an imported log can fork with.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from engine.core.state import RunState
 from engine.sessions.resume import fork_refusal, last_forkable_step
 from engine.stored.replay import Timeline
+from engine.stored.transcript import Transcript
 
 
 def why_not_here(timeline: Timeline, position: int, state: RunState) -> str | None:
@@ -43,3 +49,44 @@ def fork_target(timeline: Timeline, position: int, state: RunState) -> tuple[int
     step, _, _ = last_forkable_step(timeline, state.step)
     where = "the task, before step 1" if step == 0 else f"the end of step {step}"
     return timeline.position_after_step(step), f"{why}: fork from {where} with"
+
+
+def _fork_from(timeline: Timeline, position: int, policy: str):
+    """Start a live run from `position` of the timeline's file (the cockpit takes it).
+
+    An imported log forks in a world of its own tools (engine.sessions.imported),
+    with the operator or the configured model."""
+    import scenarios
+    from engine.sessions.resume import fork_run
+
+    chosen: object = policy
+    if timeline.header.scenario == "imported":
+        from engine.sessions.imported import imported_scenario
+
+        scenario = imported_scenario(timeline.header)
+        if policy == "model":
+            from engine.model.policy import ModelPolicy, config_from_env
+
+            config = config_from_env()
+            if config is None:
+                raise ValueError("no model is configured: set AGENT_TUI_MODEL (and AGENT_TUI_BASE_URL)")
+            chosen = ModelPolicy(config)
+    else:
+        scenario = scenarios.get_named(timeline.header.scenario)
+    transcript = Transcript(
+        path=Path(timeline.path) if timeline.path else Path("imported"),
+        header=timeline.header,
+        events=timeline.events(0, position),
+    )
+    return fork_run(scenario, transcript, position, chosen, interactive=True)
+
+
+def imported_fork_policies() -> list[str]:
+    """An imported run forks with the operator, and with the model when one is configured."""
+    from engine.model.policy import config_from_env
+
+    try:
+        configured = config_from_env() is not None
+    except ValueError:
+        configured = False
+    return ["human", *(["model"] if configured else [])]
