@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import scenarios
-from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
-from tests.cockpit_worlds import fixed_clock, settle, support_run
+from tests.cockpit_worlds import settle, support_run
+from tests.test_replay_app import saved_run
 from tui.app import CockpitApp
 from tui.replay_app import ReplayApp, _fork_from
 from tui.screens.approval import ApprovalScreen
@@ -84,22 +83,12 @@ async def test_the_footer_chooses_its_keys_again_when_the_terminal_is_resized(tm
         assert actions(app) == wide
 
 
-def saved_support(tmp_path: Path) -> Path:
-    path = tmp_path / "r.jsonl"
-    run = new_run(scenarios.get("support"), "return-1187", None, out=path, clock=fixed_clock)
-    run.engine.run()
-    run.engine.approve()
-    run.engine.run()
-    run.close()
-    return path
-
-
 @pytest.mark.parametrize(("size", "expected"), [
     ((80, 24), ["forward", "next_step", "play", "fork", "goto"]),
     ((120, 40), ["forward", "next_step", "play", "fork", "goto", "next_marker", "search"]),
 ])
 async def test_the_replay_footer_shows_whole_keys(tmp_path: Path, size, expected) -> None:
-    timeline = Timeline.open(saved_support(tmp_path))
+    timeline = Timeline.open(saved_run(tmp_path)[0])
     app = ReplayApp(timeline, fork=_fork_from, policy_names=["scripted", "human"])
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()

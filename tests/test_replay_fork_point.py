@@ -12,6 +12,7 @@ import pytest
 import scenarios
 from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
+from tests.test_replay_app import saved_run
 from tui.replay_app import ReplayApp, _fork_from
 from tui.replay_fork import fork_target
 from tui.screens.dialogs import PolicyPicker
@@ -20,16 +21,15 @@ from tui.widgets.transcript import TranscriptPane
 pytestmark = pytest.mark.anyio
 
 
-def saved(tmp_path: Path, scenario: str, task: str | None, policy: str | None = None, approve: bool = True) -> Path:
-    path = tmp_path / f"{scenario}-{task}.jsonl"
-    run = new_run(scenarios.get(scenario), task, policy, out=path)
+def saved(tmp_path: Path, scenario: str, task: str | None, policy: str | None = None) -> Path:
+    return saved_run(tmp_path, scenario=scenario, task=task, policy=policy)[0]
+
+
+def aborted_at_the_approval(tmp_path: Path) -> Path:
+    path = tmp_path / "aborted.jsonl"
+    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
     run.engine.run()
-    if run.engine.status == "awaiting_approval":
-        if approve:
-            run.engine.approve()
-            run.engine.run()
-        else:
-            run.engine.abort()
+    run.engine.abort()
     run.close()
     return path
 
@@ -102,7 +102,7 @@ def test_where_f_forks_from_when_the_run_ended_on_a_decision_or_by_an_abort(tmp_
     assert target == braked.position_after_step(1)
     assert "right after step 2's decision, before its action ran" in title
 
-    aborted = Timeline.open(saved(tmp_path, "support", "return-1187", approve=False))  # aborted at the approval
+    aborted = Timeline.open(aborted_at_the_approval(tmp_path))  # aborted at the approval
     end = len(aborted)
     target, title = fork_target(aborted, end, aborted.state_at(end))
     assert target == end - 1 and aborted.state_at(target).queue, "the call the operator aborted is asked again"

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import scenarios
-from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
+from tests.test_replay_app import saved_run
 from tui.replay_app import REPLAY_HELP, ReplayApp
 from tui.screens.dialogs import HELP, HelpScreen, key_table
 
@@ -19,10 +18,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_question_mark_shows_the_replay_keys_and_escape_closes_them(tmp_path: Path) -> None:
-    path = tmp_path / "r.jsonl"
-    run = new_run(scenarios.get("library"), None, "good", out=path)
-    run.engine.run()
-    run.close()
+    path, _ = saved_run(tmp_path, scenario="library", task=None, policy="good")
     app = ReplayApp(Timeline.open(path))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("question_mark")

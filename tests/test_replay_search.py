@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import scenarios
-from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
+from tests.test_replay_app import saved_run
 from tui.replay_app import ReplayApp
 from tui.widgets.timeline import TimelineBar
 from tui.widgets.transcript import TranscriptPane
@@ -21,12 +20,7 @@ pytestmark = pytest.mark.anyio
 
 def long_observation_run(tmp_path: Path) -> Path:
     """The support run with its first observation 3,000 lines long."""
-    path = tmp_path / "r.jsonl"
-    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
-    run.engine.run()
-    run.engine.approve()
-    run.engine.run()
-    run.close()
+    path, _ = saved_run(tmp_path)
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     first = next(line for line in lines if line.get("type") == "observation")
     first["text"] = "\n".join(f"record {n} of the order history" for n in range(3000))

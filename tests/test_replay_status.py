@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import scenarios
-from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
+from tests.test_replay_app import saved_run
 from tui.replay_app import ReplayApp
 from tui.widgets.timeline import TimelineBar
 
@@ -17,12 +16,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_a_long_status_line_ends_with_an_ellipsis_at_80x24(tmp_path: Path) -> None:
-    path = tmp_path / "r.jsonl"
-    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
-    run.engine.run()
-    run.engine.reject("a gift, keep it")
-    run.engine.run()
-    run.close()
+    path, _ = saved_run(tmp_path, reject=True)
     app = ReplayApp(Timeline.open(path))
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
