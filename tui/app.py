@@ -37,7 +37,8 @@ from tui.mcp_cockpit import McpCockpit
 from tui.run_guard import watch_run
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
-from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
+from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
+from tui.take_over import TakeOverCockpit
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.header import RunHeader
 from tui.widgets.run_panes import RunPanes
@@ -63,7 +64,7 @@ def _shown_path(path: Path | None, limit: int = 72) -> str:
     return text
 
 
-class CockpitApp(McpCockpit):
+class CockpitApp(TakeOverCockpit, McpCockpit):
     """The live cockpit around one `Run` (its MCP parts in `tui.mcp_cockpit`)."""
 
     CSS_PATH = "app.tcss"
@@ -171,7 +172,8 @@ class CockpitApp(McpCockpit):
         if status == "policy_failed":
             return "policy failed: n retries, p swaps, x aborts", "-failed"
         if status == "awaiting_input":
-            return "your turn: n types a step, h hands back", "-input"
+            back = ", h hands back" if self._fallback_name() is not None else ""
+            return f"your turn: n types a step{back}", "-input"
         if status == "ended" and s.ended is not None:
             return f"ended: {s.ended.outcome} ({s.ended.reason})", "-ended"
         if status == "halted":
@@ -211,6 +213,8 @@ class CockpitApp(McpCockpit):
         return self.action_applies(action)
 
     def action_applies(self, action: str) -> bool:
+        if action == "hand_back" and self._fallback_name() is None:
+            return False
         return action_applies(action, self.run_status, human_in_control=self.human_in_control, needs_task=self.needs_task)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -425,36 +429,6 @@ class CockpitApp(McpCockpit):
             self.start(f"swap to {name}", lambda engine: engine.swap_policy(self.make_policy(name)))
 
         self.push_screen(PolicyPicker(self.policy_names(), self.view_state.policy), picked)
-
-    def action_take_over(self) -> None:
-        self.push_screen(TakeOverScreen(list(self.engine.tools.values()), stay=False), self._took_over)
-
-    def _took_over(self, take: TakeOver | None) -> None:
-        if take is None:
-            return
-        human = self.run_.human
-        if not self.human_in_control:
-            self._previous_policy = self.engine.policy
-        back_to = None if take.stay else self._fallback_policy()
-
-        def op(engine: Engine) -> None:
-            if engine.policy is not human:
-                engine.swap_policy(human)
-            human.supply(take.decision)
-            engine.step()
-            if back_to is not None:
-                engine.swap_policy(back_to)
-
-        self.start("take over", op)
-
-    def _fallback_policy(self) -> Policy:
-        if self._previous_policy is not None and self._previous_policy is not self.run_.human:
-            return self._previous_policy
-        return self.make_policy(self.run_.scenario.default_policy)
-
-    def action_hand_back(self) -> None:
-        policy = self._fallback_policy()
-        self.start(f"hand back to {policy.name}", lambda engine: engine.swap_policy(policy))
 
     def action_abort(self) -> None:
         if self.busy:
