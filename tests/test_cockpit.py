@@ -228,7 +228,7 @@ async def fill_take_over(app: CockpitApp, pilot, *, thought: str, tool: str | No
     screen.query_one("#answer", Input).value = answer
     if stay:
         screen.query_one("#stay", RadioButton).value = True
-        await pilot.pause()
+    await pilot.pause()  # laid out again: the fields just mounted moved the buttons a click aims at
 
 
 async def test_take_over_for_one_step(tmp_path: Path) -> None:
