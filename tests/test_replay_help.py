@@ -46,3 +46,20 @@ def test_help_descriptions_wrap_beside_their_keys(keys: str) -> None:
     assert len(lines) > len(starts), "some descriptions wrap at 60 columns"
     for line in lines:
         assert line.startswith(" ") or any(line.startswith(start) for start in starts), line
+
+
+async def test_the_palette_offers_the_replay_actions(tmp_path: Path) -> None:
+    """ctrl+p listed only Textual's own commands (keys, quit, screenshot, theme)."""
+    path, _ = saved_run(tmp_path, scenario="library", task=None, policy="good")
+    app = ReplayApp(Timeline.open(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert {"Next step", "Search", "Go to step", "Next marker"} <= set(titles), titles
+        assert "Fork" not in titles, "this viewer has no fork: the palette does not offer it"
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"next step", "enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.position == Timeline.open(path).next_step(0)

@@ -11,13 +11,15 @@ it come from the file; no tool runs again).
 from __future__ import annotations
 
 import gc
-from typing import Callable
+from functools import partial
+from typing import Callable, Iterable
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.events import Resize
 from textual.reactive import var
+from textual.screen import Screen
 from textual.timer import Timer
 
 from engine.stored.replay import Timeline
@@ -59,6 +61,23 @@ f                        fork: continue live from here with a policy you pick; w
 o                        expand every folded observation, or fold them again
 q                        quit
 """
+
+REPLAY_COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("forward", "Next event", "One event forward"),
+    ("back", "Previous event", "One event back"),
+    ("next_step", "Next step", "The end of this step, or of the next one"),
+    ("prev_step", "Previous step", "The end of the step before"),
+    ("start", "Start", "The run before its first event"),
+    ("end", "End", "The whole run"),
+    ("goto", "Go to step", "Show the run up to the end of step N"),
+    ("play", "Play / pause", "Play the run event by event"),
+    ("next_marker", "Next marker", "The next approval, rejection, error, policy swap or budget"),
+    ("prev_marker", "Previous marker", "The marker before"),
+    ("search", "Search", "Find a word in the run's text"),
+    ("fork", "Fork", "Continue live from here with a policy you pick"),
+    ("toggle_folds", "Expand / fold", "Expand every folded observation, or fold them again"),
+)
+"""(action, palette title, palette help): the palette offers what the keys do."""
 
 
 class ReplayApp(App[object]):
@@ -371,6 +390,14 @@ class ReplayApp(App[object]):
         if action == "fork_unavailable":
             return not forkable
         return True
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if screen is not self.screen_stack[0]:
+            return
+        for action, title, help_text in REPLAY_COMMANDS:
+            if self.check_action(action, ()):
+                yield SystemCommand(title, help_text, partial(self.run_action, action))
 
     def action_fork_unavailable(self) -> None:
         self.notify(
