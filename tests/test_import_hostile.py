@@ -141,3 +141,14 @@ def test_show_and_export_say_what_a_calls_unreadable_arguments_were(tmp_path, ca
     assert '  unread   the arguments are not a JSON object: {"path": "/etc/hosts", oops' in out
     assert main(["export", str(source)]) == 0
     assert '{"path": "/etc/hosts", oops' in capsys.readouterr().out
+
+
+def test_a_file_name_holding_escape_sequences_is_printed_without_them(tmp_path, capsys):
+    source = tmp_path / "trace\x1b]0;OWNED\x07\x1b[2J.json"
+    source.write_bytes((TRACES / "chat_pydantic_ai_tool_output_exchange.json").read_bytes())
+    assert main(["import", str(source)]) == 0
+    assert main(["export", str(source), "-o", str(tmp_path / "report\x1b[31m.md")]) == 0
+    captured = capsys.readouterr()
+    assert "\x1b" not in captured.out and "\x07" not in captured.out and "\x1b" not in captured.err
+    assert "1 chat run:" in captured.out and "report: " in captured.err
+    assert len(list(tmp_path.glob("trace*.agent-tui.jsonl"))) == 1

@@ -43,7 +43,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             Path(args.out).write_text(report_text + "\n", encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
-        print(f"report: {args.out}", file=sys.stderr)
+        from engine.core.text import clean
+
+        print(clean(f"report: {args.out}"), file=sys.stderr)
     else:
         print(report_text)
     return EXIT_OK

@@ -61,12 +61,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         for warning in run.warnings:
             report(f"warning: {warning}")
     fmt = runs[0].header.options.get("format", args.format)
-    print(f"{source}: {len(runs)} {fmt} run{'s' if len(runs) != 1 else ''}" + (", one transcript each:" if len(runs) > 1 else ":"))
+    from engine.core.text import clean  # a file's name, downloaded with the file, may carry escape sequences
+
+    print(clean(f"{source}: {len(runs)} {fmt} run{'s' if len(runs) != 1 else ''}") + (", one transcript each:" if len(runs) > 1 else ":"))
     for run, path in zip(runs, paths):
         try:
             write_transcript(path, run.header, run.events)
         except OSError as exc:
             raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
         steps = sum(1 for e in run.events if e.type == "decision")
-        print(f"{path}  ({steps} step{'s' if steps != 1 else ''})")
+        print(clean(f"{path}  ({steps} step{'s' if steps != 1 else ''})"))
     return EXIT_OK
