@@ -30,7 +30,7 @@ from engine.core.text import clean
 from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cli.common import EXIT_CODES
-from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, action_applies
+from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, FOLD_COMMAND, action_applies
 from tui.keys import approval_bindings
 from tui.layout import fit
 from tui.mcp_cockpit import McpCockpit
@@ -42,7 +42,7 @@ from tui.take_over import TakeOverCockpit
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.header import RunHeader
 from tui.widgets.run_panes import RunPanes
-from tui.widgets.transcript import Prefix
+from tui.widgets.transcript import Prefix, TranscriptPane
 
 PolicyFactory = Callable[[], Policy]
 
@@ -224,6 +224,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         for action, title, help_text in COMMANDS:
             if self.action_applies(action):
                 yield SystemCommand(title, help_text, partial(self.run_action, action))
+        yield SystemCommand(*FOLD_COMMAND[1:], self.query_one(TranscriptPane).action_toggle_folds)
 
     # -- running the engine ----------------------------------------------------
 

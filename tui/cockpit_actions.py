@@ -25,6 +25,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("help", "Help", "The keys and what they do"),
     ("set_task", "Set the task", "Write the task of a run of MCP tools started without one"),
 )
+FOLD_COMMAND = ("toggle_folds", "Expand / fold", "Expand every folded observation, or fold them again")
+"""The transcript pane's own `o`, which the cockpit's palette and the replay viewer's offer too."""
 COCKPIT_ACTIONS = frozenset(name for name, _, _ in COMMANDS)
 WHILE_BUSY = frozenset({"interrupt", "abort", "save", "help"})
 

@@ -28,6 +28,7 @@ from engine.sessions.run import Run
 from engine.core.state import RunState
 from engine.core.text import clean
 from tui.collector_pace import AfterFrameCollector
+from tui.cockpit_actions import FOLD_COMMAND
 from tui.layout import fit
 from tui.replay_fork import _fork_from, fork_target, imported_fork_policies
 from tui.replay_tail import Tail, read_tail
@@ -75,7 +76,7 @@ REPLAY_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("prev_marker", "Previous marker", "The marker before"),
     ("search", "Search", "Find a word in the run's text"),
     ("fork", "Fork", "Continue live from here with a policy you pick"),
-    ("toggle_folds", "Expand / fold", "Expand every folded observation, or fold them again"),
+    FOLD_COMMAND,
 )
 """(action, palette title, palette help): the palette offers what the keys do."""
 

@@ -33,10 +33,18 @@ def default_transcript_dir() -> Path:
 
 
 def default_transcript_path(scenario: str, task: str, now: float | None = None) -> Path:
+    """A new file's name in the transcript folder: the time to the second, the scenario,
+    the task and the process; a second run of the process within that second (a fork
+    from the viewer, say) gets `-2`, `-3`... instead of a name already taken."""
     stamp = datetime.fromtimestamp(now if now is not None else time.time(), tz=timezone.utc)
     safe_task = "".join(c if c.isalnum() or c in "-_" else "-" for c in task)[:40]
-    name = f"{stamp:%Y%m%d-%H%M%S}-{scenario}-{safe_task}-{os.getpid()}.jsonl"
-    return default_transcript_dir() / name
+    stem = f"{stamp:%Y%m%d-%H%M%S}-{scenario}-{safe_task}-{os.getpid()}"
+    folder = default_transcript_dir()
+    path, n = folder / f"{stem}.jsonl", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}-{n}.jsonl"
+    return path
 
 
 @dataclass
