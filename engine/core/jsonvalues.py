@@ -26,10 +26,36 @@ def _flat(args: dict[str, Any]) -> bool:
     return True
 
 
+MAX_DEPTH = 100
+"""How deep arguments may nest (objects and lists, the arguments themselves the first
+level). Deeper, the transcript's JSON writer (it stops near 255 levels) or Python's
+recursion on the way raised out of the engine's step instead of a policy error."""
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests objects or lists more than `limit` deep; walked without
+    recursion, and depth first, so a structure that holds itself is found quickly."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def jsonable(args: dict[str, Any]) -> str | None:
-    """None when `json.dumps(args)` works, else why not."""
+    """None when `json.dumps(args)` works and nests at most `MAX_DEPTH` levels, else why not."""
     if type(args) is dict and _flat(args):
         return None
+    if too_deep(args):
+        return f"nested deeper than {MAX_DEPTH} levels"
     try:
         json.dumps(args)
     except (TypeError, ValueError, RecursionError) as exc:

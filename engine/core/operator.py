@@ -14,6 +14,7 @@ from engine.core.amounts import amount
 from engine.core.approvals import decide_effect
 from engine.core.events import ApprovalDecided, BudgetExtended, BudgetKind, PolicySwapped, RuleInfo
 from engine.core.policy import Policy
+from engine.core.jsonvalues import jsonable
 from engine.core.tools import validate_args
 
 def _flushed(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -86,6 +87,8 @@ class OperatorCalls:
         """Validate edited arguments for the pending action; raises ValueError."""
         pending = self._require_pending()
         tool = self.tools[pending.tool]
+        if isinstance(args, dict) and (problem := jsonable(args)) is not None:
+            raise ValueError(f"the arguments cannot be written as JSON ({problem})")
         clean = validate_args(tool, args)
         effect, why = decide_effect(self.state.rules, tool, clean, args)
         if effect == "deny":
