@@ -149,7 +149,8 @@ def test_resume_restarts_the_servers_and_runs_nothing_again(tmp_path):
     proc.wait(30)
     assert wait_gone(server)
     resumed = agent_tui(
-        "run", NOTES_SCENARIO, "--resume", str(out), "--headless", "--approve", "all"
+        "run", NOTES_SCENARIO, "--resume", str(out), "--headless", "--approve", "all",
+        "--mcp", notes_command("--pidfile", str(tmp_path / "first.pid")),  # the operator gives the server again
     )
     assert resumed.returncode == 0, resumed.stderr
     evs = events(out)

@@ -187,7 +187,7 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     policy, model = resolve_policy(scenario, args, interactive=interactive, default=None, named=extras.named)
     if policy is None and transcript.header.scenario == "imported":
         raise UsageError("an imported log has no policy of its own to go on with: give --policy human or --policy model")
-    hub, tools = extras.restart(transcript.header.mcp)
+    hub, tools = extras.restart(transcript.header.mcp, args, transcript.path)
     try:
         if args.resume:
             run = resume_run(scenario, transcript, policy, interactive=interactive, approve=args.approve, extra_tools=tools)

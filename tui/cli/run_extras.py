@@ -101,30 +101,13 @@ class RunExtras:
         """The scenario's budget with the configuration's [budget] over it."""
         return budget.model_copy(update=self.config.budget) if self.config.budget else budget
 
-    def restart(self, saved: list[dict[str, Any]]):
-        """Start again the servers a transcript's header names: (hub, tools), or (None, [])."""
-        from engine.sessions.config import McpServerConfig
+    def restart(self, saved: list[dict[str, Any]], args: argparse.Namespace, path: str):
+        """Start again the servers a transcript's header names, as the operator gives them again
+        (`--mcp`, `--mcp-url`, the configuration; tui/cli/vouched.py): (hub, tools), or (None, [])."""
+        from tui.cli.vouched import vouched_servers
 
-        servers = []
-        for data in saved:
-            configured = self.config.server(str(data.get("name")))
-            try:
-                servers.append(
-                    McpServerConfig(
-                        name=str(data["name"]),
-                        command=data.get("command"),
-                        args=tuple(str(a) for a in data.get("args", [])),
-                        url=data.get("url"),
-                        env=dict(configured.env) if configured is not None else {},
-                        cwd=data.get("cwd"),
-                        trusted=bool(data.get("trusted", False)),
-                        timeout=float(data.get("timeout", 30.0)),
-                        source="the transcript",
-                    )
-                )
-            except (KeyError, TypeError, ValueError):
-                raise UsageError(f"the transcript's MCP server entry cannot be read: {data!r}") from None
-        return start_servers(servers)
+        given = servers_from_args(self.config, getattr(args, "mcp", []), getattr(args, "mcp_url", []))
+        return start_servers(vouched_servers(saved, self.config, given, path))
 
     def attach(self, run: Any, hub: Any) -> None:
         """Give a continued run the configured policies and its servers (stopped when it closes)."""
