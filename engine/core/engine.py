@@ -369,7 +369,10 @@ class Engine(OperatorCalls):
             else:
                 self._end("handed_off", f"{tool.name}: {text}" if text else tool.name)
             return False
-        effect, why = decide_effect(self.state.rules, tool, args, action.args)
+        again = (self.state.step, index) in self.ask_again
+        # An action an earlier session reached is judged by the header's rules alone: an
+        # "approve always" read from the file never clears the call it was recorded for.
+        effect, why = decide_effect(self.header.rules if again else self.state.rules, tool, args, action.args)
         if effect == "deny":
             self._observe(index, tool.name, args, f"DENIED: {tool.name} is not allowed here ({why})", error=True)
             return True
@@ -377,7 +380,7 @@ class Engine(OperatorCalls):
             self._emit(
                 ApprovalRequested(at=self.clock(), step=self.state.step, index=index, tool=tool.name, args=args, reason=why)
             )
-            mode = "ask" if (self.state.step, index) in self.ask_again else self.approve_mode
+            mode = "ask" if again else self.approve_mode
             if mode == "all":
                 self._emit(ApprovalDecided(at=self.clock(), step=self.state.step, index=index, choice="approve", by="auto (--approve all)"))
             elif mode == "none":

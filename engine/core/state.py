@@ -248,7 +248,7 @@ class RunState:
             self._operator_changed(e.index, None)
         self.pending = None
         self.status = "ready"
-        if e.rule is not None:
+        if e.rule is not None and _approves_always(e, pending):
             self.rules.append(e.rule)
         if self.history:
             current = self.history[-1]
@@ -307,6 +307,22 @@ class RunState:
         self.pending = None
         self.queue = []
         self.status = "ended"
+
+
+def _approves_always(e: ev.ApprovalDecided, pending: PendingApproval | None) -> bool:
+    """Whether `e` is an "approve always" of the approval pending now, with the one rule the
+    engine makes for it (allow that tool, any arguments). A transcript is untrusted: a line
+    that answers nothing, or carries a wider rule (`*`, another tool), allows nothing."""
+    rule = e.rule
+    return (
+        rule is not None
+        and pending is not None
+        and e.choice == "approve_always"
+        and (e.step, e.index) == (pending.step, pending.index)
+        and rule.effect == "allow"
+        and rule.tool == pending.tool
+        and not rule.args
+    )
 
 
 _HANDLERS = {
