@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from engine.core.engine import ApproveMode, Engine
+from engine.core.guards import RecordError
 from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
 from engine.gateway.conversation import Conversation, check_request, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
@@ -168,10 +169,26 @@ class Gateway:
             future.set_result(error_response(400, f"agent-tui gateway: {problem}"))
             return future
         with self.lock:
-            self._take(body, tools, future)
-            self._advance()
+            try:
+                self._take(body, tools, future)
+                self._advance()
+            except (RecordError, OSError) as exc:  # the transcript cannot be written: nothing is released
+                self._cannot_record(future, exc)
         self._changed()
         return future
+
+    def _cannot_record(self, future: Future[Response], exc: BaseException) -> None:
+        """Answer the waiting request (and `future`) with an error: a turn the transcript
+        cannot hold sends the agent no call and no answer."""
+        from engine.core.guards import halt_reason
+
+        engine = self.engine
+        reason = engine.halted if engine is not None and engine.halted is not None else halt_reason(exc)
+        response = error_response(503, f"agent-tui gateway: {reason}", "agent_tui", "transcript_unwritable")
+        if self.held is not None:
+            self._respond(response)
+        if not future.done():
+            future.set_result(response)
 
     def _take(self, body: dict[str, Any], tools: list[Tool], future: Future[Response]) -> None:
         messages = body["messages"]
@@ -293,6 +310,9 @@ class Gateway:
         while self.held is not None and self.current is not None:
             engine = self.current.engine
             status = engine.status
+            if status == "halted":
+                self._cannot_record(self.held.future, RecordError(engine.halted))
+                return
             if status == "ended":
                 self._respond(self._end_response())
                 return
@@ -322,7 +342,10 @@ class Gateway:
             else:
                 self._credit = 0
             before = len(engine.events)
-            engine.step()
+            try:
+                engine.step()
+            except RecordError:
+                continue  # halted: answered at the top of the loop
             if len(engine.events) == before:
                 return
 
@@ -387,7 +410,7 @@ class Gateway:
                 return
             self.held = None
             engine = self.engine
-            if engine is not None and not engine.ended:
+            if engine is not None and not engine.stopped:
                 engine.note(
                     "the agent disconnected while its response was held; the next request continues the run",
                     error=True,
@@ -401,7 +424,11 @@ class Gateway:
             engine = self.engine
             if engine is None:
                 raise ValueError("no run yet: the agent has not sent a request")
-            op(engine)
+            try:
+                op(engine)
+            except RecordError:
+                self._advance()  # the held request learns that nothing was released
+                raise
             self._advance()
             if self.held is None and self.turn.decision is not None and engine.status == "ready":
                 self._keep_unsent(engine)
