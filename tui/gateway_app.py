@@ -23,6 +23,7 @@ from engine.core.engine import EngineError
 from engine.core.events import Event
 from engine.gateway import Gateway, GatewayRun
 from engine.core.policy import Decision
+from engine.core.state import PendingApproval
 from engine.core.text import clean
 from tui.keys import approval_bindings
 from tui.plain import event_lines, header_lines, outcome_line
@@ -173,34 +174,39 @@ class GatewayApp(App[None]):
     def action_pause(self) -> None:
         self.perform("pause", lambda: self.gateway.set_mode("step"))
 
-    def action_approve(self) -> None:
-        if self._pending() is not None:
-            self.perform("approve", self.gateway.approve)
+    # Each answer names the approval the operator saw: the gateway refuses it if an agent's
+    # request has replaced that approval since (the operator never approves a call unseen).
 
-    def action_approve_always(self) -> None:
-        if self._pending() is not None:
-            self.perform("approve always", lambda: self.gateway.approve(always=True))
+    def action_approve(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self._pending()
+        if pending is not None:
+            self.perform("approve", lambda: self.gateway.approve(expected=pending))
 
-    def action_reject(self) -> None:
-        pending = self._pending()
+    def action_approve_always(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self._pending()
+        if pending is not None:
+            self.perform("approve always", lambda: self.gateway.approve(always=True, expected=pending))
+
+    def action_reject(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self._pending()
         if pending is None:
             return
 
         def rejected(reason: str | None) -> None:
             if reason is not None:
-                self.perform("reject", lambda: self.gateway.reject(reason))
+                self.perform("reject", lambda: self.gateway.reject(reason, expected=pending))
 
         self.push_screen(ReasonScreen(pending.tool), rejected)
 
-    def action_edit(self) -> None:
-        pending = self._pending()
+    def action_edit(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self._pending()
         if pending is None:
             return
         engine = self.gateway.engine
 
         def edited(args: dict[str, Any] | None) -> None:
             if args is not None:
-                self.perform("edit", lambda: self.gateway.modify(args))
+                self.perform("edit", lambda: self.gateway.modify(args, expected=pending))
 
         self.push_screen(EditArgsScreen(engine.tools[pending.tool], pending.args, engine.check_edit), edited)
 
@@ -210,9 +216,9 @@ class GatewayApp(App[None]):
             return
         tool = self.gateway.engine.tools.get(pending.tool)
         kind = "asks unless a rule allows it"
-        self.push_screen(ApprovalScreen(pending, tool.description if tool else "", kind), self._answered)
+        self.push_screen(ApprovalScreen(pending, tool.description if tool else "", kind), lambda choice: self._answered(choice, pending))
 
-    def _answered(self, choice: str | None) -> None:
+    def _answered(self, choice: str | None, seen: PendingApproval) -> None:
         actions = {
             "approve": self.action_approve,
             "approve_always": self.action_approve_always,
@@ -220,7 +226,7 @@ class GatewayApp(App[None]):
             "edit": self.action_edit,
         }
         if choice in actions:
-            actions[choice]()
+            actions[choice](seen)
 
     def action_take_over(self) -> None:
         engine = self.gateway.engine

@@ -39,6 +39,7 @@ from engine.gateway.upstream import Upstream, UpstreamPolicy, UpstreamReply
 from engine.gateway.wire import Response, built_reply, error_response, passthrough, tool_call
 from engine.model.config import Secret, safe_url
 from engine.core.policy import Decision, HumanPolicy
+from engine.core.state import PendingApproval
 from engine.sessions.run import default_transcript_path
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
@@ -46,6 +47,10 @@ from engine.stored.transcript import TranscriptWriter
 Mode = Literal["step", "continue"]
 MAX_ASKS = 8
 """Times one request asks the upstream again after every call was refused."""
+
+
+class StaleApproval(ValueError):
+    """An operator's answer to an approval that is no longer the pending one: nothing ran."""
 
 
 @dataclass
@@ -419,11 +424,18 @@ class Gateway:
 
     # -- the operator ----------------------------------------------------------
 
-    def _operate(self, op: Callable[[Engine], object]) -> None:
+    def _operate(self, op: Callable[[Engine], object], expected: PendingApproval | None = None) -> None:
+        """Apply the operator's `op`; with `expected`, only while that approval is the one
+        pending (an agent's new request may have replaced the run since the operator saw it)."""
         with self.lock:
             engine = self.engine
             if engine is None:
                 raise ValueError("no run yet: the agent has not sent a request")
+            if expected is not None and engine.state.pending is not expected:
+                raise StaleApproval(
+                    f"the call you answered ({expected.tool}, step {expected.step}) is no longer waiting: "
+                    "the agent's requests moved the gateway on; nothing ran"
+                )
             try:
                 op(engine)
             except RecordError:
@@ -456,14 +468,15 @@ class Gateway:
                 self._advance()
         self._changed()
 
-    def approve(self, always: bool = False) -> None:
-        self._operate(lambda e: e.approve(always=always))
+    def approve(self, always: bool = False, expected: PendingApproval | None = None) -> None:
+        """Approve the pending call; `expected`: the pending approval the operator saw (see `_operate`)."""
+        self._operate(lambda e: e.approve(always=always), expected)
 
-    def reject(self, reason: str) -> None:
-        self._operate(lambda e: e.reject(reason))
+    def reject(self, reason: str, expected: PendingApproval | None = None) -> None:
+        self._operate(lambda e: e.reject(reason), expected)
 
-    def modify(self, args: dict[str, Any]) -> None:
-        self._operate(lambda e: e.modify(args))
+    def modify(self, args: dict[str, Any], expected: PendingApproval | None = None) -> None:
+        self._operate(lambda e: e.modify(args), expected)
 
     def extend_budget(self, kind: Any, limit: float) -> None:
         self._operate(lambda e: e.extend_budget(kind, limit))

@@ -136,19 +136,30 @@ class _Operator:
 
     def __init__(self, gateway) -> None:
         self.gateway = gateway
+        self.seen = gateway.engine.state.pending
+        """The approval the prompt shows: an answer applies to it only (see `Gateway._operate`)."""
 
     @property
     def state(self):
         return self.gateway.engine.state
 
+    def _answer(self, op: Any) -> None:
+        from engine.core.text import clean
+        from engine.gateway.controller import StaleApproval
+
+        try:
+            op()
+        except StaleApproval as exc:
+            print(f"agent-tui: {clean(str(exc))}", file=sys.stderr, flush=True)
+
     def approve(self, always: bool = False) -> None:
-        self.gateway.approve(always)
+        self._answer(lambda: self.gateway.approve(always, expected=self.seen))
 
     def reject(self, reason: str) -> None:
-        self.gateway.reject(reason)
+        self._answer(lambda: self.gateway.reject(reason, expected=self.seen))
 
     def modify(self, args: dict[str, Any]) -> None:
-        self.gateway.modify(args)
+        self._answer(lambda: self.gateway.modify(args, expected=self.seen))
 
     def abort(self) -> None:
         self.gateway.abort()

@@ -1,0 +1,98 @@
+"""An approval answers the call the operator saw. While the approval dialog shows one call, an
+agent's new conversation can replace the run and hold another call: pressing `a` on the old
+dialog must not approve the new call, which the operator never saw."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from engine.gateway.controller import StaleApproval
+from tests.cockpit_worlds import wait_until
+from tests.fake_openai import FakeOpenAI, call, say
+from tests.gateway_harness import TOOLS, Files, gateway
+from tui.gateway_app import GatewayApp
+from tui.screens.approval import ApprovalScreen
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def agent(url: str, files: Files, text: str, into: dict[str, Any]) -> threading.Thread:
+    """An agent that runs every call it gets back."""
+
+    def go() -> None:
+        client = openai.OpenAI(base_url=url, api_key="k", max_retries=0, timeout=60)
+        try:
+            message = client.chat.completions.create(model="m", messages=[{"role": "user", "content": text}], tools=TOOLS).choices[0].message
+        except openai.APIError as exc:
+            into["error"] = exc
+            return
+        for tool_call in message.tool_calls or []:
+            into.setdefault("ran", []).append(files.run(tool_call.function.name, **json.loads(tool_call.function.arguments)))
+
+    thread = threading.Thread(target=go, daemon=True)
+    thread.start()
+    return thread
+
+
+async def test_approving_the_dialog_of_a_call_replaced_meanwhile_runs_nothing(tmp_path: Path) -> None:
+    files = Files(tmp_path)
+    (tmp_path / "scratch.txt").write_text("old")
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(call("delete_file", path="scratch.txt", id="c1"), call("delete_file", path="notes.txt", id="c2"))
+        app = GatewayApp(gw, server.url)
+        async with app.run_test(size=(120, 40)) as pilot:
+            first: dict[str, Any] = {}
+            agent(server.url, files, "Clean the scratch file.", first)
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog", timeout=30)
+            shown = gw.engine.state.pending
+            assert shown.args == {"path": "scratch.txt"}
+            second: dict[str, Any] = {}
+            agent(server.url, files, "Something else entirely.", second)
+            await wait_until(
+                pilot, lambda: gw.engine.state.pending is not None and gw.engine.state.pending is not shown,
+                what="the second conversation's call", timeout=30,
+            )
+            assert isinstance(app.screen, ApprovalScreen), "the old dialog is still up"
+            await pilot.press("a")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert files.notes_exist, "a call the operator never saw was approved"
+            assert "ran" not in second and gw.engine.state.pending is not None
+            assert any("no longer waiting" in str(n.message) for n in app._notifications)
+
+
+def test_the_gateway_refuses_an_answer_to_an_approval_that_is_gone(tmp_path: Path) -> None:
+    files = Files(tmp_path)
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(call("delete_file", path="x", id="c1"), call("delete_file", path="notes.txt", id="c2"), say("ok"))
+        first: dict[str, Any] = {}
+        agent(server.url, files, "one", first)
+        deadline_wait(lambda: gw.engine is not None and gw.engine.status == "awaiting_approval")
+        shown = gw.engine.state.pending
+        second: dict[str, Any] = {}
+        agent(server.url, files, "two", second)
+        deadline_wait(lambda: gw.engine.state.pending is not None and gw.engine.state.pending is not shown)
+        for answer in (lambda: gw.approve(expected=shown), lambda: gw.modify({"path": "x"}, expected=shown), lambda: gw.reject("no", expected=shown)):
+            with pytest.raises(StaleApproval):
+                answer()
+        assert files.notes_exist and gw.engine.status == "awaiting_approval"
+
+
+def deadline_wait(predicate) -> None:
+    import time
+
+    deadline = time.monotonic() + 30
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
