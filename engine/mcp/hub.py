@@ -25,11 +25,15 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, Iterable
 
+from engine.model.config import KEY_VARIABLES
 from engine.sessions.config import McpServerConfig
 
 GUARD = Path(__file__).with_name("guard.py")
+WITHHELD = (*KEY_VARIABLES, "AGENT_TUI_GATEWAY_TOKEN")
+"""Variables a stdio server never inherits: the model's key and the gateway's token are
+agent-tui's, not the tool server's (a server's own `env` in the configuration can still set one)."""
 STOP_GRACE = 3.0
 START_TIMEOUT = 30.0
 """Seconds a server may take to start and list its tools (at least; its call timeout if longer)."""
@@ -72,9 +76,11 @@ class Connection:
 class McpHub:
     """Starts the run's MCP servers, lists their tools, calls them, and stops them."""
 
-    def __init__(self, servers: list[McpServerConfig], log_dir: Path) -> None:
+    def __init__(self, servers: list[McpServerConfig], log_dir: Path, withheld: Iterable[str] = ()) -> None:
+        """`withheld`: more environment variables that hold secrets (a named policy's `api_key_env`)."""
         self.connections = [Connection(s) for s in servers]
         self.log_dir = log_dir
+        self.withheld = frozenset([*WITHHELD, *withheld])
         self.progress_listeners: list[Callable[[Progress], None]] = []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-loop", daemon=True)
@@ -170,7 +176,7 @@ class McpHub:
         params = StdioServerParameters(
             command=sys.executable,
             args=["-I", "-S", str(GUARD), str(os.getpid()), str(pidfile), cfg.command or "", *cfg.args],
-            env={**os.environ, **cfg.env},
+            env={**{k: v for k, v in os.environ.items() if k not in self.withheld}, **cfg.env},
             cwd=cfg.cwd,
             encoding_error_handler="replace",
         )

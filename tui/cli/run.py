@@ -116,7 +116,7 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
             rules += load_rules(args.rules)
         except RulesError as exc:
             raise UsageError(str(exc)) from None
-    hub, tools = start_servers(extras.servers)
+    hub, tools = start_servers(extras.servers, withheld=extras.key_variables)
     try:
         run = new_run(
             scenario,

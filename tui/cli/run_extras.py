@@ -107,7 +107,12 @@ class RunExtras:
         from tui.cli.vouched import vouched_servers
 
         given = servers_from_args(self.config, getattr(args, "mcp", []), getattr(args, "mcp_url", []))
-        return start_servers(vouched_servers(saved, self.config, given, path))
+        return start_servers(vouched_servers(saved, self.config, given, path), withheld=self.key_variables)
+
+    @property
+    def key_variables(self) -> list[str]:
+        """The variables the configured model policies read their keys from (`api_key_env`)."""
+        return [p.api_key_env for p in self.config.policies if p.api_key_env]
 
     def attach(self, run: Any, hub: Any) -> None:
         """Give a continued run the configured policies and its servers (stopped when it closes)."""
@@ -182,14 +187,15 @@ def default_policy(scenario, extras: RunExtras) -> str:
     return next(iter(extras.named), "human")
 
 
-def start_servers(servers: list[McpServerConfig], taken=()):
-    """Start the MCP servers: (hub, tools), or (None, []) with none; UsageError when one cannot start."""
+def start_servers(servers: list[McpServerConfig], taken=(), withheld=()):
+    """Start the MCP servers: (hub, tools), or (None, []) with none; UsageError when one cannot start.
+    `withheld`: the environment variables of the configuration's keys, which no server inherits."""
     if not servers:
         return None, []
     from engine.mcp import McpHub, McpStartError, hub_tools
     from engine.sessions.run import default_transcript_dir
 
-    hub = McpHub(servers, default_transcript_dir().parent / "logs")
+    hub = McpHub(servers, default_transcript_dir().parent / "logs", withheld)
     guard_servers()
     try:
         hub.start()
