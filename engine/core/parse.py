@@ -22,10 +22,16 @@ EXPECTED_FORMAT = (
     "'Action: tool(name=value, ...)' or 'Final Answer: ...'"
 )
 
-_THOUGHT = re.compile(r"^\s*Thought\s*:\s*(.*)$", re.M)
-_ANSWER = re.compile(r"^\s*(?:Final Answer|Answer)\s*:\s*(.*)\Z", re.M | re.S)
-_ACTION_BRACKET = re.compile(r"^\s*Action\s*:\s*([A-Za-z_][\w.-]*)\s*\[(.*)\]\s*$", re.M)
-_ACTION_PAREN = re.compile(r"^\s*Action\s*:\s*([A-Za-z_][\w.-]*)\s*\((.*)\)\s*$", re.M | re.S)
+# Every pattern runs in time linear in the text (a model's reply can be megabytes): a line's
+# leading blanks are `[^\S\n]*`, never `\s*`, which would rescan every following blank line
+# from each line start; an action in parentheses is found as its head, then the last ")"
+# that ends a line after it, instead of one pattern that retries the whole rest of the text
+# from every "Action: tool(" line.
+_THOUGHT = re.compile(r"^[^\S\n]*Thought[^\S\n]*:[^\S\n]*(.*)$", re.M)
+_ANSWER = re.compile(r"^[^\S\n]*(?:Final Answer|Answer)[^\S\n]*:\s*(.*)\Z", re.M | re.S)
+_ACTION_BRACKET = re.compile(r"^[^\S\n]*Action[^\S\n]*:[^\S\n]*([A-Za-z_][\w.-]*)[^\S\n]*\[(.*)\][^\S\n]*$", re.M)
+_ACTION_PAREN_HEAD = re.compile(r"^[^\S\n]*Action[^\S\n]*:\s*([A-Za-z_][\w.-]*)\s*\(", re.M)
+_CLOSE_AT_LINE_END = re.compile(r"\)[^\S\n]*$", re.M)
 
 
 @dataclass
@@ -93,6 +99,20 @@ def arguments_from_text(text: str, param_names: Sequence[str]) -> dict[str, Any]
     return {first: stripped}
 
 
+def _paren_action(text: str) -> tuple[int, str, str] | None:
+    """`Action: tool(...)`: (where its line starts, the tool, the text up to the last ")" that
+    ends a line after it, across lines), or None."""
+    head = _ACTION_PAREN_HEAD.search(text)
+    if head is None:
+        return None
+    close = None
+    for close in _CLOSE_AT_LINE_END.finditer(text, head.end()):
+        pass
+    if close is None:
+        return None
+    return head.start(), head.group(1), text[head.end() : close.start()]
+
+
 def parse_decision_text(text: str, params_of: dict[str, Sequence[str]]) -> ParsedText:
     """Read one policy output. `params_of` maps tool names to parameter names."""
     parsed = ParsedText()
@@ -100,10 +120,10 @@ def parse_decision_text(text: str, params_of: dict[str, Sequence[str]]) -> Parse
     if thought:
         parsed.thought = thought.group(1).strip()
     bracket = _ACTION_BRACKET.search(text)
-    paren = None if bracket else _ACTION_PAREN.search(text)
+    paren = None if bracket else _paren_action(text)
     answer = _ANSWER.search(text)
-    action = bracket or paren
-    if answer and (action is None or answer.start() < action.start()):
+    start = bracket.start() if bracket else (paren[0] if paren else None)
+    if answer and (start is None or answer.start() < start):
         parsed.answer = answer.group(1).strip()
         return parsed
     if bracket:
@@ -112,7 +132,7 @@ def parse_decision_text(text: str, params_of: dict[str, Sequence[str]]) -> Parse
         parsed.actions.append(Action(tool=name, args={(names[0] if names else "input"): raw.strip()}))
         return parsed
     if paren:
-        name, raw = paren.group(1), paren.group(2)
+        _, name, raw = paren
         parsed.actions.append(Action(tool=name, args=arguments_from_text(raw, params_of.get(name, ()))))
         return parsed
     parsed.error = f"ERROR: invalid format, {EXPECTED_FORMAT}"

@@ -29,7 +29,7 @@ trajectories is six runs.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, Iterator
 
 from engine.core.events import Action
 from engine.stored.importers.build import Draft, Step, preview
@@ -53,7 +53,8 @@ _ACTION_PAREN = re.compile(r"^([A-Za-z_][\w.-]*)\s*\((.*)\)\s*$", re.S)
 _ACTION_BARE = re.compile(r"^([A-Za-z_][\w.-]*)\s*$")
 _AI_ANSWER = re.compile(r"^\s*AI:\s?(.*)$")
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
-_COLOURED = re.compile(r"\x1b\[([0-9;]*)m\x1b\[1;3m(.*?)\x1b\[0m", re.S)
+_COLOURED_HEAD = re.compile(r"\x1b\[([0-9;]*)m\x1b\[1;3m")
+_RESET = "\x1b[0m"
 _AGENT_COLOUR = "32;1"
 """LangChain prints what the model wrote in green; each tool's output in another colour."""
 
@@ -63,20 +64,33 @@ def decolour(text: str) -> str:
     label introduces gets one, on its own line, and the model's next words start a new line."""
     out: list[str] = []
     pos = 0
-    for m in _COLOURED.finditer(text):
-        out.append(_SGR.sub("", text[pos:m.start()]))
+    for colour, start, body, end in _coloured(text):
+        out.append(_SGR.sub("", text[pos:start]))
         before = "".join(out[-3:])
-        if m.group(1) == _AGENT_COLOUR:
+        if colour == _AGENT_COLOUR:
             if before and not before.endswith("\n") and not before.rstrip(" ").endswith(":"):
                 out.append("\n")
         elif not before.rstrip(" ").endswith("Observation:"):
             out.append("Observation: " if not before or before.endswith("\n") else "\nObservation: ")
-        out.append(_SGR.sub("", m.group(2)))
-        if m.group(1) != _AGENT_COLOUR and not text.startswith("\n", m.end()):
+        out.append(_SGR.sub("", body))
+        if colour != _AGENT_COLOUR and not text.startswith("\n", end):
             out.append("\n")
-        pos = m.end()
+        pos = end
     out.append(_SGR.sub("", text[pos:]))
     return "".join(out)
+
+
+def _coloured(text: str) -> Iterator[tuple[str, int, str, int]]:
+    """Each coloured span (colour, where it starts, its text, where it ends), in time linear in
+    `text`: a span runs to the first reset after its head, and once a head has no reset after it,
+    no later head has one either (one lazy pattern would rescan the rest of the text from each)."""
+    pos = 0
+    while (head := _COLOURED_HEAD.search(text, pos)) is not None:
+        close = text.find(_RESET, head.end())
+        if close < 0:
+            return
+        yield head.group(1), head.start(), text[head.end() : close], close + len(_RESET)
+        pos = close + len(_RESET)
 
 
 def dialect(text: str) -> str:
