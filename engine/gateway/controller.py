@@ -368,7 +368,7 @@ class Gateway:
             and len(released) == len(decision.actions)
             and all(released[i] == a.args for i, a in enumerate(decision.actions))
         )
-        if unchanged and reply.stream == self.held.stream:
+        if unchanged and reply.stream == self.held.stream and reply.raw_safe:
             return passthrough(reply.raw, reply.stream)
         self._refused_go_upstream(decision, now=False)
         calls = [tool_call(a.call_id or f"call_{i}", a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
@@ -385,7 +385,7 @@ class Gateway:
         ended: RunEnded = self.current.engine.state.ended
         decision, reply = self.turn.decision, self.turn.reply
         if ended.outcome == "answer" and decision is not None and decision.answer is not None:
-            if reply is not None and reply.stream == self.held.stream:
+            if reply is not None and reply.stream == self.held.stream and reply.raw_safe:
                 return passthrough(reply.raw, reply.stream)
             return self._built(decision.answer, [], decision)
         code = "budget_exhausted" if "budget reached" in ended.reason else "run_ended"

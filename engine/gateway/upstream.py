@@ -26,6 +26,7 @@ from engine.model.keymask import KeyMask, MaskedStream
 from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.gateway.client import TIMEOUT_ERRORS, TRANSPORT_ERRORS, UpstreamClient
+from engine.gateway.echo import StreamEcho, masked_json
 
 _PASS_HEADERS = ("retry-after", "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests")
 
@@ -58,6 +59,8 @@ class UpstreamReply:
     stream: bool
     raw: bytes
     data: dict[str, Any] | None = None
+    raw_safe: bool = True
+    """False when the raw bytes spell the key across streamed pieces: never passed on as they came."""
 
 
 class UpstreamPolicy:
@@ -103,9 +106,9 @@ class UpstreamPolicy:
         try:
             response = self._client.post(url, payload, headers)
             if response.status != 200:
-                raw = self._masked(response.read())
+                raw = masked_json(self._mask, self._masked(response.read()))
                 self._fail(response.status, raw, dict(response.getheaders()), _detail(raw))
-            got = self._read_stream(response, view) if stream else _read_whole(self._masked(response.read()))
+            got = self._read_stream(response, view) if stream else _read_whole(masked_json(self._mask, self._masked(response.read())))
         except TIMEOUT_ERRORS:
             self._fail(504, None, {}, f"the upstream {safe_url(self.upstream.url)} did not answer in time")
         except TRANSPORT_ERRORS as exc:
@@ -119,15 +122,16 @@ class UpstreamPolicy:
     def _read_stream(self, response: HTTPResponse, view: RunView) -> UpstreamReply:
         shown = MaskedStream(self._mask, view.stream)
         reader = StreamReader(shown)
+        echo = StreamEcho(self._mask)
         lines: list[bytes] = []
         for line in response:
-            line = self._masked(line)
+            line = echo.line(self._masked(line))
             lines.append(line)
             reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
         if not reader.complete:
             raise WireError("the stream ended before the reply was complete")
         shown.close()
-        return UpstreamReply(reader.reply, True, b"".join(lines))
+        return UpstreamReply(reader.reply, True, b"".join(lines), raw_safe=not echo.carries_key)
 
     def _masked(self, raw: bytes) -> bytes:
         """`raw` with the key masked (undecodable bytes kept as they are)."""

@@ -1,0 +1,68 @@
+"""An upstream's echo of the key in JSON, where masking the bytes as text does not reach it.
+
+`KeyMask` masks the key in a body's text, which catches it written plainly. JSON can write the
+same key with `\\u` escapes, which only parsing reveals, and a streamed reply spreads a text over
+many chunks that the agent's client joins back together. These checks close both ways before a
+body is read or passed on: a JSON body (a whole reply, an error) is masked in its decoded strings
+too; a stream's lines are, and `StreamEcho` joins each field's pieces as a client would, so a
+reply whose pieces spell the key is never passed on as it came (the gateway rebuilds it from the
+masked reply instead).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.model.keymask import KeyMask
+
+
+def masked_json(mask: KeyMask, raw: bytes) -> bytes:
+    """`raw` with the key masked in every decoded string of it, when it is JSON holding one
+    (re-serialised then; otherwise the same bytes)."""
+    if not mask.span or not raw:
+        return raw
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw
+    masked = mask.value(data)
+    return raw if masked == data else json.dumps(masked).encode()
+
+
+class StreamEcho:
+    """Follows a streamed reply's `data:` lines: masks the key in each line's decoded strings and
+    joins every field's pieces in order (by path, a list item by its `index`), as a client does."""
+
+    def __init__(self, mask: KeyMask) -> None:
+        self._mask = mask
+        self._fields: dict[tuple[Any, ...], list[str]] = {}
+
+    def line(self, raw: bytes) -> bytes:
+        """The line with the key masked in its JSON strings (the same bytes when there is none)."""
+        if not self._mask.span or not raw.startswith(b"data:"):
+            return raw
+        body = raw[5:]
+        ending = raw[len(raw.rstrip(b"\r\n")) :]
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            return raw
+        self._collect(data, ())
+        masked = self._mask.value(data)
+        return raw if masked == data else b"data: " + json.dumps(masked).encode() + ending
+
+    def _collect(self, value: Any, path: tuple[Any, ...]) -> None:
+        if isinstance(value, str):
+            self._fields.setdefault(path, []).append(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._collect(item, (*path, key))
+        elif isinstance(value, list):
+            for position, item in enumerate(value):
+                self._collect(item, (*path, item.get("index", position) if isinstance(item, dict) else position))
+
+    @property
+    def carries_key(self) -> bool:
+        """Whether a field's pieces, joined, hold the key."""
+        return any(self._mask.matches("".join(pieces)) for pieces in self._fields.values())
