@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.core.amounts import amount
 from engine.core.events import Event, Header, Note, RunEnded
-from engine.core.text import clean
+from engine.core.text import clean, visible
 from tui.words import CHOICE_WORDS, OUTCOME_WORDS, call_text
 
 
@@ -25,6 +25,11 @@ def one_line(text: str, limit: int | None = None) -> str:
 
 def render_args(tool: str | None, args: dict[str, Any]) -> str:
     return clean(call_text(tool, args))
+
+
+def approval_args(tool: str | None, args: dict[str, Any]) -> str:
+    """A call as the operator approves it: every character there, controls as escapes."""
+    return visible(call_text(tool, args))
 
 
 _GUTTER = " " * 11
@@ -98,7 +103,7 @@ def event_lines(event: Event) -> list[str]:
         label = "error" if event.error else "observe"
         return _indent(label, event.text)
     if t == "approval_requested":
-        return _indent("approval", f"{render_args(event.tool, event.args)} needs approval ({clean(event.reason)})")
+        return _indent("approval", f"{approval_args(event.tool, event.args)} needs approval ({clean(event.reason)})")
     if t == "approval_decided":
         words = CHOICE_WORDS[event.choice]
         detail = f": {clean(event.reason)}" if event.reason else ""

@@ -1,4 +1,5 @@
-"""Untrusted text made safe to show: terminal control characters removed."""
+"""Untrusted text made safe to show: terminal control characters removed (`clean`), or shown
+as escapes where nothing may be hidden (`visible`, for what the operator approves)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,21 @@ def clean(text: str) -> str:
     text = _ESCAPE_SEQ.sub("", text.replace("\r\n", "\n"))
     text = _CONTROL.sub("\ufffd", text)
     return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+
+
+def visible(text: str) -> str:
+    """Every control character shown as an escape (`\\x1b`, `\\x9d`, `<U+202E>`), nothing removed.
+
+    For what the operator approves: `clean` drops a whole escape sequence, payload and all
+    (an OSC or DCS runs to its terminator or the end of the text), which is right for reading
+    a log but would hide part of a call from the one who decides whether it runs."""
+    if not text or _ANY_UNSAFE.search(text) is None:
+        return text
+    return _ANY_UNSAFE.sub(_shown, text)
+
+
+def _shown(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return f"<U+{code:04X}>" if code > 0xFF else f"\\x{code:02x}"
+

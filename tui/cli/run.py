@@ -227,7 +227,8 @@ def waiting_for_approval(tool: str) -> str:
 
 def _ask_on_terminal(engine: Any) -> bool:
     """Ask the operator about the pending approval on the terminal; False if there is none to ask."""
-    from tui.plain import render_args
+    from engine.core.text import clean
+    from tui.plain import approval_args
 
     pending = engine.state.pending
     if not sys.stdin.isatty():
@@ -239,7 +240,7 @@ def _ask_on_terminal(engine: Any) -> bool:
                 "run in a terminal, or pass --approve all or --approve none"
             )
         return False
-    print(f"  ?        {render_args(pending.tool, pending.args)} needs approval ({pending.reason})")
+    print(f"  ?        {approval_args(pending.tool, pending.args)} needs approval ({clean(pending.reason)})")
     while True:
         try:
             answer = input("  [a]pprove, [A]pprove always, [r]eject, [e]dit, [x] abort > ").strip()

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from engine.core.state import PendingApproval
-from engine.core.text import clean
+from engine.core.text import clean, visible
 from tui.keys import approval_bindings
 
 ApprovalChoice = Literal["approve", "approve_always", "reject", "edit"]
@@ -32,7 +32,8 @@ class KeyButton(Button, can_focus=False):
 
 
 def args_text(args: dict[str, Any]) -> Text:
-    """Every argument in full: strings as they are (cleaned), other values as JSON."""
+    """Every argument in full: strings as they are, other values as JSON; a control character
+    is shown as an escape (`visible`), never dropped with what follows it."""
     text = Text()
     if not args:
         text.append("(no arguments)", style="dim")
@@ -40,10 +41,10 @@ def args_text(args: dict[str, Any]) -> Text:
     for n, (name, value) in enumerate(args.items()):
         if n:
             text.append("\n")
-        text.append(clean(str(name)), style="bold")
+        text.append(visible(str(name)), style="bold")
         text.append(" = ")
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, default=str)
-        text.append(clean(shown))
+        text.append(visible(shown))
     return text
 
 
