@@ -76,3 +76,34 @@ def test_an_approve_always_line_that_answers_no_approval_allows_nothing(tmp_path
     path.write_text("\n".join([*lines, *map(json.dumps, forged)]) + "\n")
     status, requests = resumed_requests(path)
     assert (status, requests) == ("awaiting_approval", [])
+
+
+def test_approve_always_for_a_tool_named_like_a_pattern_allows_only_that_tool(tmp_path: Path) -> None:
+    """A tool an agent or a server names `*` (or `pay*`): "approve always" allows that one tool,
+    never every tool its name would match as a pattern; resumed from the file, the same."""
+    from engine import Decision, Param, Scenario, ScriptedPolicy, Task, Tool
+
+    ran: list[str] = []
+    tools = [
+        Tool(name, "", (Param("n", "integer"),), (lambda name: lambda n: ran.append(name) or "ok")(name), kind="irreversible", timeout=None)
+        for name in ("*", "pay*", "pay_all")
+    ]
+    plan = [Decision.act("1", "*", n=1), Decision.act("2", "pay*", n=2), Decision.act("3", "pay_all", n=3)]
+    scenario = Scenario(
+        name="globs", description="", tasks={"t": Task("t", "pay")},
+        policies={"p": lambda w, t: ScriptedPolicy("p", lambda view: plan[view.step - 1] if view.step <= 3 else Decision.final("", "done"))},
+        make_world=lambda task, options: type("World", (), {"tools": tools})(),
+    )
+    path = tmp_path / "globs.jsonl"
+    run = new_run(scenario, "t", "p", out=path)
+    assert run.engine.run() == "awaiting_approval"
+    run.engine.approve(always=True)
+    assert ran == ["*"]
+    assert run.engine.run() == "awaiting_approval" and run.engine.state.pending.tool == "pay*", "'*' allowed another tool"
+    run.engine.approve(always=True)
+    assert run.engine.run() == "awaiting_approval" and run.engine.state.pending.tool == "pay_all", "'pay*' allowed pay_all"
+    run.close()
+    resumed = resume_run(scenario, read_transcript(path), approve="ask")
+    assert resumed.engine.run() == "awaiting_approval" and resumed.engine.state.pending.tool == "pay_all"
+    resumed.close()
+    assert ran == ["*", "pay*"]

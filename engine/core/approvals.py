@@ -35,6 +35,12 @@ Effect = Literal["allow", "ask", "deny"]
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 
 
+def always_rule(tool: str) -> RuleInfo:
+    """The rule "approve always" adds: allow exactly this tool. A name holding glob characters
+    (a tool an agent or a server called `*` or `write_*`) is matched as written, never as a pattern."""
+    return RuleInfo(tool=re.sub(r"([*?\[])", r"[\1]", tool), effect="allow", source="approve always")
+
+
 class RulesError(Exception):
     """A rules file that cannot be used; the message names the file and the problem."""
 

@@ -11,8 +11,8 @@ import functools
 from typing import Any, Callable
 
 from engine.core.amounts import amount
-from engine.core.approvals import decide_effect
-from engine.core.events import ApprovalDecided, BudgetExtended, BudgetKind, PolicySwapped, RuleInfo
+from engine.core.approvals import always_rule, decide_effect
+from engine.core.events import ApprovalDecided, BudgetExtended, BudgetKind, PolicySwapped
 from engine.core.policy import Policy
 from engine.core.jsonvalues import jsonable
 from engine.core.tools import validate_args
@@ -56,7 +56,7 @@ class OperatorCalls:
     @_flushed
     def approve(self: Any, always: bool = False, by: str = "operator") -> str:
         pending = self._require_pending()
-        rule = RuleInfo(tool=pending.tool, effect="allow", source="approve always") if always else None
+        rule = always_rule(pending.tool) if always else None
         self.fault = None
         self._emit(
             ApprovalDecided(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Hashable, Iterable, Literal
 
 from engine.core import events as ev
+from engine.core.approvals import always_rule
 from engine.core.collector import collector_paused
 from engine.core.events import Action, Budget, BudgetExhausted, BudgetKind, Event, Header, RuleInfo, RunEnded
 from engine.core.jsonvalues import args_key
@@ -254,8 +255,8 @@ class RunState:
             current = self.history[-1]
             if e.choice == "modify" and e.args is not None:
                 current.edits.append(f"arguments edited by the operator: {e.args}")
-            elif e.choice == "approve_always" and e.rule is not None:
-                current.edits.append(f"approved always for {e.rule.tool}")
+            elif e.choice == "approve_always" and e.rule is not None and pending is not None:
+                current.edits.append(f"approved always for {pending.tool}")
 
     def _observation(self, e: ev.Observed) -> None:
         if self.queue and self.queue[0][0] == e.index:
@@ -311,17 +312,14 @@ class RunState:
 
 def _approves_always(e: ev.ApprovalDecided, pending: PendingApproval | None) -> bool:
     """Whether `e` is an "approve always" of the approval pending now, with the one rule the
-    engine makes for it (allow that tool, any arguments). A transcript is untrusted: a line
-    that answers nothing, or carries a wider rule (`*`, another tool), allows nothing."""
-    rule = e.rule
+    engine makes for it (`always_rule`: allow exactly that tool, any arguments). A transcript is
+    untrusted: a line that answers nothing, or carries a wider rule (`*`, another tool), allows nothing."""
     return (
-        rule is not None
+        e.rule is not None
         and pending is not None
         and e.choice == "approve_always"
         and (e.step, e.index) == (pending.step, pending.index)
-        and rule.effect == "allow"
-        and rule.tool == pending.tool
-        and not rule.args
+        and (e.rule.tool, e.rule.effect, e.rule.args) == (always_rule(pending.tool).tool, "allow", {})
     )
 
 
