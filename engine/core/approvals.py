@@ -179,6 +179,8 @@ def load_rules(path: str | Path) -> list[RuleInfo]:
         raise RulesError(f"{p}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"{p}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise RulesError(f"{p}: not valid TOML: nested too deeply") from None
     at = _Lines(p, text)
     for key in data:
         if key != "rule":

@@ -201,6 +201,8 @@ def parse_config(text: str, path: Path, found: str = "--config") -> Config:
         match = re.search(r"at line (\d+)", str(exc))
         line = match.group(1) if match else "1"
         raise ConfigError(f"{path}:{line}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
     return _Reader(text, path, found).read(data)
 
 
