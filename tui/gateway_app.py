@@ -25,6 +25,7 @@ from engine.gateway import Gateway, GatewayRun
 from engine.core.policy import Decision
 from engine.core.state import PendingApproval
 from engine.core.text import clean
+from engine.model.config import safe_url
 from tui.keys import approval_bindings
 from tui.plain import event_lines, header_lines, outcome_line
 from tui.screens.approval import ApprovalScreen
@@ -121,7 +122,7 @@ class GatewayApp(App[None]):
             "awaiting_budget": "  b: extend the budget or end the run",
             "policy_failed": "  the agent got the upstream's error; its retry continues",
         }
-        line1 = Text(f"mode: {gw.mode} · gateway {self.url} → {gw.upstream.label} ({gw.upstream.url})")
+        line1 = Text(f"mode: {gw.mode} · gateway {self.url} → {gw.upstream.label} ({safe_url(gw.upstream.url)})")
         line2 = Text(f"status: {status}{hints.get(status, '')}", style="bold")
         engine = gw.engine
         if engine is not None:

@@ -168,7 +168,9 @@ class _Operator:
 def cmd_gateway(args: argparse.Namespace) -> int:
     gateway, server = build(args)
     upstream = gateway.upstream
-    print(f"agent-tui gateway: listening on {server.url} -> {upstream.label} ({upstream.url})", file=sys.stderr, flush=True)
+    from engine.model.config import safe_url
+
+    print(f"agent-tui gateway: listening on {server.url} -> {upstream.label} ({safe_url(upstream.url)})", file=sys.stderr, flush=True)
     if args.headless:
         return _headless(gateway, server, args.approve)
     return _cockpit(gateway, server)
