@@ -16,12 +16,14 @@ passes them on.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from http.client import HTTPResponse
 from typing import Any, Callable, NoReturn
 
 from engine.core.events import Usage
 from engine.model.config import Secret, safe_url
+from engine.model.http import MAX_REPLY_BYTES
 from engine.model.keymask import KeyMask, MaskedStream
 from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
 from engine.core.policy import Decision, PolicyError, RunView
@@ -106,14 +108,17 @@ class UpstreamPolicy:
         try:
             response = self._client.post(url, payload, headers)
             if response.status != 200:
-                raw = masked_json(self._mask, self._masked(response.read()))
+                raw = masked_json(self._mask, self._masked(_read_capped(response)))
                 self._fail(response.status, raw, dict(response.getheaders()), _detail(raw))
-            got = self._read_stream(response, view) if stream else _read_whole(masked_json(self._mask, self._masked(response.read())))
+            got = self._read_stream(response, view) if stream else _read_whole(masked_json(self._mask, self._masked(_read_capped(response))))
         except TIMEOUT_ERRORS:
+            self._client.close()  # a reply read halfway leaves its connection unusable
             self._fail(504, None, {}, f"the upstream {safe_url(self.upstream.url)} did not answer in time")
         except TRANSPORT_ERRORS as exc:
+            self._client.close()
             self._fail(502, None, {}, f"cannot reach the upstream {safe_url(self.upstream.url)}: {type(exc).__name__}")
         except WireError as exc:
+            self._client.close()
             self._fail(502, None, {}, f"the upstream's reply could not be read: {exc}")
         self.last_reply = got
         self._mask.reply(got.reply)  # a key split across streamed pieces
@@ -124,7 +129,13 @@ class UpstreamPolicy:
         reader = StreamReader(shown)
         echo = StreamEcho(self._mask)
         lines: list[bytes] = []
-        for line in response:
+        size, deadline = 0, time.monotonic() + self._timeout
+        while line := response.readline(MAX_REPLY_BYTES + 1 - size):
+            size += len(line)
+            if size > MAX_REPLY_BYTES:
+                raise WireError(_TOO_LARGE)
+            if time.monotonic() > deadline:
+                raise TimeoutError
             line = echo.line(self._masked(line))
             lines.append(line)
             reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
@@ -149,6 +160,17 @@ class UpstreamPolicy:
 
     def close(self) -> None:
         self._client.close()
+
+
+_TOO_LARGE = f"the reply is larger than {MAX_REPLY_BYTES // 1_000_000} MB; stopped reading"
+
+
+def _read_capped(response: HTTPResponse) -> bytes:
+    """The body, up to `MAX_REPLY_BYTES` (a larger one is refused: memory stays bounded)."""
+    raw = response.read(MAX_REPLY_BYTES + 1)
+    if len(raw) > MAX_REPLY_BYTES:
+        raise WireError(_TOO_LARGE)
+    return raw
 
 
 def _read_whole(raw: bytes) -> UpstreamReply:

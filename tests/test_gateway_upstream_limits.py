@@ -1,0 +1,53 @@
+"""What the upstream sends is bounded: a reply over 16 MB, whole or an endless stream, is
+refused (502 to the agent) instead of growing the gateway's memory, and the next request
+still reaches the upstream on a fresh connection."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import openai
+import pytest
+
+from engine.model.http import MAX_REPLY_BYTES
+from tests.fake_openai import FakeOpenAI, Raw, Reply, say
+from tests.gateway_harness import gateway
+
+USER = [{"role": "user", "content": "hi"}]
+
+
+@dataclass
+class Endless(Reply):
+    """A stream of content chunks that never ends (until the reader hangs up)."""
+
+    def send(self, handler, request) -> None:
+        handler.start_stream()
+        chunk = "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": "x" * 4000}, "finish_reason": None}]}) + "\n\n"
+        try:
+            while True:
+                handler.send_chunk(chunk)
+        except OSError:
+            return
+
+
+def huge_whole(request) -> Reply:
+    content = "x" * (MAX_REPLY_BYTES + 10)
+    return Raw(json.dumps({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}))
+
+
+@pytest.mark.parametrize("stream, reply", [(False, huge_whole), (True, lambda request: Endless())], ids=["whole", "endless-stream"])
+def test_a_reply_over_the_cap_is_refused_and_the_next_request_goes_through(tmp_path: Path, stream: bool, reply) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(reply, say("small"))
+        client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, timeout=120)
+        with pytest.raises(openai.APIStatusError) as caught:
+            if stream:
+                list(client.chat.completions.create(model="m", messages=USER, stream=True))
+            else:
+                client.chat.completions.create(model="m", messages=USER)
+        assert caught.value.status_code == 502
+        assert "larger than 16 MB" in caught.value.message
+        retry = client.chat.completions.create(model="m", messages=USER)
+        assert retry.choices[0].message.content == "small"
