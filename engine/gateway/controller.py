@@ -25,7 +25,6 @@ from __future__ import annotations
 import time
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
@@ -35,62 +34,22 @@ from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Hea
 from engine.gateway.conversation import Conversation, check_request, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
-from engine.gateway.upstream import Upstream, UpstreamPolicy, UpstreamReply
+from engine.gateway.upstream import Upstream, UpstreamPolicy
 from engine.gateway.wire import Response, built_reply, error_response, passthrough, tool_call
 from engine.model.config import Secret, safe_url
-from engine.core.policy import Decision, HumanPolicy
+from engine.core.policy import Decision
 from engine.core.state import PendingApproval
 from engine.sessions.run import default_transcript_path
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
+from engine.gateway.runs import GatewayRun, Held, StaleApproval, Turn
+
+__all__ = ["Gateway", "GatewayRun", "Held", "Mode", "StaleApproval", "Turn"]
+
 Mode = Literal["step", "continue"]
 MAX_ASKS = 8
 """Times one request asks the upstream again after every call was refused."""
-
-
-class StaleApproval(ValueError):
-    """An operator's answer to an approval that is no longer the pending one: nothing ran."""
-
-
-@dataclass
-class GatewayRun:
-    """One run of the gateway: a turn of a conversation, with its engine and transcript."""
-
-    number: int
-    conversation: Conversation
-    turn: int
-    engine: Engine
-    path: Path | None
-    writer: TranscriptWriter | None
-    human: HumanPolicy = field(default_factory=HumanPolicy)
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-
-
-@dataclass
-class Held:
-    """An agent request waiting for its response."""
-
-    body: dict[str, Any]
-    future: Future[Response]
-
-    @property
-    def stream(self) -> bool:
-        return bool(self.body.get("stream"))
-
-
-@dataclass
-class Turn:
-    """What happened since the request being answered arrived."""
-
-    decision: DecisionMade | None = None
-    reply: UpstreamReply | None = None
-    failure: PolicyFailed | None = None
-    refused: dict[int, str] = field(default_factory=dict)
-    asks: int = 0
 
 
 class Gateway:

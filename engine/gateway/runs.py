@@ -1,0 +1,60 @@
+"""What the gateway keeps about its runs and the requests it holds (see `engine.gateway.controller`)."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.core.engine import Engine
+from engine.core.events import DecisionMade, PolicyFailed
+from engine.core.policy import HumanPolicy
+from engine.gateway.conversation import Conversation
+from engine.gateway.upstream import UpstreamReply
+from engine.gateway.wire import Response
+from engine.stored.transcript import TranscriptWriter
+
+
+class StaleApproval(ValueError):
+    """An operator's answer to an approval that is no longer the pending one: nothing ran."""
+
+
+@dataclass
+class GatewayRun:
+    """One run of the gateway: a turn of a conversation, with its engine and transcript."""
+
+    number: int
+    conversation: Conversation
+    turn: int
+    engine: Engine
+    path: Path | None
+    writer: TranscriptWriter | None
+    human: HumanPolicy = field(default_factory=HumanPolicy)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+@dataclass
+class Held:
+    """An agent request waiting for its response."""
+
+    body: dict[str, Any]
+    future: Future[Response]
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+
+@dataclass
+class Turn:
+    """What happened since the request being answered arrived."""
+
+    decision: DecisionMade | None = None
+    reply: UpstreamReply | None = None
+    failure: PolicyFailed | None = None
+    refused: dict[int, str] = field(default_factory=dict)
+    asks: int = 0
