@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator, Union
 
 from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKind, Observed, RunEnded, ToolInfo, Usage
+from engine.core.jsonvalues import MAX_DEPTH, too_deep
 from engine.core.state import RunState, decision_text, estimate_tokens
 from engine.stored.transcript import Transcript, TranscriptError
 
@@ -443,33 +444,16 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
 
 
-MAX_NESTING = 200
-"""The deepest arguments an imported call keeps as a value; pydantic writes no event nested past
-about 250 levels, and a transcript that cannot be written cannot be replayed."""
-
-
-def _nesting(value: Any) -> int:
-    """How deep lists and objects nest in `value` (iteratively: no recursion limit to hit)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, depth + 1)
-            if deepest > MAX_NESTING:
-                return deepest
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
-
-
 def _writable(action: Action) -> Action:
-    """A call whose arguments nest too deeply to be written keeps them as JSON text, in its argument error."""
-    if _nesting(action.args) <= MAX_NESTING:
+    """A call whose arguments nest deeper than the engine takes (`engine.core.jsonvalues.MAX_DEPTH`;
+    pydantic writes no event nested past about 250 levels) keeps them as JSON text, in its argument error."""
+    if not too_deep(action.args):
         return action
     try:
         text = json.dumps(action.args, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         text = preview(action.args, 4000)
-    return action.model_copy(update={"args": {}, "args_error": f"the arguments nest deeper than {MAX_NESTING} levels: {text}"})
+    return action.model_copy(update={"args": {}, "args_error": f"the arguments nest deeper than {MAX_DEPTH} levels: {text}"})
 
 
 def _infer(action: Action, before: ToolInfo | None) -> ToolInfo:
