@@ -24,6 +24,8 @@ CASES = [
     ("mcp_bench.py", ["--starts", "0"]),
     ("replay.py", ["--every", "0"]),
     ("replay_app.py", ["--seeks", "-5"]),
+    ("show_phases.py", ["--runs", "0"]),
+    ("step_parts.py", ["--steps", "10"]),
 ]
 
 
