@@ -341,5 +341,6 @@ def test_a_forced_format_that_does_not_fit_is_refused_with_the_line(tmp_path):
 def test_a_file_of_several_runs_opens_its_first_and_says_how_many():
     t = load_any(TRACES / "inspect_ai_popularity_excerpt.json")
     assert t.header.options["sample_id"] == 1 and t.events[-1].answer == "Yes"
-    assert t.warnings[-1].endswith("holds 3 runs; this is the first (`agent-tui import "
-                                   f"{TRACES / 'inspect_ai_popularity_excerpt.json'}` writes one transcript each)")
+    path = TRACES / "inspect_ai_popularity_excerpt.json"
+    assert t.warnings[-1] == (f"{path} holds 3 runs; this is run 1 of 3 (open another with --run 2 .. --run 3; "
+                              f"`agent-tui show {path} --runs` lists them)")

@@ -20,9 +20,9 @@ def counted(monkeypatch):
     calls: Counter[str] = Counter()
     scan, parse = reader.LineIndex.scan.__func__, reader.parse_event
 
-    def counting_scan(cls, name, data):
+    def counting_scan(cls, name, data, **kwargs):
         calls["scan"] += 1
-        return scan(cls, name, data)
+        return scan(cls, name, data, **kwargs)
 
     def counting_parse(raw, where):
         calls["parse"] += 1

@@ -17,6 +17,11 @@ keeps steps from jumping (a line claiming step 10**12 after step 1). The fast
 path (pydantic's JSON parser) already refuses all three kinds of line, so the
 checks cost nothing for a good one.
 
+A file may hold several runs one after the other (transcripts concatenated
+with `cat`): `run_spans` finds where each begins, at a header line as the
+writer lays it out, and each run is scanned on its own with its lines
+numbered as in the file.
+
 The in-memory transcript (`engine.stored.transcript.read_transcript`), the
 replay timeline (`engine.stored.replay.Timeline.open`) and importers read
 agent-tui files through this module and nothing else.
@@ -48,6 +53,8 @@ MAX_STREAM_BYTES = 1 << 30
 MAX_DIGITS = 4300
 """The longest number a line may hold, in digits (Python's own limit for turning one into text)."""
 _CHUNK = 1 << 20
+_HEADER_LAYOUTS = (b'{"type":"header"', b'{"type": "header"')
+"""How a header line starts as agent-tui (or `json.dumps`) writes it: where a run begins in a file of several."""
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -231,6 +238,29 @@ class StepCheck:
         return None
 
 
+def run_spans(data: bytes) -> list[tuple[int, int]]:
+    """The byte ranges `[start, end)` of the runs in `data`, one per header line after the
+    first (a file of one run: one range, the whole file); found without reading the lines."""
+    starts: list[int] = []
+    for layout in _HEADER_LAYOUTS:
+        pos = data.find(layout)
+        while pos >= 0:
+            if pos == 0 or data[pos - 1] == 0x0A:  # 0x0A: "\n"; a header starts a line
+                starts.append(pos)
+            pos = data.find(layout, pos + 1)
+    cuts = [0, *sorted(starts)[1:], len(data)]
+    return list(zip(cuts, cuts[1:]))
+
+
+def run_bytes(data: bytes, span: tuple[int, int]) -> tuple[bytes, int | None]:
+    """The bytes of the run at `span` and the number of lines before it in the file
+    (None: the run is the whole file)."""
+    start, end = span
+    if start == 0 and end == len(data):
+        return data, None
+    return data[start:end], data.count(b"\n", 0, start)
+
+
 @dataclass(slots=True)
 class Note:
     """Where a `tool_started` line stands: after `events_before` event lines, at file line `number`."""
@@ -258,12 +288,15 @@ class LineIndex:
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def scan(cls, name: str, data: bytes) -> LineIndex:
-        """Index `data`; TranscriptError for a file with no readable header."""
+    def scan(cls, name: str, data: bytes, *, lines_before: int | None = None) -> LineIndex:
+        """Index `data`; TranscriptError for a file with no readable header.
+
+        `lines_before`: the lines of the file before `data` (a later run of several), so
+        that messages name the file's own line numbers."""
         starts, ends, numbers = array("q"), array("q"), array("q")
         notes: list[Note] = []
         header: Header | None = None
-        pos, number, size = 0, 0, len(data)
+        pos, number, size = 0, lines_before or 0, len(data)
         find, note_as_written = data.find, _INTENT_AS_WRITTEN.match
         while pos < size:
             newline = find(b"\n", pos)

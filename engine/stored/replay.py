@@ -34,6 +34,7 @@ from engine.core.state import RunState
 from engine.stored.markers import MARKER_KINDS, Marker, MarkerKind, event_text, marker_for
 from engine.stored.packed import Packed
 from engine.stored.reader import LineIndex, StepCheck, TranscriptError, read_bytes
+from engine.stored.runs import chosen_run
 from engine.stored.source import EventSource, FileEvents, LinedSource
 
 __all__ = ["DEFAULT_CHECKPOINT_EVERY", "MARKER_KINDS", "Marker", "MarkerKind", "Timeline", "event_text", "marker_for"]
@@ -131,12 +132,16 @@ class Timeline:
     # -- opening ---------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | Path, *, checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY) -> Timeline:
-        """Open an agent-tui transcript without parsing every event yet."""
+    def open(
+        cls, path: str | Path, *, checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY, run: str | int | None = None
+    ) -> Timeline:
+        """Open an agent-tui transcript without parsing every event yet; of a file of several
+        runs, the one `run` names (its number from 1, or its id), else the first."""
         p = Path(path)
-        index = LineIndex.scan(str(p), read_bytes(p))
+        data, lines_before, warnings, _count = chosen_run(str(p), read_bytes(p), run)
+        index = LineIndex.scan(str(p), data, lines_before=lines_before)
         source = FileEvents(index)
-        return cls(index.header, path=p, warnings=index.warnings, checkpoint_every=checkpoint_every, _source=source)
+        return cls(index.header, path=p, warnings=[*index.warnings, *warnings], checkpoint_every=checkpoint_every, _source=source)
 
     # -- events ----------------------------------------------------------------
 

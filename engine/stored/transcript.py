@@ -203,6 +203,8 @@ class Transcript:
     errors: list[str] = field(default_factory=list)
     unfinished: ToolStarted | None = None
     """A `tool_started` note with no observation after it: the run stopped while that tool ran."""
+    run_count: int = 1
+    """How many runs the file holds (transcripts joined with `cat`, an eval log's samples)."""
     whole_size: int | None = None
     """The size of the file read, when it ended at a line boundary (None otherwise, or when not
     read from a file): a later size equal to it means nothing was appended since, as a
@@ -215,13 +217,14 @@ def write_transcript(path: str | Path, header: Header, events: Iterable[Event]) 
             writer(event)
 
 
-def read_from_bytes(name: str, data: bytes, *, strict: bool = True) -> Transcript:
+def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before: int | None = None) -> Transcript:
     """A transcript from a file's bytes, read by `engine.stored.reader`.
 
     strict: any bad line other than a torn last one raises TranscriptError.
     Not strict: bad lines are skipped and listed in `errors`.
+    lines_before: `data` is one run of a file of several, after that many of its lines.
     """
-    index = LineIndex.scan(name, data)
+    index = LineIndex.scan(name, data, lines_before=lines_before)
     events: list[Event] = []
     lines_of: list[int] = []
     errors: list[str] = []
@@ -253,7 +256,7 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True) -> Transcrip
             unfinished = None
     return Transcript(
         path=Path(name), header=index.header, events=events, warnings=index.warnings, errors=errors, unfinished=unfinished,
-        whole_size=len(data) if data.endswith(b"\n") else None,
+        whole_size=len(data) if data.endswith(b"\n") and lines_before is None else None,
     )
 
 

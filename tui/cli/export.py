@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.cli.common import EXIT_OK, UsageError, add_command, report
-from tui.cli.saved import FORMAT_HELP, FORMATS, load
+from tui.cli.saved import FORMATS, add_format_argument, add_run_argument, load
 
 
 _C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
         metavar="{markdown,chat}",
         help="markdown: a readable report (default); chat: OpenAI chat messages JSON ({\"messages\", \"tools\"}), usable as fine-tune data",
     )
-    export.add_argument("--from", dest="source_format", default="auto", choices=FORMATS, help=FORMAT_HELP)
+    add_format_argument(export, "--from", dest="source_format")
+    add_run_argument(export)
     export.add_argument("-o", "--out", help="write here instead of stdout")
 
 
@@ -70,7 +71,7 @@ def _same_file(out: str, source: str) -> bool:
 
 
 def _report(args: argparse.Namespace) -> str:
-    transcript = load(args.file, args.source_format)
+    transcript = load(args.file, args.source_format, args.run)
     if args.format == "chat":
         import json
 

@@ -2,7 +2,8 @@
 
 One run is written to OUT (default: FILE's name with `.agent-tui.jsonl`
 next to it); a file of several runs (an eval log's samples, a prompt with
-six trajectories, fine-tune data) to OUT-1.jsonl, OUT-2.jsonl, ... The paths
+six trajectories, fine-tune data, agent-tui transcripts joined with `cat`)
+to OUT-1.jsonl, OUT-2.jsonl, ... The paths
 go to stdout, one a line, after a line saying how many runs there were;
 warnings (parts kept as unrecognised notes, skipped lines) to stderr. A file
 that already exists is never overwritten.
@@ -15,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from tui.cli.common import EXIT_OK, UsageError, add_command, report
-from tui.cli.saved import FORMAT_HELP, FORMATS
+from tui.cli.saved import add_format_argument
 
 
 def register(sub: Any) -> None:
     command = add_command(sub, "import", cmd_import)
     command.add_argument("file")
     command.add_argument("-o", "--out", metavar="OUT.jsonl", help="where to write (several runs: OUT-1.jsonl, OUT-2.jsonl, ...)")
-    command.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
+    add_format_argument(command)
 
 
 def out_paths(source: Path, out: str | None, count: int) -> list[Path]:
@@ -42,12 +43,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     """
     from engine.stored.importers import runs_from_bytes
     from engine.stored.importers.detect import starts_with_header
+    from engine.stored.reader import run_spans
     from engine.stored.transcript import TranscriptError, read_bytes, write_transcript
 
     source = Path(args.file)
     try:
         data = read_bytes(source)
-        if args.format == "jsonl" or (args.format == "auto" and starts_with_header(data)):
+        own = args.format == "jsonl" or (args.format == "auto" and starts_with_header(data))
+        if own and len(run_spans(data)) == 1:
             raise UsageError(f"{source} is already an agent-tui transcript: show, replay, export and run --fork "
                              "open it as it is (nothing was written)")
         runs = runs_from_bytes(str(source), data, args.format)
@@ -60,7 +63,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     for run in runs:
         for warning in run.warnings:
             report(f"warning: {warning}")
-    fmt = runs[0].header.options.get("format", args.format)
+    fmt = "agent-tui" if own else runs[0].header.options.get("format", args.format)
     from engine.core.text import clean  # a file's name, downloaded with the file, may carry escape sequences
 
     print(clean(f"{source}: {len(runs)} {fmt} run{'s' if len(runs) != 1 else ''}") + (", one transcript each:" if len(runs) > 1 else ":"))

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from tui.cli.common import EXIT_OK, EXIT_USAGE, UsageError, add_command, report, step_or_end
-from tui.cli.saved import FORMAT_HELP, FORMATS, load, position_for, print_saved
+from tui.cli.saved import add_format_argument, add_run_argument, load, position_for, print_saved
 
 
 def register(sub: Any) -> None:
@@ -18,12 +18,13 @@ def register(sub: Any) -> None:
     replay.add_argument("file")
     replay.add_argument("--headless", action="store_true", help="print the run as `show` does, without the cockpit")
     replay.add_argument("--at", type=step_or_end, metavar="N", help="open (or print up to) the end of step N")
-    replay.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
+    add_format_argument(replay)
+    add_run_argument(replay)
 
 
-def open_timeline(path: str, fmt: str = "auto") -> Any:
-    """A Timeline over any supported file: an agent-tui transcript is opened
-    lazily (fast on long runs), a foreign log is imported first."""
+def open_timeline(path: str, fmt: str = "auto", run: str | None = None) -> Any:
+    """A Timeline over any supported file (of several runs, the one `run` names): an
+    agent-tui transcript is opened lazily (fast on long runs), a foreign log is imported first."""
     from engine.stored.importers import detect_format
     from engine.stored.replay import Timeline
     from engine.stored.transcript import TranscriptError
@@ -38,25 +39,25 @@ def open_timeline(path: str, fmt: str = "auto") -> Any:
             fmt = "auto"
     if fmt == "jsonl":
         try:
-            timeline = Timeline.open(path)
+            timeline = Timeline.open(path, run=run)
         except TranscriptError as exc:
             raise UsageError(str(exc)) from None
         for warning in timeline.warnings:
             report(f"warning: {warning}")
         return timeline
-    transcript = load(path, fmt)
+    transcript = load(path, fmt, run)
     return Timeline(transcript.header, transcript.events, path=path, warnings=transcript.warnings)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     if not args.headless:
-        timeline = open_timeline(args.file, args.format)
+        timeline = open_timeline(args.file, args.format, args.run)
         if args.at == "end":  # no pass over the run: the viewer draws the last events while it indexes
             position: int | None = len(timeline)
         else:
             position = None if args.at is None else position_for(timeline, args.at, args.file)
         return open_replay(timeline, position)
-    print_saved(args.file, args.format, args.at)
+    print_saved(args.file, args.format, args.at, args.run)
     return EXIT_OK
 
 

@@ -25,6 +25,7 @@ from tui.cli.common import (
 from tui.cli.model_flags import add_model_arguments
 from tui.cli.policies import resolve_policy
 from tui.cli.run_extras import add_arguments as add_extra_arguments
+from tui.cli.saved import add_format_argument, add_run_argument
 
 abandoned_work = False
 """True when the cockpit quit while a policy or tool call could not be cancelled."""
@@ -65,12 +66,14 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         help="with --fork: keep steps 1..N of the file and let --policy make step N+1 (0 = from the task; "
         "'end' = the last step that can be kept; default end)",
     )
+    add_format_argument(run, help_prefix="with --fork: the file's ")
+    add_run_argument(run, help_prefix="with --fork: ")
     add_extra_arguments(run)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     interactive = not args.headless
-    if args.resume or args.fork or args.at is not None:
+    if args.resume or args.fork or args.at is not None or args.run is not None or args.format != "auto":
         run = make_continued_run(args, interactive=interactive)
     else:
         run = make_run(args, interactive=interactive)
@@ -176,12 +179,16 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
 
     if args.resume and args.fork:
         raise UsageError("give --resume or --fork, not both")
-    if args.at is not None and not args.fork:
-        raise UsageError("--at goes with --fork")
+    for flag, given in (("--at", args.at is not None), ("--format", args.format != "auto"), ("--run", args.run is not None)):
+        if given and not args.fork:
+            raise UsageError(f"{flag} goes with --fork")
     if args.resume and args.out:
         raise UsageError("--resume appends to its own file; --out goes with --fork")
     refuse_fixed_flags(args)
-    transcript = load(args.resume or args.fork)
+    transcript = load(args.fork, args.format, args.run) if args.fork else load(args.resume)
+    if args.resume and transcript.run_count > 1:
+        raise UsageError(f"{args.resume} holds {transcript.run_count} runs; --resume appends to its own file, so it continues "
+                         f"a file of one run: fork the one to go on with (agent-tui run --fork {args.resume} --run N)")
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
     policy, model = resolve_policy(scenario, args, interactive=interactive, default=None, named=extras.named)

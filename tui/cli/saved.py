@@ -14,14 +14,30 @@ FORMAT_HELP = (
     "trace (Question:/Thought:/Action: text), react (Thought 1:/Action 1:), langchain (Action Input:)"
 )
 
+RUN_HELP = (
+    "which run of a file of several (an eval log's samples, transcripts joined with cat): its number from 1, "
+    "or its id (an Inspect sample's, an agent-tui run's task); default the first; `show FILE --runs` lists them"
+)
 
-def load(path: str, fmt: str = "auto") -> Any:
-    """Any supported run file as a Transcript; warnings go to stderr."""
+
+def add_format_argument(parser: Any, flag: str = "--format", *, dest: str | None = None, help_prefix: str = "") -> None:
+    """The input-format option of every command that opens a stored run (export names it --from)."""
+    names = {"dest": dest} if dest else {}
+    parser.add_argument(flag, default="auto", choices=FORMATS, help=help_prefix + FORMAT_HELP, **names)
+
+
+def add_run_argument(parser: Any, *, help_prefix: str = "") -> None:
+    """`--run N|ID`: the run of a file of several that a command opens (`engine.stored.runs`)."""
+    parser.add_argument("--run", metavar="N|ID", help=help_prefix + RUN_HELP)
+
+
+def load(path: str, fmt: str = "auto", run: str | None = None) -> Any:
+    """Any supported run file as a Transcript (of several runs, the one `run` names); warnings go to stderr."""
     from engine.stored.importers import load_any
     from engine.stored.transcript import TranscriptError
 
     try:
-        transcript = load_any(path, fmt)
+        transcript = load_any(path, fmt, run=run)
     except TranscriptError as exc:
         raise UsageError(str(exc)) from None
     for warning in transcript.warnings:
@@ -29,7 +45,25 @@ def load(path: str, fmt: str = "auto") -> Any:
     return transcript
 
 
-def print_saved(path: str, fmt: str = "auto", at: int | str | None = None) -> None:
+def list_runs(path: str, fmt: str = "auto") -> None:
+    """`show FILE --runs`: each run of the file on a line, with the number and id that `--run` takes."""
+    from engine.core.text import clean
+    from engine.stored.importers import load_runs
+    from engine.stored.runs import run_line
+    from engine.stored.transcript import TranscriptError
+
+    try:
+        runs = load_runs(path, fmt)
+    except TranscriptError as exc:
+        raise UsageError(str(exc)) from None
+    for warning in runs[0].warnings:
+        report(f"warning: {warning}")
+    print(clean(f"{path}: {len(runs)} run{'s' if len(runs) != 1 else ''}"))
+    for number, run in enumerate(runs, 1):
+        print(run_line(number, run.header, sum(1 for e in run.events if e.type == "decision")))
+
+
+def print_saved(path: str, fmt: str = "auto", at: int | str | None = None, run: str | None = None) -> None:
     """`show`, and `replay --headless [--at N|end]`: a stored run printed, up to the end of step `at`.
 
     The events read hold no reference cycles: they are freed by reference counting
@@ -38,7 +72,7 @@ def print_saved(path: str, fmt: str = "auto", at: int | str | None = None) -> No
     from engine.core.collector import collector_paused
 
     with collector_paused():
-        transcript = load(path, fmt)
+        transcript = load(path, fmt, run)
         total = position = len(transcript.events)
         if at is not None and at != "end":  # the end needs no fold to be found
             from engine.stored.replay import Timeline

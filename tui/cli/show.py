@@ -6,15 +6,21 @@ import argparse
 from typing import Any
 
 from tui.cli.common import add_command
-from tui.cli.saved import FORMAT_HELP, FORMATS, print_saved
+from tui.cli.saved import add_format_argument, add_run_argument, list_runs, print_saved
 
 
 def register(sub: Any) -> None:
     show = add_command(sub, "show", cmd_show, help="print a saved transcript")
     show.add_argument("file")
-    show.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
+    add_format_argument(show)
+    which = show.add_mutually_exclusive_group()
+    add_run_argument(which)
+    which.add_argument("--runs", action="store_true", help="list the runs the file holds (number, id, steps, task) instead")
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    print_saved(args.file, args.format)
+    if args.runs:
+        list_runs(args.file, args.format)
+    else:
+        print_saved(args.file, args.format, run=args.run)
     return 0

@@ -29,10 +29,12 @@ from engine.stored.importers.build import IMPORTED, Draft, found, loads
 from engine.stored.importers.chat import read_chat, read_chat_lines
 from engine.stored.importers.claude_code import read_claude_code
 from engine.stored.importers.codex import read_codex
-from engine.stored.importers.detect import FORMAT_NAMES, ZIP_MAGIC, Sniffed, decode, json_rows, sniff
+from engine.stored.importers.detect import FORMAT_NAMES, ZIP_MAGIC, Sniffed, decode, json_rows, sniff, starts_with_header
 from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json
 from engine.stored.importers.react import read_text
 from engine.stored.importers.swe_agent import read_mini, read_swe_agent
+from engine.stored.reader import run_bytes, run_spans
+from engine.stored.runs import choose, chosen_run, others_warning, run_id
 from engine.stored.transcript import Transcript, TranscriptError, read_bytes, read_from_bytes
 
 FORMATS: tuple[str, ...] = ("auto", *FORMAT_NAMES)
@@ -102,7 +104,14 @@ def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool =
     else:
         sniffed = Sniffed(fmt) if fmt == "jsonl" or data.startswith(ZIP_MAGIC) else _forced(name, data, fmt)
     if sniffed.fmt == "jsonl":
-        return [read_from_bytes(name, data, strict=strict)]
+        spans = run_spans(data)
+        if len(spans) == 1:
+            return [read_from_bytes(name, data, strict=strict)]
+        runs = []
+        for span in spans:
+            run, lines_before = run_bytes(data, span)
+            runs.append(read_from_bytes(name, run, strict=strict, lines_before=lines_before))
+        return runs
     drafts = _drafts(name, data, sniffed)
     runs: list[Transcript] = []
     empty: list[str] = []
@@ -128,12 +137,23 @@ def load_runs(path: str | Path, format: str = "auto", *, strict: bool = True) ->
     return runs
 
 
-def load_any(path: str | Path, format: str = "auto", *, strict: bool = True) -> Transcript:
-    """A file's run as a Transcript; for a file of several runs, the first, with a warning naming the rest."""
-    runs = load_runs(path, format, strict=strict)
-    first = runs[0]
-    if len(runs) > 1:
-        first.warnings.append(
-            f"{path} holds {len(runs)} runs; this is the first (`agent-tui import {path}` writes one transcript each)"
-        )
-    return first
+def load_any(path: str | Path, format: str = "auto", *, strict: bool = True, run: str | int | None = None) -> Transcript:
+    """A file's run as a Transcript: the one `run` names (its number from 1, or its id;
+    see `engine.stored.runs`), else the first, with a warning naming the rest."""
+    p = Path(path)
+    data = read_bytes(p)
+    if format == "jsonl" or (format == "auto" and starts_with_header(data)):  # only the chosen run is read
+        one, lines_before, warnings, count = chosen_run(str(p), data, run)
+        del data
+        transcript = read_from_bytes(str(p), one, strict=strict, lines_before=lines_before)
+        transcript.path, transcript.run_count = p, count
+        transcript.warnings.extend(warnings)
+        return transcript
+    runs = runs_from_bytes(str(p), data, format, strict=strict)
+    for each in runs:
+        each.path = p
+    chosen = runs[choose(str(path), len(runs), run, lambda: [run_id(r.header) for r in runs])]
+    chosen.run_count = len(runs)
+    if len(runs) > 1 and run is None:
+        chosen.warnings.append(others_warning(str(path), len(runs)))
+    return chosen
