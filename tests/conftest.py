@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
 
@@ -31,9 +32,35 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+def _write_key(home, key: bytes) -> None:
+    """The approval key (engine.sessions.seals) in `home`, private as the engine makes it."""
+    fd = os.open(home / "seal.key", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, key)
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_key(tmp_path_factory):
+    """One machine, one key: runs made by module fixtures (before a test's own home is set)
+    and by the tests all use it, and nothing goes to the real data folder."""
+    home = tmp_path_factory.mktemp("agent-tui-session-home")
+    key = os.urandom(32)
+    _write_key(home, key)
+    before = os.environ.get("AGENT_TUI_HOME")
+    os.environ["AGENT_TUI_HOME"] = str(home)
+    yield key
+    if before is None:
+        os.environ.pop("AGENT_TUI_HOME", None)
+    else:
+        os.environ["AGENT_TUI_HOME"] = before
+
+
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory, monkeypatch):
+def _isolated_home(tmp_path_factory, monkeypatch, _session_key):
     home = tmp_path_factory.mktemp("agent-tui-home")
+    _write_key(home, _session_key)
     monkeypatch.setenv("AGENT_TUI_HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))  # never the user's configuration file
     yield home

@@ -99,6 +99,9 @@ class Engine(OperatorCalls):
         self.ask_again: set[tuple[int, int]] = set()
         """(step, index) of actions an earlier session had reached (resume): an approval
         they need is asked of the operator whatever `approve` says, never given on its own."""
+        self.seal_approval: Callable[[ApprovalDecided], ApprovalDecided] | None = None
+        """Seals an "approve always" before it is recorded, so that a resume believes it
+        (`engine.sessions.seals.Sealer`, set by the session that opens the transcript)."""
         self.sink = sink
         self.tools_elsewhere = tools_elsewhere
         self.released: dict[int, dict[str, Any]] = {}

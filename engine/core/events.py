@@ -187,6 +187,9 @@ class Header(_Model):
     mcp: list[dict[str, Any]] = Field(default_factory=list)
     """The MCP tool servers the run started (name, command and args or url, trusted,
     timeout; never the environment's values): resume and fork start them again."""
+    seal: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """HMAC of this header by the operator's key (`engine.sessions.seals`): its rules are
+    believed on resume and fork only with a good seal. Written only when there is one."""
 
 
 class _Event(_Model):
@@ -228,6 +231,9 @@ class ApprovalDecided(_Event):
     args: dict[str, Any] | None = None
     rule: RuleInfo | None = None
     by: str = "operator"
+    seal: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """An "approve always" made on this machine: the HMAC of the event and its run's header by the
+    operator's key (`engine.sessions.seals`); written only when there is one."""
 
 
 class Observed(_Event):

@@ -58,16 +58,17 @@ class OperatorCalls:
         pending = self._require_pending()
         rule = always_rule(pending.tool) if always else None
         self.fault = None
-        self._emit(
-            ApprovalDecided(
-                at=self.clock(),
-                step=pending.step,
-                index=pending.index,
-                choice="approve_always" if always else "approve",
-                rule=rule,
-                by=by,
-            )
+        decided = ApprovalDecided(
+            at=self.clock(),
+            step=pending.step,
+            index=pending.index,
+            choice="approve_always" if always else "approve",
+            rule=rule,
+            by=by,
         )
+        if rule is not None and self.seal_approval is not None:
+            decided = self.seal_approval(decided)
+        self._emit(decided)
         self._execute(pending.index, self.tools[pending.tool], pending.args)
         self._after_operator()
         return self.status

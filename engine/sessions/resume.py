@@ -28,11 +28,12 @@ from typing import Any, Callable, Literal, Sequence
 from engine.core.approvals import rule_warnings
 from engine.core.collector import collector_paused
 from engine.core.engine import ApproveMode, Engine, Listener
-from engine.core.events import Event, Header, Observed, ToolStarted
+from engine.core.events import Event, Header, Observed, RuleInfo, ToolStarted
 from engine.core.policy import Decision, HumanPolicy, Policy, RunView
 from engine.stored.replay import Timeline
 from engine.sessions.policies import make_policy
 from engine.sessions.run import Run, default_transcript_path
+from engine.sessions.trust import Trust, believe
 from engine.core.scenario import Restorable, Scenario, Task
 from engine.core.state import RunState, fold
 from engine.core.tools import Tool
@@ -162,6 +163,12 @@ def _engine(
     return engine
 
 
+def _say(trust: Trust, path: object, warnings: list[str]) -> None:
+    warning = trust.warning(path)
+    if warning is not None:
+        warnings.append(warning)
+
+
 def _repair_tail(path: Path) -> None:
     """Make the file end at a line boundary before appending: drop a torn last
     line (the reader already warned about it), or end a whole one with a newline."""
@@ -215,18 +222,22 @@ def resume_run(
     approve: ApproveMode = "ask",
     listeners: Sequence[Listener] = (),
     extra_tools: Sequence[Tool] = (),
+    operator_rules: Sequence[RuleInfo] = (),
 ) -> Run:
     """Continue a run that did not end, appending to its own transcript.
 
     `extra_tools` are the tools of the run's MCP servers, started again by the caller.
+    The file's approval rules are believed only with this machine's seal (`engine.sessions.trust`);
+    without it the header's are the scenario's and `operator_rules` (the configuration's).
 
     `policy` defaults to the policy in charge when the file stops; another one
     is recorded as a policy swap. Raises ResumeError if the run has ended, is
     an import, or is not of `scenario`.
     """
     _check_source(scenario, transcript, "resumed")
-    header, events = transcript.header, list(transcript.events)
-    state = fold(header, events)
+    trust = believe(transcript.header, transcript.events, [*scenario.rules, *operator_rules])
+    header, events = trust.header, list(transcript.events)
+    state = fold(header, trust.events)
     if state.status == "ended":
         end = state.ended
         raise ResumeError(
@@ -250,6 +261,8 @@ def resume_run(
     # One rule for an approval the earlier session reached, whether its line was
     # recorded (the run is awaiting it) or torn (its action is still queued): ask again.
     engine.ask_again = {(state.step, index) for index, _ in state.queue}
+    engine.seal_approval = trust.sealer(transcript.header)  # the file's header: the next resume checks against it
+    _say(trust, transcript.path, warnings)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]
 
 
@@ -345,12 +358,19 @@ def fork_run(
     mcp: Sequence[dict] | None = None,
     header_changes: dict[str, Any] | None = None,
     folded: RunState | None = None,
+    added_rules: Sequence[RuleInfo] = (),
+    operator_rules: Sequence[RuleInfo] = (),
 ) -> Run:
     """Start a new run from the first `position` events of a saved one (`mcp`: the
     restarted servers, for the new header; `header_changes`: rules, budget or
     repetition threshold of the new header, which apply from the copied events on;
+    `added_rules`: rules the operator adds to those believed of the saved run;
     `folded`: the fold of those events under the saved header when the caller has
     it, from `fork_point` or a timeline's `state_at`, taken over instead of folding).
+
+    The saved run's approval rules are believed only with this machine's seal, as for
+    `resume_run` (`operator_rules` likewise); the fork's header and the "approve always"
+    it believes are sealed again for the fork.
 
     `position` is an event position (see `fork_position` for a step). The new
     transcript's header has parent=<the saved file> and fork_at=position; its
@@ -362,31 +382,36 @@ def fork_run(
     if not 0 <= position <= len(transcript.events):
         raise ResumeError(f"{transcript.path}: fork position {position} is outside 0..{len(transcript.events)}")
     events = list(transcript.events[:position])
-    state = fold(header, events) if folded is None else folded
+    trust = believe(header, events, [*scenario.rules, *operator_rules])
+    header = trust.header
+    state = folded if folded is not None and trust.whole else fold(header, trust.events)
     refusal = fork_refusal(state)
     if refusal is not None:
         raise ResumeError(f"{transcript.path}: cannot fork at event {position}: {refusal}; fork at an earlier step")
     warnings: list[str] = []
     task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path)
     started = clock()
-    child = header.model_copy(
+    child = trust.seal(header.model_copy(
         update={
             "parent": str(Path(transcript.path).resolve()),
             "fork_at": position,
             "fork_step": state.step,
             "fork_policy": policy_obj.name,
             "started_at": started,
+            "rules": [*header.rules, *added_rules],
             **({"mcp": list(mcp)} if mcp is not None else {}),
             **(header_changes or {}),
         }
-    )
+    ))
     warnings += rule_warnings(child.rules, [*world.tools, *extra_tools])  # type: ignore[attr-defined]
+    _say(trust, transcript.path, warnings)
     path = Path(out) if out is not None else default_transcript_path(header.scenario, header.task, started)
     if path.exists() and path.resolve() == Path(transcript.path).resolve():
         raise ResumeError(f"{path}: a fork cannot overwrite its parent")
     if path.exists():
         raise ResumeError(f"{path}: already exists; choose another file for the fork")
     writer = TranscriptWriter(path, child)
+    events = trust.resealed(events, child)
     lines = [dump_event(event).encode() for event in events]  # the event log keeps them too
     try:
         for event, line in zip(events, lines):  # one write to the system at the end, not one an event
@@ -396,7 +421,8 @@ def fork_run(
         writer.close()
         raise
     engine = _engine(
-        child, world, events, state.under(child) or state, policy_obj, listeners, clock, interactive, approve, sink=writer,
-        extra_tools=extra_tools, event_lines=lines,
+        child, world, events, state.under(child) or fold(child, trust.events), policy_obj, listeners, clock, interactive,
+        approve, sink=writer, extra_tools=extra_tools, event_lines=lines,
     )
+    engine.seal_approval = trust.sealer(child)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]

@@ -14,7 +14,9 @@ from engine.core.engine import ApproveMode, Engine, Listener
 from engine.core.events import Budget, Header, RuleInfo
 from engine.core.policy import HumanPolicy, Policy
 from engine.core.scenario import Scenario, Task, World
+from engine.sessions.folders import user_data_dir
 from engine.sessions.policies import make_policy
+from engine.sessions.seals import Sealer, key_or_problem, seal_header
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
@@ -24,12 +26,8 @@ if TYPE_CHECKING:
 
 
 def default_transcript_dir() -> Path:
-    """The per-user data folder for transcripts ($AGENT_TUI_HOME, else XDG data home)."""
-    home = os.environ.get("AGENT_TUI_HOME")
-    if home:
-        return Path(home) / "runs"
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "agent-tui" / "runs"
+    """The per-user folder for transcripts: `runs` in the data folder ($AGENT_TUI_HOME, else XDG data home)."""
+    return user_data_dir() / "runs"
 
 
 def default_transcript_path(scenario: str, task: str, now: float | None = None) -> Path:
@@ -98,8 +96,12 @@ class Run:
             raise ValueError("the task is empty")
         if len(self.engine.events):
             raise ValueError("the run has started; its task cannot change")
-        header = self.engine.header.model_copy(update={"task_text": text})
+        header = self.engine.header.model_copy(update={"task_text": text, "seal": None})
         if self.writer is not None:
+            key, _problem = key_or_problem()  # said when the run opened
+            if key is not None:
+                header = seal_header(key, header)
+            self.engine.seal_approval = None if key is None else Sealer(key, header)
             self.writer.rewrite_header(header)
         self.task = Task(self.task.id, text)
         self.engine.header = header
@@ -177,6 +179,14 @@ def new_run(
         started_at=clock(),
         mcp=list(mcp),
     )
+    warnings = rule_warnings(header.rules, [*world.tools, *extra_tools])
+    key: bytes | None = None
+    if save:
+        key, problem = key_or_problem()
+        if key is None:
+            warnings.append(f"{problem}: this run's approval rules will not be believed when it is resumed or forked")
+        else:
+            header = seal_header(key, header)
     path: Path | None = None
     writer: TranscriptWriter | None = None
     if save:
@@ -192,12 +202,13 @@ def new_run(
         approve=approve,
         sink=writer,
     )
+    engine.seal_approval = None if key is None else Sealer(key, header)
     for config in [*([model] if model is not None else []), *named.values()]:
         if config.prices is not None:
             engine.prices[named_of(config, named)] = config.prices
     return Run(
         scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, model=model, named=named,
-        warnings=rule_warnings(header.rules, [*world.tools, *extra_tools]),
+        warnings=warnings,
     )
 
 

@@ -28,7 +28,7 @@ from engine.core.tools import Tool
 from engine.sessions.resume import ResumeError, header_world
 from engine.stored.transcript import Transcript
 
-_VOLATILE = {"at", "duration"}
+_VOLATILE = {"at", "duration", "seal"}
 
 
 class VerifyError(Exception):
@@ -87,7 +87,7 @@ class _ReplayingEngine(Engine):
 
 
 def comparable(event: Event) -> dict[str, Any]:
-    """The event without its times (`at`, `duration`), for comparison."""
+    """The event without its times (`at`, `duration`) and its seal (a re-run seals nothing), for comparison."""
     return event.model_dump(exclude=_VOLATILE)
 
 

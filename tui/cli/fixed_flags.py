@@ -41,16 +41,22 @@ def refuse_fixed_flags(args: argparse.Namespace) -> None:
     raise UsageError(f"{', '.join(given)} cannot be used with --fork: a fork continues in the world and task of the steps it copies")
 
 
-def fork_changes(args: argparse.Namespace, header: Any) -> dict[str, Any]:
-    """What --rules, --max-* and --repetition change in a fork's header."""
+def fork_rules(args: argparse.Namespace) -> list[Any]:
+    """The rules of --rules, which a fork adds to those it believes of the saved run
+    (never to the file's own: those count only with this machine's seal)."""
     from engine.core.approvals import RulesError, load_rules
 
+    if args.rules is None:
+        return []
+    try:
+        return load_rules(args.rules)
+    except RulesError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def fork_changes(args: argparse.Namespace, header: Any) -> dict[str, Any]:
+    """What --max-* and --repetition change in a fork's header (--rules: `fork_rules`)."""
     changes: dict[str, Any] = {}
-    if args.rules is not None:
-        try:
-            changes["rules"] = [*header.rules, *load_rules(args.rules)]
-        except RulesError as exc:
-            raise UsageError(str(exc)) from None
     limits = budget_limits(args)
     if limits:
         changes["budget"] = header.budget.model_copy(update=limits)

@@ -172,7 +172,7 @@ def check_options(scenario: Any, options: dict[str, Any]) -> None:
 def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     """The Run for `run --resume FILE` or `run --fork FILE [--at N]`."""
     from engine.sessions.resume import ResumeError, fork_point, fork_run, resume_run
-    from tui.cli.fixed_flags import fork_changes, refuse_fixed_flags
+    from tui.cli.fixed_flags import fork_changes, fork_rules, refuse_fixed_flags
     from engine.stored.lock import TranscriptBusy
     from tui.cli.saved import load, scenario_of
     from tui.cli.run_extras import continued_extras
@@ -197,13 +197,17 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     hub, tools = extras.restart(transcript.header.mcp, args, transcript.path)
     try:
         if args.resume:
-            run = resume_run(scenario, transcript, policy, interactive=interactive, approve=args.approve, extra_tools=tools)
+            run = resume_run(
+                scenario, transcript, policy, interactive=interactive, approve=args.approve, extra_tools=tools,
+                operator_rules=extras.config.rules,
+            )
         else:
             position, folded = fork_point(transcript, "end" if args.at is None else args.at)
             run = fork_run(
                 scenario, transcript, position, policy, out=args.out, interactive=interactive, approve=args.approve,
                 extra_tools=tools, mcp=hub.public() if hub is not None else None,
                 header_changes=fork_changes(args, transcript.header), folded=folded,
+                added_rules=fork_rules(args), operator_rules=extras.config.rules,
             )
     except BaseException as exc:
         if hub is not None:

@@ -32,6 +32,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         result = verify_run(scenario, transcript)
     except VerifyError as exc:
         raise UsageError(str(exc)) from None
+    _say_unsealed(transcript, scenario)
     if result.unfinished:
         print(f"unfinished: {result.message}")
         return EXIT_OK
@@ -49,6 +50,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for text in event_lines(result.got):
             print(f"  {text}")
     return EXIT_DIFFERS
+
+
+def _say_unsealed(transcript: Any, scenario: Any) -> None:
+    """Name on stderr the rules a resume or fork of the file here would not use (no valid seal)."""
+    from engine.sessions.trust import believe
+    from tui.cli.common import report
+
+    warning = believe(transcript.header, transcript.events, scenario.rules).warning(transcript.path)
+    if warning is not None:
+        report(f"note: if resumed or forked here: {warning}")
 
 
 def _line_of(path: str, index: int | None) -> int | None:

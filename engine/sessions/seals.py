@@ -1,0 +1,162 @@
+"""Seals: what a transcript grants is believed only when this machine's operator made it.
+
+A transcript is a plain JSON-lines file that anyone who can write to it can
+edit. The lines that grant lasting permission, the header (its approval rules)
+and each "approve always", carry a seal: an HMAC-SHA256 by a per-user secret
+key of the line's canonical content (the line without its seal). An "approve
+always" is sealed together with the digest of its run's header, so a seal
+copied to another event, or to another run, does not match there.
+
+The key is 32 random bytes in `seal.key` in the per-user data folder
+($AGENT_TUI_HOME, else $XDG_DATA_HOME/agent-tui), made on first use with mode
+0600. It is never printed and never written to a transcript. A key that cannot
+be made or read (a read-only folder, a file others can read) is `KeyUnavailable`:
+runs still start, and rules from files are simply not believed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+from typing import TypeVar
+
+from engine.core.events import ApprovalDecided, Header
+from engine.core.guards import serialised
+from engine.sessions.folders import user_data_dir
+
+KEY_BYTES = 32
+KEY_NAME = "seal.key"
+_HEADER_DOMAIN = b"agent-tui header seal 1\n"
+_APPROVAL_DOMAIN = b"agent-tui approve-always seal 1\n"
+_Sealed = TypeVar("_Sealed", Header, ApprovalDecided)
+
+
+class KeyUnavailable(Exception):
+    """The approval key cannot be made or read; the message names the file and why."""
+
+
+def key_path() -> Path:
+    return user_data_dir() / KEY_NAME
+
+
+def load_key(path: Path | None = None) -> bytes:
+    """The operator's key, made on first use; KeyUnavailable says why there is none."""
+    path = key_path() if path is None else path
+    try:
+        return _read_key(path)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:
+        raise KeyUnavailable(f"cannot read the approval key {path}: {exc.strerror or exc}") from None
+    try:
+        _make_key(path)
+        return _read_key(path)
+    except OSError as exc:
+        raise KeyUnavailable(f"cannot make the approval key {path}: {exc.strerror or exc}") from None
+
+
+def key_or_problem() -> tuple[bytes | None, str | None]:
+    """(key, None), or (None, why there is none)."""
+    try:
+        return load_key(), None
+    except KeyUnavailable as exc:
+        return None, str(exc)
+
+
+def _read_key(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise KeyUnavailable(f"the approval key {path} is not a regular file")
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            raise KeyUnavailable(f"the approval key {path} belongs to another user")
+        if info.st_mode & 0o077:
+            raise KeyUnavailable(
+                f"the approval key {path} can be read or changed by others (mode {stat.S_IMODE(info.st_mode):o}); "
+                f"make it private: chmod 600 {path}"
+            )
+        data = os.read(fd, KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) != KEY_BYTES:
+        raise KeyUnavailable(f"the approval key {path} is damaged ({len(data)} bytes, not {KEY_BYTES}); remove it to make a new one")
+    return data
+
+
+def _make_key(path: Path) -> None:
+    """Write a new key beside `path` and link it into place: a key another process made
+    at the same moment wins, and nobody ever reads half a key."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    spare = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            os.write(fd, secrets.token_bytes(KEY_BYTES))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(spare, path)
+        except FileExistsError:
+            pass  # another process made it first: that key is the one
+    finally:
+        spare.unlink(missing_ok=True)
+
+
+def _canonical(item: Header | ApprovalDecided) -> bytes:
+    """The content a seal covers: the line as a reader gets it back, without its seal, as
+    sorted compact JSON without fields at their defaults (a field added to the format
+    later leaves old seals good); a header keeps its format version."""
+    _, line = serialised(item.model_copy(update={"seal": None}))
+    read_back = type(item).model_validate_json(line)
+    data = read_back.model_dump(mode="json", exclude_defaults=True, exclude={"seal"})
+    if isinstance(read_back, Header):
+        data["format_version"] = read_back.format_version
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def header_digest(header: Header) -> bytes:
+    """What identifies a run: the hash of its header's content (the seal aside)."""
+    return hashlib.sha256(_canonical(header)).hexdigest().encode()
+
+
+def _header_mac(key: bytes, header: Header) -> str:
+    return hmac.new(key, _HEADER_DOMAIN + _canonical(header), hashlib.sha256).hexdigest()
+
+
+def _approval_mac(key: bytes, digest: bytes, event: ApprovalDecided) -> str:
+    return hmac.new(key, _APPROVAL_DOMAIN + digest + b"\n" + _canonical(event), hashlib.sha256).hexdigest()
+
+
+def seal_header(key: bytes, header: Header) -> Header:
+    return header.model_copy(update={"seal": _header_mac(key, header)})
+
+
+def header_sealed(key: bytes, header: Header) -> bool:
+    return _same(header.seal, _header_mac(key, header))
+
+
+def _same(seal: object, mac: str) -> bool:
+    """A seal read from a file (any text at all) against the right one, in constant time."""
+    return isinstance(seal, str) and hmac.compare_digest(seal.encode("utf-8", "replace"), mac.encode())
+
+
+class Sealer:
+    """Seals the "approve always" of one run (the engine's `seal_approval`)."""
+
+    def __init__(self, key: bytes, header: Header) -> None:
+        self._key = key
+        self._digest = header_digest(header)
+
+    def __call__(self, event: ApprovalDecided) -> ApprovalDecided:
+        return event.model_copy(update={"seal": _approval_mac(self._key, self._digest, event)})
+
+    def sealed(self, event: ApprovalDecided) -> bool:
+        """Whether `event` carries this run's good seal."""
+        return _same(event.seal, _approval_mac(self._key, self._digest, event))
