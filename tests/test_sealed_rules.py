@@ -338,3 +338,17 @@ def test_a_task_written_after_the_run_opened_is_sealed_with_the_header(tmp_path:
         assert status == "ended" and again.warnings == []
     finally:
         again.close()
+
+
+def test_the_key_lives_in_the_xdg_data_folder_and_one_made_first_is_kept(tmp_path: Path, monkeypatch) -> None:
+    """Without $AGENT_TUI_HOME the key is $XDG_DATA_HOME/agent-tui/seal.key; a process that
+    finds a key made at the same moment by another keeps that one (never two keys)."""
+    from engine.sessions import seals
+
+    monkeypatch.delenv("AGENT_TUI_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert seals.key_path() == tmp_path / "data" / "agent-tui" / "seal.key"
+    key = seals.load_key()
+    seals._make_key(seals.key_path())  # a second maker, late: the first key stays
+    assert seals.load_key() == key == seals.key_path().read_bytes()
+    assert [p.name for p in seals.key_path().parent.iterdir()] == ["seal.key"], "no spare file left behind"
