@@ -30,11 +30,13 @@ def test_the_banner_and_outcome_hold_no_url_credential(tmp_path: Path) -> None:
              "--listen", "127.0.0.1:0", "--out", str(tmp_path / "gw.jsonl")],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
         )
+        warning = proc.stderr.readline()  # the URL's credentials are in the process list: said, never shown
         banner = proc.stderr.readline()
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
+    assert warning.startswith("agent-tui: warning: --upstream holds credentials"), warning + banner + err
     assert "listening on" in banner and "127.0.0.1" in banner, banner + err
-    assert [s for s in SECRETS if s in banner + out + err] == []
+    assert [s for s in SECRETS if s in warning + banner + out + err] == []
 
 
 @pytest.mark.anyio

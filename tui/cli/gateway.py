@@ -18,8 +18,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tui.cli.common import EXIT_CODES, UsageError, add_command, budget_limits, positive_float, positive_int, price
+from tui.cli.secrets import SecretFlag, add_secret_arguments, secret_value, url_argument
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
+GATEWAY_TOKEN = SecretFlag("token", "AGENT_TUI_GATEWAY_TOKEN", "the bearer token agents must send")
 
 
 def register(sub: Any) -> None:
@@ -30,10 +32,11 @@ def register(sub: Any) -> None:
         default=[],
         metavar="[NAME=]URL[#MODEL]",
         help="the model endpoint the agent's requests go to; repeat to swap between several (p in the cockpit)",
+        type=url_argument("--upstream", "give the key in $AGENT_TUI_API_KEY or $OPENAI_API_KEY instead"),
     )
     gw.add_argument("--model", metavar="NAME", help="the model to ask upstream (default: the one the agent names)")
     gw.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"where agents connect (default {DEFAULT_LISTEN})")
-    gw.add_argument("--token", help="the bearer token agents must send (required off 127.0.0.1; or AGENT_TUI_GATEWAY_TOKEN)")
+    add_secret_arguments(gw, GATEWAY_TOKEN, purpose="required off 127.0.0.1")
     gw.add_argument("--headless", action="store_true", help="no cockpit: print each step; stop with SIGTERM or Ctrl+C")
     gw.add_argument("--approve", choices=["ask", "all", "none"], default="ask", help="held calls: ask (default), approve all, reject all")
     gw.add_argument("--rules", help="TOML file of approval rules (allow read_*, deny drop_*...)")
@@ -84,7 +87,8 @@ def _listen(text: str, token: str | None) -> tuple[str, int]:
     except ValueError:
         pass
     if not loopback and not token:
-        raise UsageError(f"--listen {host}: an address other than 127.0.0.1 needs --token (agents send it as their bearer token)")
+        raise UsageError(f"--listen {host}: an address other than 127.0.0.1 needs --token-file PATH (or ${GATEWAY_TOKEN.env}): "
+                         "the token agents send as their bearer token")
     return host, int(port)
 
 
@@ -95,7 +99,7 @@ def build(args: argparse.Namespace):
     from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer
     from engine.model.config import KEY_VARIABLES, Secret
 
-    token = args.token or os.environ.get("AGENT_TUI_GATEWAY_TOKEN") or None
+    token = secret_value(args, GATEWAY_TOKEN)
     host, port = _listen(args.listen, token)
     upstreams = _upstreams(args.upstream, args.model)
     if args.headless and args.approve == "ask" and not sys.stdin.isatty():

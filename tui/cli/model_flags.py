@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Mapping
 
 from tui.cli.common import positive_float
+from tui.cli.secrets import url_argument
 
 if TYPE_CHECKING:
     from engine.model.config import ModelConfig
@@ -20,7 +21,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "model", "an OpenAI-compatible endpoint; the key is read from AGENT_TUI_API_KEY or OPENAI_API_KEY"
     )
     group.add_argument("--model", metavar="NAME", help="the model name (or AGENT_TUI_MODEL); enables --policy model")
-    group.add_argument("--base-url", metavar="URL", help=f"the API base URL (default {DEFAULT_BASE_URL})")
+    group.add_argument(
+        "--base-url", metavar="URL", help=f"the API base URL (default {DEFAULT_BASE_URL})",
+        type=url_argument("--base-url", "give the key in $AGENT_TUI_API_KEY instead, or the URL in the configuration file"),
+    )
     group.add_argument("--price-in", metavar="USD", help="dollars per 1,000 input tokens, for the cost gauge")
     group.add_argument("--price-out", metavar="USD", help="dollars per 1,000 output tokens, for the cost gauge")
     group.add_argument(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui.cli.common import UsageError
+from tui.cli.secrets import url_argument
 
 if TYPE_CHECKING:  # engine modules load in the handlers: `--help` imports no engine
     from engine.sessions.config import Config, McpServerConfig
@@ -34,7 +35,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         "--mcp", action="append", default=[], metavar="'COMMAND ARGS...'",
         help="start an MCP server on stdio (repeatable), or name a configured [[mcp]] server",
     )
-    group.add_argument("--mcp-url", action="append", default=[], metavar="URL", help="connect to an MCP server over streamable HTTP (repeatable)")
+    group.add_argument(
+        "--mcp-url", action="append", default=[], metavar="URL", help="connect to an MCP server over streamable HTTP (repeatable)",
+        type=url_argument("--mcp-url", "give the server in the configuration file instead ([[mcp]] url)"),
+    )
 
 
 def server_name(words: list[str]) -> str:
