@@ -181,3 +181,18 @@ async def test_fork_between_the_final_answer_and_the_end_forks_before_the_answer
     forked.close()
     with pytest.raises(Exception, match="final answer"):
         _fork_from(timeline, answered, "good")
+
+
+async def test_timeline_keys_work_after_the_terminal_was_too_small(tmp_path):
+    """Opened in a 40x12 terminal and then enlarged, home and end still move the timeline
+    (the transcript pane must not have kept the focus and its own home/end scrolling)."""
+    path, run = saved_run(tmp_path)
+    app = ReplayApp(Timeline.open(path))
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        await pilot.press("right", "end")
+        assert app.position == len(run.engine.events)
+        await pilot.press("home")
+        assert app.position == 0

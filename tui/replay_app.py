@@ -160,9 +160,10 @@ class ReplayApp(App[object]):
 
     def on_mount(self) -> None:
         pane = self.query_one(TranscriptPane)
-        # The pane's own arrow and home/end scrolling would shadow the timeline keys.
+        # The pane's own arrow and home/end scrolling would shadow the timeline keys. The
+        # main screen may already be under the too-small screen (a first resize comes first).
         pane.can_focus = False
-        self.set_focus(None)
+        self.screen_stack[0].set_focus(None)
         for warning in self.timeline.warnings:
             self.notify(clean(warning), title="Loaded with a warning", severity="warning", timeout=10, markup=False)
         fit(self, self.size)
