@@ -133,6 +133,20 @@ def price(text: str) -> float:
     return value
 
 
+def file_name(text: str) -> str:
+    """A path argument: an empty one would name the current folder (`Path("")` is `.`)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a file name, got an empty one")
+    return text
+
+
+def nonempty_name(text: str) -> str:
+    """A policy or scenario name: an empty one would be taken as none given."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a name, got an empty one")
+    return text
+
+
 def step_or_end(text: str) -> int | str:
     """A step number (0 or more) or 'end'."""
     if text == "end":

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from tui.cli.common import add_command
+from tui.cli.common import add_command, file_name
 
 if TYPE_CHECKING:  # loaded in the handler: `--help` imports no engine
     from engine.sessions.config import Config
@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # loaded in the handler: `--help` imports no engine
 
 def register(sub: Any) -> None:
     config = add_command(sub, "config", run)
-    config.add_argument("--config", metavar="FILE", help="configuration file (default: ./agent-tui.toml, else $XDG_CONFIG_HOME/agent-tui/config.toml)")
+    config.add_argument("--config", type=file_name, metavar="FILE", help="configuration file (default: ./agent-tui.toml, else $XDG_CONFIG_HOME/agent-tui/config.toml)")
 
 
 def _value(value: Any) -> str:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_OK, UsageError, add_command, report
+from tui.cli.common import EXIT_OK, UsageError, add_command, file_name, report
 from tui.cli.saved import FORMATS, add_format_argument, add_run_argument, load
 
 
@@ -19,7 +19,7 @@ CSI, U+009B) or an editor break a line at: written as \\u escapes, which read ba
 
 def register(sub: Any) -> None:
     export = add_command(sub, "export", cmd_export, help="write a readable report of a saved run, or its OpenAI chat messages")
-    export.add_argument("file")
+    export.add_argument("file", type=file_name)
     export.add_argument(
         "--format",
         default="markdown",
@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
     )
     add_format_argument(export, "--from", dest="source_format")
     add_run_argument(export)
-    export.add_argument("-o", "--out", help="write here instead of stdout")
+    export.add_argument("-o", "--out", type=file_name, help="write here instead of stdout")
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from tui.cli.common import EXIT_CODES, UsageError, add_command, budget_limits, positive_float, positive_int, price
+from tui.cli.common import EXIT_CODES, UsageError, add_command, budget_limits, file_name, positive_float, positive_int, price
 from tui.cli.secrets import SecretFlag, add_secret_arguments, secret_value, url_argument
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -39,7 +39,7 @@ def register(sub: Any) -> None:
     add_secret_arguments(gw, GATEWAY_TOKEN, purpose="required off 127.0.0.1")
     gw.add_argument("--headless", action="store_true", help="no cockpit: print each step; stop with SIGTERM or Ctrl+C")
     gw.add_argument("--approve", choices=["ask", "all", "none"], default="ask", help="held calls: ask (default), approve all, reject all")
-    gw.add_argument("--rules", help="TOML file of approval rules (allow read_*, deny drop_*...)")
+    gw.add_argument("--rules", type=file_name, help="TOML file of approval rules (allow read_*, deny drop_*...)")
     gw.add_argument("--max-steps", type=positive_int, help="step cap per run")
     gw.add_argument("--max-tokens", type=positive_int, help="token budget per run (from the upstream's usage)")
     gw.add_argument("--max-cost", type=positive_float, help="cost budget per run in dollars (with --price-in/--price-out)")
@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
     gw.add_argument("--price-out", type=price, default=0.0, metavar="USD", help="dollars per 1,000 output tokens")
     gw.add_argument("--max-body", type=positive_int, default=None, metavar="BYTES", help="largest request body accepted (default 10 MiB)")
     gw.add_argument("--timeout", type=positive_float, default=600.0, metavar="SECONDS", help="upstream timeout (default 600)")
-    gw.add_argument("-o", "--out", metavar="FILE", help="transcript of the first run (later runs: FILE-2, FILE-3...; default: the data folder)")
+    gw.add_argument("-o", "--out", type=file_name, metavar="FILE", help="transcript of the first run (later runs: FILE-2, FILE-3...; default: the data folder)")
 
 
 def _upstreams(entries: list[str], model: str | None):

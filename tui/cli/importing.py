@@ -15,14 +15,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_OK, UsageError, add_command, report
+from tui.cli.common import EXIT_OK, UsageError, add_command, file_name, report
 from tui.cli.saved import add_format_argument
 
 
 def register(sub: Any) -> None:
     command = add_command(sub, "import", cmd_import)
-    command.add_argument("file")
-    command.add_argument("-o", "--out", metavar="OUT.jsonl", help="where to write (several runs: OUT-1.jsonl, OUT-2.jsonl, ...)")
+    command.add_argument("file", type=file_name)
+    command.add_argument("-o", "--out", type=file_name, metavar="OUT.jsonl", help="where to write (several runs: OUT-1.jsonl, OUT-2.jsonl, ...)")
     add_format_argument(command)
 
 

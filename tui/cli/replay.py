@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tui.cli.common import EXIT_OK, EXIT_USAGE, UsageError, add_command, report, step_or_end
+from tui.cli.common import EXIT_OK, EXIT_USAGE, UsageError, add_command, file_name, report, step_or_end
 from tui.cli.saved import add_format_argument, add_run_argument, load, position_for, print_saved
 
 
 def register(sub: Any) -> None:
     replay = add_command(sub, "replay", cmd_replay, help="open a saved run read-only (the cockpit, or --headless)")
-    replay.add_argument("file")
+    replay.add_argument("file", type=file_name)
     replay.add_argument("--headless", action="store_true", help="print the run as `show` does, without the cockpit")
     replay.add_argument("--at", type=step_or_end, metavar="N", help="open (or print up to) the end of step N")
     add_format_argument(replay)

@@ -14,6 +14,8 @@ from tui.cli.common import (
     UsageError,
     add_command,
     budget_limits,
+    file_name,
+    nonempty_name,
     option_pair,
     os_error_text,
     positive_float,
@@ -38,9 +40,9 @@ def register(sub: Any) -> None:
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
     """The flags of `run`; a new flag goes here (or in a function this calls)."""
-    run.add_argument("scenario", nargs="?", help="scenario name or path to a scenario .py file (default: support)")
+    run.add_argument("scenario", nargs="?", type=nonempty_name, help="scenario name or path to a scenario .py file (default: support)")
     run.add_argument("--task", help="task id (see `agent-tui list`)")
-    run.add_argument("--policy", help="policy name (see `agent-tui list`), or 'human'")
+    run.add_argument("--policy", type=nonempty_name, help="policy name (see `agent-tui list`), or 'human'")
     run.add_argument("--headless", action="store_true", help="run without the cockpit and print each step")
     run.add_argument(
         "--approve",
@@ -48,17 +50,17 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         default="ask",
         help="approvals: ask the operator (default), approve all, or reject all",
     )
-    run.add_argument("--rules", help="TOML file of approval rules (allow / ask / deny)")
+    run.add_argument("--rules", type=file_name, help="TOML file of approval rules (allow / ask / deny)")
     run.add_argument("--max-steps", type=positive_int, help="step cap")
     run.add_argument("--max-tokens", type=positive_int, help="token budget")
     run.add_argument("--max-cost", type=positive_float, help="cost budget in dollars")
     run.add_argument("--max-seconds", type=positive_float, help="time budget in seconds of policy and tool time")
     run.add_argument("--repetition", type=repetition, help="stop at N identical actions in a row (1 and 2: at the first repeat), or 'off' / 0")
     run.add_argument("--option", action="append", type=option_pair, default=[], metavar="KEY=VALUE", help="scenario option")
-    run.add_argument("-o", "--out", metavar="FILE", help="transcript file (default: a file in the per-user data folder)")
+    run.add_argument("-o", "--out", type=file_name, metavar="FILE", help="transcript file (default: a file in the per-user data folder)")
     add_model_arguments(run)
-    run.add_argument("--resume", metavar="FILE", help="continue a run that did not end, appending to FILE")
-    run.add_argument("--fork", metavar="FILE", help="start a new run from step --at of FILE (no tool runs again)")
+    run.add_argument("--resume", type=file_name, metavar="FILE", help="continue a run that did not end, appending to FILE")
+    run.add_argument("--fork", type=file_name, metavar="FILE", help="start a new run from step --at of FILE (no tool runs again)")
     run.add_argument(
         "--at",
         type=step_or_end,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui.cli.common import UsageError
+from tui.cli.common import UsageError, file_name
 from tui.cli.secrets import url_argument
 
 if TYPE_CHECKING:  # engine modules load in the handlers: `--help` imports no engine
@@ -29,7 +29,7 @@ _LAUNCHERS = {"npx", "uvx", "node", "python", "python3", "bunx", "deno", "pipx",
 def add_arguments(run: argparse.ArgumentParser) -> None:
     """--config, --mcp, --mcp-url and --task-text for `run`."""
     run.add_argument("-t", "--task-text", metavar="TEXT", help="your own task for the run (instead of --task)")
-    run.add_argument("--config", metavar="FILE", help="configuration file (default: ./agent-tui.toml, else $XDG_CONFIG_HOME/agent-tui/config.toml)")
+    run.add_argument("--config", type=file_name, metavar="FILE", help="configuration file (default: ./agent-tui.toml, else $XDG_CONFIG_HOME/agent-tui/config.toml)")
     group = run.add_argument_group("MCP tool servers", "without a scenario, the run's tools are the servers' tools")
     group.add_argument(
         "--mcp", action="append", default=[], metavar="'COMMAND ARGS...'",

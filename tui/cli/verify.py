@@ -6,14 +6,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_DIFFERS, EXIT_OK, UsageError, add_command
+from tui.cli.common import EXIT_DIFFERS, EXIT_OK, UsageError, add_command, file_name, nonempty_name
 from tui.cli.saved import load, scenario_of
 
 
 def register(sub: Any) -> None:
     verify = add_command(sub, "verify", cmd_verify)
-    verify.add_argument("file")
-    verify.add_argument("--scenario", help="the scenario, a name or a .py path (default: the one the file names)")
+    verify.add_argument("file", type=file_name)
+    verify.add_argument("--scenario", type=nonempty_name, help="the scenario, a name or a .py path (default: the one the file names)")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
