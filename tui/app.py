@@ -161,6 +161,8 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     def _state_words(self) -> tuple[str, str]:
         s = self.view_state
         status = self.run_status
+        if self.needs_task:  # before "your turn": n does nothing until the task is set
+            return "no task yet: t sets it", "-input"
         if status == "running":
             if self.bridge.interrupt.is_set():
                 return "stopping after this step (escape again cancels a model call)", "-running"
@@ -178,8 +180,6 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             return f"ended: {s.ended.outcome} ({s.ended.reason})", "-ended"
         if status == "halted":
             return "halted: the transcript cannot be written", "-failed"
-        if self.needs_task:
-            return "no task yet: t sets it", "-input"
         if status == "ready" and self.engine.fault:
             return "a tool server failed: n goes on, p swaps, x aborts", "-failed"
         return ("ready" if s.step == 0 else "paused"), "-paused"

@@ -71,8 +71,9 @@ class RunHeader(Static):
         line.append("\n")
         line.append("transcript: ", style="dim")
         line.append(_flat(info.path))
-        line.append("  ·  ", style="dim")
-        line.append(f"“{_flat(info.task_text)}”", style="italic")
+        if info.task_text.strip():  # a run of MCP tools may have none yet
+            line.append("  ·  ", style="dim")
+            line.append(f"“{_flat(info.task_text)}”", style="italic")
         if info.servers:
             line.append("\n")
             line.append(_flat(info.servers), style="dim")
