@@ -17,6 +17,7 @@ The map maths (generation, BFS, Dijkstra, the bare loop) lives in
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -169,10 +170,23 @@ class GridWorld:
         self.at = positions(executed)[-1]
 
 
+def _number(options: dict[str, Any], key: str, default: float, kind: type[int] | type[float]) -> Any:
+    """An option as a number, or a ValueError that says which and what was given (`--option size=abc`)."""
+    value = options.get(key, default)
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return kind(value)
+    except (TypeError, ValueError, OverflowError):
+        words = "a whole number" if kind is int else "a number"
+        shown = repr(value) if isinstance(value, str) else json.dumps(value)
+        raise ValueError(f"the grid {key} must be {words}, not {shown}") from None
+
+
 def grid_options(options: dict[str, Any]) -> tuple[int, float, int]:
-    size = int(options.get("size", SIZE))
-    density = float(options.get("density", DENSITY))
-    seed = int(options.get("seed", SEED))
+    size = _number(options, "size", SIZE, int)
+    density = _number(options, "density", DENSITY, float)
+    seed = _number(options, "seed", SEED, int)
     if not 2 <= size <= MAX_SIZE:
         raise ValueError(f"the grid size must be 2 to {MAX_SIZE}")
     if not 0.0 <= density < 1.0:
