@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from tui.cli.common import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
+from tui.cli.common import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, positive_int
 
 RUN_FIELDS = [
     "scenario",
@@ -379,7 +379,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="none",
         help="how irreversible actions are answered with nobody watching (default: none, they are rejected)",
     )
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
+    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the summary, checks and every run as JSON")
     out.add_argument("--csv", action="store_true", help="print one CSV row per run")
@@ -426,5 +426,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(to_csv(runs))
     else:
         print_tables(summary, checks, plans)
-    print(f"{total} runs in {elapsed:.2f} s ({max(1, args.workers)} workers)", file=sys.stderr)
+    workers = max(1, args.workers)
+    print(f"{total} runs in {elapsed:.2f} s ({workers} worker{'' if workers == 1 else 's'})", file=sys.stderr)
     return EXIT_OK if all(c["passed"] == c["total"] for c in checks) else EXIT_CHECK_FAILED
