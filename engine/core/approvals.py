@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Sequence
 
 from engine.core.events import RuleInfo
+from engine.core.smallfile import SmallFileError, read_small_text
 from engine.core.tools import Tool
 
 Effect = Literal["allow", "ask", "deny"]
@@ -169,14 +170,10 @@ def load_rules(path: str | Path) -> list[RuleInfo]:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_small_text(p, "rules file")
         data = tomllib.loads(text)
-    except FileNotFoundError:
-        raise RulesError(f"{p}: no such rules file") from None
-    except IsADirectoryError:
-        raise RulesError(f"{p}: is a folder, not a rules file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RulesError(f"{p}: cannot read: {exc}") from None
+    except SmallFileError as exc:
+        raise RulesError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"{p}: not valid TOML: {exc}") from None
     except RecursionError:  # tomllib reads nested arrays and tables by recursion

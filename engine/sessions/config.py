@@ -43,6 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 from urllib.parse import urlsplit
 
+from engine.core.smallfile import SmallFileError, read_small_text
+
 if TYPE_CHECKING:  # the events (pydantic) load only when a rule is read: `--help` stays light
     from engine.core.events import RuleInfo
 
@@ -178,18 +180,14 @@ def load_config(path: str | Path | None = None, *, cwd: Path | None = None, env:
     """Read the configuration: `path` if given (it must exist), else the default places, else an empty Config."""
     if path is not None:
         p, found = Path(path), "--config"
-        if p.is_dir():
-            raise ConfigError(f"{p}: is a folder, not a configuration file")
-        if not p.is_file():
-            raise ConfigError(f"{p}: no such configuration file")
     else:
         p, found = default_path(cwd, env)  # type: ignore[assignment]
         if p is None:
             return Config()
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: cannot read: {exc}") from None
+        text = read_small_text(p, "configuration file")
+    except SmallFileError as exc:
+        raise ConfigError(str(exc)) from None
     return parse_config(text, p, found)
 
 

@@ -1,0 +1,38 @@
+"""Reading a small text file the operator names (a rules file, the configuration):
+a device (`/dev/zero`), a folder or a file over `MAX_BYTES` is refused with a sentence
+instead of being read into memory without end; a pipe is read up to the same cap."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+MAX_BYTES = 1 << 20
+"""1 MiB: far more than any rules or configuration file needs."""
+
+
+class SmallFileError(Exception):
+    """The file cannot be read as a small text file; the message names it and why."""
+
+
+def read_small_text(path: Path, kind: str, limit: int = MAX_BYTES) -> str:
+    """The UTF-8 text of `path`, a `kind` ("rules file", "configuration file")."""
+    try:
+        with open(path, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                raise SmallFileError(f"{path}: is a device, not a {kind}")
+            data = f.read(limit + 1)
+    except FileNotFoundError:
+        raise SmallFileError(f"{path}: no such {kind}") from None
+    except IsADirectoryError:
+        raise SmallFileError(f"{path}: is a folder, not a {kind}") from None
+    except OSError as exc:
+        raise SmallFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise SmallFileError(f"{path}: larger than {limit >> 20} MiB; not a {kind}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SmallFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
