@@ -16,6 +16,15 @@ class SmallFileError(Exception):
     """The file cannot be read as a small text file; the message names it and why."""
 
 
+def why_unreadable(path: Path, exc: OSError, kind: str, missing: str | None = None) -> str:
+    """A sentence for a file that could not be opened or read: missing, a folder, or the system's words."""
+    if isinstance(exc, FileNotFoundError):
+        return f"{path}: no such {missing or kind}"
+    if isinstance(exc, IsADirectoryError):
+        return f"{path}: is a folder, not a {kind}"
+    return f"{path}: cannot read: {exc.strerror or exc}"
+
+
 def read_small_text(path: Path, kind: str, limit: int = MAX_BYTES) -> str:
     """The UTF-8 text of `path`, a `kind` ("rules file", "configuration file")."""
     try:
@@ -24,12 +33,8 @@ def read_small_text(path: Path, kind: str, limit: int = MAX_BYTES) -> str:
             if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                 raise SmallFileError(f"{path}: is a device, not a {kind}")
             data = f.read(limit + 1)
-    except FileNotFoundError:
-        raise SmallFileError(f"{path}: no such {kind}") from None
-    except IsADirectoryError:
-        raise SmallFileError(f"{path}: is a folder, not a {kind}") from None
     except OSError as exc:
-        raise SmallFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise SmallFileError(why_unreadable(path, exc, kind)) from None
     if len(data) > limit:
         raise SmallFileError(f"{path}: larger than {limit >> 20} MiB; not a {kind}")
     try:

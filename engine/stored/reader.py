@@ -41,6 +41,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from engine.core.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header, ToolStarted
+from engine.core.smallfile import why_unreadable
 
 INTENT_TYPE = "tool_started"
 """Write-ahead lines, not events: see `engine.core.events.ToolStarted`."""
@@ -203,12 +204,8 @@ def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
                     raise TranscriptError(_too_long(path, line, line_cap))
                 chunks.append(chunk)
         return b"".join(chunks)
-    except FileNotFoundError:
-        raise TranscriptError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TranscriptError(f"{path}: is a folder, not a transcript") from None
     except OSError as exc:
-        raise TranscriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise TranscriptError(why_unreadable(path, exc, "transcript", missing="file")) from None
 
 
 def _too_long(path: Path, line: int, cap: int) -> str:
