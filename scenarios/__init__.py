@@ -56,7 +56,7 @@ def load_file(path: str | Path) -> Scenario:
     name = f"agent_tui_scenario_{abs(hash(str(p.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, p)
     if spec is None or spec.loader is None:
-        raise ScenarioError(f"{p}: not a Python file")
+        raise ScenarioError(f"{p}: not a scenario file (a .py file defining SCENARIO = Scenario(...))")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -93,7 +93,12 @@ def get(name: str) -> Scenario:
     """
     if name not in BUILTIN and _is_path(name):
         return load_file(name)
-    return get_named(name)
+    try:
+        return get_named(name)
+    except ScenarioError:
+        if Path(name).exists():  # `run adir`, `run notes.txt`: say what that path is not
+            return load_file(name)
+        raise
 
 
 def get_named(name: str) -> Scenario:
