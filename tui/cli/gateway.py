@@ -190,6 +190,7 @@ def _headless(gateway, server, approve: str) -> int:
     changed = threading.Event()
     why: list[str] = []
     shown = [0]
+    last_line = [""]
 
     def printer(run, event) -> None:
         if run.number != shown[0]:
@@ -199,6 +200,7 @@ def _headless(gateway, server, approve: str) -> int:
                 print(line, flush=True)
         for line in event_lines(event):
             print(line, flush=True)
+            last_line[0] = line
 
     def on_signal(number: int, _frame: Any) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -223,7 +225,7 @@ def _headless(gateway, server, approve: str) -> int:
     finally:
         end = gateway.stop(f"the gateway stopped ({why[0] if why else 'closed'})")
         server.close()
-    return _finish(gateway, end, outcome_line)
+    return _finish(gateway, end, outcome_line, printed=last_line[0])
 
 
 def _cockpit(gateway, server) -> int:
@@ -239,12 +241,14 @@ def _cockpit(gateway, server) -> int:
     return _finish(gateway, end, outcome_line)
 
 
-def _finish(gateway, end, outcome_line) -> int:
+def _finish(gateway, end, outcome_line, printed: str = "") -> int:
+    """The transcripts on stderr, then the outcome line, unless the last line printed was that one."""
     for run in gateway.runs:
         if run.path is not None:
             print(f"transcript: {run.path}", file=sys.stderr)
     if end is None:
         print("outcome: no request came; no run", flush=True)
         return 0
-    print(outcome_line(end), flush=True)
+    if outcome_line(end) != printed:
+        print(outcome_line(end), flush=True)
     return EXIT_CODES[end.outcome]
