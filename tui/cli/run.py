@@ -264,9 +264,14 @@ def _ask_on_terminal(engine: Any) -> bool:
         elif answer == "A":
             engine.approve(always=True)
         elif answer in ("r", "reject"):
-            engine.reject(input("  reason the policy will read > "))
+            reason = _line("  reason the policy will read > ")
+            if reason is None:
+                continue
+            engine.reject(reason)
         elif answer in ("e", "edit"):
-            raw = input(f"  new arguments as JSON {json.dumps(pending.args)} > ")
+            raw = _line(f"  new arguments as JSON {json.dumps(pending.args)} > ")
+            if raw is None:
+                continue
             try:
                 engine.modify(json.loads(raw))
             except (ValueError, TypeError) as exc:
@@ -281,6 +286,15 @@ def _ask_on_terminal(engine: Any) -> bool:
             print(f"  not an answer: {answer!r}; type a (approve), A (approve always), r (reject), e (edit) or x (abort)")
             continue
         return True
+
+
+def _line(prompt: str) -> str | None:
+    """A line typed at `prompt`; None after Ctrl+D (end of input), which goes back to the question."""
+    try:
+        return input(prompt)
+    except EOFError:
+        print("\n  nothing decided (end of input)")
+        return None
 
 
 def run_headless(run: Any) -> int:
