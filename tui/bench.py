@@ -324,8 +324,8 @@ def print_tables(summary: list[dict[str, Any]], checks: list[dict[str, Any]], pl
         table.add_column("rate", justify="right")
         table.add_column("mean steps", justify="right")
         table.add_column("extra over optimum", justify="right")
-        table.add_column("tokens/run", justify="right")
-        table.add_column("cost/run", justify="right")
+        table.add_column("tokens per run", justify="right")
+        table.add_column("cost per run", justify="right")
         for s in summary:
             if s["scenario"] != p["scenario"]:
                 continue

@@ -1,5 +1,6 @@
-"""`agent-tui bench --workers` takes 1 or more: 0 or a negative count is a usage error
-(it used to run with one worker and say "1 workers")."""
+"""`agent-tui bench` as a new user meets it: --workers takes 1 or more (0 or a negative
+count used to run with one worker and say "1 workers"), and no column title is cut to an
+ellipsis in an 80-column terminal ("tokens/r…")."""
 
 from __future__ import annotations
 
@@ -19,3 +20,10 @@ def test_workers_below_one_is_a_usage_error(capsys, count):
 def test_one_worker_is_said_in_the_singular(capsys):
     assert main(["bench", "support", "--no-progress", "--workers", "1"]) == 0
     assert "(1 worker)" in capsys.readouterr().err
+
+
+def test_no_column_title_is_cut_at_80_columns(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["bench", "grid", "--grids", "3", "--no-progress", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out and "tokens per" in out and "cost per" in out
