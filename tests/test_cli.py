@@ -142,7 +142,7 @@ def test_a_new_run_never_writes_into_an_existing_transcript(capsys, tmp_path):
     before = out_file.read_bytes()
     capsys.readouterr()
     code, _, err = run_cli(capsys, "run", "library", "--headless", "--out", str(out_file))
-    assert code == 2 and "already holds a transcript" in err
+    assert code == 2 and "is not empty (a run or another file)" in err
     assert out_file.read_bytes() == before
 
 

@@ -55,6 +55,11 @@ class EventSink(Protocol):
     def flush(self) -> None: ...
 
 
+def not_empty(path: Path | str) -> str:
+    """Why a new run will not write into `path`: it holds something (a run, or anything else)."""
+    return f"{path} is not empty (a run or another file); a new run never writes into it: choose another file"
+
+
 def dump_event(event: Event | Header | ToolStarted) -> str:
     return event.model_dump_json(exclude_defaults=False)
 
@@ -91,12 +96,12 @@ class TranscriptWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if header is not None and self.path.exists() and self.path.stat().st_size > 0:
             # A new run never writes into another run's file.
-            raise FileExistsError(f"{self.path} already holds a transcript; choose another file")
+            raise FileExistsError(not_empty(self.path))
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)  # read too: a recovery copies it
         try:
             lock(fd, self.path)
             if header is not None and os.fstat(fd).st_size > 0:
-                raise FileExistsError(f"{self.path} already holds a transcript; choose another file")
+                raise FileExistsError(not_empty(self.path))
             self._ident = identity(fd)
         except BaseException:
             os.close(fd)
