@@ -18,12 +18,13 @@ import io
 import json
 import math
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from tui.cli.common import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, positive_int
+from tui.cli.common import EXIT_CHECK_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, positive_int
 
 RUN_FIELDS = [
     "scenario",
@@ -202,14 +203,33 @@ def execute(jobs: list[Job], workers: int, advance: Callable[[int], None] = lamb
             results.extend(run_job(job))
             advance(len(job.tasks))
         return results
-    from concurrent.futures import ProcessPoolExecutor, as_completed  # only here: `--help` starts faster
+    from multiprocessing import Pool  # only here: `--help` starts faster
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(run_job, job): job for job in jobs}
-        for future in as_completed(futures):
-            results.extend(future.result())
-            advance(len(futures[future].tasks))
+    # Ctrl+C reaches only this process, which ends the pool at once: the workers are
+    # forked with SIGINT blocked, and one that comes while they start waits until then.
+    pool = None
+    try:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            pool = Pool(workers)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for done, count in pool.imap_unordered(_run_counted, jobs):
+            results.extend(done)
+            advance(count)
+        pool.close()
+    except BaseException:
+        if pool is not None:
+            pool.terminate()
+        raise
+    finally:
+        if pool is not None:
+            pool.join()
     return results
+
+
+def _run_counted(job: Job) -> tuple[list[dict[str, Any]], int]:
+    return run_job(job), len(job.tasks)
 
 
 # -- summarising ----------------------------------------------------------------
@@ -416,7 +436,12 @@ def run(args: argparse.Namespace) -> int:
         disable=args.no_progress or not err.is_terminal,
     ) as progress:
         bar = progress.add_task("runs", total=total)
-        runs = execute(jobs, args.workers, lambda n: progress.advance(bar, n))
+        try:
+            runs = execute(jobs, args.workers, lambda n: progress.advance(bar, n))
+        except KeyboardInterrupt:
+            progress.stop()
+            print("agent-tui bench: interrupted (Ctrl+C); no table", file=sys.stderr)
+            return EXIT_INTERRUPTED
     elapsed = time.perf_counter() - started
     runs = _order(runs, plans)
     summary, checks = summarise(runs, plans)

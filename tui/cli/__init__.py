@@ -24,7 +24,7 @@ import importlib
 import sys
 from typing import Any, Sequence
 
-from tui.cli.common import EXIT_USAGE, Parser, UsageError, report
+from tui.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, UsageError, report
 
 __all__ = ["COMMANDS", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "build_parser", "console_main", "main"]
 
@@ -127,7 +127,11 @@ def console_main() -> None:
     """
     import os
 
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # a run records its own end; any other command just stops
+        print("\nagent-tui: interrupted (Ctrl+C)", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
     run = sys.modules.get("tui.cli.run")  # not loaded: no run, no work left behind
     if run is not None and run.abandoned_work:
         sys.stdout.flush()
