@@ -60,6 +60,8 @@ space                    play / pause
 f                        fork: continue live from here with a policy you pick; where a fork
                          could do nothing (the end, a final answer), from the nearest point before
 o                        expand every folded observation, or fold them again
+ctrl+p                   every command of this screen, searchable
+?                        this help
 q                        quit
 """
 
