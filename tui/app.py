@@ -134,7 +134,8 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         self.mcp_mount()
 
     def on_resize(self, event: events.Resize) -> None:
-        fit(self, event.size)
+        if fit(self, event.size) and self.needs_task:  # it could not ask while the terminal was too small
+            self.call_after_refresh(self.action_set_task)
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
         self._leaving = True

@@ -67,8 +67,9 @@ class TooSmallScreen(ModalScreen[None]):
         self.query_one("#too-small", Static).update(too_small_text(size))
 
 
-def fit(app: App[object], size: Size) -> None:
-    """Choose the layout for a terminal of `size`; show or drop the too-small screen."""
+def fit(app: App[object], size: Size) -> bool:
+    """Choose the layout for a terminal of `size`; show or drop the too-small screen.
+    True when it dropped it (the terminal grew back to a usable size)."""
     main = app.screen_stack[0]
     narrow = size.width < NARROW_BELOW
     main.set_class(narrow, "-narrow")
@@ -89,3 +90,5 @@ def fit(app: App[object], size: Size) -> None:
             app.push_screen(TooSmallScreen(size))
     elif covers and app.screen is covers[-1]:
         app.pop_screen()
+        return True
+    return False
