@@ -69,13 +69,26 @@ class GridMap(Static):
         """Columns the map needs, border and padding included (the status line is up to 20)."""
         return max(2 * self.picture.size, 20) + 4
 
+    def on_resize(self) -> None:
+        self.update(self.render_map())
+
+    def window(self) -> tuple[range, range]:
+        """The rows and columns drawn: all of them, or (a grid wider than the widget) a
+        square around the agent, so a row never wraps into the next."""
+        size = self.picture.size
+        width = self.content_size.width
+        side = size if width <= 0 else max(1, min(size, width // 2))
+        (row, col), start = self.at, lambda at: max(0, min(at - side // 2, size - side))
+        return range(start(row), start(row) + side), range(start(col), start(col) + side)
+
     def render_map(self) -> Text:
         picture = self.picture
         visited = set(picture.visited)
         path = set(picture.path)
+        rows, cols = self.window()
         text = Text(no_wrap=True)
-        for r in range(picture.size):
-            for c in range(picture.size):
+        for r in rows:
+            for c in cols:
                 p = (r, c)
                 if p == self.at:
                     text.append("@@", style="bold reverse")
@@ -92,6 +105,8 @@ class GridMap(Static):
             text.append("\n")
         moves = len(picture.visited) - 1
         text.append(f"moves {moves} · at ({self.at[0]}, {self.at[1]})", style="dim")
+        if len(cols) < picture.size:
+            text.append(f"\nrows {rows[0]}-{rows[-1]}, cols {cols[0]}-{cols[-1]} of {picture.size}", style="dim")
         if picture.path:
             text.append(f"\nplan {len(picture.path) - 1} to go", style="cyan")
         return text
