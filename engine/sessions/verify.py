@@ -171,6 +171,13 @@ def _compare(engine: Engine, saved: list[Event], make: Callable[[str], Policy], 
             len(engine.events), len(engine.events), missing, None,
             f"event {len(engine.events) + 1}: the re-run stops ({engine.status}) where the file has {missing.type}",
         )
+    if not any(e.type == "run_ended" for e in saved):  # e.g. stopped at an approval nobody answered
+        return VerifyResult(
+            len(saved),
+            message=f"all {len(saved)} events match, and the run is unfinished: the file stops before its end "
+            f"(the re-run is {engine.status.replace('_', ' ')} there); resume it with agent-tui run --resume FILE",
+            unfinished=True,
+        )
     return VerifyResult(len(saved), message=f"all {len(saved)} events match")
 
 
