@@ -113,3 +113,15 @@ def test_usage_errors(flags: list[str], message: str) -> None:
     done = subprocess.run([*AGENT_TUI, "gateway", *flags], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_sigterm_the_moment_it_says_listening_still_ends_with_the_outcome(tmp_path: Path) -> None:
+    """Its signal handlers are in place before the banner: a supervisor that stops the
+    gateway as soon as it is up gets the outcome line and exit 0, not a bare kill."""
+    with FakeOpenAI() as fake:
+        for attempt in range(3):
+            (where := tmp_path / str(attempt)).mkdir()
+            proc, _ = _start(fake, where, "--approve", "none")
+            code, out, err = _stop(proc)
+            assert code == 0, (code, err)
+            assert out.strip().splitlines()[-1] == "outcome: no request came; no run", out

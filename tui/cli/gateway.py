@@ -175,9 +175,10 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     upstream = gateway.upstream
     from engine.model.config import safe_url
 
-    print(f"agent-tui gateway: listening on {server.url} -> {upstream.label} ({safe_url(upstream.url)})", file=sys.stderr, flush=True)
+    banner = f"agent-tui gateway: listening on {server.url} -> {upstream.label} ({safe_url(upstream.url)})"
     if args.headless:
-        return _headless(gateway, server, args.approve)
+        return _headless(gateway, server, args.approve, banner)
+    print(banner, file=sys.stderr, flush=True)
     return _cockpit(gateway, server)
 
 
@@ -185,7 +186,9 @@ class _Stopped(Exception):
     """SIGTERM or Ctrl+C: raised in the main thread, even inside the approval prompt."""
 
 
-def _headless(gateway, server, approve: str) -> int:
+def _headless(gateway, server, approve: str, banner: str) -> int:
+    """`banner` is printed once SIGTERM and Ctrl+C are handled: whoever waits for it to
+    stop the gateway gets the outcome line, however soon the signal comes."""
     from tui.plain import event_lines, header_lines, outcome_line
 
     changed = threading.Event()
@@ -214,6 +217,7 @@ def _headless(gateway, server, approve: str) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
+        print(banner, file=sys.stderr, flush=True)
         while True:
             changed.wait(0.5)
             changed.clear()
