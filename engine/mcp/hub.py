@@ -5,9 +5,16 @@ worker thread. `McpHub` owns one event-loop thread: each server lives in one
 task there (its transport and `ClientSession` are entered and left by that
 task), and `call` hands a coroutine to the loop with
 `run_coroutine_threadsafe` and waits for it. Stdio servers are started through
-`guard.py`, which records their PID and makes Linux kill them if agent-tui
-dies; `close` stops them (the SDK closes stdin, then terminates, then kills)
-and kills what is left by PID, so no server outlives the run.
+`guard.py`, which records the PID of their process group, makes Linux kill
+them if agent-tui dies and caps each message a server sends at
+`MAX_MESSAGE_BYTES` (the SDK
+holds a whole line in memory before it parses it: a server sending an
+endless line would grow it without bound; it is stopped instead, and the call
+is a fault saying so). An HTTP server's replies and events are capped the same
+way by the httpx client given to the SDK (`capped_http`), and a server that
+runs past the cap is disconnected. `close` stops them (the SDK closes stdin,
+then terminates, then kills) and kills what is left by PID, so no server
+outlives the run.
 """
 
 from __future__ import annotations
@@ -27,10 +34,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable
 
+from engine.mcp.guard import TOO_LONG
 from engine.model.config import KEY_VARIABLES
 from engine.sessions.config import McpServerConfig
 
 GUARD = Path(__file__).with_name("guard.py")
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""The longest message a server may send (a stdio line, an HTTP reply or SSE event): 16 MB, as a model's reply."""
 WITHHELD = (*KEY_VARIABLES, "AGENT_TUI_GATEWAY_TOKEN")
 """Variables a stdio server never inherits: the model's key and the gateway's token are
 agent-tui's, not the tool server's (a server's own `env` in the configuration can still set one)."""
@@ -71,6 +81,10 @@ class Connection:
     task: asyncio.Task[None] | None = None
     closed: str | None = None
     """Why the connection ended while the run went on (the server exited, say)."""
+    too_long: bool = False
+    """An HTTP server sent a message over the cap and was disconnected (a stdio one: its guard says so in the log)."""
+    calls: set[asyncio.Task[Any]] = field(default_factory=set)
+    """The calls in flight (an HTTP server over the cap fails them at once)."""
 
 
 class McpHub:
@@ -160,9 +174,7 @@ class McpHub:
     def _transport(self, conn: Connection) -> Any:
         cfg = conn.config
         if cfg.url is not None:
-            from mcp.client.streamable_http import streamable_http_client
-
-            return _http_only(streamable_http_client(cfg.url))
+            return _http_only(cfg.url, lambda: self._disconnect_too_long(conn))
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
@@ -175,12 +187,27 @@ class McpHub:
         conn.pid_file = pidfile  # type: ignore[attr-defined]
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-I", "-S", str(GUARD), str(os.getpid()), str(pidfile), cfg.command or "", *cfg.args],
+            args=["-I", "-S", str(GUARD), str(os.getpid()), str(pidfile), str(MAX_MESSAGE_BYTES), cfg.command or "", *cfg.args],
             env={**{k: v for k, v in os.environ.items() if k not in self.withheld}, **cfg.env},
             cwd=cfg.cwd,
             encoding_error_handler="replace",
         )
         return _remember_pid(stdio_client(params, errlog=log), conn, pidfile)
+
+    def _disconnect_too_long(self, conn: Connection) -> None:
+        """An HTTP server sent a message over the cap. The SDK neither ends the session nor fails the
+        request it was reading for: the calls in flight fail now (cancelled, then told why in
+        `_call`), a start fails with the reason, and the connection ends."""
+        conn.too_long = True
+        conn.closed = f"it sent a message over {MAX_MESSAGE_BYTES >> 20} MB and was disconnected"
+        if conn.session is None and conn.task is not None:
+            conn.task.cancel()
+            return
+        conn.session = None  # no new call goes to a session being torn down
+        for call in list(conn.calls):
+            call.cancel()
+        if conn.stop is not None:
+            conn.stop.set()
 
     def _log_hint(self, conn: Connection) -> str:
         if conn.log_path is None:
@@ -188,8 +215,20 @@ class McpHub:
         tail = _last_line(conn.log_path)
         return f" (its log: {conn.log_path}" + (f"; last line: {tail}" if tail else "") + ")"
 
+    def _too_long(self, conn: Connection, when: str) -> str | None:
+        """The fault of a server stopped (stdio: by its guard) or disconnected for a message over the cap, if it was."""
+        what = f"MCP server '{conn.config.name}' sent a message over {MAX_MESSAGE_BYTES >> 20} MB {when}"
+        if conn.too_long:
+            return f"{what}; it was disconnected"
+        if conn.log_path is None or not _last_line(conn.log_path).startswith(TOO_LONG):
+            return None
+        return f"{what}; it was stopped (its log: {conn.log_path})"
+
     def _start_failure(self, conn: Connection, exc: BaseException) -> str:
         cfg = conn.config
+        too_long = self._too_long(conn, "at start")
+        if too_long is not None:
+            return too_long
         if cfg.url is not None:
             return f"MCP server '{cfg.name}' at {cfg.url} cannot be reached: {_describe(exc)}"
         return f"MCP server '{cfg.name}' exited at start ({_describe(exc)}){self._log_hint(conn)}"
@@ -230,14 +269,23 @@ class McpHub:
         session = conn.session
         if session is None:
             raise McpFault(f"MCP server '{name}' is not running: {conn.closed or 'it stopped'}")
+        task = asyncio.current_task()
+        if task is not None:
+            conn.calls.add(task)
         try:
             return await session.call_tool(
                 tool, args, read_timeout_seconds=timedelta(seconds=timeout), progress_callback=progress
             )
+        except asyncio.CancelledError:
+            too_long = self._too_long(conn, f"during {tool}") if conn.too_long else None
+            if too_long is None:
+                raise
+            raise McpFault(too_long) from None
         except McpError as exc:
             code = exc.error.code
             if code == CONNECTION_CLOSED or conn.session is None:
-                raise McpFault(f"MCP server '{name}' exited during {tool}{self._log_hint(conn)}") from None
+                too_long = self._too_long(conn, f"during {tool}")
+                raise McpFault(too_long or f"MCP server '{name}' exited during {tool}{self._log_hint(conn)}") from None
             if code == 408:
                 raise McpFault(f"MCP server '{name}' did not answer {tool} within {timeout:g} s") from None
             raise McpCallError(f"MCP server '{name}' refused {tool}: {exc.error.message}") from None
@@ -245,6 +293,8 @@ class McpHub:
             raise
         except Exception as exc:
             raise McpFault(f"MCP server '{name}' sent a reply that cannot be read: {_describe(exc)}") from None
+        finally:
+            conn.calls.discard(task)  # type: ignore[arg-type]
 
     # -- stop -------------------------------------------------------------------------
 
@@ -285,6 +335,12 @@ class McpHub:
                 pass
 
     async def _stop_all(self) -> None:
+        try:
+            await self._stop_tasks()
+        finally:
+            await self._loop.shutdown_asyncgens()  # a reader left inside a body (capped_http) is closed, not dropped
+
+    async def _stop_tasks(self) -> None:
         tasks = []
         for conn in self.connections:
             if conn.stop is not None:
@@ -338,21 +394,36 @@ async def _list_tools(session: Any) -> list[Any]:
 
 
 class _http_only:
-    """streamable_http_client yields three values; ClientSession needs the two streams."""
+    """streamable_http_client over an httpx client that caps each message (`capped_http`; closed
+    here, as the SDK leaves a given client open). It yields three values; ClientSession needs the
+    two streams."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
+    def __init__(self, url: str, too_long: Callable[[], None]) -> None:
+        from mcp.client.streamable_http import streamable_http_client
+
+        from engine.mcp.capped_http import capped_client
+
+        self.client = capped_client(MAX_MESSAGE_BYTES, too_long)
+        self.inner = streamable_http_client(url, http_client=self.client)
 
     async def __aenter__(self) -> tuple[Any, Any]:
-        read, write, _session_id = await self.inner.__aenter__()
+        await self.client.__aenter__()
+        try:
+            read, write, _session_id = await self.inner.__aenter__()
+        except BaseException:
+            await self.client.aclose()
+            raise
         return read, write
 
     async def __aexit__(self, *exc: Any) -> Any:
-        return await self.inner.__aexit__(*exc)
+        try:
+            return await self.inner.__aexit__(*exc)
+        finally:
+            await self.client.aclose()
 
 
 class _remember_pid:
-    """Enter the stdio transport and read the server's PID from the guard's file."""
+    """Enter the stdio transport and read the guard's PID (the server runs in its process group) from its file."""
 
     def __init__(self, inner: Any, conn: Connection, pidfile: Path) -> None:
         self.inner, self.conn, self.pidfile = inner, conn, pidfile
