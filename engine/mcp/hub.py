@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterable
 
 from engine.mcp.guard import TOO_LONG
-from engine.model.config import KEY_VARIABLES
+from engine.model.config import KEY_VARIABLES, safe_url
 from engine.sessions.config import McpServerConfig
 
 GUARD = Path(__file__).with_name("guard.py")
@@ -230,7 +230,7 @@ class McpHub:
         if too_long is not None:
             return too_long
         if cfg.url is not None:
-            return f"MCP server '{cfg.name}' at {cfg.url} cannot be reached: {_describe(exc)}"
+            return f"MCP server '{cfg.name}' at {safe_url(cfg.url)} cannot be reached: {_describe(exc)}"
         return f"MCP server '{cfg.name}' exited at start ({_describe(exc)}){self._log_hint(conn)}"
 
     # -- calls ------------------------------------------------------------------------

@@ -10,9 +10,9 @@ import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
-from urllib.parse import urlsplit, urlunsplit
 
 from engine.core.events import Budget
+from engine.core.urls import safe_url as safe_url  # re-exported: engine.model.config.safe_url
 from engine.model.wire import Mode
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -101,18 +101,6 @@ class ModelConfig:
         if self.price_out_per_1k is not None:
             update["price_out_per_1k"] = self.price_out_per_1k
         return budget.model_copy(update=update) if update else budget
-
-
-def safe_url(url: str) -> str:
-    """The URL without user info, query or fragment (where keys sometimes hide)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(unreadable URL)"
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 # -- configuration ----------------------------------------------------------------

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 from urllib.parse import urlsplit
 
 from engine.core.smallfile import SmallFileError, read_small_text
+from engine.core.urls import safe_url
 
 if TYPE_CHECKING:  # the events (pydantic) load only when a rule is read: `--help` stays light
     from engine.core.events import RuleInfo
@@ -127,10 +128,11 @@ class McpServerConfig:
         return "http" if self.url else "stdio"
 
     def public(self) -> dict[str, Any]:
-        """What a transcript header records: everything but the environment's values."""
+        """What a transcript header records: everything but the environment's values and the
+        credentials a URL may carry (user info, query)."""
         data: dict[str, Any] = {"name": self.name, "trusted": self.trusted, "timeout": self.timeout}
         if self.url:
-            data["url"] = self.url
+            data["url"] = safe_url(self.url)  # credentials in the URL stay in memory, never in a transcript
         else:
             data["command"] = self.command
             data["args"] = list(self.args)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from engine.core.urls import safe_url
 from tui.cli.common import UsageError
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 def _key(name: Any, command: Any, args: Any, url: Any) -> tuple[str, ...] | None:
     """What identifies a server: its name and its URL, or its name and its whole command line."""
     if isinstance(url, str) and url:
-        return ("url", str(name), url)
+        return ("url", str(name), safe_url(url))  # a header records the URL without its credentials
     if not isinstance(command, str) or not isinstance(args, (list, tuple)):
         return None
     return ("stdio", str(name), command, *(str(a) for a in args))
@@ -35,7 +36,7 @@ def _shown(data: dict[str, Any]) -> str:
 
     url = data.get("url")
     if isinstance(url, str) and url:
-        return clean(f"--mcp-url {shlex.quote(url)}")
+        return clean(f"--mcp-url {shlex.quote(safe_url(url))}")
     words = [str(data.get("command")), *(str(a) for a in data.get("args", []) if isinstance(data.get("args"), list))]
     return clean(f"--mcp {shlex.quote(shlex.join(words))}")
 
@@ -71,6 +72,6 @@ def vouched_servers(saved: list[dict[str, Any]], config: Config, given: list[Mcp
     if extra:
         from engine.core.text import clean
 
-        names = ", ".join(clean(s.url or shlex.join([s.command or "", *s.args])) for s in extra)
+        names = ", ".join(clean(safe_url(s.url) if s.url else shlex.join([s.command or "", *s.args])) for s in extra)
         raise UsageError(f"{path}: the run had no MCP server {names}; a continued run keeps the servers it had")
     return servers
