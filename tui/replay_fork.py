@@ -55,7 +55,8 @@ def _fork_from(timeline: Timeline, position: int, policy: str):
     """Start a live run from `position` of the timeline's file (the cockpit takes it).
 
     An imported log forks in a world of its own tools (engine.sessions.imported),
-    with the operator or the configured model."""
+    with the operator or the configured model. A configuration that cannot be read
+    refuses the fork with its message (the viewer shows it)."""
     import scenarios
     from engine.sessions.resume import fork_run
 
@@ -78,7 +79,12 @@ def _fork_from(timeline: Timeline, position: int, policy: str):
         header=timeline.header,
         events=timeline.events(0, position),
     )
-    return fork_run(scenario, transcript, position, chosen, interactive=True)
+    from engine.sessions.config import load_config
+
+    # As `run --fork` does: a header without this machine's seal gives way to the
+    # scenario's rules and the configuration's, so a deny the operator keeps there holds.
+    rules = load_config().rules
+    return fork_run(scenario, transcript, position, chosen, interactive=True, operator_rules=rules)
 
 
 def imported_fork_policies() -> list[str]:
