@@ -152,3 +152,29 @@ def test_a_url_holding_credentials_is_warned_about_without_showing_them(capsys, 
                           "read in the process list; ") and "sk-url-secret" not in err
     build_parser().parse_args([a.replace("user:sk-url-secret@", "").replace("sk-url-secret@", "") for a in argv])
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    ("tok en\n", "holds a space (character 4)"),
+    ("tokén\n", "holds a character outside ASCII (character 4)"),
+    ("to\tken\n", "holds a control character (character 3)"),
+])
+def test_a_token_that_could_never_match_is_refused_without_showing_it(tmp_path, content, said) -> None:
+    """An HTTP header's value loses its outer spaces and is read as Latin-1: a token with a
+    space or a non-ASCII character inside would be accepted here and refused on every request."""
+    path = tmp_path / "token"
+    path.write_text(content, encoding="utf-8")
+    os.chmod(path, 0o600)
+    err = _refused(tmp_path, "--token-file", str(path))
+    assert said in err
+    assert content.strip() not in err
+
+
+def test_spaces_and_line_ends_around_a_token_file_s_token_are_not_part_of_it(tmp_path) -> None:
+    from tui.cli.gateway import GATEWAY_TOKEN
+    from tui.cli.secrets import _read_secret
+
+    path = tmp_path / "token"
+    path.write_text("  tok-1234 \r\n", encoding="utf-8")
+    os.chmod(path, 0o600)
+    assert _read_secret(str(path), GATEWAY_TOKEN) == "tok-1234"

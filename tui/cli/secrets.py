@@ -24,8 +24,10 @@ from tui.cli.common import UsageError, os_error_text, report
 
 MAX_SECRET_BYTES = 64 * 1024
 """The most read from a secret file: a key is short, and `--token-file /dev/zero` must end."""
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-"""What a secret cannot hold: line breaks and other control characters (a token goes in an HTTP header)."""
+_UNSAFE = re.compile(r"[^\x21-\x7e]")
+"""What a secret cannot hold: anything but printable ASCII. A token goes in an HTTP header,
+whose value loses its outer spaces on the way and is read as Latin-1, so a space or a
+non-ASCII character would make a token that never matches."""
 _URL_CREDENTIALS = re.compile(r"://[^/?#@\s]+@")
 """A URL with user info (`https://user:key@host`, `https://TOKEN@host`)."""
 
@@ -115,7 +117,7 @@ def _read_secret(path: str, secret: SecretFlag) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{secret.file_flag} {where}: not UTF-8 text") from None
-    value = text.removeprefix("\ufeff").rstrip("\r\n")
+    value = text.removeprefix("\ufeff").strip()  # an editor's trailing newline or space is not part of it
     if not value:
         raise UsageError(f"{secret.file_flag} {where}: empty; it should hold {secret.what}")
     _check(value, f"{secret.file_flag} {where}", secret)
@@ -123,10 +125,19 @@ def _read_secret(path: str, secret: SecretFlag) -> str:
 
 
 def _check(value: str, where: str, secret: SecretFlag) -> None:
-    """UsageError, without the value, for a secret with a space, line break or control character."""
+    """UsageError, without the value, for a secret holding anything but printable ASCII (a space,
+    a line break, a control character, a letter outside ASCII)."""
     if not value:
         raise UsageError(f"{where}: empty; it should be {secret.what}")
     found = _UNSAFE.search(value)
     if found is not None:
-        kind = "a line break" if found.group() in "\r\n" else "a control character"
-        raise UsageError(f"{where}: {secret.what} holds {kind} (character {found.start() + 1}); it must be one line of text")
+        char = found.group()
+        if char in "\r\n":
+            kind = "a line break"
+        elif not char.isprintable():
+            kind = "a control character"
+        elif char.isspace():
+            kind = "a space"
+        else:
+            kind = "a character outside ASCII"
+        raise UsageError(f"{where}: {secret.what} holds {kind} (character {found.start() + 1}); it must be one word of printable ASCII")
