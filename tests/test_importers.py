@@ -152,7 +152,7 @@ def test_chat_log_as_json_lines(tmp_path):
         ('[\n  {"role": "user", "content": "q"},\n  {"role": "robot"}\n]', ":", "it has a task, 1 unrecognised note but no assistant turn"),
         ('{"messages": [\n  {"content": "q"}\n]}', ":", "it has 1 unrecognised note but no assistant turn"),
         ('[{"role": "user",\n "content": }]', ":2:", "not JSON"),
-        ('{"type": "header", "format_version": 3}\n', ":1:", "format version 3 is newer"),
+        ('{"type": "header", "format_version": 4}\n', ":1:", "format version 4 is newer"),
         ("42\n", ":1:", "found '42'; tried:"),
         ('{"id": 3, "input": "x"}\n{"id": 4}\n', ":1:", 'found an object with keys "id", "input"; tried:'),
         ('{"timestamp": "t", "type": "session_meta", "payload": {}}\n', ":1:", "a Codex rollout with no message (found \"type\": \"session_meta\")"),

@@ -352,3 +352,13 @@ def test_the_key_lives_in_the_xdg_data_folder_and_one_made_first_is_kept(tmp_pat
     seals._make_key(seals.key_path())  # a second maker, late: the first key stays
     assert seals.load_key() == key == seals.key_path().read_bytes()
     assert [p.name for p in seals.key_path().parent.iterdir()] == ["seal.key"], "no spare file left behind"
+
+
+def test_a_sealed_file_says_its_format_version_so_older_readers_call_it_newer(tmp_path: Path) -> None:
+    """Version 2 readers forbid unknown fields: a `seal` made their read fail with a validation
+    error. The header now says version 3, which they refuse by name ("is newer")."""
+    path = tmp_path / "run.jsonl"
+    first_session(path)
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["seal"] and header["format_version"] == 3
+    assert read_transcript(path).header.format_version == 3

@@ -13,8 +13,10 @@ from typing_extensions import Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-FORMAT_VERSION = 2
-"""2: `tool_started` lines (intent before a tool runs)."""
+FORMAT_VERSION = 3
+"""2: `tool_started` lines (intent before a tool runs). 3: an optional `seal` on the
+header and on an "approve always" (engine.sessions.seals); a reader of version 2
+refuses a sealed line, so such a reader says the file is newer instead."""
 
 Outcome = Literal["answer", "stopped", "handed_off", "aborted"]
 ApprovalChoice = Literal["approve", "approve_always", "reject", "modify", "abort"]
