@@ -178,3 +178,12 @@ def test_spaces_and_line_ends_around_a_token_file_s_token_are_not_part_of_it(tmp
     path.write_text("  tok-1234 \r\n", encoding="utf-8")
     os.chmod(path, 0o600)
     assert _read_secret(str(path), GATEWAY_TOKEN) == "tok-1234"
+
+
+def test_a_token_in_the_environment_that_could_never_match_is_refused_without_showing_it(tmp_path) -> None:
+    done = subprocess.run([*AGENT_TUI, "gateway", "--upstream", "http://127.0.0.1:9/v1", "--listen", "0.0.0.0:8765"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "AGENT_TUI_GATEWAY_TOKEN": "tok en-1234"})
+    assert done.returncode == 2, done.stderr
+    assert "$AGENT_TUI_GATEWAY_TOKEN: the bearer token agents must send holds a space (character 4)" in done.stderr
+    assert "tok en-1234" not in done.stderr and "Traceback" not in done.stderr

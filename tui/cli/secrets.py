@@ -94,7 +94,10 @@ def secret_value(args: argparse.Namespace, secret: SecretFlag) -> str | None:
                f"give it with {secret.file_flag} PATH (- for stdin) or ${secret.env} instead")
         _check(given, secret.flag, secret)
         return given
-    return os.environ.get(secret.env) or None
+    value = os.environ.get(secret.env)
+    if value:
+        _check(value, f"${secret.env}", secret)  # checked as a file's token is: one that could never match is refused
+    return value or None
 
 
 def _read_secret(path: str, secret: SecretFlag) -> str:
