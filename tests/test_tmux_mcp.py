@@ -61,8 +61,12 @@ def test_no_task_is_asked_for_at_80x24(tmux: Tmux, tmp_path: Path) -> None:  # n
     tmux.wait_for("What should the agent do?", timeout=60)
     tmux.keys("-l", "list my notes")
     tmux.keys("Enter")
-    screen = tmux.wait_for("list my notes")
-    assert "no task yet" not in screen
+    # The typed text shows in the form before Enter is read: wait for the form to close.
+    tmux.wait_until(
+        lambda s: "list my notes" in s and "What should the agent do?" not in s and "no task yet" not in s,
+        "the task was not taken",
+        timeout=60,
+    )
     tmux.keys("q")
     assert tmux.wait_for_exit(rc_file) == "0"
     assert json.loads(out.read_text().splitlines()[0])["task_text"] == "list my notes"
