@@ -35,7 +35,8 @@ SOURCES = {
     "mini-swe-agent": ["mini_swe_agent_local.traj.json", "mini_swe_agent_github_issue.traj.json",
                        "mini_swe_agent_gruckion_django_13670.traj.json"],
     "inspect": ["inspect_ai_popularity_excerpt.json", "inspect_ai_message_deduplication.eval"],
-    "react": ["react_reflexion_reflections.txt"],
+    "react": ["react_reflexion_reflections.txt", "react_paper_fever_webthink_simple3.txt"],
+    "alfworld": ["react_paper_alfworld_put_prompt.txt"],
     "langchain": ["langchain_docs_debugging_verbose.txt", "langchain_pinecone_sql_agent_coloured.txt"],
     "trace": ["../trace_000_hallucinating.txt", "../trace_001_cases.txt"],
 }
@@ -166,7 +167,7 @@ def test_mutated_foreign_traces_are_read_or_refused_cleanly(fmt):
         data = rng.choice(sources)
         if data.startswith(b"PK\x03\x04"):
             data = mutate_zip(data, rng)
-        elif rng.random() < 0.5 and fmt not in ("react", "langchain", "trace"):
+        elif rng.random() < 0.5 and fmt not in ("react", "langchain", "trace", "alfworld"):
             data = mutate_tree(data, rng)
         else:
             data = mutate(data, rng)

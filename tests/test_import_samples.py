@@ -41,6 +41,8 @@ SAMPLES = [
     ("inspect_scout_websearch_addition.eval", "inspect", 1, 0, 0, 1),
     ("react_paper_hotpotqa_webthink_simple6.txt", "react", 6, 14, 14, 6),
     ("react_reflexion_reflections.txt", "react", 2, 8, 8, 1),
+    ("react_paper_fever_webthink_simple3.txt", "react", 3, 5, 5, 3),
+    ("react_paper_alfworld_put_prompt.txt", "alfworld", 2, 18, 18, 0),
     ("langchain_docs_debugging_verbose.txt", "langchain", 1, 4, 4, 1),
     ("langchain_pinecone_sql_agent_coloured.txt", "langchain", 1, 4, 4, 1),
     ("langchain_pinecone_conversational_agent.txt", "langchain", 1, 1, 1, 1),
@@ -120,10 +122,19 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
         return len(samples), calls, results, answers
     text = path.read_text()
     if fmt == "react":
-        finishes = len(re.findall(r"^Action \d+: Finish\[", text, re.M))
-        actions = len(re.findall(r"^Action \d+: ", text, re.M))
-        observations = len(re.findall(r"^Observation \d+: ", text, re.M))
-        return len(re.findall(r"^Question: ", text, re.M)), actions - finishes, observations, finishes
+        # the paper's prompts: `Question:` (HotpotQA) or `Claim:` (FEVER) per run, numbered fields
+        # whose colon the FEVER prompt sometimes writes with no space after it
+        finishes = len(re.findall(r"^Action \d+: ?Finish\[", text, re.M))
+        actions = len(re.findall(r"^Action \d+:", text, re.M))
+        observations = len(re.findall(r"^Observation \d+:", text, re.M))
+        return len(re.findall(r"^(?:Question|Claim):", text, re.M)), actions - finishes, observations, finishes
+    if fmt == "alfworld":
+        # ReAct's alfworld.ipynb: the game prints a reply line after each command; `> think:` is answered
+        # `OK.` (or nothing) and is no command; a game has no answer, it ends when the task is done
+        lines = text.splitlines()
+        moves = [i for i, line in enumerate(lines) if line.startswith("> ") and not line.startswith("> think:")]
+        replies = sum(1 for i in moves if i + 1 < len(lines) and lines[i + 1].strip() and not lines[i + 1].startswith(">"))
+        return len(re.findall(r"^Your task is to: ", text, re.M)), len(moves), replies, 0
     if "\x1b[" in text:
         # LangChain's coloured console output: the model's words in green (32;1), each tool's output in its colour
         segments = re.findall(r"\x1b\[([0-9;]*)m\x1b\[1;3m(.*?)\x1b\[0m", text, re.S)
@@ -345,3 +356,39 @@ def test_langchain_conversational_agent_answers_with_ai_and_the_docstore_agent_w
         ("Search", {"input": "Archimedes"}), ("Lookup", {"input": "last words"})]
     assert docstore.events[-1].answer == "Do not disturb my circles"
     assert "a line after the final answer: Spent a total of 6692 tokens" in _notes(docstore, "unrecognised")
+
+
+def test_the_fever_prompt_keeps_its_instruction_as_every_runs_system_prompt():
+    runs = load_runs(TRACES / "react_paper_fever_webthink_simple3.txt")
+    assert [r.header.task_text for r in runs] == [
+        "Nikolaj Coster-Waldau worked with the Fox Broadcasting Company.",
+        "Stranger Things is set in Bloomington, Indiana.",
+        "Beautiful reached number two on the Billboard Hot 100 in 2003.?",
+    ]
+    assert {r.header.options["system_prompt"] for r in runs} == {
+        "Determine if there is Observation that SUPPORTS or REFUTES a Claim, or if there is NOT ENOUGH INFORMATION."
+    }
+    assert [r.events[-1].answer for r in runs] == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
+    first = [e for e in runs[1].events if e.type == "decision"][0]  # `Action 1:Search[...]`, no space after the colon
+    assert first.thought.startswith("I should search for Stranger Things") and first.actions[0].args == {"input": "Stranger Things"}
+
+
+def test_an_alfworld_game_is_a_run_of_commands_with_the_room_in_its_task():
+    put_1, put_0 = load_runs(TRACES / "react_paper_alfworld_put_prompt.txt")
+    assert put_1.header.options["system_prompt"] == "Interact with a household to solve a task. Here are two examples."
+    assert put_1.header.task_text.startswith("You are in the middle of a room. Looking quickly around you, you see a cabinet 4,")
+    assert put_1.header.task_text.endswith("\nYour task is to: find some apple and put it in sidetable.")
+    assert put_0.header.task_text.endswith("\nYour task is to: put some spraybottle on toilet.")
+    decisions = [e for e in put_0.events if e.type == "decision"]
+    # two thoughts (each answered OK.) join the first command's step; OK. is no observation
+    assert decisions[0].thought.startswith("To solve the task, I need to find and take a sparybottle")
+    assert "\nFirst I need to find a spraybottle." in decisions[0].thought
+    assert [a.args["command"] for d in decisions for a in d.actions][:3] == ["go to cabinet 1", "go to cabinet 2", "open cabinet 2"]
+    observations = [e.text for e in put_0.events if e.type == "observation"]
+    assert observations[0] == "On the cabinet 1, you see a cloth 1, a soapbar 1, a soapbottle 1." and "OK." not in observations
+    # a thought the prompt left unanswered still joins the next command
+    take = next(d for d in decisions if d.actions[0].args["command"] == "take spraybottle 2 from cabinet 2")
+    assert take.thought == "Now I find a spraybottle (2). Next, I need to take it."
+    # the prompt's closing line is kept, not dropped; a game has no answer
+    assert _notes(put_0, "unrecognised") == ["a line after the last move: Here is the task."]
+    assert not any(e.type == "run_ended" for e in put_0.events)

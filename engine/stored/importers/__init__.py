@@ -10,7 +10,8 @@ One module per format, each detected from the content (`detect`):
 | codex | codex | Codex CLI rollout JSONL |
 | swe-agent, mini-swe-agent | swe_agent | SWE-agent .traj, mini-swe-agent trajectories |
 | inspect | inspect_log | Inspect AI eval logs (.json, .eval zip), one run per sample |
-| trace, react, langchain | react | text traces: the seeds', the ReAct paper's numbered ones, LangChain's |
+| trace, react, langchain | react | text traces: the seeds', the ReAct paper's numbered ones (HotpotQA's Question:, FEVER's Claim:), LangChain's |
+| alfworld | alfworld | ALFWorld text games as the ReAct paper's prompts write them (`Your task is to:`, `> command`, the game's reply) |
 
 An import is a Header with scenario "imported" (the tools declared or seen in
 the calls, no budget) and ordinary events plus `note` events (user messages,
@@ -29,8 +30,9 @@ from engine.stored.importers.build import IMPORTED, Draft, found, loads
 from engine.stored.importers.chat import read_chat, read_chat_lines
 from engine.stored.importers.claude_code import read_claude_code
 from engine.stored.importers.codex import read_codex
-from engine.stored.importers.detect import FORMAT_NAMES, ZIP_MAGIC, Sniffed, decode, json_rows, sniff, starts_with_header
+from engine.stored.importers.detect import FORMAT_NAMES, TEXT_FORMATS, ZIP_MAGIC, Sniffed, decode, json_rows, sniff, starts_with_header
 from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json
+from engine.stored.importers.alfworld import read_alfworld
 from engine.stored.importers.react import read_text
 from engine.stored.importers.swe_agent import read_mini, read_swe_agent
 from engine.stored.reader import run_bytes, run_spans
@@ -50,7 +52,7 @@ def _forced(name: str, data: bytes, fmt: str) -> Sniffed:
     """The file read as `fmt` without detection (its JSON parsed once, if it is one document)."""
     text = decode(name, data)
     try:
-        document = loads(text) if fmt not in ("trace", "react", "langchain") else None
+        document = loads(text) if fmt not in TEXT_FORMATS else None
     except (json.JSONDecodeError, RecursionError):
         document = None
     return Sniffed(fmt, text, document=document)
@@ -76,7 +78,9 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
     text = sniffed.text
     if not text.strip():
         raise TranscriptError(f"{name}: the file is empty")
-    if fmt in ("trace", "react", "langchain"):
+    if fmt == "alfworld":
+        return read_alfworld(name, text)
+    if fmt in TEXT_FORMATS:
         return read_text(name, text, fmt)
     if fmt in ("claude-code", "codex"):
         rows = json_rows(name, text, strict=False)

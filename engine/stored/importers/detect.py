@@ -18,6 +18,7 @@ from engine.stored.importers.build import found, loads, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
 from engine.stored.importers.inspect_log import is_inspect
+from engine.stored.importers.alfworld import is_alfworld
 from engine.stored.importers.react import KEYWORD, decolour, dialect
 from engine.stored.importers.swe_agent import is_mini, is_swe_agent
 from engine.stored.transcript import TranscriptError
@@ -33,7 +34,10 @@ FORMAT_NAMES: dict[str, str] = {
     "trace": "text trace (Question:/Thought:/Action:/Observation:)",
     "react": "ReAct numbered text (Thought 1:/Action 1:/Observation 1:)",
     "langchain": "LangChain scratchpad (Action:/Action Input:)",
+    "alfworld": "ALFWorld text game (Your task is to: / > command)",
 }
+TEXT_FORMATS = ("trace", "react", "langchain", "alfworld")
+"""The formats read as text lines, not JSON."""
 TRIED = "tried: " + "; ".join(FORMAT_NAMES.values())
 ZIP_MAGIC = b"PK\x03\x04"
 
@@ -155,6 +159,8 @@ def sniff(name: str, data: bytes) -> Sniffed:
         keywords = sum(1 for line in lines[:2000] if KEYWORD.match(line))
         if keywords >= 2:
             return Sniffed(dialect(text), text)
+        if is_alfworld(lines):
+            return Sniffed("alfworld", text)
         raise TranscriptError(f"{name}:{first_number}: found {preview(first)!r}; {TRIED}")
     if head.startswith('{"type": "header"') or head.startswith('{"type":"header"'):
         return Sniffed("jsonl", text)
