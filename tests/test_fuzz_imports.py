@@ -34,7 +34,7 @@ SOURCES = {
     "swe-agent": ["swe_agent_function_calling_simple.traj"],
     "mini-swe-agent": ["mini_swe_agent_local.traj.json", "mini_swe_agent_github_issue.traj.json",
                        "mini_swe_agent_gruckion_django_13670.traj.json"],
-    "inspect": ["inspect_ai_popularity_excerpt.json", "inspect_ai_message_deduplication.eval"],
+    "inspect": ["inspect_ai_popularity_excerpt.json", "inspect_ai_message_deduplication.eval", "inspect_ai_browser_messages.json"],
     "react": ["react_reflexion_reflections.txt", "react_paper_fever_webthink_simple3.txt"],
     "alfworld": ["react_paper_alfworld_put_prompt.txt"],
     "langchain": ["langchain_docs_debugging_verbose.txt", "langchain_pinecone_sql_agent_coloured.txt"],

@@ -38,6 +38,7 @@ SAMPLES = [
     ("inspect_ai_message_deduplication.eval", "inspect", 1, 5, 5, 1),
     ("inspect_ai_browser_excerpt.json", "inspect", 1, 4, 4, 1),
     ("inspect_ai_popularity_excerpt.json", "inspect", 3, 0, 0, 3),
+    ("inspect_ai_browser_messages.json", "inspect", 1, 4, 4, 1),
     ("inspect_scout_websearch_addition.eval", "inspect", 1, 0, 0, 1),
     ("react_paper_hotpotqa_webthink_simple6.txt", "react", 6, 14, 14, 6),
     ("react_reflexion_reflections.txt", "react", 2, 8, 8, 1),
@@ -115,7 +116,9 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
             with zipfile.ZipFile(path) as archive:
                 samples = [json.loads(archive.read(n)) for n in archive.namelist() if n.startswith("samples/")]
         else:
-            samples = json.loads(path.read_text())["samples"]
+            data = json.loads(path.read_text())
+            # a log holds samples; a bare list is one sample's messages saved on its own
+            samples = [{"messages": data}] if isinstance(data, list) else data["samples"]
         calls = sum(len(m.get("tool_calls") or []) for s in samples for m in s["messages"] if m["role"] == "assistant")
         results = sum(1 for s in samples for m in s["messages"] if m["role"] == "tool")
         answers = sum(1 for s in samples if s["messages"][-1]["role"] == "assistant" and not s["messages"][-1].get("tool_calls"))
@@ -392,3 +395,15 @@ def test_an_alfworld_game_is_a_run_of_commands_with_the_room_in_its_task():
     # the prompt's closing line is kept, not dropped; a game has no answer
     assert _notes(put_0, "unrecognised") == ["a line after the last move: Here is the task."]
     assert not any(e.type == "run_ended" for e in put_0.events)
+
+
+def test_a_bare_inspect_message_list_is_the_sample_it_was_taken_from():
+    (log,) = load_runs(TRACES / "inspect_ai_browser_excerpt.json")
+    (bare,) = load_runs(TRACES / "inspect_ai_browser_messages.json")
+    assert bare.header.task_text == log.header.task_text
+    def calls(run):
+        return [(a.tool, a.args) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls(bare) == calls(log) and calls(bare)[0] == ("web_browser_go", {"url": "https://www.aisi.gov.uk/"})
+    assert [e.text for e in bare.events if e.type == "observation"] == [e.text for e in log.events if e.type == "observation"]
+    assert bare.events[-1].answer == log.events[-1].answer
+    assert not [e for e in bare.events if e.type == "note" and e.kind == "unrecognised"]

@@ -31,7 +31,7 @@ from engine.stored.importers.chat import read_chat, read_chat_lines
 from engine.stored.importers.claude_code import read_claude_code
 from engine.stored.importers.codex import read_codex
 from engine.stored.importers.detect import FORMAT_NAMES, TEXT_FORMATS, ZIP_MAGIC, Sniffed, decode, json_rows, sniff, starts_with_header
-from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json
+from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json, read_inspect_messages
 from engine.stored.importers.alfworld import read_alfworld
 from engine.stored.importers.react import read_text
 from engine.stored.importers.swe_agent import read_mini, read_swe_agent
@@ -92,6 +92,8 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
         return read_chat(name, document, text)
     if fmt == "mini-swe-agent":
         return read_mini(name, document)
+    if fmt == "inspect" and isinstance(document, list):
+        return read_inspect_messages(name, document)
     if not isinstance(document, dict):
         raise TranscriptError(f"{name}:1: a {FORMAT_NAMES[fmt]} is a JSON object; got {found(document)}")
     if fmt == "swe-agent":

@@ -17,7 +17,7 @@ from typing import Any
 from engine.stored.importers.build import found, loads, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
-from engine.stored.importers.inspect_log import is_inspect
+from engine.stored.importers.inspect_log import is_inspect, is_inspect_messages
 from engine.stored.importers.alfworld import is_alfworld
 from engine.stored.importers.react import KEYWORD, decolour, dialect
 from engine.stored.importers.swe_agent import is_mini, is_swe_agent
@@ -30,7 +30,7 @@ FORMAT_NAMES: dict[str, str] = {
     "codex": "Codex CLI rollout JSONL",
     "swe-agent": "SWE-agent .traj",
     "mini-swe-agent": "mini-swe-agent trajectory",
-    "inspect": "Inspect AI eval log (.json, .eval)",
+    "inspect": "Inspect AI eval log (.json, .eval) or a sample's message list",
     "trace": "text trace (Question:/Thought:/Action:/Observation:)",
     "react": "ReAct numbered text (Thought 1:/Action 1:/Observation 1:)",
     "langchain": "LangChain scratchpad (Action:/Action Input:)",
@@ -120,6 +120,8 @@ def document_format(data: Any) -> str | None:
     if isinstance(data, list):
         if is_mini(data):
             return "mini-swe-agent"
+        if is_inspect_messages(data):
+            return "inspect"
         if data and all(isinstance(m, dict) and "role" in m for m in data[:50]):
             return "chat"
         if data and isinstance(data[0], dict) and "role" in data[0]:
