@@ -29,7 +29,7 @@ TRACES = DATA / "traces"
 SOURCES = {
     "chat": ["chat_pydantic_ai_tool_output_exchange.json", "chat_openai_cookbook_toy_chat_fine_tuning.jsonl"],
     "claude-code": ["claude_code_kvsankar_golden.jsonl", "claude_code_simonw_sample_session.jsonl",
-                    "claude_code_spotter_task_subagent.jsonl"],
+                    "claude_code_spotter_task_subagent.jsonl", "claude_code_2_1_197_recorded.jsonl"],
     "codex": ["codex_kvsankar_with_escalation.jsonl", "codex_kvsankar_golden.jsonl", "codex_localpush_parallel_calls.jsonl"],
     "swe-agent": ["swe_agent_function_calling_simple.traj"],
     "mini-swe-agent": ["mini_swe_agent_local.traj.json", "mini_swe_agent_github_issue.traj.json",

@@ -26,6 +26,7 @@ SAMPLES = [
     ("claude_code_kvsankar_golden.jsonl", "claude-code", 1, 2, 2, 1),
     ("claude_code_spotter_task_subagent.jsonl", "claude-code", 1, 6, 6, 1),
     ("claude_code_spotter_subagent_file.jsonl", "claude-code", 1, 12, 12, 1),
+    ("claude_code_2_1_197_recorded.jsonl", "claude-code", 1, 1, 1, 1),
     ("codex_kvsankar_golden.jsonl", "codex", 1, 1, 1, 1),
     ("codex_kvsankar_with_escalation.jsonl", "codex", 1, 4, 2, 0),
     ("codex_localpush_parallel_calls.jsonl", "codex", 1, 6, 6, 1),
@@ -407,3 +408,13 @@ def test_a_bare_inspect_message_list_is_the_sample_it_was_taken_from():
     assert [e.text for e in bare.events if e.type == "observation"] == [e.text for e in log.events if e.type == "observation"]
     assert bare.events[-1].answer == log.events[-1].answer
     assert not [e for e in bare.events if e.type == "note" and e.kind == "unrecognised"]
+
+
+def test_claude_code_2_1_attachments_are_system_notes_and_nothing_is_left_unmapped():
+    (run,) = load_runs(TRACES / "claude_code_2_1_197_recorded.jsonl")
+    attached = [t for t in _notes(run, "system") if t.startswith("attachment (")]
+    assert [t.splitlines()[0] for t in attached] == ["attachment (agent_listing_delta)", "attachment (skill_listing)"]
+    assert "- Explore: Read-only search agent" in attached[0]
+    assert not _notes(run, "unrecognised")
+    decision = next(e for e in run.events if e.type == "decision")
+    assert decision.actions[0].tool == "Bash" and decision.actions[0].args["command"] == "echo hello > note.txt"
