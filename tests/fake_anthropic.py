@@ -13,17 +13,16 @@ answer as an API root does. Every request is recorded.
 from __future__ import annotations
 
 import json
-import socket
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.loopback import Loopback
 
 
 @dataclass
@@ -82,7 +81,7 @@ def _events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
-class FakeAnthropic:
+class FakeAnthropic(Loopback):
     """The scripted model; `with FakeAnthropic(turns) as fake:` serves on `fake.url`."""
 
     def __init__(self, turns: list[Turn], side_text: str = '{"title": "A short task", "isNewTopic": true}') -> None:
@@ -96,30 +95,7 @@ class FakeAnthropic:
             Route("/v1/messages", self._messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", self._count, methods=["POST"]),
         ])
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        self.port = self._socket.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the fake Anthropic model did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
-        self._socket.close()
+        super().__init__(app)
 
     async def _root(self, request: Request) -> Response:
         return Response(status_code=200) if request.method == "HEAD" else JSONResponse({"ok": True})

@@ -28,6 +28,7 @@ SAMPLES = [
     ("claude_code_spotter_subagent_file.jsonl", "claude-code", 1, 12, 12, 1),
     ("claude_code_2_1_197_recorded.jsonl", "claude-code", 1, 1, 1, 1),
     ("codex_kvsankar_golden.jsonl", "codex", 1, 1, 1, 1),
+    ("gemini_cli_0_61_0_recorded.jsonl", "gemini-cli", 1, 1, 1, 1),
     ("codex_kvsankar_with_escalation.jsonl", "codex", 1, 4, 2, 0),
     ("codex_localpush_parallel_calls.jsonl", "codex", 1, 6, 6, 1),
     ("swe_agent_function_calling_simple.traj", "swe-agent", 1, 5, 5, 0),
@@ -94,6 +95,17 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
         results = sum(1 for p in items if p["type"] == "function_call_output")
         answer = items[-1]["type"] == "message" and items[-1]["role"] == "assistant"
         return 1, calls, results, int(answer)
+    if fmt == "gemini-cli":
+        # the records after the session line, and those a `$set` holds; a record written again under its id replaces it
+        records: dict[str, dict] = {}
+        for row in _jsonl(path)[1:]:
+            for record in row["$set"].get("messages", []) if "$set" in row else [row]:
+                records[record["id"]] = record
+        turns = [r for r in records.values() if r["type"] == "gemini"]
+        calls = {c["id"] for r in turns for c in r.get("toolCalls", [])}
+        answered = {p["functionResponse"]["id"] for r in records.values() for p in (r["content"] if isinstance(r["content"], list) else []) if "functionResponse" in p}
+        answered |= {c["id"] for r in turns for c in r.get("toolCalls", []) if c.get("result")}
+        return 1, len(calls), len(answered & calls), int(not turns[-1].get("toolCalls"))
     if fmt == "swe-agent":
         data = json.loads(path.read_text())
         history = data["history"]
@@ -418,3 +430,18 @@ def test_claude_code_2_1_attachments_are_system_notes_and_nothing_is_left_unmapp
     assert not _notes(run, "unrecognised")
     decision = next(e for e in run.events if e.type == "decision")
     assert decision.actions[0].tool == "Bash" and decision.actions[0].args["command"] == "echo hello > note.txt"
+
+
+def test_a_gemini_cli_chat_keeps_each_record_once_with_its_call_and_result():
+    (run,) = load_runs(TRACES / "gemini_cli_0_61_0_recorded.jsonl")
+    assert run.header.task_text == "Write hello to note.txt"
+    assert run.header.options["system_prompt"].startswith("<session_context>\nThis is the Gemini CLI.")
+    decisions = [e for e in run.events if e.type == "decision"]
+    assert len(decisions) == 2  # the turn written twice (before and after its call ran) is one step
+    assert decisions[0].thought == "I'll write the note."
+    assert (decisions[0].actions[0].tool, decisions[0].actions[0].args["command"]) == ("run_shell_command", "echo hello > note.txt")
+    (observed,) = [e for e in run.events if e.type == "observation"]
+    assert "Output: (empty)" in observed.text and not observed.error
+    assert run.events[-1].answer == "I wrote hello to note.txt."
+    assert decisions[0].usage.input_tokens == 120 and not decisions[0].usage.estimated
+    assert not _notes(run, "unrecognised")

@@ -8,6 +8,7 @@ One module per format, each detected from the content (`detect`):
 | chat | chat | OpenAI chat messages: a list, {"messages"}, a request body, a request + response, fine-tune JSONL |
 | claude-code | claude_code | Claude Code session JSONL |
 | codex | codex | Codex CLI rollout JSONL |
+| gemini-cli | gemini_cli | Gemini CLI chats (JSONL; one JSON document in older versions) |
 | swe-agent, mini-swe-agent | swe_agent | SWE-agent .traj, mini-swe-agent trajectories |
 | inspect | inspect_log | Inspect AI eval logs (.json, .eval zip), one run per sample |
 | trace, react, langchain | react | text traces: the seeds', the ReAct paper's numbered ones (HotpotQA's Question:, FEVER's Claim:), LangChain's |
@@ -31,6 +32,7 @@ from engine.stored.importers.chat import read_chat, read_chat_lines
 from engine.stored.importers.claude_code import read_claude_code
 from engine.stored.importers.codex import read_codex
 from engine.stored.importers.detect import FORMAT_NAMES, TEXT_FORMATS, ZIP_MAGIC, Sniffed, decode, json_rows, sniff, starts_with_header
+from engine.stored.importers.gemini_cli import read_gemini_cli
 from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json, read_inspect_messages
 from engine.stored.importers.alfworld import read_alfworld
 from engine.stored.importers.react import read_text
@@ -82,9 +84,10 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
         return read_alfworld(name, text)
     if fmt in TEXT_FORMATS:
         return read_text(name, text, fmt)
-    if fmt in ("claude-code", "codex"):
+    if fmt in ("claude-code", "codex") or (fmt == "gemini-cli" and sniffed.document is None):
         rows = json_rows(name, text, strict=False)
-        return read_claude_code(name, rows) if fmt == "claude-code" else read_codex(name, rows)
+        readers = {"claude-code": read_claude_code, "codex": read_codex, "gemini-cli": read_gemini_cli}
+        return readers[fmt](name, rows)
     if fmt == "chat" and sniffed.document is None:
         return read_chat_lines(name, json_rows(name, text))
     document = _document(name, sniffed)
@@ -92,6 +95,8 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
         return read_chat(name, document, text)
     if fmt == "mini-swe-agent":
         return read_mini(name, document)
+    if fmt == "gemini-cli":
+        return read_gemini_cli(name, [(1, document)])
     if fmt == "inspect" and isinstance(document, list):
         return read_inspect_messages(name, document)
     if not isinstance(document, dict):

@@ -17,6 +17,7 @@ from typing import Any
 from engine.stored.importers.build import found, loads, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
+from engine.stored.importers.gemini_cli import is_gemini_session
 from engine.stored.importers.inspect_log import is_inspect, is_inspect_messages
 from engine.stored.importers.alfworld import is_alfworld
 from engine.stored.importers.react import KEYWORD, decolour, dialect
@@ -28,6 +29,7 @@ FORMAT_NAMES: dict[str, str] = {
     "chat": "OpenAI chat messages (list, {\"messages\"}, request body, request + response, fine-tune JSONL)",
     "claude-code": "Claude Code session JSONL",
     "codex": "Codex CLI rollout JSONL",
+    "gemini-cli": "Gemini CLI chat (JSONL, or JSON in older versions)",
     "swe-agent": "SWE-agent .traj",
     "mini-swe-agent": "mini-swe-agent trajectory",
     "inspect": "Inspect AI eval log (.json, .eval) or a sample's message list",
@@ -104,6 +106,8 @@ def document_format(data: Any) -> str | None:
             return "jsonl"
         if is_inspect(data):
             return "inspect"
+        if is_gemini_session(data):
+            return "gemini-cli"
         if is_mini(data):
             return "mini-swe-agent"
         if is_swe_agent(data):
@@ -133,6 +137,8 @@ def row_format(obj: Any) -> str | None:
     """The format a JSON line belongs to, or None."""
     if isinstance(obj, dict) and obj.get("type") == "header":
         return "jsonl"
+    if is_gemini_session(obj):
+        return "gemini-cli"
     if is_codex(obj):
         return "codex"
     if is_claude_code(obj):

@@ -1,0 +1,78 @@
+"""Run a real agent offline against a scripted fake model and keep the session file it writes.
+
+    npm install --prefix .agents --save-exact @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0
+    .venv/bin/python tests/agent_sessions.py claude .agents/node_modules/.bin/claude OUT.jsonl
+    .venv/bin/python tests/agent_sessions.py gemini .agents/node_modules/.bin/gemini OUT.jsonl
+
+Each agent runs in a fresh home folder with only loopback traffic (telemetry,
+updates and error reports off, the model's URL on 127.0.0.1), on one task with one shell call, against tests/fake_anthropic.py
+or tests/fake_gemini.py; the session file it writes is copied to OUT. The dummy
+key must not be in it (checked).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests import fake_anthropic, fake_gemini  # noqa: E402
+
+TASK = "Write hello to note.txt"
+KEY = "dummy-recording-key-0123456789"
+SHELL = {"command": "echo hello > note.txt", "description": "Write hello to note.txt"}
+
+
+def claude(binary: str, home: Path, work: Path) -> Path:
+    turns = [fake_anthropic.Turn(text="I'll write the note.", tool_uses=[("Bash", SHELL)]), fake_anthropic.Turn(text="I wrote hello to note.txt.")]
+    with fake_anthropic.FakeAnthropic(turns) as fake:
+        env = {
+            "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": KEY, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+        }
+        _run([binary, "-p", TASK, "--allowedTools", "Bash"], home, work, env)
+    (session,) = home.glob(".claude/projects/*/*.jsonl")
+    return session
+
+
+def gemini(binary: str, home: Path, work: Path) -> Path:
+    (home / ".gemini").mkdir()
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True}, "telemetry": {"enabled": False},
+    }
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    turns = [fake_gemini.Turn(text="I'll write the note.", calls=[("run_shell_command", SHELL)]), fake_gemini.Turn(text="I wrote hello to note.txt.")]
+    with fake_gemini.FakeGemini(turns) as fake:
+        env = {"GOOGLE_GEMINI_BASE_URL": fake.url, "GEMINI_API_KEY": KEY}
+        _run([binary, "-p", TASK, "--approval-mode", "yolo", "--skip-trust"], home, work, env)
+    (session,) = home.glob(".gemini/tmp/*/chats/session-*.json*")
+    return session
+
+
+def _run(argv: list[str], home: Path, work: Path, env: dict[str, str]) -> None:
+    full = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", **env}
+    done = subprocess.run(argv, cwd=work, env=full, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    if done.returncode != 0 or (work / "note.txt").read_text() != "hello\n":
+        raise SystemExit(f"{argv[0]} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+
+
+def main(agent: str, binary: str, out: str) -> int:
+    home, work = Path(tempfile.mkdtemp(prefix="rec-home-")), Path(tempfile.mkdtemp(prefix="rec-work-"))
+    session = {"claude": claude, "gemini": gemini}[agent](binary, home, work)
+    if KEY in session.read_text():
+        print("the key reached the session file", file=sys.stderr)
+        return 1
+    shutil.copyfile(session, out)
+    print(f"{out}: {len(session.read_text().splitlines())} lines")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
