@@ -32,6 +32,7 @@ SOURCES = {
                     "claude_code_spotter_task_subagent.jsonl", "claude_code_2_1_197_recorded.jsonl"],
     "codex": ["codex_kvsankar_with_escalation.jsonl", "codex_kvsankar_golden.jsonl", "codex_localpush_parallel_calls.jsonl"],
     "gemini-cli": ["gemini_cli_0_61_0_recorded.jsonl"],
+    "opencode": ["opencode_1_18_33_export.json"],
     "swe-agent": ["swe_agent_function_calling_simple.traj"],
     "mini-swe-agent": ["mini_swe_agent_local.traj.json", "mini_swe_agent_github_issue.traj.json",
                        "mini_swe_agent_gruckion_django_13670.traj.json"],

@@ -29,6 +29,7 @@ SAMPLES = [
     ("claude_code_2_1_197_recorded.jsonl", "claude-code", 1, 1, 1, 1),
     ("codex_kvsankar_golden.jsonl", "codex", 1, 1, 1, 1),
     ("gemini_cli_0_61_0_recorded.jsonl", "gemini-cli", 1, 1, 1, 1),
+    ("opencode_1_18_33_export.json", "opencode", 1, 1, 1, 1),
     ("codex_kvsankar_with_escalation.jsonl", "codex", 1, 4, 2, 0),
     ("codex_localpush_parallel_calls.jsonl", "codex", 1, 6, 6, 1),
     ("swe_agent_function_calling_simple.traj", "swe-agent", 1, 5, 5, 0),
@@ -106,6 +107,13 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
         answered = {p["functionResponse"]["id"] for r in records.values() for p in (r["content"] if isinstance(r["content"], list) else []) if "functionResponse" in p}
         answered |= {c["id"] for r in turns for c in r.get("toolCalls", []) if c.get("result")}
         return 1, len(calls), len(answered & calls), int(not turns[-1].get("toolCalls"))
+    if fmt == "opencode":
+        # opencode export: messages of parts; a tool part is a call, answered once its state is completed or error
+        messages = json.loads(path.read_text())["messages"]
+        tools = [p for m in messages for p in m["parts"] if p["type"] == "tool"]
+        last = [p["type"] for p in messages[-1]["parts"]]
+        answer = messages[-1]["info"]["role"] == "assistant" and "text" in last and "tool" not in last
+        return 1, len(tools), sum(1 for p in tools if p["state"]["status"] in ("completed", "error")), int(answer)
     if fmt == "swe-agent":
         data = json.loads(path.read_text())
         history = data["history"]

@@ -1,4 +1,4 @@
-"""The real Claude Code and Gemini CLI, run offline against the scripted fake models, write session
+"""The real Claude Code, Gemini CLI and opencode, run offline against the scripted fake models, write session
 files that `agent-tui` imports without loss: every call, result and answer the file holds (counted
 from the file as tests/test_import_samples.py counts the samples) is in the run, and the shell call
 the model asked for is the run's action. The agents are installed pinned into .agents (.ci/run does)."""
@@ -16,10 +16,10 @@ from tests import agent_sessions as record
 from tests.test_import_samples import import_counts, source_counts
 
 AGENTS = Path(__file__).resolve().parent.parent / ".agents" / "node_modules" / ".bin"
-INSTALL = "npm install --no-audit --no-fund --save-exact --prefix .agents @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0"
+INSTALL = "npm install --no-audit --no-fund --save-exact --prefix .agents @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 opencode-ai@1.18.33"
 
 
-@pytest.mark.parametrize("agent, binary, fmt", [("claude", "claude", "claude-code"), ("gemini", "gemini", "gemini-cli")])
+@pytest.mark.parametrize("agent, binary, fmt", [("claude", "claude", "claude-code"), ("gemini", "gemini", "gemini-cli"), ("opencode", "opencode", "opencode")])
 def test_a_fresh_session_of_the_real_agent_imports_whole(agent: str, binary: str, fmt: str, tmp_path: Path) -> None:
     program = AGENTS / binary
     if not program.exists():
@@ -28,7 +28,7 @@ def test_a_fresh_session_of_the_real_agent_imports_whole(agent: str, binary: str
     session = getattr(record, agent)(str(program), home, work)
     assert (work / "note.txt").read_text() == "hello\n"  # the agent ran the shell call the model asked for
     assert record.KEY not in session.read_text()
-    copy = tmp_path / f"session.{'jsonl' if session.suffix == '.jsonl' else 'json'}"
+    copy = tmp_path / f"session{session.suffix}"
     shutil.copyfile(session, copy)
     runs = load_runs(copy)
     assert {r.header.options["format"] for r in runs} == {fmt}

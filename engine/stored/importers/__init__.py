@@ -9,6 +9,7 @@ One module per format, each detected from the content (`detect`):
 | claude-code | claude_code | Claude Code session JSONL |
 | codex | codex | Codex CLI rollout JSONL |
 | gemini-cli | gemini_cli | Gemini CLI chats (JSONL; one JSON document in older versions) |
+| opencode | opencode | opencode sessions as `opencode export` writes them |
 | swe-agent, mini-swe-agent | swe_agent | SWE-agent .traj, mini-swe-agent trajectories |
 | inspect | inspect_log | Inspect AI eval logs (.json, .eval zip), one run per sample |
 | trace, react, langchain | react | text traces: the seeds', the ReAct paper's numbered ones (HotpotQA's Question:, FEVER's Claim:), LangChain's |
@@ -33,6 +34,7 @@ from engine.stored.importers.claude_code import read_claude_code
 from engine.stored.importers.codex import read_codex
 from engine.stored.importers.detect import FORMAT_NAMES, TEXT_FORMATS, ZIP_MAGIC, Sniffed, decode, json_rows, sniff, starts_with_header
 from engine.stored.importers.gemini_cli import read_gemini_cli
+from engine.stored.importers.opencode import read_opencode
 from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json, read_inspect_messages
 from engine.stored.importers.alfworld import read_alfworld
 from engine.stored.importers.react import read_text
@@ -97,6 +99,8 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
         return read_mini(name, document)
     if fmt == "gemini-cli":
         return read_gemini_cli(name, [(1, document)])
+    if fmt == "opencode":
+        return read_opencode(name, document)
     if fmt == "inspect" and isinstance(document, list):
         return read_inspect_messages(name, document)
     if not isinstance(document, dict):

@@ -18,6 +18,7 @@ from engine.stored.importers.build import found, loads, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
 from engine.stored.importers.gemini_cli import is_gemini_session
+from engine.stored.importers.opencode import is_opencode_export
 from engine.stored.importers.inspect_log import is_inspect, is_inspect_messages
 from engine.stored.importers.alfworld import is_alfworld
 from engine.stored.importers.react import KEYWORD, decolour, dialect
@@ -30,6 +31,7 @@ FORMAT_NAMES: dict[str, str] = {
     "claude-code": "Claude Code session JSONL",
     "codex": "Codex CLI rollout JSONL",
     "gemini-cli": "Gemini CLI chat (JSONL, or JSON in older versions)",
+    "opencode": "opencode session (opencode export)",
     "swe-agent": "SWE-agent .traj",
     "mini-swe-agent": "mini-swe-agent trajectory",
     "inspect": "Inspect AI eval log (.json, .eval) or a sample's message list",
@@ -108,6 +110,8 @@ def document_format(data: Any) -> str | None:
             return "inspect"
         if is_gemini_session(data):
             return "gemini-cli"
+        if is_opencode_export(data):
+            return "opencode"
         if is_mini(data):
             return "mini-swe-agent"
         if is_swe_agent(data):
