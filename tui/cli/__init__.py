@@ -13,8 +13,9 @@ in `tui.cli.run.add_arguments`. Report a user's mistake by raising
 `UsageError` (tui.cli.common): `main` prints it and exits 2.
 
 Exit codes (tui.cli.common): 0 answered or ok, 3 stopped by a brake or budget
-(`verify`: differs), 4 handed off to a human, 5 aborted, 2 usage error or a
-file that cannot be read, 1 internal error (`bench`: a check failed).
+(`verify`: differs), 4 handed off to a human, 5 aborted, 6 the cockpit quit on
+a run that can go on (`run --resume` continues it), 2 usage error or a file
+that cannot be read, 1 internal error (`bench`: a check failed).
 """
 
 from __future__ import annotations

@@ -39,6 +39,17 @@ def stop(engine: Any, reason: str, *, running: bool = False) -> None:
         pass
 
 
+def resume_command(run: Any, scenario: str | None = None) -> str:
+    """The command line that continues `run` from its file, quoted for a shell: with the
+    scenario the operator gave when it is not the name the file records (a scenario file)."""
+    import shlex
+
+    words = ["agent-tui", "run"]
+    if scenario is not None and scenario != run.engine.header.scenario:
+        words.append(scenario)
+    return shlex.join([*words, "--resume", str(run.path)])
+
+
 def halted_message(run: Any) -> str:
     """What to tell the operator when the transcript stopped taking events."""
-    return f"{run.engine.halted}; once that is fixed, `agent-tui run --resume {run.path}` continues it"
+    return f"{run.engine.halted}; once that is fixed, `{resume_command(run)}` continues it"
