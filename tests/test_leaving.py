@@ -4,6 +4,7 @@ a run left unfinished says how to resume it and exits with its own code, `--vers
 from __future__ import annotations
 
 import shlex
+from argparse import Namespace
 import subprocess
 import sys
 from importlib.metadata import version
@@ -140,16 +141,27 @@ async def test_ctrl_c_quits_the_replay_viewer_as_q_does(tmp_path: Path) -> None:
         assert not app.is_running
 
 
-def test_the_resume_command_quotes_the_path_and_names_a_scenario_file(tmp_path: Path) -> None:
+def test_the_resume_command_quotes_the_path_and_gives_again_what_the_run_needs(tmp_path: Path) -> None:
     path = tmp_path / "my runs" / "it's.jsonl"
     path.parent.mkdir()
     run = new_run(scenarios.get("support"), "return-1187", None, out=path)
     run.close()
     assert resume_command(run) == f"agent-tui run --resume {shlex.quote(str(path))}"
-    assert shlex.split(resume_command(run))[-1] == str(path)
-    assert resume_command(run, scenario="support") == f"agent-tui run --resume {shlex.quote(str(path))}"
-    world = "worlds/my world.py"
-    assert resume_command(run, scenario=world) == f"agent-tui run {shlex.quote(world)} --resume {shlex.quote(str(path))}"
+    plain = Namespace(scenario="support", config=None, mcp=[], mcp_url=[])
+    assert resume_command(run, plain) == resume_command(run)
+    given = Namespace(
+        scenario="worlds/my world.py",
+        config="my config.toml",
+        mcp=["npx -y @modelcontextprotocol/server-filesystem /notes"],
+        mcp_url=["https://me:hunter2@tools.example/mcp?key=k"],
+    )
+    command = resume_command(run, given)
+    assert shlex.split(command) == [
+        "agent-tui", "run", "worlds/my world.py", "--config", "my config.toml",
+        "--mcp", "npx -y @modelcontextprotocol/server-filesystem /notes",
+        "--mcp-url", "https://tools.example/mcp", "--resume", str(path),
+    ]
+    assert "hunter2" not in command
 
 
 def test_version_prints_the_installed_version_and_exits_0() -> None:
