@@ -115,7 +115,7 @@ async def test_a_run_that_ended_quits_at_once_with_its_outcome_code(tmp_path: Pa
 
 
 @pytest.mark.anyio
-async def test_q_on_the_too_small_screen_leaves_unfinished_without_a_question(tmp_path: Path) -> None:
+async def test_a_quit_key_on_the_too_small_screen_leaves_unfinished_without_a_question(tmp_path: Path) -> None:
     app = CockpitApp(support_run(tmp_path))
     async with app.run_test(size=(40, 10)) as pilot:
         await pilot.pause()
