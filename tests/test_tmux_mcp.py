@@ -51,8 +51,7 @@ def test_filesystem_server_step_pause_approve(tmux: Tmux, tmp_path: Path) -> Non
     tmux.keys("a")
     tmux.wait_for("Successfully wrote")
     assert (folder / "hello.txt").read_text() == "hello from agent-tui\n"
-    tmux.keys("q")
-    assert tmux.wait_for_exit(rc_file) == "0"
+    tmux.quit_unfinished(rc_file)
 
 
 def test_no_task_is_asked_for_at_80x24(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
@@ -67,8 +66,7 @@ def test_no_task_is_asked_for_at_80x24(tmux: Tmux, tmp_path: Path) -> None:  # n
         "the task was not taken",
         timeout=60,
     )
-    tmux.keys("q")
-    assert tmux.wait_for_exit(rc_file) == "0"
+    tmux.quit_unfinished(rc_file)
     assert json.loads(out.read_text().splitlines()[0])["task_text"] == "list my notes"
 
 
@@ -82,6 +80,5 @@ def test_quit_during_a_call_leaves_no_server(tmux: Tmux, tmp_path: Path) -> None
     server = read_pid(pidfile)
     tmux.keys("n")
     tmux.wait_for("running")
-    tmux.keys("q")
-    assert tmux.wait_for_exit(rc_file) == "0"
+    tmux.quit_unfinished(rc_file)
     assert wait_gone(server), f"server {server} outlived the cockpit"

@@ -29,8 +29,7 @@ def start(tmux: Tmux, tmp_path: Path, width: int, height: int) -> Path:
 
 
 def quit_cockpit(tmux: Tmux, tmp_path: Path) -> None:
-    tmux.keys("q")
-    assert tmux.wait_for_exit(tmp_path / "rc") == "0"
+    tmux.quit_unfinished(tmp_path / "rc")
 
 
 def wait_gone(tmux: Tmux, text: str, timeout: float = 20.0) -> str:

@@ -413,8 +413,7 @@ class _Reader:
             raise self.fail("rule", index, "args", "'args' must map argument names to string patterns")
         from engine.core.events import RuleInfo
 
-        where = self.at("rule", index)
-        self.config.sources[f"rule.{index + 1}"] = where
+        self._record(f"rule.{index + 1}", "rule", index, item)
         return RuleInfo(tool=tool, effect=effect, args=args, source=f"{self.path.name}:{self.line_of('rule', index)}")
 
     def _budget(self, raw: Any) -> None:

@@ -79,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run = make_continued_run(args, interactive=interactive)
     else:
         run = make_run(args, interactive=interactive)
-    return open_cockpit(run) if interactive else run_headless(run)
+    return open_cockpit(run, args) if interactive else run_headless(run)
 
 
 def _budget(scenario: Any, args: argparse.Namespace, extras: Any) -> Any:
@@ -344,11 +344,13 @@ def run_headless(run: Any) -> int:
     return EXIT_CODES[engine.state.ended.outcome]
 
 
-def open_cockpit(run: Any) -> int:
-    """Run the cockpit on a live run until the operator quits; the run's exit code."""
+def open_cockpit(run: Any, args: argparse.Namespace | None = None) -> int:
+    """Run the cockpit on a live run until the operator quits; the run's exit code.
+    A run left unfinished says how to resume it (with the flags of `args` it needs again)."""
     global abandoned_work
+    from engine.core.text import clean
     from tui.app import CockpitApp
-    from tui.cli.stops import halted_message, stop
+    from tui.cli.stops import halted_message, resume_command, stop
 
     app = CockpitApp(run)
     try:
@@ -366,4 +368,6 @@ def open_cockpit(run: Any) -> int:
         print(f"transcript: {run.path}", file=sys.stderr)
     if run.engine.halted is not None:
         report(halted_message(run))
+    elif not run.engine.ended and run.path is not None:
+        print(clean(f"unfinished: resume with {resume_command(run, args)}"), file=sys.stderr)
     return app.return_code or 0

@@ -162,6 +162,17 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
+class QuitScreen(ConfirmScreen):
+    """Quit a run that can go on? (The cockpit reads a second quit key here as yes.)"""
+
+    def __init__(self, *, resumable: bool = True) -> None:
+        if resumable:
+            question = "Quit? The run stays resumable: the command that continues it is printed as you leave."
+        else:
+            question = "Quit? The run is not saved, so it cannot be resumed."
+        super().__init__(question, yes="Quit")
+
+
 class PolicyPicker(ModalScreen[str | None]):
     """Pick the policy for the next step."""
 
@@ -314,7 +325,7 @@ o          expand every folded observation, or fold them again (a click opens on
 t          write the task of a run of MCP tools started without one
 ctrl+p     every command of this screen, searchable
 ?          this help
-q          quit (the transcript is already saved)
+q, ctrl+c  quit (the transcript is already saved; a run that can go on asks first: y leaves it resumable)
 
 Keys that do not apply right now are hidden from the footer, and so are those it has no room for."""
 
