@@ -62,5 +62,6 @@ def test_the_quick_start_as_written_at_80x24(tmux: Tmux, tmp_path: Path) -> None
     saved = list((home / "runs").glob("*.jsonl"))
     assert len(saved) == 1
     # "its path is printed when you quit" (Your runs): on the terminal once the app has left it
-    # (the program has exited, so this screen is final; -J joins the lines a long path wrapped)
-    assert str(saved[0]) in tmux("capture-pane", "-p", "-J", "-t", "cockpit")
+    # (the program has exited, so this screen is final; -J joins the lines a long path wrapped,
+    # -S -100 takes the rows scrolled above the pane too)
+    assert str(saved[0]) in tmux("capture-pane", "-p", "-J", "-S", "-100", "-t", "cockpit")
