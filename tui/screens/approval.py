@@ -20,9 +20,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from engine.core.edits import EDIT_TOOLS, EditPreview, EditTool, edit_preview
 from engine.core.state import PendingApproval
 from engine.core.text import clean, visible
 from tui.keys import approval_bindings
+from tui.widgets.diff_view import DiffView
 
 ApprovalChoice = Literal["approve", "approve_always", "reject", "edit"]
 
@@ -57,15 +59,20 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
     BINDINGS = [
         *approval_bindings("choose('{}')"),
         Binding("escape", "look", "look at the run"),
+        Binding("d", "toggle_body", "diff/arguments"),
         Binding("question_mark", "app.help", "help"),
         *(Binding(key, f"leave('{action}')", action, show=False) for key, action in LEAVING_KEYS),
     ]
 
-    def __init__(self, pending: PendingApproval, description: str, kind: str) -> None:
+    def __init__(
+        self, pending: PendingApproval, description: str, kind: str, edit_tools: tuple[EditTool, ...] = EDIT_TOOLS
+    ) -> None:
         super().__init__()
         self.pending = pending
         self.description = description
         self.kind = kind
+        self.preview: EditPreview | None = edit_preview(pending.tool, pending.args, edit_tools)
+        """The file edit the call makes, shown first (`d` shows the arguments instead); None for any other call."""
 
     def compose(self) -> ComposeResult:
         p = self.pending
@@ -81,9 +88,13 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
             yield Static(why, id="approval-reason", markup=False)
             yield Static(Text("Thought", style="bold"), classes="section", markup=False)
             yield Static(Text(clean(p.thought) or "(no thought)"), id="approval-thought", markup=False)
-            yield Static(Text("Arguments", style="bold"), classes="section", markup=False)
+            yield Static(self._body_title(), id="approval-body-title", classes="section", markup=False)
             with VerticalScroll(id="approval-args"):
-                yield Static(args_text(p.args), id="approval-args-text", markup=False)
+                if self.preview is not None:
+                    yield DiffView(self.preview, id="approval-diff")
+                arguments = Static(args_text(p.args), id="approval-args-text", markup=False)
+                arguments.display = self.preview is None
+                yield arguments
             with Horizontal(classes="buttons"):
                 yield KeyButton("a Approve", variant="success", id="approve")
                 yield KeyButton("A Approve always", variant="warning", id="approve_always")
@@ -94,6 +105,27 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
     def on_mount(self) -> None:
         self.query_one("#approval-args", VerticalScroll).focus()
 
+    @property
+    def showing_diff(self) -> bool:
+        return self.preview is not None and not self.query_one("#approval-args-text").display
+
+    def _body_title(self, diff: bool | None = None) -> Text:
+        if self.preview is None:
+            return Text("Arguments", style="bold")
+        diff = True if diff is None else diff
+        words = {"diff": "Diff", "content": "New content", "patch": "Patch"}[self.preview.shows]
+        title = Text(words if diff else "Arguments", style="bold")
+        title.append(f"   d: {'the arguments' if diff else words.lower()}", style="not bold dim")
+        return title
+
+    def action_toggle_body(self) -> None:
+        """The diff, or the call's raw arguments: both are what runs."""
+        diff = not self.showing_diff
+        self.query_one("#approval-diff").display = diff
+        self.query_one("#approval-args-text").display = not diff
+        self.query_one("#approval-body-title", Static).update(self._body_title(diff))
+        self.query_one("#approval-args", VerticalScroll).scroll_home(animate=False)
+
     def action_choose(self, choice: ApprovalChoice) -> None:
         self.dismiss(choice)
 
@@ -101,7 +133,9 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
         self.dismiss(None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """A leaving key only where the app has its action (the gateway has no save)."""
+        """A leaving key only where the app has its action (the gateway has no save); `d` only for a file edit."""
+        if action == "toggle_body":
+            return self.preview is not None
         return action != "leave" or hasattr(self.app, f"action_{parameters[0]}")
 
     def action_leave(self, action: str) -> None:
