@@ -50,7 +50,7 @@ def test_each_tool_shape_diffs_against_the_file_as_it_is_now(code: Path, tool: s
     preview = edit_preview(tool, args)
     assert preview is not None and preview.shows == "diff"
     assert preview.lines[:3] == (f"--- {code} (as it is now)", f"+++ {code} (after this call)", "@@ -1,3 +1,3 @@")
-    assert [line for line in preview.lines if line[:1] in "+-" and line[:3] not in ("---", "+++")] == CHANGED
+    assert [line for line in preview.lines if line.startswith(("+", "-")) and line[:3] not in ("---", "+++")] == CHANGED
     assert preview.note == f"diff against {code} as it is now"
     assert code.read_text() == OLD, "showing a diff never writes the file"
 
@@ -157,7 +157,7 @@ def test_huge_content_and_files_are_bounded(tmp_path: Path) -> None:
     assert "10,000,000 characters, over the 1 MiB a diff reads" in huge.note and "cut at 2,000 lines" in huge.note
     one = edit_preview("edit_file", {"path": str(big), "edits": [{"oldText": "\n77777\n", "newText": "\nLINE\n"}]})
     assert one is not None and one.lines[2] == "@@ -77775,7 +77775,7 @@"
-    assert [l for l in one.lines if l[:1] in "+-"][2:] == ["-77777", "+LINE"]
+    assert [l for l in one.lines if l.startswith(("+", "-"))][2:] == ["-77777", "+LINE"]
     everywhere = edit_preview("write_file", {"path": str(big), "content": "".join(f"o{n}\n" for n in range(100_000))})
     assert everywhere is not None and everywhere.cut == MAX_DIFF_LINES
     assert everywhere.note.endswith(f"diff cut at {MAX_DIFF_LINES:,} lines") and len(everywhere.lines) <= 2_000
@@ -184,7 +184,7 @@ def test_a_configured_edit_tool_is_used_first(tmp_path: Path, code: Path) -> Non
     assert table[: len(config.edit_tools)] == tuple(config.edit_tools) and table[2:] == EDIT_TOOLS
     assert config.edit_tools[0].source == "agent-tui.toml:1"
     preview = edit_preview("save_note", {"filename": str(code), "text": OLD.replace("hi", "hello")}, table)
-    assert preview is not None and [l for l in preview.lines if l[:1] in "+-"][2:] == CHANGED
+    assert preview is not None and [l for l in preview.lines if l.startswith(("+", "-"))][2:] == CHANGED
     assert find_edit_tool(table, "write_file", {"path": "x", "content": "y"}) == config.edit_tools[1]
     assert edit_preview("save_note", {"filename": str(code), "text": "x"}) is None, "not in the built-in table"
 
@@ -211,3 +211,42 @@ def test_each_built_in_row_names_the_arguments_its_kind_needs() -> None:
     for row in EDIT_TOOLS:
         assert isinstance(row, EditTool) and all(getattr(row, key) for key in needs[row.kind]), row
         assert row.source.startswith("built in: ")
+
+
+def changed_lines(diff: str | tuple[str, ...]) -> list[str]:
+    lines = diff.split("\n") if isinstance(diff, str) else list(diff)
+    return [l for l in lines if l.startswith(("+", "-")) and l[:3] not in ("---", "+++")]
+
+
+def test_the_reference_filesystem_server_takes_these_arguments_and_changes_what_the_diff_shows(tmp_path: Path) -> None:
+    """The real @modelcontextprotocol/server-filesystem: its write_file and edit_file take the
+    table's argument names, and its own dry-run diff of an edit changes the lines ours shows."""
+    from engine.mcp import McpHub, hub_tools
+    from engine.sessions.config import McpServerConfig
+    from tests.mcp_helpers import filesystem_bin
+
+    folder = tmp_path / "files"
+    folder.mkdir()
+    code = folder / "greet.py"
+    code.write_text(OLD + "print(greet())\n")
+    hub = McpHub([McpServerConfig(name="fs", command=filesystem_bin(), args=(str(folder),), timeout=60)], tmp_path / "logs")
+    hub.start()
+    try:
+        tools = {t.name: t for t in hub_tools(hub)}
+        write, edit = tools["write_file"], tools["edit_file"]
+        assert {"path", "content"} <= set(write.input_schema["properties"])
+        assert set(edit.input_schema["properties"]["edits"]["items"]["properties"]) == {"oldText", "newText"}
+        args = {"path": str(code), "edits": [{"oldText": "'hi'", "newText": "'hello'"}, {"oldText": "return 1", "newText": "return 2"}]}
+        ours = edit_preview("edit_file", args)
+        assert ours is not None and ours.note.startswith("diff against")
+        theirs = edit.fn(**args, dryRun=True)
+        assert changed_lines(theirs) == changed_lines(ours.lines) == [
+            "-    print('hi')", "-    return 1", "+    print('hello')", "+    return 2",
+        ]
+        new_content = OLD.replace("hi", "hello")
+        before = edit_preview("write_file", {"path": str(code), "content": new_content})
+        write.fn(path=str(code), content=new_content)
+        assert code.read_text() == new_content
+        assert changed_lines(before.lines) == ["-    print('hi')", "+    print('hello')", "-print(greet())"]
+    finally:
+        hub.close()
