@@ -4,11 +4,15 @@ bounded in time and memory whatever the call or the path names."""
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.core.edits import EDIT_TOOLS, MAX_DIFF_LINES, EditTool, edit_preview, edit_table, find_edit_tool
 from engine.sessions.config import ConfigError, parse_config
@@ -158,9 +162,13 @@ def test_huge_content_and_files_are_bounded(tmp_path: Path) -> None:
     one = edit_preview("edit_file", {"path": str(big), "edits": [{"oldText": "\n77777\n", "newText": "\nLINE\n"}]})
     assert one is not None and one.lines[2] == "@@ -77775,7 +77775,7 @@"
     assert [l for l in one.lines if l.startswith(("+", "-"))][2:] == ["-77777", "+LINE"]
-    everywhere = edit_preview("write_file", {"path": str(big), "content": "".join(f"o{n}\n" for n in range(100_000))})
+    other = "".join(f"o{n}\n" for n in range(100_000))
+    everywhere = edit_preview("write_file", {"path": str(big), "content": other}, max_lines=10_000)
     assert everywhere is not None and everywhere.cut == MAX_DIFF_LINES
-    assert everywhere.note.endswith(f"diff cut at {MAX_DIFF_LINES:,} lines") and len(everywhere.lines) <= 2_000
+    assert everywhere.note.endswith(f"diff cut at {MAX_DIFF_LINES:,} lines")
+    assert len(changed_lines(everywhere.lines)) == 2 * MAX_DIFF_LINES
+    shown = edit_preview("write_file", {"path": str(big), "content": other})
+    assert shown is not None and len(shown.lines) == 2_000 and shown.note.endswith("diff cut at 2,000 lines")
     long_line = edit_preview("write_file", {"path": str(tmp_path / "wide.txt"), "content": "x" * 2_000_000})
     assert long_line is not None and len(long_line.lines) == 1 and len(long_line.lines[0]) < 600
     bigger_file = tmp_path / "over.txt"
@@ -250,3 +258,47 @@ def test_the_reference_filesystem_server_takes_these_arguments_and_changes_what_
         assert changed_lines(before.lines) == ["-    print('hi')", "+    print('hello')", "-print(greet())"]
     finally:
         hub.close()
+
+
+texts = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "\n", "a", "b"]), max_size=40).map("".join)
+
+
+def patched(before: str, diff: tuple[str, ...]) -> str:
+    """`before` with a unified diff applied, each context and removed line checked."""
+    old = before.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    last: str | None = None
+    for line in diff[2:]:
+        hunk = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", line)
+        if hunk:
+            begin = int(hunk[1]) - (0 if hunk[2] == "0" else 1)
+            out.extend(old[at:begin])
+            at = begin
+        elif line == "\\ No newline at end of file":
+            if last == "new":
+                out[-1] = out[-1].removesuffix("\n")
+        elif line[0] in " -":
+            assert old[at].removesuffix("\n") == line[1:], (at, line)
+            if line[0] == " ":
+                out.append(old[at])
+            at, last = at + 1, "old" if line[0] == "-" else "new"
+        else:
+            out.append(line[1:] + "\n")
+            last = "new"
+    return "".join(out + old[at:])
+
+
+@settings(max_examples=400, deadline=None)
+@given(before=texts, after=texts)
+def test_the_bounded_diff_turns_the_file_into_the_new_content(before: str, after: str) -> None:
+    """Setting aside the shared start and end keeps the diff right: applied to the file as it
+    is, it gives the content the call writes, line numbers and missing last newlines included."""
+    from engine.core.edits import unified
+
+    shown, cut = unified(before, after, "x", "y", 10_000)
+    assert cut == 0
+    if before == after:
+        assert shown == ()
+    else:
+        assert patched(before, shown) == after

@@ -31,8 +31,9 @@ from engine.core.text import visible
 EditKind = Literal["write", "replace", "edits", "patch"]
 KINDS: tuple[str, ...] = get_args(EditKind)
 
-MAX_DIFF_LINES = 2_000
-"""Lines that differ, on each side, given to difflib (worst case about 0.4 s at 2,000; 2 s at 5,000)."""
+MAX_DIFF_LINES = 1_000
+"""Lines that differ, on each side, given to difflib: its worst case (few distinct lines in
+another order) grows with their square: about 35 ms at 1,000, 0.4 s at 2,000 (bench/edit_diffs.py)."""
 MAX_SHOWN_LINES = 2_000
 """Lines of diff, content or patch an `EditPreview` holds."""
 MAX_LINE_CHARS = 500
@@ -283,13 +284,41 @@ def _fragments(edits: Sequence[Mapping[str, Any]], row: EditTool, max_lines: int
     return tuple(shown), cut
 
 
-def _split(text: str) -> list[str]:
-    """Lines with their "\\n" (the last one may lack it)."""
-    parts = text.split("\n")
+def _split(text: str, limit: int) -> tuple[list[str], bool]:
+    """At most `limit` lines with their "\\n" (the last one may lack it), and whether there were more."""
+    parts = text.split("\n", limit)
+    more = len(parts) > limit
+    if more:
+        return [part + "\n" for part in parts[:limit]], True
     lines = [part + "\n" for part in parts[:-1]]
     if parts[-1]:
         lines.append(parts[-1])
-    return lines
+    return lines, False
+
+
+def _shared_length(a: str, b: str, at_end: bool = False) -> int:
+    """How many characters `a` and `b` share at their start (or end): a binary search of slice
+    comparisons, each done in C, so a large file costs milliseconds."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        same = a[len(a) - mid :] == b[len(b) - mid :] if at_end else a[:mid] == b[:mid]
+        low, high = (mid, high) if same else (low, mid - 1)
+    return low
+
+
+def _middle(a: str, b: str) -> tuple[int, int, int]:
+    """Where the lines that differ (with CONTEXT lines around them) start, in both texts, and
+    where they end in `a` and in `b`: what comes before and after is the same in both."""
+    start = a.rfind("\n", 0, _shared_length(a, b)) + 1  # the start of the first line that differs
+    for _ in range(CONTEXT):
+        if start:
+            start = a.rfind("\n", 0, start - 1) + 1
+    shared_end = min(_shared_length(a, b, at_end=True), len(a) - start, len(b) - start)
+    end = a.find("\n", len(a) - shared_end) + 1 or len(a)  # a line end inside what both share
+    for _ in range(CONTEXT):
+        end = a.find("\n", end) + 1 or len(a)
+    return start, end, len(b) - (len(a) - end)
 
 
 def _short(line: str) -> str:
@@ -313,21 +342,16 @@ _HUNK = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
 
 def unified(before: str, after: str, before_name: str, after_name: str, max_lines: int) -> tuple[tuple[str, ...], int]:
     """A unified diff of two texts, bounded: each text is read up to MAX_BYTES characters, the
-    lines both share at the start and the end are set aside (an edit to a large file costs what
-    the edit costs), what differs is cut at MAX_DIFF_LINES lines on each side, and the result at
-    `max_lines` lines. (lines, the line count it was cut at or 0)."""
+    lines both share at the start and the end are set aside before anything is split (an edit
+    to a large file costs what the edit costs), what differs is cut at MAX_DIFF_LINES lines on
+    each side, and the result at `max_lines` lines. (lines, the line count it was cut at or 0)."""
     cut = MAX_DIFF_LINES if len(before) > MAX_BYTES or len(after) > MAX_BYTES else 0
-    a, b = _split(before[:MAX_BYTES]), _split(after[:MAX_BYTES])
-    start = 0
-    while start < len(a) and start < len(b) and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < len(a) - start and end < len(b) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    first = max(0, start - CONTEXT)
-    a_mid, b_mid = a[first : len(a) - max(0, end - CONTEXT)], b[first : len(b) - max(0, end - CONTEXT)]
-    if len(a_mid) > MAX_DIFF_LINES or len(b_mid) > MAX_DIFF_LINES:
-        a_mid, b_mid, cut = a_mid[:MAX_DIFF_LINES], b_mid[:MAX_DIFF_LINES], MAX_DIFF_LINES
+    before, after = before[:MAX_BYTES], after[:MAX_BYTES]
+    start, a_end, b_end = _middle(before, after)
+    first = before.count("\n", 0, start)
+    (a_mid, a_more), (b_mid, b_more) = _split(before[start:a_end], MAX_DIFF_LINES), _split(after[start:b_end], MAX_DIFF_LINES)
+    if a_more or b_more:
+        cut = MAX_DIFF_LINES
     out: list[str] = []
     for n, line in enumerate(difflib.unified_diff(a_mid, b_mid, before_name, after_name, lineterm="", n=CONTEXT)):
         if len(out) > max_lines:
