@@ -91,6 +91,22 @@ async def test_the_dialog_shows_the_diff_and_d_shows_the_arguments(tmp_path: Pat
 
 
 @pytest.mark.anyio
+async def test_a_new_file_shows_its_content_in_its_language_colours(tmp_path: Path) -> None:
+    path = tmp_path / "new.py"
+    app = CockpitApp(file_run(tmp_path / "run.jsonl", Decision.act("new", "write_file", path=str(path), content=NEW)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen) and screen.showing_diff
+        assert screen.query_one("#approval-body-title").visual.plain.startswith("New content")
+        text, styles = drawn(screen.query_one("#approval-diff"))
+        assert "does not exist yet (a new file); the content it writes" in " ".join(text.split())
+        assert "def greet(name):" in text and not path.exists()
+        assert len({style.color for style in styles if style.color is not None}) >= 2, "python's colours"
+
+
+@pytest.mark.anyio
 async def test_a_call_that_edits_no_file_keeps_its_arguments_and_has_no_d(tmp_path: Path) -> None:
     app = CockpitApp(file_run(tmp_path / "run.jsonl", Decision.act("note", "save_note", filename=str(tmp_path / "n.txt"), text="x")))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -5,9 +5,6 @@ already made safe to show; they go to Syntax as code, never as markup."""
 
 from __future__ import annotations
 
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_for_filename
-from pygments.util import ClassNotFound
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
@@ -18,13 +15,10 @@ THEME = "ansi_dark"
 """The terminal's own colours: green and red for added and removed lines, whatever its palette."""
 
 
-def lexer_for(path: str) -> Lexer | str:
-    """The language of a file by its name ("text" when none is known); its content is never read for this."""
-    name = path.rsplit("/", 1)[-1]
-    try:
-        return get_lexer_for_filename(name) if name else "text"
-    except ClassNotFound:
-        return "text"
+def lexer_for(path: str) -> str:
+    """The language of a file by its extension ("default", plain text, when none is known);
+    its content is never read for this."""
+    return Syntax.guess_lexer(path)
 
 
 def preview_text(preview: EditPreview) -> Text:
@@ -37,7 +31,8 @@ def preview_text(preview: EditPreview) -> Text:
         code = "\n".join(preview.lines)
         text.append("\n")
         text.append_text(Syntax(code, lexer, theme=THEME).highlight(code))
-        text.rstrip()
+        if text.plain.endswith("\n"):  # the one highlight adds
+            text.right_crop(1)
     return text
 
 
