@@ -17,6 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -64,6 +65,9 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
         *(Binding(key, f"leave('{action}')", action, show=False) for key, action in LEAVING_KEYS),
     ]
 
+    showing_diff: var[bool] = var(False, init=False)
+    """The body shows the file edit's diff (True) or the call's raw arguments; `d` switches."""
+
     def __init__(
         self, pending: PendingApproval, description: str, kind: str, edit_tools: tuple[EditTool, ...] = EDIT_TOOLS
     ) -> None:
@@ -72,7 +76,8 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
         self.description = description
         self.kind = kind
         self.preview: EditPreview | None = edit_preview(pending.tool, pending.args, edit_tools)
-        """The file edit the call makes, shown first (`d` shows the arguments instead); None for any other call."""
+        """The file edit the call makes, shown first; None for any other call."""
+        self.set_reactive(ApprovalScreen.showing_diff, self.preview is not None)
 
     def compose(self) -> ComposeResult:
         p = self.pending
@@ -88,12 +93,12 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
             yield Static(why, id="approval-reason", markup=False)
             yield Static(Text("Thought", style="bold"), classes="section", markup=False)
             yield Static(Text(clean(p.thought) or "(no thought)"), id="approval-thought", markup=False)
-            yield Static(self._body_title(), id="approval-body-title", classes="section", markup=False)
+            yield Static(self._body_title(self.showing_diff), id="approval-body-title", classes="section", markup=False)
             with VerticalScroll(id="approval-args"):
                 if self.preview is not None:
                     yield DiffView(self.preview, id="approval-diff")
                 arguments = Static(args_text(p.args), id="approval-args-text", markup=False)
-                arguments.display = self.preview is None
+                arguments.display = not self.showing_diff
                 yield arguments
             with Horizontal(classes="buttons"):
                 yield KeyButton("a Approve", variant="success", id="approve")
@@ -105,26 +110,23 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
     def on_mount(self) -> None:
         self.query_one("#approval-args", VerticalScroll).focus()
 
-    @property
-    def showing_diff(self) -> bool:
-        return self.preview is not None and not self.query_one("#approval-args-text").display
-
-    def _body_title(self, diff: bool | None = None) -> Text:
+    def _body_title(self, diff: bool) -> Text:
         if self.preview is None:
             return Text("Arguments", style="bold")
-        diff = True if diff is None else diff
         words = {"diff": "Diff", "content": "New content", "patch": "Patch"}[self.preview.shows]
         title = Text(words if diff else "Arguments", style="bold")
         title.append(f"   d: {'the arguments' if diff else words.lower()}", style="not bold dim")
         return title
 
-    def action_toggle_body(self) -> None:
-        """The diff, or the call's raw arguments: both are what runs."""
-        diff = not self.showing_diff
+    def watch_showing_diff(self, diff: bool) -> None:
         self.query_one("#approval-diff").display = diff
         self.query_one("#approval-args-text").display = not diff
         self.query_one("#approval-body-title", Static).update(self._body_title(diff))
         self.query_one("#approval-args", VerticalScroll).scroll_home(animate=False)
+
+    def action_toggle_body(self) -> None:
+        """The diff, or the call's raw arguments: both are what runs."""
+        self.showing_diff = not self.showing_diff
 
     def action_choose(self, choice: ApprovalChoice) -> None:
         self.dismiss(choice)
