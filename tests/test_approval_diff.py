@@ -54,6 +54,14 @@ def greet_file(folder: Path) -> Path:
     return path
 
 
+async def first_approval(pilot) -> ApprovalScreen:
+    """Step once: the call waits in the approval dialog."""
+    await pilot.press("n")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, ApprovalScreen)
+    return pilot.app.screen
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -64,10 +72,8 @@ async def test_the_dialog_shows_the_diff_and_d_shows_the_arguments(tmp_path: Pat
     path = greet_file(tmp_path)
     app = CockpitApp(file_run(tmp_path / "run.jsonl", Decision.act("greet warmly", "write_file", path=str(path), content=NEW)))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ApprovalScreen) and screen.showing_diff
+        screen = await first_approval(pilot)
+        assert screen.showing_diff
         diff = screen.query_one("#approval-diff", DiffView)
         text, _ = drawn(diff)
         assert f"diff against {path} as it is now" in " ".join(text.split())
@@ -95,10 +101,8 @@ async def test_a_new_file_shows_its_content_in_its_language_colours(tmp_path: Pa
     path = tmp_path / "new.py"
     app = CockpitApp(file_run(tmp_path / "run.jsonl", Decision.act("new", "write_file", path=str(path), content=NEW)))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ApprovalScreen) and screen.showing_diff
+        screen = await first_approval(pilot)
+        assert screen.showing_diff
         assert screen.query_one("#approval-body-title").visual.plain.startswith("New content")
         text, styles = drawn(screen.query_one("#approval-diff"))
         assert "does not exist yet (a new file); the content it writes" in " ".join(text.split())
@@ -110,10 +114,8 @@ async def test_a_new_file_shows_its_content_in_its_language_colours(tmp_path: Pa
 async def test_a_call_that_edits_no_file_keeps_its_arguments_and_has_no_d(tmp_path: Path) -> None:
     app = CockpitApp(file_run(tmp_path / "run.jsonl", Decision.act("note", "save_note", filename=str(tmp_path / "n.txt"), text="x")))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ApprovalScreen) and screen.preview is None
+        screen = await first_approval(pilot)
+        assert screen.preview is None
         assert not screen.query("#approval-diff") and screen.query_one("#approval-args-text").display
         assert screen.query_one("#approval-body-title").visual.plain == "Arguments"
         assert screen.check_action("toggle_body", ()) is False
@@ -129,10 +131,8 @@ async def test_a_configured_edit_tool_shows_its_diff_and_hostile_text_stays_iner
     run.edit_tools = edit_table([EditTool("save_*", "write", path="filename", content="text")])
     app = CockpitApp(run)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ApprovalScreen) and screen.showing_diff
+        screen = await first_approval(pilot)
+        assert screen.showing_diff
         text, styles = drawn(screen.query_one("#approval-diff"))
         assert "+    print('[/] [bold]\\x1b]0;x\\x07', name)" in text, text
         assert not any(c in text for c in "\x1b\x07\x9b")
@@ -145,10 +145,9 @@ async def test_a_long_diff_scrolls(tmp_path: Path) -> None:
     path.write_text("".join(f"line {n}\n" for n in range(300)))
     app = CockpitApp(file_run(tmp_path / "run.jsonl", Decision.act("x", "write_file", path=str(path), content="other\n" * 300)))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await settle(pilot)
-        assert isinstance(app.screen, ApprovalScreen) and app.screen.showing_diff
-        scroll = app.screen.query_one("#approval-args")
+        screen = await first_approval(pilot)
+        assert screen.showing_diff
+        scroll = screen.query_one("#approval-args")
         assert scroll.max_scroll_y > 100, "the diff is longer than its box"
         await pilot.press("end")
         await pilot.pause()
@@ -191,10 +190,8 @@ def test_dialog_with_a_diff_at_80x24(snap_compare, tmp_path: Path, monkeypatch) 
     app = CockpitApp(file_run(Path("runs/cockpit.jsonl"), Decision.act("greet more warmly", "write_file", path="~/greet.py", content=NEW)))
 
     async def run_before(pilot) -> None:
-        await pilot.press("n")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ApprovalScreen) and screen.showing_diff
+        screen = await first_approval(pilot)
+        assert screen.showing_diff
         assert screen.preview is not None and screen.preview.note == "diff against ~/greet.py as it is now"
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
