@@ -382,7 +382,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         if pending is None:
             return
         tool = self.engine.tools.get(pending.tool)
-        screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "")
+        screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "", self.run_.edit_tools)
         self.push_screen(screen, self._approval_answered)
 
     def _approval_answered(self, choice: str | None) -> None:

@@ -238,8 +238,14 @@ def waiting_for_approval(tool: str) -> str:
     )
 
 
-def _ask_on_terminal(engine: Any) -> bool:
-    """Ask the operator about the pending approval on the terminal; False if there is none to ask."""
+PROMPT_DIFF_LINES = 200
+"""Lines of a file edit's diff the terminal prompt prints (the cockpit holds up to 2,000)."""
+
+
+def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> bool:
+    """Ask the operator about the pending approval on the terminal; False if there is none to ask.
+    A file edit (a row of `edit_tools`, the built-in ones by default) prints its diff first."""
+    from engine.core.edits import EDIT_TOOLS, edit_preview
     from engine.core.text import clean
     from tui.plain import approval_args
 
@@ -254,6 +260,11 @@ def _ask_on_terminal(engine: Any) -> bool:
             )
         return False
     print(f"  ?        {approval_args(pending.tool, pending.args)} needs approval ({clean(pending.reason)})")
+    preview = edit_preview(pending.tool, pending.args, EDIT_TOOLS if edit_tools is None else edit_tools, max_lines=PROMPT_DIFF_LINES)
+    if preview is not None:
+        print(f"  {preview.shows:<9}{preview.note}")
+        for line in preview.lines:
+            print(f"           {line}")
     while True:
         try:
             answer = input("  [a]pprove, [A]pprove always, [r]eject, [e]dit, [x] abort > ").strip()
@@ -321,7 +332,7 @@ def run_headless(run: Any) -> int:
                 while not engine.stopped:
                     status = engine.run()
                     if status == "awaiting_approval":
-                        if not _ask_on_terminal(engine):
+                        if not _ask_on_terminal(engine, run.edit_tools):
                             return EXIT_USAGE
                     elif status == "awaiting_input":
                         report("the human policy needs the cockpit")

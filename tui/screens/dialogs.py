@@ -316,6 +316,7 @@ A          approve, and approve this tool always from now on
 r          reject the pending action with a reason the policy reads
 e          edit the pending action's arguments; ctrl+r runs it with them (enter never does)
 v          view the pending approval again
+d          in the approval of a file edit: its diff, or the call's raw arguments
 b          the budget pause: extend the limit or end the run
 p          pick the policy for the next step (scripted, human, model, configured ones)
 h          take over: type the next step yourself; h again hands back
