@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -64,6 +65,27 @@ def fill(folder: Path, samples: list[Path], count: int) -> None:
         (folder / f"{n:05d}-{header['scenario']}.jsonl").write_bytes(json.dumps(header).encode() + b"\n" + rest)
 
 
+def bare_reading(folder: Path) -> float:
+    """Processor seconds of the least a listing could do without reading at the ends: each file
+    read whole and every line through `json.loads` (the yardstick the load of the machine
+    slows as much as the listing)."""
+    start = time.process_time()
+    for entry in os.scandir(folder):
+        with open(entry.path, "rb") as f:
+            for line in f.read().splitlines():
+                if line.strip():
+                    json.loads(line)
+    return time.process_time() - start
+
+
+def bare_reading_one(path: Path) -> float:
+    start = time.process_time()
+    with open(path, "rb") as f:
+        for line in f.read().splitlines():
+            json.loads(line)
+    return time.process_time() - start
+
+
 def timed(folder: Path) -> tuple[float, float, int]:
     """The best wall-clock and processor seconds of three listings, and how many runs they listed
     (processor time is the figure to trust on a machine others load)."""
@@ -92,7 +114,8 @@ def main() -> None:
         seconds, cpu, listed = timed(small)
         print(f"{args.files:,} small runs ({len(samples)} kinds, {size / args.files / 1024:.1f} KiB each): "
               f"listed {listed:,} in {seconds:.3f} s ({cpu:.3f} s of processor), {cpu / args.files * 1e6:.0f} µs per file "
-              f"({'under' if cpu < 1 else 'OVER'} the 1 s goal)")
+              f"({'under' if cpu < 1 else 'OVER'} the 1 s goal); bare json.loads of every line: "
+              f"{bare_reading(small):.3f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} processors")
         long_run = root / "long-run.jsonl"
         make_transcript(long_run, args.events)
         for n in range(args.long):
@@ -100,7 +123,8 @@ def main() -> None:
         mib = long_run.stat().st_size / (1 << 20)
         seconds_long, cpu_long, listed_long = timed(big)
         print(f"{args.long} runs of {args.events:,} events ({mib:.1f} MiB each): listed {listed_long} in "
-              f"{seconds_long:.3f} s ({cpu_long:.3f} s of processor), {cpu_long / args.long * 1e3:.2f} ms per file")
+              f"{seconds_long:.3f} s ({cpu_long:.3f} s of processor), {cpu_long / args.long * 1e3:.2f} ms per file; "
+              f"bare json.loads of every line of one of them: {bare_reading_one(long_run):.3f} s")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

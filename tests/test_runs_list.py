@@ -20,7 +20,7 @@ DAY = 86_400.0
 START = 1_790_000_000.0
 
 
-def _run(folder: Path, name: str, scenario: str = "calculator", *, at: float = START, finish: bool = True) -> Path:
+def stored_run(folder: Path, name: str, scenario: str = "calculator", *, at: float = START, finish: bool = True) -> Path:
     path = folder / name
     if finish:
         run = new_run(scenarios.get(scenario), None, None, out=path, approve="all", clock=lambda: at)
@@ -36,9 +36,9 @@ def _run(folder: Path, name: str, scenario: str = "calculator", *, at: float = S
 def folder(tmp_path: Path) -> Path:
     runs = tmp_path / "runs"
     runs.mkdir()
-    _run(runs, "old.jsonl", "calculator", at=START)
-    _run(runs, "new.jsonl", "support", at=START + 2 * DAY)
-    _run(runs, "middle.jsonl", "support", at=START + DAY, finish=False)
+    stored_run(runs, "old.jsonl", "calculator", at=START)
+    stored_run(runs, "new.jsonl", "support", at=START + 2 * DAY)
+    stored_run(runs, "middle.jsonl", "support", at=START + DAY, finish=False)
     return runs
 
 
@@ -82,7 +82,7 @@ def test_the_data_folder_is_the_default_and_a_missing_one_has_no_runs(tmp_path: 
     assert main(["runs"]) == 0
     assert "no runs in" in capsys.readouterr().err
     (tmp_path / "home" / "runs").mkdir(parents=True)
-    _run(tmp_path / "home" / "runs", "a.jsonl")
+    stored_run(tmp_path / "home" / "runs", "a.jsonl")
     assert [Path(r["path"]).name for r in _listed(capsys)] == ["a.jsonl"]
 
 
@@ -134,7 +134,7 @@ def test_each_kind_of_bad_file_is_marked_with_its_reason_and_the_rest_still_list
 
 
 def test_control_characters_of_a_task_are_not_printed(tmp_path: Path, capsys) -> None:
-    path = _run(tmp_path, "a.jsonl")
+    path = stored_run(tmp_path, "a.jsonl")
     head, _, rest = path.read_bytes().partition(b"\n")
     header = json.loads(head)
     header["task_text"] = "pay \x1b]52;c;aGk=\x07now\x1b[2J [bold]x[/"
@@ -156,7 +156,7 @@ def test_a_file_of_several_runs_lists_each_run(folder: Path, capsys) -> None:
 def test_only_the_header_and_the_tail_are_read(tmp_path: Path) -> None:
     """A file whose middle is megabytes of garbage lists as the run its ends hold, and the
     bytes read are the header and the last lines (TAIL_BYTES), not the file."""
-    path = _run(tmp_path, "a.jsonl", "support")
+    path = stored_run(tmp_path, "a.jsonl", "support")
     head, _, events = path.read_bytes().partition(b"\n")
     garbage = b"\xff not a line of a transcript {\n" * 200_000
     path.write_bytes(head + b"\n" + garbage + events)
@@ -195,7 +195,7 @@ def test_only_the_header_and_the_tail_are_read(tmp_path: Path) -> None:
 
 
 def test_a_long_run_shows_the_usage_of_the_steps_read_as_at_least(tmp_path: Path, capsys) -> None:
-    path = _run(tmp_path, "long.jsonl")
+    path = stored_run(tmp_path, "long.jsonl")
     head, _, events = path.read_bytes().partition(b"\n")
     lines = events.splitlines(keepends=True)
     middle = [line for line in lines if b'"type":"observation"' in line]  # step 1's, repeated past TAIL_BYTES

@@ -14,6 +14,7 @@ import scenarios
 from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
 from tests.cockpit_worlds import fixed_clock
+from tests.test_runs_list import stored_run
 from tui.app import CockpitApp
 from tui.cli import main
 from tui.replay_app import ReplayApp
@@ -24,27 +25,15 @@ from tui.screens.runs import RunsApp, RunsScreen
 pytestmark = pytest.mark.anyio
 
 
-def _save(folder: Path, name: str, scenario: str, *, at: float, finish: bool = True) -> Path:
-    path = folder / name
-    if finish:
-        run = new_run(scenarios.get(scenario), None, None, out=path, approve="all", clock=lambda: at)
-        run.engine.run()
-    else:
-        run = new_run(scenarios.get(scenario), None, None, out=path, interactive=True, clock=lambda: at)
-        run.engine.step()
-    run.close()
-    return path
-
-
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A data folder holding a finished calculator run, an unfinished support run and a finished one."""
     monkeypatch.setenv("AGENT_TUI_HOME", str(tmp_path / "home"))
     runs = tmp_path / "home" / "runs"
     runs.mkdir(parents=True)
-    _save(runs, "calc.jsonl", "calculator", at=1_790_000_000)
-    _save(runs, "open.jsonl", "support", at=1_790_000_100, finish=False)
-    _save(runs, "done.jsonl", "support", at=1_790_000_200)
+    stored_run(runs, "calc.jsonl", "calculator", at=1_790_000_000)
+    stored_run(runs, "open.jsonl", "support", at=1_790_000_100, finish=False)
+    stored_run(runs, "done.jsonl", "support", at=1_790_000_200)
     return runs
 
 
@@ -126,7 +115,7 @@ async def test_the_palette_offers_your_runs(home: Path, launched) -> None:
 
 
 async def test_a_task_with_markup_and_controls_is_shown_as_data(tmp_path: Path) -> None:
-    path = _save(tmp_path, "a.jsonl", "calculator", at=1_790_000_000)
+    path = stored_run(tmp_path, "a.jsonl", "calculator", at=1_790_000_000)
     head, _, rest = path.read_bytes().partition(b"\n")
     header = json.loads(head)
     header["task_text"] = "[/] [bold]pay\x1b[2J now"

@@ -22,6 +22,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from engine.core.collector import collector_paused
 from engine.core.events import Header
 from engine.core.state import RunState
 from engine.core.text import clean
@@ -83,7 +84,7 @@ def list_runs(folder: Path) -> list[RunSummary]:
     OSError when `folder` itself cannot be listed; a file that cannot be read is a
     summary with its `problem`."""
     summaries: list[RunSummary] = []
-    with os.scandir(folder) as entries:
+    with os.scandir(folder) as entries, collector_paused():  # many objects, no cycles
         for entry in entries:
             if entry.name.startswith("."):
                 continue
