@@ -103,6 +103,7 @@ def test_each_kind_of_bad_file_is_marked_with_its_reason_and_the_rest_still_list
     (folder / "huge-header.jsonl").write_bytes(b'{"type":"header","task":"' + b"x" * (reader.ENDS_CAP + 10) + b'"}\n')
     (folder / "folder.jsonl").mkdir()
     (folder / "loop.jsonl").symlink_to(folder / "loop.jsonl")
+    os.mkfifo(folder / "pipe.jsonl")  # opened, it would wait for a writer
     (folder / "denied.jsonl").write_bytes(good)
     real_open = open
 
@@ -120,7 +121,8 @@ def test_each_kind_of_bad_file_is_marked_with_its_reason_and_the_rest_still_list
         "other.jsonl": ':1: expected the header line (an object with "type": "header")',
         "torn.jsonl": ":6: the last line was cut off while being written and is ignored",
         "huge-header.jsonl": ":1: a header line longer than 4 MiB; not a transcript header",
-        "folder.jsonl": ": is a folder, not a transcript",
+        "folder.jsonl": ": is a folder, not a file",
+        "pipe.jsonl": ": is a device, pipe or socket, not a file",
         "loop.jsonl": ": cannot read: Too many levels of symbolic links",
         "denied.jsonl": ": cannot read: Permission denied",
     }

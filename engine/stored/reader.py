@@ -423,12 +423,12 @@ def read_ends(path: Path, tail_bytes: int = TAIL_BYTES, cap: int = ENDS_CAP) -> 
     line is longer), read with two reads and no pass over the middle. TranscriptError
     names the file and why: not a file, unreadable, empty, a first line over `cap`."""
     try:
+        mode = os.stat(path).st_mode  # before opening: opening a pipe would wait for a writer
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
+            raise TranscriptError(f"{path}: is {what}, not a file")
         with open(path, "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                what = "a folder" if stat.S_ISDIR(info.st_mode) else "a device or pipe"
-                raise TranscriptError(f"{path}: is {what}, not a file")
-            size = info.st_size
+            size = os.fstat(f.fileno()).st_size
             first = f.read(min(size, tail_bytes) if size else tail_bytes)
             newline = first.find(b"\n")
             while newline < 0 and len(first) < min(size, cap + 1):  # a header longer than one read
