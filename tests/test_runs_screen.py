@@ -98,6 +98,18 @@ async def test_in_the_table_r_resumes_f_forks_and_a_finished_run_is_not_resumed(
         assert launched[-1] == ["run", "--fork", str(home / "calc.jsonl")]
 
 
+async def test_the_table_holds_the_newest_matches_up_to_its_limit_and_says_so(home: Path, monkeypatch) -> None:
+    monkeypatch.setattr(runs_screen, "MAX_ROWS", 2)
+    app = RunsApp(home)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await _shown(app, pilot)
+        assert screen.query_one(DataTable).row_count == 2 and [Path(s.path).name for s in screen.shown] == ["done.jsonl", "open.jsonl"]
+        assert "3 of 3 runs" in str(screen.query_one("#runs-detail").render()) and "the newest 2 shown" in str(screen.query_one("#runs-detail").render())
+        await pilot.press(*"calc")
+        await pilot.pause()
+        assert screen.query_one(DataTable).row_count == 1 and "the newest" not in str(screen.query_one("#runs-detail").render())
+
+
 async def test_the_palette_offers_your_runs(home: Path, launched) -> None:
     app = ReplayApp(Timeline.open(home / "calc.jsonl"))
     async with app.run_test(size=(120, 40)) as pilot:

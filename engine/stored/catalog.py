@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 
 from engine.core.collector import collector_paused
@@ -66,6 +67,7 @@ class RunSummary:
     def as_json(self) -> dict[str, object]:
         return asdict(self)
 
+    @cached_property
     def words(self) -> str:
         """What a filter looks through: task, scenario and source, policy, outcome and its detail, the file's name."""
         return " ".join(
@@ -75,7 +77,7 @@ class RunSummary:
 
 def matches(summary: RunSummary, text: str) -> bool:
     """Whether `text` (any case) is part of the summary's task, source, outcome or file name."""
-    return text.casefold() in summary.words()
+    return text.casefold() in summary.words
 
 
 def list_runs(folder: Path) -> list[RunSummary]:

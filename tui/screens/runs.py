@@ -36,6 +36,9 @@ from tui.run_list import RunChoice, cells, read_folder, runs_folder
 SCREEN_COLUMNS = ("when", "source", "task", "outcome", "steps", "resume", "tokens", "cost", "policy", "file")
 """The columns in the order the table shows them: what tells runs apart first at 80 columns."""
 TASK_WIDTH = 22
+MAX_ROWS = 100
+"""The most rows the table holds (the newest matches): filling 10,000 rows takes seconds, and
+typing a few letters narrows any folder to what you look for."""
 RUNS_KEY = "l"
 """The key that opens this screen in the cockpit and in the replay viewer."""
 
@@ -68,6 +71,7 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
         self.initial = text
         self.summaries: list[Any] = []
         self.shown: list[Any] = []
+        self.matching = 0
         self.loaded = False
 
     def compose(self) -> ComposeResult:
@@ -107,7 +111,8 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
         """Show the runs `text` matches (all of them for no text)."""
         from engine.stored.catalog import matches
 
-        self.shown = [s for s in self.summaries if not text or matches(s, text)]
+        matching = [s for s in self.summaries if not text or matches(s, text)]
+        self.matching, self.shown = len(matching), matching[:MAX_ROWS]
         table = self.query_one(DataTable)
         table.clear()
         for n, summary in enumerate(self.shown):
@@ -126,7 +131,9 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
     def _describe(self) -> None:
         """The line under the table: the highlighted run's file, its whole task, its problem."""
         summary = self.highlighted()
-        total = f"{len(self.shown)} of {len(self.summaries)} runs in {self.folder}"
+        total = f"{self.matching} of {len(self.summaries)} runs in {self.folder}"
+        if self.matching > len(self.shown):
+            total += f" (the newest {len(self.shown)} shown: type to narrow)"
         if summary is None:
             text = Text(total if self.summaries else f"no runs in {self.folder}")
         else:
