@@ -236,3 +236,16 @@ def test_runs_json_and_help_import_no_textual() -> None:
     for argv in (("runs", "--help"), ("runs", "--json", "--dir", os.devnull)):
         _code, modules = loaded_by(*argv)
         assert heavy(modules, "textual", "rich", "httpx") == [], argv
+
+
+def test_a_terminal_line_is_cut_to_fit_dropping_columns_but_never_the_file_name(folder: Path) -> None:
+    from tui.run_list import cells, table
+
+    rows = [cells(s, folder) for s in list_runs(folder)]
+    for width in (80, 100, 120):
+        lines = table(rows, width)
+        assert all(len(line) <= width for line in lines), width
+        assert [line.split()[-1] for line in lines[1:]] == ["new.jsonl", "middle.jsonl", "old.jsonl"]
+    narrow = table(rows, 80)[0].split()
+    assert "policy" not in narrow and {"when", "task", "steps", "outcome", "resume", "file"} <= set(narrow)
+    assert table(rows, 200)[0].split() == table(rows, None)[0].split()  # room for every column

@@ -88,31 +88,41 @@ def _file_name(path: str, folder: Path) -> str:
         return path
 
 
+DROPPED_FIRST = ("policy", "cost", "source", "tokens")
+"""The columns a terminal too narrow for the whole line goes without, in this order, once the
+task and the outcome are cut to their narrowest; the file's name is never cut."""
+
+
 def table(rows: Sequence[dict[str, str]], width: int | None) -> list[str]:
-    """The rows as aligned lines under a heading line; `width`: cut the task and outcome
-    columns (with "…") so each line fits, None: never cut."""
-    widths = {column: max([len(column), *(len(row[column]) for row in rows)]) for column in COLUMNS}
+    """The rows as aligned lines under a heading line. `width` (a terminal's): cut the task
+    and the outcome (with "…"), then leave out columns (`DROPPED_FIRST`), so that each line
+    fits where it can; None: every column, nothing cut."""
+    columns = list(COLUMNS)
+    widths = {column: max([len(column), *(len(row[column]) for row in rows)]) for column in columns}
     if width is not None:
-        over = sum(widths.values()) + 2 * (len(COLUMNS) - 1) - width
-        for column in ("task", "outcome"):
-            if over <= 0:
+        full = {column: widths[column] for column in _NARROWEST}
+        widths.update({column: min(full[column], narrowest) for column, narrowest in _NARROWEST.items()})
+        for column in DROPPED_FIRST:
+            if sum(widths[c] for c in columns) + 2 * (len(columns) - 1) <= width:
                 break
-            cut = min(over, widths[column] - _NARROWEST[column])
-            if cut > 0:
-                widths[column] -= cut
-                over -= cut
+            columns.remove(column)
+        room = width - (sum(widths[c] for c in columns) + 2 * (len(columns) - 1))
+        for column in ("task", "outcome"):  # what is left goes back to them
+            grow = max(0, min(room, full[column] - widths[column]))
+            widths[column] += grow
+            room -= grow
     numeric = {"steps", "tokens", "cost"}
 
     def line(row: dict[str, str]) -> str:
         parts = []
-        for column in COLUMNS:
+        for column in columns:
             text = row[column]
             if len(text) > widths[column]:
                 text = text[: widths[column] - 1] + "…"
             parts.append(text.rjust(widths[column]) if column in numeric else text.ljust(widths[column]))
         return "  ".join(parts).rstrip()
 
-    return [line({column: column for column in COLUMNS}), *(line(row) for row in rows)]
+    return [line({column: column for column in columns}), *(line(row) for row in rows)]
 
 
 @dataclass(frozen=True)

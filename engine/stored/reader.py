@@ -26,8 +26,8 @@ The in-memory transcript (`engine.stored.transcript.read_transcript`), the
 replay timeline (`engine.stored.replay.Timeline.open`) and importers read
 agent-tui files through this module and nothing else. A listing of many runs
 (`engine.stored.catalog`) reads only each file's ends: `read_ends` gives the
-header line and the last complete lines, and `Ends.scan` indexes those lines
-with `LineIndex.scan` as a file of its own.
+header line and the last complete lines, and `Ends.runs` indexes those lines
+with `LineIndex.scan`, one index per run they hold.
 """
 
 from __future__ import annotations
