@@ -129,15 +129,16 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
         self._describe()
 
     def _describe(self) -> None:
-        """The line under the table: the highlighted run's file, its whole task, its problem."""
+        """The two lines under the table: the highlighted run's file (in the folder) and how
+        many runs match, then its whole task (or why it cannot be read)."""
         summary = self.highlighted()
-        total = f"{self.matching} of {len(self.summaries)} runs in {self.folder}"
+        total = f"{self.matching} of {len(self.summaries)} runs"
         if self.matching > len(self.shown):
             total += f" (the newest {len(self.shown)} shown: type to narrow)"
         if summary is None:
-            text = Text(total if self.summaries else f"no runs in {self.folder}")
+            text = Text(f"{total} in {self.folder}" if self.summaries else f"no runs in {self.folder}")
         else:
-            text = Text(clean(summary.path) + (f" (run {summary.run})" if summary.run is not None else ""))
+            text = Text(cells(summary, self.folder)["file"])
             text.append(f" · {total}\n", style="dim")
             detail = f"{summary.outcome}: {summary.detail} · " if summary.detail and summary.detail != "final answer" else ""
             text.append(clean(detail + (summary.problem or summary.task)), style="red" if summary.problem else "")
