@@ -249,3 +249,13 @@ def test_a_terminal_line_is_cut_to_fit_dropping_columns_but_never_the_file_name(
     narrow = table(rows, 80)[0].split()
     assert "policy" not in narrow and {"when", "task", "steps", "outcome", "resume", "file"} <= set(narrow)
     assert table(rows, 200)[0].split() == table(rows, None)[0].split()  # room for every column
+
+
+def test_a_last_line_longer_than_what_is_read_from_the_end_is_marked(tmp_path: Path) -> None:
+    path = stored_run(tmp_path, "a.jsonl")
+    head = path.read_bytes().partition(b"\n")[0]
+    path.write_bytes(head + b"\n" + b'{"type": "note", "text": "' + b"x" * (reader.ENDS_CAP + 1000) + b'"}\n')
+    [summary] = summarise(path)
+    assert (summary.scenario, summary.task) == ("calculator", "What is 17 * 23, minus 100?")
+    assert summary.steps is None and not summary.resumable
+    assert summary.problem == "its last line is longer than 4 MiB, the most read from the end; steps and outcome not known"

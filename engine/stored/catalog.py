@@ -27,7 +27,7 @@ from engine.core.collector import collector_paused
 from engine.core.events import Header
 from engine.core.state import RunState
 from engine.core.text import clean
-from engine.stored.reader import Ends, LineIndex, TranscriptError, read_ends
+from engine.stored.reader import ENDS_CAP, Ends, LineIndex, TranscriptError, read_ends
 
 __all__ = ["RunSummary", "list_runs", "matches", "summarise"]
 
@@ -141,7 +141,7 @@ def _summary(
     state, partial, why = _fold(header, index, cut)
     problem = problem or why
     if cut and index is not None and len(index) == 0 and problem is None:
-        problem = "its last line is longer than the most read from the end; steps and outcome not known"
+        problem = f"its last line is longer than {ENDS_CAP >> 20} MiB, the most read from the end; steps and outcome not known"
     ended = state.ended
     known = problem is None or state.events > 0
     resumable = number is None and problem is None and ended is None and header.scenario not in NOT_RESUMABLE
