@@ -75,6 +75,22 @@ async def test_l_in_the_cockpit_opens_the_runs_filter_narrows_and_enter_replays(
     run.close()
 
 
+async def test_the_cockpits_own_run_is_this_run_and_r_does_not_resume_it(home: Path, launched) -> None:
+    run = new_run(scenarios.get("calculator"), None, None, out=home / "live.jsonl", interactive=True, clock=lambda: 1_790_000_900)
+    app = CockpitApp(run)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("l")
+        screen = await _shown(app, pilot)
+        table = screen.query_one(DataTable)
+        assert Path(screen.shown[0].path).name == "live.jsonl" and screen.shown[0].resumable  # unfinished, as files go
+        assert str(table.get_row_at(0)[list(runs_screen.SCREEN_COLUMNS).index("resume")]) == "this run"
+        await pilot.press("down", "r")
+        await pilot.pause()
+        assert launched == [] and app.screen is screen
+        assert any("the cockpit is running" in str(n.message) for n in app._notifications)
+    run.close()
+
+
 async def test_in_the_table_r_resumes_f_forks_and_a_finished_run_is_not_resumed(home: Path, launched) -> None:
     app = ReplayApp(Timeline.open(home / "calc.jsonl"))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -471,7 +471,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
 
     def action_runs(self) -> None:
         """Your runs (tui.screens.runs): one opened, resumed or forked runs beside this one."""
-        open_runs(self)
+        open_runs(self, live=self.run_.path)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -19,7 +19,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from rich.text import Text
 from textual import on, work
@@ -64,9 +64,11 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
         Binding("down", "to_table", "table", show=False),
     ]
 
-    def __init__(self, folder: Path | None = None, text: str = "", *, given: bool = False) -> None:
+    def __init__(self, folder: Path | None = None, text: str = "", *, given: bool = False, live: Path | None = None) -> None:
         super().__init__()
         self.folder = folder if folder is not None else runs_folder(None)
+        self.live = _resolved(live)
+        """The file of the run the cockpit below is running: shown as "this run", never resumed."""
         self.given = given
         self.initial = text
         self.summaries: list[Any] = []
@@ -120,6 +122,8 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
             if len(row["task"]) > TASK_WIDTH:
                 row["task"] = row["task"][: TASK_WIDTH - 1] + "…"
             row["outcome"] = ("! " if summary.problem is not None else "") + (summary.outcome or "unreadable")  # the detail: below
+            if self._is_live(summary):
+                row["resume"] = "this run"
             marked = {"outcome": "red"} if summary.problem is not None else {}
             table.add_row(*(Text(row[column], style=marked.get(column, "")) for column in SCREEN_COLUMNS), key=str(n))
         self._describe()
@@ -157,6 +161,9 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
 
     def action_resume(self) -> None:
         summary = self.highlighted()
+        if summary is not None and self._is_live(summary):
+            self.notify("This is the run the cockpit is running: close this list (escape) to go on with it.", markup=False)
+            return
         if summary is not None and not summary.resumable:
             why = "it ended" if summary.outcome not in ("", "unfinished") else (summary.problem or "its world is elsewhere")
             self.notify(clean(f"This run cannot be resumed: {why}. Fork it (f) or replay it (enter)."), markup=False, severity="warning")
@@ -165,6 +172,9 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
 
     def action_fork(self) -> None:
         self._choose("fork")
+
+    def _is_live(self, summary: Any) -> bool:
+        return self.live is not None and summary.run is None and _resolved(Path(summary.path)) == self.live
 
     def _choose(self, action: str) -> None:
         summary = self.highlighted()
@@ -211,17 +221,25 @@ def run_elsewhere(app: App[Any], argv: Sequence[str]) -> int | None:
         return None
 
 
-def open_runs(app: App[Any], elsewhere: Callable[[App[Any], Sequence[str]], int | None] | None = None) -> None:
-    """Push the runs screen on `app` (the cockpit, the viewer); a choice runs as its command."""
+def _resolved(path: Path | None) -> Path | None:
+    try:
+        return None if path is None else path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return path
+
+
+def open_runs(app: App[Any], live: Path | None = None) -> None:
+    """Push the runs screen on `app` (the cockpit, the viewer; `live`: the file of the cockpit's
+    run); a choice runs as its command."""
 
     def chosen(choice: RunChoice | None) -> None:
         if choice is None:
             return
-        code = (elsewhere or run_elsewhere)(app, choice.argv())
+        code = run_elsewhere(app, choice.argv())
         if code is None:
             app.notify(clean(f"Run it from a terminal: agent-tui {' '.join(choice.argv())}"), markup=False)
 
-    app.push_screen(RunsScreen(), chosen)
+    app.push_screen(RunsScreen(live=live), chosen)
 
 
 class RunsCommands(Provider):
