@@ -4,14 +4,13 @@ viewer runs over the cockpit as `agent-tui replay FILE`; its `q` comes back to t
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
 import pytest
 
 from tests.test_runs_list import stored_run
-from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401 (fixture)
-from tests.test_tmux_small import quit_cockpit, wait_gone
+from tests.test_tmux import Tmux, tmux  # noqa: F401 (fixture)
+from tests.test_tmux_small import quit_cockpit, start, wait_gone
 
 pytestmark = pytest.mark.tmux
 
@@ -20,14 +19,7 @@ def test_enter_on_a_run_in_the_cockpit_replays_it_and_q_comes_back(tmux: Tmux, t
     home = Path(os.environ["AGENT_TUI_HOME"])
     (home / "runs").mkdir(parents=True, exist_ok=True)
     stored_run(home / "runs", "calculator-run.jsonl")
-    out = tmp_path / "live.jsonl"
-    command = (
-        f"env -u COLUMNS -u LINES TERM=xterm-256color AGENT_TUI_HOME={shlex.quote(str(home))} "
-        f"{shlex.quote(installed_agent_tui())} run support --out {shlex.quote(str(out))}"
-    )
-    tmux("new-session", "-d", "-s", "cockpit", "-x", "80", "-y", "24", "sleep 600")
-    tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
-    tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, tmp_path / "rc"))
+    start(tmux, tmp_path, 80, 24)  # the tmux server took this test's environment: its AGENT_TUI_HOME
     tmux.wait_for("n step")
     tmux.keys("l")
     tmux.wait_for("calculator-run.jsonl · 1 of 1 runs")
