@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 
-from engine.core.collector import collector_paused
 from engine.core.events import Header
 from engine.core.state import RunState
 from engine.core.text import clean
@@ -86,7 +85,7 @@ def list_runs(folder: Path) -> list[RunSummary]:
     OSError when `folder` itself cannot be listed; a file that cannot be read is a
     summary with its `problem`."""
     summaries: list[RunSummary] = []
-    with os.scandir(folder) as entries, collector_paused():  # many objects, no cycles
+    with os.scandir(folder) as entries:
         for entry in entries:
             if entry.name.startswith("."):
                 continue
