@@ -20,6 +20,7 @@ from typing import Any, Callable
 @dataclass
 class Request:
     path: str
+    """As requested, with its query."""
     headers: dict[str, str]
     body: dict[str, Any]
 
@@ -186,6 +187,41 @@ class Hang(Reply):
         handler.close_connection = True
 
 
+@dataclass
+class Drip(Reply):
+    """A 200 whose body comes one byte every `every` seconds for `seconds` in all (`stream`:
+    an event stream whose first line never ends). `started` is set at the first byte,
+    `completed` once every byte went (never when the reader hung up or `stop` was set);
+    `sent` counts the bytes written (a clock for the test: one byte each `every`)."""
+
+    seconds: float = 30.0
+    every: float = 0.5
+    stream: bool = False
+    started: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)
+    completed: bool = False
+    sent: int = 0
+
+    def send(self, handler: _Handler, request: Request) -> None:
+        handler.close_connection = True
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream" if self.stream else "application/json")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        head = b'data: {"choices": [' if self.stream else b'{"id": "x", "choices": ['
+        try:
+            for n in range(int(self.seconds / self.every)):
+                handler.wfile.write(head[n : n + 1] if n < len(head) else b" ")
+                handler.wfile.flush()
+                self.sent += 1
+                self.started.set()
+                if self.stop.wait(self.every):
+                    return
+        except OSError:
+            return
+        self.completed = True
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # small writes go out at once (no 40 ms delayed-ACK stalls)
@@ -205,7 +241,7 @@ class _Handler(BaseHTTPRequestHandler):
         request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         fake = self.server.fake
         fake.requests.append(request)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
             self.send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
         problem = fake.check(request)
@@ -219,7 +255,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if callable(reply) and not isinstance(reply, Reply):
             reply = reply(request)
-        if isinstance(reply, Hang):
+        if isinstance(reply, (Hang, Drip)):
             fake.hangs.append(reply)
         reply.send(self, request)
 
@@ -260,7 +296,7 @@ class FakeOpenAI:
     def __init__(self) -> None:
         self.script: deque[Reply | Callable[[Request], Reply]] = deque()
         self.requests: list[Request] = []
-        self.hangs: list[Hang] = []
+        self.hangs: list[Hang | Drip] = []
         self.lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
@@ -299,6 +335,8 @@ class FakeOpenAI:
         for reply in [*self.script, *self.hangs]:
             if isinstance(reply, Hang):
                 reply.release.set()
+            elif isinstance(reply, Drip):
+                reply.stop.set()
         self._server.shutdown()
         self._server.server_close()
 

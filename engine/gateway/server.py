@@ -194,6 +194,11 @@ class GatewayServer:
             thread.join(5)
 
     @property
+    def open_connections(self) -> int:
+        """The agents' connections open now."""
+        return len(self._server.server_state.connections) if self._server is not None else 0
+
+    @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/v1"
