@@ -21,6 +21,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import socket
 import sys
 import threading
 import time
@@ -38,6 +39,7 @@ DEFAULT_MAX_CONNECTIONS = 100
 DEFAULT_KEEP_ALIVE = 5.0
 _CHAT = ("/v1/chat/completions", "/chat/completions")
 _MODELS = ("/v1/models", "/models")
+_THREAD = "gateway-http"
 _LOST = "agent_tui.connection_lost"
 """Set in a request's scope when its connection is lost (see `_Protocol`)."""
 
@@ -47,13 +49,16 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class _Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with two additions: a connection that never sends a
-    request is closed after the keep-alive timeout (uvicorn arms it only after a response),
-    and a lost connection is marked in its request's scope, so the application knows
+    """uvicorn's HTTP/1.1 protocol with three additions: no Nagle delay (the headers and
+    body are two writes), a connection that never sends a request is closed after the
+    keep-alive timeout (uvicorn arms it only after a response), and a lost connection is marked in its request's scope, so the application knows
     whether a response it sent was handed to a live connection (uvicorn drops it silently)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # asyncio sets it only for a listener made with IPPROTO_TCP
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -73,6 +78,8 @@ class _Notice(logging.Handler):
         self._last: dict[str, float] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.threadName != _THREAD:  # another event loop of the process (the cockpit's)
+            return
         text = _notice_text(record)
         now = time.monotonic()
         if now - self._last.get(text, -self._EVERY) < self._EVERY:
@@ -130,8 +137,6 @@ class GatewayServer:
 
     def start(self) -> None:
         """Listen and serve in a background thread; raises OSError when the address cannot be used."""
-        import socket
-
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         listener = socket.socket(family, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -178,7 +183,7 @@ class GatewayServer:
             finally:
                 listener.close()
 
-        self._thread = threading.Thread(target=serve, name="gateway-http", daemon=True)
+        self._thread = threading.Thread(target=serve, name=_THREAD, daemon=True)
         self._thread.start()
         ready.wait(30)
 
