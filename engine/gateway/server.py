@@ -147,7 +147,7 @@ class GatewayServer:
             listener.close()
             raise
         self.port = listener.getsockname()[1]
-        self._hosts = _allowed_hosts(self.host, self.port)
+        self._hosts = _allowed_hosts(self.host, self.port, token=self.token is not None)
         config = uvicorn.Config(
             self,
             http=_Protocol,
@@ -287,7 +287,7 @@ class GatewayServer:
             return _result(future)
         loop = asyncio.get_running_loop()
         decided = asyncio.Event()
-        future.add_done_callback(lambda _: loop.call_soon_threadsafe(decided.set))
+        future.add_done_callback(lambda _: _wake(loop, decided))
         left = loop.create_task(_disconnect(receive))
         done = loop.create_task(decided.wait())
         try:
@@ -327,6 +327,13 @@ def _report_sent(on_sent: Callable[[bool], None] | None, sent: bool) -> None:
         on_sent(sent)
     except Exception as exc:  # the server keeps serving whatever the callback does
         print(f"agent-tui gateway: reporting a sent response failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+
+
+def _wake(loop: asyncio.AbstractEventLoop, decided: asyncio.Event) -> None:
+    try:
+        loop.call_soon_threadsafe(decided.set)
+    except RuntimeError:  # the server stopped meanwhile: nobody waits any more
+        pass
 
 
 def _result(future: Future[Response]) -> Response:
@@ -378,18 +385,20 @@ def _headers(scope: Scope) -> dict[str, str]:
     return {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
 
 
-def _allowed_hosts(host: str, port: int) -> frozenset[str]:
+def _allowed_hosts(host: str, port: int, *, token: bool) -> frozenset[str]:
     """The `Host` values a request may carry: the listening address, and for a loopback
-    address also `localhost` and the loopback literals. Empty (any) for a wildcard address,
-    where the bearer token (required off loopback) does the refusing."""
+    address also `localhost` and the loopback literals. Empty (any) off loopback when a
+    token is set (required there): agents may name the machine as they like, and a page
+    cannot send the token; and for a wildcard address, which has no one name."""
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         address = None
-    if address is not None and address.is_unspecified:
+    loopback = host == "localhost" or (address is not None and address.is_loopback)
+    if (address is not None and address.is_unspecified) or (token and not loopback):
         return frozenset()
     names = {f"[{host}]" if ":" in host else host}
-    if host == "localhost" or (address is not None and address.is_loopback):
+    if loopback:
         names |= {"localhost", "127.0.0.1", "[::1]"}
     allowed = {f"{n.lower()}:{port}" for n in names}
     if port == 80:
