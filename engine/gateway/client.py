@@ -9,7 +9,10 @@ for a stream `timeout` between its lines (a server that keeps the stream
 alive with a byte at a time is stopped too) and `stream_limit` for the whole
 stream; and `MAX_REPLY_BYTES` for the size of either. `interrupt()` cuts the
 replies being read, from any thread, so a gateway that stops does not wait
-for an upstream to finish.
+for an upstream to finish. httpx's errors come out as the standard library's:
+`TimeoutError` for a deadline, `Unreachable` (an `OSError`) for the rest; and
+httpx is imported on first use (importing it loads rich, which the engine
+must not).
 """
 
 from __future__ import annotations
@@ -18,22 +21,41 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterator
-
-import httpx
+from typing import TYPE_CHECKING, Iterator
 
 from engine.model.http import MAX_REPLY_BYTES, ssl_context
 from engine.model.wire import WireError
 
+if TYPE_CHECKING:
+    import httpx
+
 STREAM_LIMIT = 1800.0
 """Seconds a streamed reply may take in all (each gap between its lines: the timeout)."""
-TIMEOUT_ERRORS = (httpx.TimeoutException, TimeoutError)
-TRANSPORT_ERRORS = (httpx.TransportError, OSError)
 TOO_LARGE = f"the reply is larger than {MAX_REPLY_BYTES // 1_000_000} MB; stopped reading"
 
 
-class Interrupted(httpx.TransportError):
+class Unreachable(OSError):
+    """The upstream could not be reached, or its connection broke; `kind` is httpx's name for it."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class Interrupted(Unreachable):
     """The gateway is stopping: no upstream request is sent or read any more."""
+
+
+@contextmanager
+def _as_standard_errors() -> Iterator[None]:
+    import httpx
+
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise TimeoutError(f"the upstream did not answer in time ({type(exc).__name__})") from exc
+    except httpx.TransportError as exc:
+        raise Unreachable(type(exc).__name__) from exc
 
 
 class UpstreamClient:
@@ -46,6 +68,8 @@ class UpstreamClient:
         self._lock = threading.Lock()
 
     def _http(self) -> httpx.Client:
+        import httpx
+
         with self._lock:
             if self._client is None:
                 self._client = httpx.Client(
@@ -60,13 +84,15 @@ class UpstreamClient:
     @contextmanager
     def post(self, url: str, payload: bytes, headers: dict[str, str]) -> Iterator[httpx.Response]:
         """POST and yield the response with its body not yet read (read it with `whole` or `lines`)."""
+        import httpx
+
         if self.interrupted:
             raise Interrupted("the gateway is stopping")
         client = self._http()
-        url_sent = httpx.URL(url).copy_with(username=None, password=None)  # user info is never sent as a login
-        request = client.build_request("POST", url_sent, content=payload,
-                                       headers={"Accept-Encoding": "identity", **headers})
-        response = client.send(request, stream=True)
+        with _as_standard_errors():
+            url_sent = httpx.URL(url).copy_with(username=None, password=None)  # user info is never sent as a login
+            request = client.build_request("POST", url_sent, content=payload, headers={"Accept-Encoding": "identity", **headers})
+            response = client.send(request, stream=True)
         with self._lock:
             self._reading.add(response)
         try:
@@ -83,13 +109,14 @@ class UpstreamClient:
         deadline = time.monotonic() + self.timeout
         chunks: list[bytes] = []
         size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > MAX_REPLY_BYTES:
-                raise WireError(TOO_LARGE)
-            if time.monotonic() > deadline:
-                raise TimeoutError("the reply took longer than the timeout")
-            chunks.append(chunk)
+        with _as_standard_errors():
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_REPLY_BYTES:
+                    raise WireError(TOO_LARGE)
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the reply took longer than the timeout")
+                chunks.append(chunk)
         return b"".join(chunks)
 
     def lines(self, response: httpx.Response) -> Iterator[bytes]:
@@ -99,21 +126,22 @@ class UpstreamClient:
         last = started
         size = 0
         pending = b""
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > MAX_REPLY_BYTES:
-                raise WireError(TOO_LARGE)
-            now = time.monotonic()
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
-                if line.strip():
-                    last = now
-                yield line + b"\n"
-            if now - last > self.timeout:
-                raise TimeoutError("no line of the stream within the timeout")
-            if now - started > self.stream_limit:
-                raise TimeoutError("the stream took longer than its limit")
+        with _as_standard_errors():
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_REPLY_BYTES:
+                    raise WireError(TOO_LARGE)
+                now = time.monotonic()
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    if line.strip():
+                        last = now
+                    yield line + b"\n"
+                if now - last > self.timeout:
+                    raise TimeoutError("no line of the stream within the timeout")
+                if now - started > self.stream_limit:
+                    raise TimeoutError("the stream took longer than its limit")
         if pending:
             yield pending
 

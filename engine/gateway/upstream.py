@@ -27,7 +27,7 @@ from engine.model.config import Secret, safe_url
 from engine.model.keymask import KeyMask, MaskedStream
 from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
 from engine.core.policy import Decision, PolicyError, RunView
-from engine.gateway.client import TIMEOUT_ERRORS, TRANSPORT_ERRORS, UpstreamClient
+from engine.gateway.client import Unreachable, UpstreamClient
 from engine.gateway.echo import StreamEcho, masked_json
 
 if TYPE_CHECKING:
@@ -118,12 +118,13 @@ class UpstreamPolicy:
                     raw = masked_json(self._mask, self._masked(self._client.whole(response)))
                     self._fail(response.status_code, raw, response.headers, _detail(raw))
                 got = self._read_stream(response, view) if stream else _read_whole(masked_json(self._mask, self._masked(self._client.whole(response))))
-        except TIMEOUT_ERRORS:
+        except TimeoutError:
             self._fail(504, None, {}, f"the upstream {safe_url(self.upstream.url)} did not answer in time")
-        except TRANSPORT_ERRORS as exc:
+        except OSError as exc:
             if self._client.interrupted:
                 self._fail(503, None, {}, "the gateway stopped while the upstream was answering")
-            self._fail(502, None, {}, f"cannot reach the upstream {safe_url(self.upstream.url)}: {type(exc).__name__}")
+            kind = exc.kind if isinstance(exc, Unreachable) else type(exc).__name__
+            self._fail(502, None, {}, f"cannot reach the upstream {safe_url(self.upstream.url)}: {kind}")
         except WireError as exc:
             self._fail(502, None, {}, f"the upstream's reply could not be read: {exc}")
         self.last_reply = got
