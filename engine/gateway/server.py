@@ -51,8 +51,9 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 class _Protocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol with three additions: no Nagle delay (the headers and
     body are two writes), a connection that never sends a request is closed after the
-    keep-alive timeout (uvicorn arms it only after a response), and a lost connection is marked in its request's scope, so the application knows
-    whether a response it sent was handed to a live connection (uvicorn drops it silently)."""
+    keep-alive timeout (uvicorn arms it only after a response), and a lost connection is
+    marked in its request's scope, so the application knows whether a response it sent
+    was handed to a live connection (uvicorn drops one sent to a lost connection silently)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
