@@ -131,7 +131,7 @@ def test_an_idle_connection_is_closed(tmp_path: Path) -> None:
 def test_connections_are_bounded_and_the_operator_is_told(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     with FakeOpenAI() as fake:
         gw = Gateway([Upstream("fake", fake.url)], out=tmp_path / "g.jsonl")
-        server = GatewayServer(gw, "127.0.0.1", 0, max_connections=2)
+        server = GatewayServer(gw, "127.0.0.1", 0, max_connections=2, keep_alive=120.0)  # the idle two stay for the check
         server.start()
         try:
             idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
