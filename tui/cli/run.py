@@ -240,8 +240,7 @@ def waiting_for_approval(tool: str) -> str:
 
 def _ask_on_terminal(engine: Any) -> bool:
     """Ask the operator about the pending approval on the terminal; False if there is none to ask."""
-    from engine.core.text import clean
-    from tui.plain import approval_args
+    from tui.plain import approval_question
 
     pending = engine.state.pending
     if not sys.stdin.isatty():
@@ -253,7 +252,7 @@ def _ask_on_terminal(engine: Any) -> bool:
                 "run in a terminal, or pass --approve all or --approve none"
             )
         return False
-    print(f"  ?        {approval_args(pending.tool, pending.args)} needs approval ({clean(pending.reason)})")
+    print("\n".join(approval_question(pending.tool, pending.args, pending.reason, pending.thought)))
     while True:
         try:
             answer = input("  [a]pprove, [A]pprove always, [r]eject, [e]dit, [x] abort > ").strip()
