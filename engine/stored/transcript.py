@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import time
+from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable, Protocol, Sequence
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
@@ -210,6 +211,9 @@ class Transcript:
     """A `tool_started` note with no observation after it: the run stopped while that tool ran."""
     run_count: int = 1
     """How many runs the file holds (transcripts joined with `cat`, an eval log's samples)."""
+    lines: Sequence[int] = ()
+    """The file line of each event (1-based, as an editor numbers them; `tool_started` lines
+    and a later run's earlier runs counted), when read from a file."""
     whole_size: int | None = None
     """The size of the file read, when it ended at a line boundary (None otherwise, or when not
     read from a file): a later size equal to it means nothing was appended since, as a
@@ -261,6 +265,7 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before
             unfinished = None
     return Transcript(
         path=Path(name), header=index.header, events=events, warnings=index.warnings, errors=errors, unfinished=unfinished,
+        lines=array("q", (index.numbers[i] for i in lines_of)),
         whole_size=len(data) if data.endswith(b"\n") and lines_before is None else None,
     )
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from tui.cli.common import EXIT_DIFFERS, EXIT_OK, UsageError, add_command, file_name, nonempty_name
@@ -39,7 +38,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if result.match:
         print(f"match: {result.message}")
         return EXIT_OK
-    line = _line_of(args.file, result.index)
+    line = transcript.lines[result.index] if result.index is not None and result.index < len(transcript.lines) else None
     print(f"differs: {result.message}" + (f" ({args.file}:{line})" if line else ""))
     if result.expected is not None:
         print("  in the file:")
@@ -60,20 +59,3 @@ def _say_unsealed(transcript: Any, scenario: Any) -> None:
     warning = believe(transcript.header, transcript.events, scenario.rules).warning(transcript.path)
     if warning is not None:
         report(f"note: if resumed or forked here: {warning}")
-
-
-def _line_of(path: str, index: int | None) -> int | None:
-    """The file line of event `index` (0-based) in an agent-tui transcript."""
-    if index is None:
-        return None
-    try:
-        lines = Path(path).read_bytes().splitlines()
-    except OSError:
-        return None
-    seen = -1  # the header is the first non-blank line
-    for number, raw in enumerate(lines, 1):
-        if raw.strip():
-            if seen == index:
-                return number
-            seen += 1
-    return None
