@@ -21,11 +21,12 @@ from typing import Callable, Iterable, Protocol, Sequence
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
-from engine.stored.lock import identity, lock, move_to_recovery, still_named
+from engine.stored.lock import identity, lock, move_to_recovery, not_empty, open_new, still_named
 from engine.stored.reader import INTENT_TYPE, LineIndex, StepCheck, TranscriptError, read_bytes
 
 __all__ = [
     "INTENT_TYPE",
+    "not_empty",
     "Transcript",
     "TranscriptError",
     "TranscriptWriter",
@@ -54,11 +55,6 @@ class EventSink(Protocol):
     def write(self, event_type: str, line: bytes) -> None: ...
 
     def flush(self) -> None: ...
-
-
-def not_empty(path: Path | str) -> str:
-    """Why a new run will not write into `path`: it holds something (a run, or anything else)."""
-    return f"{path} is not empty (a run or another file); a new run never writes into it: choose another file"
 
 
 def dump_event(event: Event | Header | ToolStarted) -> str:
@@ -95,14 +91,13 @@ class TranscriptWriter:
         if self.path.exists() and not self.path.is_file():
             raise OSError(f"{self.path} is not a regular file (a device, a pipe or a socket); a transcript needs a file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if header is not None and self.path.exists() and self.path.stat().st_size > 0:
-            # A new run never writes into another run's file.
-            raise FileExistsError(not_empty(self.path))
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)  # read too: a recovery copies it
+        if header is not None:  # a new run never writes into another file, nor through a link
+            fd = open_new(self.path, append=True)
+        else:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)  # read too: a recovery copies it
         try:
-            lock(fd, self.path)
-            if header is not None and os.fstat(fd).st_size > 0:
-                raise FileExistsError(not_empty(self.path))
+            if header is None:
+                lock(fd, self.path)
             self._ident = identity(fd)
         except BaseException:
             os.close(fd)
