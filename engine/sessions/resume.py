@@ -174,6 +174,11 @@ def _repair_tail(path: Path) -> None:
     """Make the file end at a line boundary before appending: drop a torn last
     line (the reader already warned about it), or end a whole one with a newline."""
     data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ResumeError(
+            f"{path}: the file is UTF-16 text (read as well as UTF-8) and a resume appends UTF-8 lines to it; "
+            f"fork the run into a new file instead: agent-tui run --fork {path}"
+        )
     if not data or data.endswith(b"\n"):
         return
     cut = data.rfind(b"\n") + 1
