@@ -187,10 +187,9 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     if args.resume and args.out:
         raise UsageError("--resume appends to its own file; --out goes with --fork")
     refuse_fixed_flags(args)
-    transcript = load(args.fork, args.format, args.run) if args.fork else load(args.resume)
-    if args.resume and transcript.run_count > 1:
-        raise UsageError(f"{args.resume} holds {transcript.run_count} runs; --resume appends to its own file, so it continues "
-                         f"a file of one run: fork the one to go on with (agent-tui run --fork {args.resume} --run N)")
+    several = ("--resume appends to its own file, so it continues a file of one run: "
+               f"fork the one to go on with (agent-tui run --fork {args.resume} --run N)")
+    transcript = load(args.fork, args.format, args.run) if args.fork else load(args.resume, one_run=several)
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
     policy, model = resolve_policy(scenario, args, interactive=interactive, default=None, named=extras.named)
