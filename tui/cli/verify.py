@@ -20,12 +20,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     Re-run a saved run of scripted policies in a fresh world, replaying the operator's answers
     from the file. Exit 0 when every event matches (an unfinished run says so), 3 when one
-    differs (it is named), 2 when the file cannot be read or re-run.
+    differs (it is named), 2 when the file cannot be read or re-run. A gateway or MCP run,
+    whose model and servers are not here, is checked for events that agree with each other
+    (exit 0, or 3 naming the first that does not); its decisions are not re-derived.
     """
-    from engine.sessions.verify import VerifyError, verify_run
+    from engine.sessions.verify import VerifyError, check_recorded, live_source, verify_run
     from tui.plain import event_lines
 
     transcript = load(args.file)
+    if args.scenario is None and live_source(transcript.header) is not None:
+        return _say_checked(args.file, transcript, check_recorded(transcript))
     scenario = scenario_of(transcript, args.scenario)
     try:
         result = verify_run(scenario, transcript)
@@ -48,6 +52,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print("  in the re-run:")
         for text in event_lines(result.got):
             print(f"  {text}")
+    return EXIT_DIFFERS
+
+
+def _say_checked(path: str, transcript: Any, result: Any) -> int:
+    """A gateway or MCP run: whether its events agree (`consistent` / `inconsistent`), and what was not re-derived."""
+    from tui.plain import event_lines
+
+    if result.match:
+        print(f"consistent: {result.message}")
+        return EXIT_OK
+    line = transcript.lines[result.index] if result.index < len(transcript.lines) else None
+    print(f"inconsistent: {result.message}" + (f" ({path}:{line})" if line else ""))
+    for text in event_lines(result.expected):
+        print(f"  {text}")
     return EXIT_DIFFERS
 
 
