@@ -160,6 +160,27 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     return run
 
 
+def _own_model_policy(scenario: Any, transcript: Any, model: Any, named: Any) -> Any:
+    """The model policy a resumed run was in charge of, built again from the model flags given
+    (`--model m` for a run of "model:m") or the configuration's [[policy]] of its name; None
+    when the run's policy is the scenario's own. UsageError for a model policy with neither."""
+    current = next((e.new for e in reversed(transcript.events) if e.type == "policy_swapped"), transcript.header.policy)
+    if current in scenario.policies or current == "human":
+        return None
+    from engine.model.policy import ModelPolicy
+
+    if model is not None and model.policy_name == current:
+        return ModelPolicy(model)
+    if current in named:
+        return ModelPolicy(named[current], name=current)
+    if current.startswith("model:"):
+        raise UsageError(
+            f"the run's policy is {current}, a model: give its flags again to go on with it "
+            f"(--model {current.removeprefix('model:')}, and --base-url if it had one), or --policy NAME to swap"
+        )
+    return None
+
+
 def check_options(scenario: Any, options: dict[str, Any]) -> None:
     """UsageError for an --option key the scenario does not declare (a typo is never ignored)."""
     unknown = [key for key in options if key not in scenario.options]
@@ -193,6 +214,8 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
     policy, model = resolve_policy(scenario, args, interactive=interactive, default=None, named=extras.named)
+    if policy is None and args.resume:
+        policy = _own_model_policy(scenario, transcript, model, extras.named)
     if policy is None and transcript.header.scenario == "imported":
         raise UsageError("an imported log has no policy of its own to go on with: give --policy human or --policy model")
     hub, tools = extras.restart(transcript.header.mcp, args, transcript.path)
