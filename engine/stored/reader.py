@@ -30,6 +30,7 @@ agent-tui files through this module and nothing else.
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import os
 import re
@@ -214,6 +215,15 @@ def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def as_utf8(name: str, data: bytes) -> bytes:
+    """Bytes already in memory as `read_bytes` gives a file's: UTF-16 decoded, a mark dropped."""
+    if data.startswith(_UTF8_BOM):
+        return data[len(_UTF8_BOM) :]
+    if not data.startswith(_UTF16_BOMS):
+        return data
+    return b"".join(_from_utf16(Path(name), io.BytesIO(data[_CHUNK:]), data[:_CHUNK], _CHUNK))
 
 
 def _utf8_chunks(path: Path, f: Any, size: int) -> Iterator[bytes]:

@@ -33,7 +33,7 @@ from engine.stored.importers.detect import FORMAT_NAMES, ZIP_MAGIC, Sniffed, dec
 from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json
 from engine.stored.importers.react import read_text
 from engine.stored.importers.swe_agent import read_mini, read_swe_agent
-from engine.stored.reader import run_bytes, run_spans
+from engine.stored.reader import as_utf8, run_bytes, run_spans
 from engine.stored.runs import choose, chosen_run, others_warning, run_id
 from engine.stored.transcript import Transcript, TranscriptError, read_bytes, read_from_bytes
 
@@ -137,6 +137,7 @@ def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool =
     """Every run in a file's bytes, in order (one for most formats)."""
     if fmt not in FORMATS:
         raise TranscriptError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    data = as_utf8(name, data)  # bytes not read by `read_bytes`: UTF-16 decoded as a file's would be
     if fmt == "auto":
         sniffed = sniff(name, data)
     elif data.startswith(ZIP_MAGIC):
