@@ -4,17 +4,19 @@
 engine asks the operator before it runs; `hand_to_human` is an exit that ends
 the run and is never executed. The scripted policy behaves like the seed's
 fake model: for a return it checks the order, opens a request and answers
-with its number; for the courier it asks again and again; for compensation it
+with its number (or says which call failed or was rejected); for the courier it asks again and again; for compensation it
 hands over to a person.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from engine import Budget, Decision, Param, RunView, Scenario, ScriptedPolicy, Task, Tool, ToolError
 from engine.core.events import Observed
+from engine.core.policy import ObservationView
 
 DELIVERED = "delivered"
 ORDERS = {
@@ -32,6 +34,7 @@ TASKS = {
     "compensation-1042": Task("compensation-1042", "I want 20 € compensation because 1042 is late."),
 }
 
+REQUEST_NUMBER = re.compile(r"\bR-\d+\b")
 NOT_DELIVERED = "The order is not delivered yet. You can return it after delivery."
 THANKS = "You are welcome! Write if you have a question."
 
@@ -97,27 +100,11 @@ class SupportWorld:
 def support_policy(view: RunView) -> Decision:
     """The seed's fake model, reading the task and the observations so far."""
     task = view.task
-    seen = [o.text for o in view.observations()]
-    n = len(seen)
+    observations = view.observations()
+    n = len(observations)
     order_id = "1187" if "1187" in task else "1042"
     if "return" in task:
-        if n == 0:
-            return Decision.act("First I check whether the order was delivered.", "get_order_status", order_id=order_id)
-        if n == 1 and "delivered" in seen[0] and "not delivered" not in seen[0]:
-            return Decision.act("It was delivered. I open a return request.", "open_return_request", order_id=order_id)
-        if n == 1:
-            return Decision.final("The order is not delivered yet.", NOT_DELIVERED)
-        last = view.observations()[-1]
-        if last.error:
-            return Decision.final(
-                f"The return request was not opened ({last.text}).",
-                f"I could not open a return for {order_id}: {last.text}. A colleague will write to you.",
-            )
-        request = seen[-1].split(" ")[0]
-        return Decision.final(
-            "The request is open.",
-            f"I opened request {request} to return {order_id}. A colleague will approve it and write to you.",
-        )
+        return _return(order_id, observations)
     if "compensation" in task:
         if n == 0:
             return Decision.act("I check the order.", "get_order_status", order_id=order_id)
@@ -126,6 +113,42 @@ def support_policy(view: RunView) -> Decision:
         plan = "I ask the courier for the date." if n == 0 else "No change. I ask again."
         return Decision.act(plan, "estimate_delivery", order_id=order_id)
     return Decision.final("Nothing to do.", THANKS)
+
+
+def _last(observations: Sequence[ObservationView], tool: str, order_id: str | None = None) -> ObservationView | None:
+    """The latest observation of `tool` (of that order's, with `order_id`)."""
+    for o in reversed(observations):
+        if o.tool == tool and (order_id is None or str(o.args.get("order_id", "")).strip() == order_id):
+            return o
+    return None
+
+
+def _return(order_id: str, observations: Sequence[ObservationView]) -> Decision:
+    """A return: the status, then a request if the order was delivered, then an answer that
+    says what the calls did (a call that failed or was rejected is never reported as done)."""
+    request = _last(observations, "open_return_request")
+    if request is not None:
+        number = REQUEST_NUMBER.search(request.text)
+        if request.error or number is None:
+            return Decision.final(
+                f"The return request was not opened ({request.text}).",
+                f"I could not open a return for {order_id}: {request.text}. A colleague will write to you.",
+            )
+        return Decision.final(
+            "The request is open.",
+            f"I opened request {number.group()} to return {order_id}. A colleague will approve it and write to you.",
+        )
+    status = _last(observations, "get_order_status", order_id)
+    if status is None:
+        return Decision.act("First I check whether the order was delivered.", "get_order_status", order_id=order_id)
+    if status.error:
+        return Decision.final(
+            f"The status check failed ({status.text}).",
+            f"I could not check order {order_id}: {status.text}. A colleague will write to you.",
+        )
+    if DELIVERED in status.text and f"not {DELIVERED}" not in status.text:
+        return Decision.act("It was delivered. I open a return request.", "open_return_request", order_id=order_id)
+    return Decision.final("The order is not delivered yet.", NOT_DELIVERED)
 
 
 def _support(world, task):

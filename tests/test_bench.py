@@ -139,3 +139,20 @@ def test_by_default_every_scenario_with_policies_of_its_own():
     _, plans = bench.plan(parser.parse_args(["bench"]))
     names = [plan["name"] for plan in plans]
     assert names == [n for n in scenarios.BUILTIN if n != "mcp"]
+
+
+def test_bench_of_a_scenario_with_nothing_to_run_says_what_it_needs_and_exits_2(capsys):
+    assert main(["bench", "mcp", "--no-progress", "--workers", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    message = captured.err.strip()
+    assert message.startswith("agent-tui bench: scenario 'mcp' has nothing to bench"), message
+    assert "no scripted policies" in message and "agent-tui run --mcp" in message
+    assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_a_table_title_shows_no_option_left_unset(capsys):
+    assert main(["bench", "calculator", "--no-progress", "--workers", "1"]) == 0
+    title = capsys.readouterr().out.splitlines()[0]
+    assert title.startswith("calculator · 1 task · approvals"), title
+    assert "None" not in title

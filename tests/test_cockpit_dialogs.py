@@ -217,6 +217,9 @@ async def test_q_quits_from_the_approval_dialog(tmp_path: Path) -> None:
         await to_approval(app, pilot)
         await pilot.press("q")
         await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen), "the run can go on: q asks first"
+        await pilot.press("y")
+        await pilot.pause()
         assert not app.is_running
     assert app.run_.world.requests == []
 

@@ -227,6 +227,10 @@ async def test_no_server_is_left_after_quit_or_abort(tmp_path, key):
             await pilot.press("y")
             await settle(app, pilot)
             assert app.view_state.ended is not None and app.view_state.ended.outcome == "aborted"
+        else:
+            await pilot.press("y")  # the run can go on: q asks first
+            await pilot.pause()
+            assert not app.is_running
     run.close()  # what the command does when the cockpit closes
     assert wait_gone(pid)
 

@@ -167,3 +167,17 @@ def test_a_config_in_the_current_folder_shapes_a_run(tmp_path, monkeypatch, caps
 def test_a_folder_given_with_config_is_called_a_folder(tmp_path):
     with pytest.raises(ConfigError, match="is a folder, not a configuration file"):
         load_config(tmp_path)
+
+
+def test_a_rules_keys_are_credited_to_their_own_lines(tmp_path, capsys):
+    path = write(tmp_path, '[[rule]]\ntool = "read_*"\n\neffect = "allow"\nargs = { path = "/tmp/*" }\n')
+    assert main(["config", "--config", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    where = {line.split()[0]: line.rsplit("# ", 1)[1] for line in lines if line.startswith(("tool", "effect", "args", "[[rule]]"))}
+    assert where == {"[[rule]]": f"{path}:1", "tool": f"{path}:2", "effect": f"{path}:4", "args": f"{path}:5"}
+
+
+def test_a_bad_effect_in_a_second_rule_names_its_own_line(tmp_path):
+    path = write(tmp_path, '[[rule]]\ntool = "a"\neffect = "allow"\n[[rule]]\neffect = "bogus"\ntool = "b"\n')
+    with pytest.raises(ConfigError, match=rf"^{path}:5: 'effect' must be allow"):
+        load_config(path)

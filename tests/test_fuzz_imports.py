@@ -29,13 +29,16 @@ TRACES = DATA / "traces"
 SOURCES = {
     "chat": ["chat_pydantic_ai_tool_output_exchange.json", "chat_openai_cookbook_toy_chat_fine_tuning.jsonl"],
     "claude-code": ["claude_code_kvsankar_golden.jsonl", "claude_code_simonw_sample_session.jsonl",
-                    "claude_code_spotter_task_subagent.jsonl"],
+                    "claude_code_spotter_task_subagent.jsonl", "claude_code_2_1_197_recorded.jsonl"],
     "codex": ["codex_kvsankar_with_escalation.jsonl", "codex_kvsankar_golden.jsonl", "codex_localpush_parallel_calls.jsonl"],
+    "gemini-cli": ["gemini_cli_0_61_0_recorded.jsonl"],
+    "opencode": ["opencode_1_18_33_export.json"],
     "swe-agent": ["swe_agent_function_calling_simple.traj"],
     "mini-swe-agent": ["mini_swe_agent_local.traj.json", "mini_swe_agent_github_issue.traj.json",
                        "mini_swe_agent_gruckion_django_13670.traj.json"],
-    "inspect": ["inspect_ai_popularity_excerpt.json", "inspect_ai_message_deduplication.eval"],
-    "react": ["react_reflexion_reflections.txt"],
+    "inspect": ["inspect_ai_popularity_excerpt.json", "inspect_ai_message_deduplication.eval", "inspect_ai_browser_messages.json"],
+    "react": ["react_reflexion_reflections.txt", "react_paper_fever_webthink_simple3.txt"],
+    "alfworld": ["react_paper_alfworld_put_prompt.txt"],
     "langchain": ["langchain_docs_debugging_verbose.txt", "langchain_pinecone_sql_agent_coloured.txt"],
     "trace": ["../trace_000_hallucinating.txt", "../trace_001_cases.txt"],
 }
@@ -166,7 +169,7 @@ def test_mutated_foreign_traces_are_read_or_refused_cleanly(fmt):
         data = rng.choice(sources)
         if data.startswith(b"PK\x03\x04"):
             data = mutate_zip(data, rng)
-        elif rng.random() < 0.5 and fmt not in ("react", "langchain", "trace"):
+        elif rng.random() < 0.5 and fmt not in ("react", "langchain", "trace", "alfworld"):
             data = mutate_tree(data, rng)
         else:
             data = mutate(data, rng)

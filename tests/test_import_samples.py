@@ -26,7 +26,10 @@ SAMPLES = [
     ("claude_code_kvsankar_golden.jsonl", "claude-code", 1, 2, 2, 1),
     ("claude_code_spotter_task_subagent.jsonl", "claude-code", 1, 6, 6, 1),
     ("claude_code_spotter_subagent_file.jsonl", "claude-code", 1, 12, 12, 1),
+    ("claude_code_2_1_197_recorded.jsonl", "claude-code", 1, 1, 1, 1),
     ("codex_kvsankar_golden.jsonl", "codex", 1, 1, 1, 1),
+    ("gemini_cli_0_61_0_recorded.jsonl", "gemini-cli", 1, 1, 1, 1),
+    ("opencode_1_18_33_export.json", "opencode", 1, 1, 1, 1),
     ("codex_kvsankar_with_escalation.jsonl", "codex", 1, 4, 2, 0),
     ("codex_localpush_parallel_calls.jsonl", "codex", 1, 6, 6, 1),
     ("swe_agent_function_calling_simple.traj", "swe-agent", 1, 5, 5, 0),
@@ -38,9 +41,12 @@ SAMPLES = [
     ("inspect_ai_message_deduplication.eval", "inspect", 1, 5, 5, 1),
     ("inspect_ai_browser_excerpt.json", "inspect", 1, 4, 4, 1),
     ("inspect_ai_popularity_excerpt.json", "inspect", 3, 0, 0, 3),
+    ("inspect_ai_browser_messages.json", "inspect", 1, 4, 4, 1),
     ("inspect_scout_websearch_addition.eval", "inspect", 1, 0, 0, 1),
     ("react_paper_hotpotqa_webthink_simple6.txt", "react", 6, 14, 14, 6),
     ("react_reflexion_reflections.txt", "react", 2, 8, 8, 1),
+    ("react_paper_fever_webthink_simple3.txt", "react", 3, 5, 5, 3),
+    ("react_paper_alfworld_put_prompt.txt", "alfworld", 2, 18, 18, 0),
     ("langchain_docs_debugging_verbose.txt", "langchain", 1, 4, 4, 1),
     ("langchain_pinecone_sql_agent_coloured.txt", "langchain", 1, 4, 4, 1),
     ("langchain_pinecone_conversational_agent.txt", "langchain", 1, 1, 1, 1),
@@ -90,6 +96,24 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
         results = sum(1 for p in items if p["type"] == "function_call_output")
         answer = items[-1]["type"] == "message" and items[-1]["role"] == "assistant"
         return 1, calls, results, int(answer)
+    if fmt == "gemini-cli":
+        # the records after the session line, and those a `$set` holds; a record written again under its id replaces it
+        records: dict[str, dict] = {}
+        for row in _jsonl(path)[1:]:
+            for record in row["$set"].get("messages", []) if "$set" in row else [row]:
+                records[record["id"]] = record
+        turns = [r for r in records.values() if r["type"] == "gemini"]
+        calls = {c["id"] for r in turns for c in r.get("toolCalls", [])}
+        answered = {p["functionResponse"]["id"] for r in records.values() for p in (r["content"] if isinstance(r["content"], list) else []) if "functionResponse" in p}
+        answered |= {c["id"] for r in turns for c in r.get("toolCalls", []) if c.get("result")}
+        return 1, len(calls), len(answered & calls), int(not turns[-1].get("toolCalls"))
+    if fmt == "opencode":
+        # opencode export: messages of parts; a tool part is a call, answered once its state is completed or error
+        messages = json.loads(path.read_text())["messages"]
+        tools = [p for m in messages for p in m["parts"] if p["type"] == "tool"]
+        last = [p["type"] for p in messages[-1]["parts"]]
+        answer = messages[-1]["info"]["role"] == "assistant" and "text" in last and "tool" not in last
+        return 1, len(tools), sum(1 for p in tools if p["state"]["status"] in ("completed", "error")), int(answer)
     if fmt == "swe-agent":
         data = json.loads(path.read_text())
         history = data["history"]
@@ -113,17 +137,28 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
             with zipfile.ZipFile(path) as archive:
                 samples = [json.loads(archive.read(n)) for n in archive.namelist() if n.startswith("samples/")]
         else:
-            samples = json.loads(path.read_text())["samples"]
+            data = json.loads(path.read_text())
+            # a log holds samples; a bare list is one sample's messages saved on its own
+            samples = [{"messages": data}] if isinstance(data, list) else data["samples"]
         calls = sum(len(m.get("tool_calls") or []) for s in samples for m in s["messages"] if m["role"] == "assistant")
         results = sum(1 for s in samples for m in s["messages"] if m["role"] == "tool")
         answers = sum(1 for s in samples if s["messages"][-1]["role"] == "assistant" and not s["messages"][-1].get("tool_calls"))
         return len(samples), calls, results, answers
     text = path.read_text()
     if fmt == "react":
-        finishes = len(re.findall(r"^Action \d+: Finish\[", text, re.M))
-        actions = len(re.findall(r"^Action \d+: ", text, re.M))
-        observations = len(re.findall(r"^Observation \d+: ", text, re.M))
-        return len(re.findall(r"^Question: ", text, re.M)), actions - finishes, observations, finishes
+        # the paper's prompts: `Question:` (HotpotQA) or `Claim:` (FEVER) per run, numbered fields
+        # whose colon the FEVER prompt sometimes writes with no space after it
+        finishes = len(re.findall(r"^Action \d+: ?Finish\[", text, re.M))
+        actions = len(re.findall(r"^Action \d+:", text, re.M))
+        observations = len(re.findall(r"^Observation \d+:", text, re.M))
+        return len(re.findall(r"^(?:Question|Claim):", text, re.M)), actions - finishes, observations, finishes
+    if fmt == "alfworld":
+        # ReAct's alfworld.ipynb: the game prints a reply line after each command; `> think:` is answered
+        # `OK.` (or nothing) and is no command; a game has no answer, it ends when the task is done
+        lines = text.splitlines()
+        moves = [i for i, line in enumerate(lines) if line.startswith("> ") and not line.startswith("> think:")]
+        replies = sum(1 for i in moves if i + 1 < len(lines) and lines[i + 1].strip() and not lines[i + 1].startswith(">"))
+        return len(re.findall(r"^Your task is to: ", text, re.M)), len(moves), replies, 0
     if "\x1b[" in text:
         # LangChain's coloured console output: the model's words in green (32;1), each tool's output in its colour
         segments = re.findall(r"\x1b\[([0-9;]*)m\x1b\[1;3m(.*?)\x1b\[0m", text, re.S)
@@ -345,3 +380,76 @@ def test_langchain_conversational_agent_answers_with_ai_and_the_docstore_agent_w
         ("Search", {"input": "Archimedes"}), ("Lookup", {"input": "last words"})]
     assert docstore.events[-1].answer == "Do not disturb my circles"
     assert "a line after the final answer: Spent a total of 6692 tokens" in _notes(docstore, "unrecognised")
+
+
+def test_the_fever_prompt_keeps_its_instruction_as_every_runs_system_prompt():
+    runs = load_runs(TRACES / "react_paper_fever_webthink_simple3.txt")
+    assert [r.header.task_text for r in runs] == [
+        "Nikolaj Coster-Waldau worked with the Fox Broadcasting Company.",
+        "Stranger Things is set in Bloomington, Indiana.",
+        "Beautiful reached number two on the Billboard Hot 100 in 2003.?",
+    ]
+    assert {r.header.options["system_prompt"] for r in runs} == {
+        "Determine if there is Observation that SUPPORTS or REFUTES a Claim, or if there is NOT ENOUGH INFORMATION."
+    }
+    assert [r.events[-1].answer for r in runs] == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
+    first = [e for e in runs[1].events if e.type == "decision"][0]  # `Action 1:Search[...]`, no space after the colon
+    assert first.thought.startswith("I should search for Stranger Things") and first.actions[0].args == {"input": "Stranger Things"}
+
+
+def test_an_alfworld_game_is_a_run_of_commands_with_the_room_in_its_task():
+    put_1, put_0 = load_runs(TRACES / "react_paper_alfworld_put_prompt.txt")
+    assert put_1.header.options["system_prompt"] == "Interact with a household to solve a task. Here are two examples."
+    assert put_1.header.task_text.startswith("You are in the middle of a room. Looking quickly around you, you see a cabinet 4,")
+    assert put_1.header.task_text.endswith("\nYour task is to: find some apple and put it in sidetable.")
+    assert put_0.header.task_text.endswith("\nYour task is to: put some spraybottle on toilet.")
+    decisions = [e for e in put_0.events if e.type == "decision"]
+    # two thoughts (each answered OK.) join the first command's step; OK. is no observation
+    assert decisions[0].thought.startswith("To solve the task, I need to find and take a sparybottle")
+    assert "\nFirst I need to find a spraybottle." in decisions[0].thought
+    assert [a.args["command"] for d in decisions for a in d.actions][:3] == ["go to cabinet 1", "go to cabinet 2", "open cabinet 2"]
+    observations = [e.text for e in put_0.events if e.type == "observation"]
+    assert observations[0] == "On the cabinet 1, you see a cloth 1, a soapbar 1, a soapbottle 1." and "OK." not in observations
+    # a thought the prompt left unanswered still joins the next command
+    take = next(d for d in decisions if d.actions[0].args["command"] == "take spraybottle 2 from cabinet 2")
+    assert take.thought == "Now I find a spraybottle (2). Next, I need to take it."
+    # the prompt's closing line is kept, not dropped; a game has no answer
+    assert _notes(put_0, "unrecognised") == ["a line after the last move: Here is the task."]
+    assert not any(e.type == "run_ended" for e in put_0.events)
+
+
+def test_a_bare_inspect_message_list_is_the_sample_it_was_taken_from():
+    (log,) = load_runs(TRACES / "inspect_ai_browser_excerpt.json")
+    (bare,) = load_runs(TRACES / "inspect_ai_browser_messages.json")
+    assert bare.header.task_text == log.header.task_text
+    def calls(run):
+        return [(a.tool, a.args) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls(bare) == calls(log) and calls(bare)[0] == ("web_browser_go", {"url": "https://www.aisi.gov.uk/"})
+    assert [e.text for e in bare.events if e.type == "observation"] == [e.text for e in log.events if e.type == "observation"]
+    assert bare.events[-1].answer == log.events[-1].answer
+    assert not [e for e in bare.events if e.type == "note" and e.kind == "unrecognised"]
+
+
+def test_claude_code_2_1_attachments_are_system_notes_and_nothing_is_left_unmapped():
+    (run,) = load_runs(TRACES / "claude_code_2_1_197_recorded.jsonl")
+    attached = [t for t in _notes(run, "system") if t.startswith("attachment (")]
+    assert [t.splitlines()[0] for t in attached] == ["attachment (agent_listing_delta)", "attachment (skill_listing)"]
+    assert "- Explore: Read-only search agent" in attached[0]
+    assert not _notes(run, "unrecognised")
+    decision = next(e for e in run.events if e.type == "decision")
+    assert decision.actions[0].tool == "Bash" and decision.actions[0].args["command"] == "echo hello > note.txt"
+
+
+def test_a_gemini_cli_chat_keeps_each_record_once_with_its_call_and_result():
+    (run,) = load_runs(TRACES / "gemini_cli_0_61_0_recorded.jsonl")
+    assert run.header.task_text == "Write hello to note.txt"
+    assert run.header.options["system_prompt"].startswith("<session_context>\nThis is the Gemini CLI.")
+    decisions = [e for e in run.events if e.type == "decision"]
+    assert len(decisions) == 2  # the turn written twice (before and after its call ran) is one step
+    assert decisions[0].thought == "I'll write the note."
+    assert (decisions[0].actions[0].tool, decisions[0].actions[0].args["command"]) == ("run_shell_command", "echo hello > note.txt")
+    (observed,) = [e for e in run.events if e.type == "observation"]
+    assert "Output: (empty)" in observed.text and not observed.error
+    assert run.events[-1].answer == "I wrote hello to note.txt."
+    assert decisions[0].usage.input_tokens == 120 and not decisions[0].usage.estimated
+    assert not _notes(run, "unrecognised")

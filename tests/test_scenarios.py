@@ -95,6 +95,35 @@ def test_support_return_rejected_opens_nothing_and_the_policy_reads_why():
     assert "the customer already got a replacement" in end.answer
 
 
+def test_support_return_whose_status_check_was_rejected_says_so_instead_of_not_delivered():
+    from engine.core.events import RuleInfo
+
+    run = new_run(scenarios.get("support"), "return-1187", save=False, rules=[RuleInfo(tool="get_order_status", effect="ask")])
+    assert run.engine.run() == "awaiting_approval"
+    run.engine.reject("it was delivered, but do not look it up")
+    run.engine.run()
+    end = run.engine.state.ended
+    assert end.outcome == "answer"
+    assert "not delivered" not in end.answer
+    assert "could not check order 1187" in end.answer and "do not look it up" in end.answer
+    assert run.world.requests == []
+
+
+def test_support_return_answers_only_from_the_request_it_opened():
+    """Another policy's step in between (here a look at order 1042) is not a request number."""
+    run = new_run(scenarios.get("support"), "return-1187", save=False, approve="all")
+    scripted = run.engine.policy
+    run.engine.step()
+    run.engine.swap_policy(ScriptedPolicy("other", lambda view: Decision.act("a look", "get_order_status", order_id="1042")))
+    run.engine.step()
+    run.engine.swap_policy(scripted)
+    run.engine.run()
+    end = run.engine.state.ended
+    assert "1042" not in end.answer, end.answer
+    assert end.answer.startswith("I opened request R-1 to return 1187")
+    assert run.world.requests == ["R-1 for 1187"]
+
+
 def test_support_courier_is_stopped_for_repetition_at_step_2():
     run = run_to_end("support", task="courier-1042")
     end = run.engine.state.ended

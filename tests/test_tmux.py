@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -34,6 +35,13 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"agent-tui did not exit within {timeout} s; the screen:\n{self.screen()}")
 
+    def quit_unfinished(self, rc_file: Path) -> None:
+        """q on a run that can go on: the cockpit asks, y leaves it resumable with exit 6."""
+        self.keys("q")
+        self.wait_for("resumable")
+        self.keys("y")
+        assert self.wait_for_exit(rc_file) == "6"
+
     def __call__(self, *args: str) -> str:
         out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10)
         if out.returncode != 0:
@@ -47,14 +55,18 @@ class Tmux:
         self("send-keys", "-t", "cockpit", *keys)
 
     def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        return self.wait_until(lambda screen: text in screen, f"{text!r} did not appear", timeout)
+
+    def wait_until(self, ready: Callable[[str], bool], failure: str, timeout: float = 20.0) -> str:
+        """The first screen for which `ready` holds (polled; never a fixed wait)."""
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
             screen = self.screen()
-            if text in screen:
+            if ready(screen):
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{text!r} did not appear within {timeout} s; the screen:\n{screen}")
+        raise AssertionError(f"{failure} within {timeout} s; the screen:\n{screen}")
 
 
 def recording_exit(command: str, rc_file: Path) -> str:
@@ -98,9 +110,13 @@ def test_step_to_the_approval_and_approve_in_a_real_terminal(tmux: Tmux, tmp_pat
     tmux.keys("n")
     screen = tmux.wait_for("Approve open_return_request")
     assert "irreversible" in screen
+    # Enter must not approve: the key after it opens the edit dialog only while the call
+    # is still pending, and the call still waits when that dialog is left.
     tmux.keys("Enter")
-    time.sleep(0.3)
-    assert "Approve open_return_request" in tmux.screen(), "Enter must not approve"
+    tmux.keys("e")
+    assert "R-1" not in tmux.wait_for("Edit the arguments of"), "Enter must not approve"
+    tmux.keys("Escape")
+    tmux.wait_until(lambda s: "awaiting approval" in s and "Edit the arguments of" not in s, "the call is not pending any more")
     tmux.keys("a")
     tmux.wait_for("R-1 for 1187")
     tmux.keys("n")
@@ -130,6 +146,5 @@ def test_quit_while_a_policy_hangs_leaves_at_once(tmux: Tmux, tmp_path: Path) ->
     tmux.wait_for("n step")
     tmux.keys("n")
     tmux.wait_for("running")
-    tmux.keys("q")
-    assert tmux.wait_for_exit(rc_file) == "0"
+    tmux.quit_unfinished(rc_file)
     assert out.read_text().splitlines()[0].startswith('{"type":"header"')

@@ -51,8 +51,7 @@ def test_filesystem_server_step_pause_approve(tmux: Tmux, tmp_path: Path) -> Non
     tmux.keys("a")
     tmux.wait_for("Successfully wrote")
     assert (folder / "hello.txt").read_text() == "hello from agent-tui\n"
-    tmux.keys("q")
-    assert tmux.wait_for_exit(rc_file) == "0"
+    tmux.quit_unfinished(rc_file)
 
 
 def test_no_task_is_asked_for_at_80x24(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
@@ -61,10 +60,13 @@ def test_no_task_is_asked_for_at_80x24(tmux: Tmux, tmp_path: Path) -> None:  # n
     tmux.wait_for("What should the agent do?", timeout=60)
     tmux.keys("-l", "list my notes")
     tmux.keys("Enter")
-    screen = tmux.wait_for("list my notes")
-    assert "no task yet" not in screen
-    tmux.keys("q")
-    assert tmux.wait_for_exit(rc_file) == "0"
+    # The typed text shows in the form before Enter is read: wait for the form to close.
+    tmux.wait_until(
+        lambda s: "list my notes" in s and "What should the agent do?" not in s and "no task yet" not in s,
+        "the task was not taken",
+        timeout=60,
+    )
+    tmux.quit_unfinished(rc_file)
     assert json.loads(out.read_text().splitlines()[0])["task_text"] == "list my notes"
 
 
@@ -78,6 +80,5 @@ def test_quit_during_a_call_leaves_no_server(tmux: Tmux, tmp_path: Path) -> None
     server = read_pid(pidfile)
     tmux.keys("n")
     tmux.wait_for("running")
-    tmux.keys("q")
-    assert tmux.wait_for_exit(rc_file) == "0"
+    tmux.quit_unfinished(rc_file)
     assert wait_gone(server), f"server {server} outlived the cockpit"

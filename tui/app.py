@@ -29,14 +29,14 @@ from engine.core.state import RunState, RunStatus, run_status
 from engine.core.text import clean
 from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
-from tui.cli.common import EXIT_CODES
+from tui.cli.common import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED
 from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, FOLD_COMMAND, action_applies
-from tui.keys import approval_bindings
-from tui.layout import fit
+from tui.keys import QUIT_ON_CTRL_C, approval_bindings, quit_or_copy
+from tui.layout import TooSmallScreen, fit
 from tui.mcp_cockpit import McpCockpit
 from tui.run_guard import watch_run
 from tui.screens.approval import ApprovalScreen
-from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, SaveScreen
+from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, QuitScreen, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
 from tui.take_over import TakeOverCockpit
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
@@ -86,6 +86,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         Binding("question_mark", "help", "help"),
         Binding("t", "set_task", "task"),
         Binding("q", "quit", "quit"),
+        QUIT_ON_CTRL_C,
     ]
 
     def __init__(
@@ -381,7 +382,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         if pending is None:
             return
         tool = self.engine.tools.get(pending.tool)
-        screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "")
+        screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "", self.run_.edit_tools)
         self.push_screen(screen, self._approval_answered)
 
     def _approval_answered(self, choice: str | None) -> None:
@@ -468,9 +469,28 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    async def action_ctrl_c(self) -> None:
+        await quit_or_copy(self)
+
     async def action_quit(self) -> None:
+        """q, ctrl+c and ctrl+q: leave a run that ended at once; of one that can go on, ask
+        first (it stays resumable). A second quit key at the question, or one on the
+        too-small screen (where no question fits), leaves without asking."""
+        if self.view_state.ended is not None or self.engine.halted is not None:
+            self._leave()
+        elif isinstance(self.screen, (QuitScreen, TooSmallScreen)):
+            self._leave()
+        else:
+            self.push_screen(QuitScreen(resumable=self.run_.path is not None), lambda yes: self._leave() if yes else None)
+
+    def _leave(self) -> None:
+        """Exit with the run's code: its outcome's, 1 when halted, EXIT_UNFINISHED when it can go on."""
         if self.busy:
             self.bridge.interrupt.set()
             self._cancel_policy_call()
         ended = self.view_state.ended
-        self.exit(return_code=EXIT_CODES[ended.outcome] if ended is not None else int(self.engine.halted is not None))
+        if ended is not None:
+            code = EXIT_CODES[ended.outcome]
+        else:
+            code = EXIT_INTERNAL if self.engine.halted is not None else EXIT_UNFINISHED
+        self.exit(return_code=code)

@@ -160,6 +160,7 @@ def plan(args: argparse.Namespace) -> tuple[list[Job], list[dict[str, Any]]]:
             tasks = [str(i) for i in range(args.grids)]
         else:
             tasks = list(scenario.tasks)
+        _check_something_to_run(name, scenario, policies, tasks, numbered=_numbered(scenario))
         for task in tasks:
             scenario.task(task)  # fail early on an unknown task
         _check_world(scenario, options, tasks)
@@ -182,6 +183,23 @@ def _check_option_keys(names: list[str], given: dict[str, Any]) -> None:
     if unknown:
         takes = f"their options: {', '.join(declared)}" if declared else "they take no options"
         raise ValueError(f"none of the benched scenarios has option {', '.join(repr(k) for k in unknown)} ({takes})")
+
+
+def _check_something_to_run(name: str, scenario: Any, policies: list[str], tasks: list[str], *, numbered: bool) -> None:
+    """A scenario without policies or tasks of its own (mcp: the operator's tools, task and
+    model) is refused with what bench needs, instead of an empty table."""
+    import scenarios
+
+    missing = [what for what, there in (("scripted policies", policies), ("tasks", tasks or numbered)) if not there]
+    if not missing:
+        return
+    hint = ""
+    if name == scenarios.MCP:
+        hint = "; a run of your own MCP tools is agent-tui run --mcp 'COMMAND ARGS' -t TASK (or --headless)"
+    raise ValueError(
+        f"scenario '{scenario.name}' has nothing to bench: it has no {' and no '.join(missing)} of its own "
+        f"(bench runs each of a scenario's scripted policies on each of its tasks){hint}"
+    )
 
 
 def _check_world(scenario: Any, options: dict[str, Any], tasks: list[str]) -> None:
@@ -334,7 +352,7 @@ def print_tables(summary: list[dict[str, Any]], checks: list[dict[str, Any]], pl
 
     console = Console()
     for p in plans:
-        options = ", ".join(f"{k}={v}" for k, v in p["options"].items())
+        options = ", ".join(f"{k}={v}" for k, v in p["options"].items() if v is not None)  # None: the world's own
         title = f"{p['scenario']} · {len(p['tasks'])} task{'s' if len(p['tasks']) != 1 else ''}"
         title += f" · {options}" if options else ""
         title += f" · {APPROVALS_SHOWN[p['approve']]}"

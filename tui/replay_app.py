@@ -30,6 +30,7 @@ from engine.core.state import RunState
 from engine.core.text import clean
 from tui.collector_pace import AfterFrameCollector
 from tui.cockpit_actions import FOLD_COMMAND
+from tui.keys import QUIT_ON_CTRL_C, quit_or_copy
 from tui.layout import fit
 from tui.replay_fork import _fork_from, fork_target, imported_fork_policies
 from tui.replay_tail import Tail, read_tail
@@ -63,7 +64,7 @@ f                        fork: continue live from here with a policy you pick; w
 o                        expand every folded observation, or fold them again
 ctrl+p                   every command of this screen, searchable
 ?                        this help
-q                        quit
+q / ctrl+c               quit
 """
 
 REPLAY_COMMANDS: tuple[tuple[str, str, str], ...] = (
@@ -120,6 +121,7 @@ class ReplayApp(App[object]):
         Binding("o", "toggle_folds", "expand/fold", show=False),
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
+        QUIT_ON_CTRL_C,
     ]
 
     def __init__(
@@ -458,6 +460,9 @@ class ReplayApp(App[object]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen("Replay keys", REPLAY_HELP))
+
+    async def action_ctrl_c(self) -> None:
+        await quit_or_copy(self)
 
 
 def _scenario_named(name: str) -> Scenario | None:

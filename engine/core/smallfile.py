@@ -25,13 +25,21 @@ def why_unreadable(path: Path, exc: OSError, kind: str, missing: str | None = No
     return f"{path}: cannot read: {exc.strerror or exc}"
 
 
-def read_small_text(path: Path, kind: str, limit: int = MAX_BYTES) -> str:
-    """The UTF-8 text of `path`, a `kind` ("rules file", "configuration file")."""
+def read_small_text(path: Path, kind: str, limit: int = MAX_BYTES, *, regular_only: bool = False) -> str:
+    """The UTF-8 text of `path`, a `kind` ("rules file", "configuration file").
+
+    `regular_only`: a pipe or socket is refused too, before it is opened (opening a FIFO
+    waits for a writer), and the open itself never waits."""
     try:
-        with open(path, "rb") as f:
+        if regular_only and not stat.S_ISREG(os.stat(path).st_mode):
+            raise SmallFileError(f"{path}: not a regular file (a folder, a device, a pipe or a socket)")
+        opened = open(os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK), "rb") if regular_only else open(path, "rb")
+        with opened as f:
             mode = os.fstat(f.fileno()).st_mode
             if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                 raise SmallFileError(f"{path}: is a device, not a {kind}")
+            if regular_only and not stat.S_ISREG(mode):
+                raise SmallFileError(f"{path}: not a regular file (a folder, a device, a pipe or a socket)")
             data = f.read(limit + 1)
     except OSError as exc:
         raise SmallFileError(why_unreadable(path, exc, kind)) from None

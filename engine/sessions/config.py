@@ -30,6 +30,12 @@ environment variable that holds it (`api_key_env`).
     [budget]
     max_steps = 30
     max_cost = 0.50
+
+    [[edit_tool]]               # a tool that writes files: its approval shows a diff
+    tool = "save_note"
+    kind = "write"              # write, replace, edits or patch (engine/core/edits.py)
+    path = "filename"
+    content = "text"
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 from urllib.parse import urlsplit
 
+from engine.core.edits import EditTool, EditToolError, edit_tool
 from engine.core.smallfile import SmallFileError, read_small_text
 from engine.core.urls import safe_url
 
@@ -154,6 +161,8 @@ class Config:
     rules: list[RuleInfo] = field(default_factory=list)
     budget: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    edit_tools: list[EditTool] = field(default_factory=list)
+    """[[edit_tool]] rows, put before the built-in ones (engine.core.edits.edit_table)."""
 
     def policy(self, name: str) -> PolicyConfig | None:
         return next((p for p in self.policies if p.name == name), None)
@@ -255,12 +264,12 @@ class _Reader:
     # -- reading ------------------------------------------------------------------
 
     def read(self, data: dict[str, Any]) -> Config:
-        unknown = set(data) - {"policy", "mcp", "rule", "budget"}
+        unknown = set(data) - {"policy", "mcp", "rule", "budget", "edit_tool"}
         if unknown:
             key = sorted(unknown)[0]
             raise ConfigError(
                 f"{self.path}:{self.line_of(key) if key in self.tables else self._key_line(0, len(self.lines), key) or 1}: "
-                f"unknown section '{key}' (expected [[policy]], [[mcp]], [[rule]], [budget])"
+                f"unknown section '{key}' (expected [[policy]], [[mcp]], [[rule]], [budget], [[edit_tool]])"
             )
         for index, item in enumerate(self._array(data, "policy")):
             self.config.policies.append(self._policy(index, item))
@@ -270,6 +279,12 @@ class _Reader:
             self.config.rules.append(self._rule(index, item))
         if "budget" in data:
             self._budget(data["budget"])
+        for index, item in enumerate(self._array(data, "edit_tool")):
+            try:
+                self.config.edit_tools.append(edit_tool(item, f"{self.path.name}:{self.line_of('edit_tool', index)}"))
+            except EditToolError as exc:
+                raise self.fail("edit_tool", index, exc.key, str(exc)) from None
+            self.config.sources[f"edit_tool.{index + 1}"] = self.at("edit_tool", index)
         return self.config
 
     def _array(self, data: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -413,8 +428,7 @@ class _Reader:
             raise self.fail("rule", index, "args", "'args' must map argument names to string patterns")
         from engine.core.events import RuleInfo
 
-        where = self.at("rule", index)
-        self.config.sources[f"rule.{index + 1}"] = where
+        self._record(f"rule.{index + 1}", "rule", index, item)
         return RuleInfo(tool=tool, effect=effect, args=args, source=f"{self.path.name}:{self.line_of('rule', index)}")
 
     def _budget(self, raw: Any) -> None:

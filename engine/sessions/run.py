@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from engine.core.approvals import rule_warnings
+from engine.core.edits import EDIT_TOOLS, EditTool
 from engine.core.engine import ApproveMode, Engine, Listener
 from engine.core.events import Budget, Header, RuleInfo
 from engine.core.policy import HumanPolicy, Policy
@@ -65,6 +66,8 @@ class Run:
     """The run's MCP servers, when it has any."""
     closers: list[Callable[[], None]] = field(default_factory=list)
     """Called by `close` after the transcript is closed (MCP servers stop there)."""
+    edit_tools: tuple[EditTool, ...] = EDIT_TOOLS
+    """Which tools edit files (their approval shows a diff): the configuration's rows, then the built-in ones."""
 
     def policy_names(self) -> list[str]:
         """What `make_policy` accepts: the scenario's policies, "human", "model" when one is

@@ -13,8 +13,9 @@ in `tui.cli.run.add_arguments`. Report a user's mistake by raising
 `UsageError` (tui.cli.common): `main` prints it and exits 2.
 
 Exit codes (tui.cli.common): 0 answered or ok, 3 stopped by a brake or budget
-(`verify`: differs), 4 handed off to a human, 5 aborted, 2 usage error or a
-file that cannot be read, 1 internal error (`bench`: a check failed).
+(`verify`: differs), 4 handed off to a human, 5 aborted, 6 the cockpit quit on
+a run that can go on (`run --resume` continues it), 2 usage error or a file
+that cannot be read, 1 internal error (`bench`: a check failed).
 """
 
 from __future__ import annotations
@@ -85,9 +86,38 @@ class LazySubcommands(argparse._SubParsersAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+def installed_version() -> str:
+    """agent-tui's version: the installed package's, else the one pyproject.toml beside the code gives."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agent-tui")
+    except PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        try:
+            return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
+        except (OSError, ValueError, KeyError):
+            return "unknown"
+
+
+class VersionAction(argparse.Action):
+    """`--version`: the version is looked up only when asked for, so other commands start as fast."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        print(f"agent-tui {installed_version()}")
+        parser.exit(0)
+
+
 def build_parser() -> Parser:
     """The command line; each subcommand's own parser is built when it is chosen (`LazySubcommands`)."""
     parser = Parser(prog="agent-tui", description="Watch and steer AI agents one step at a time.")
+    parser.add_argument("--version", action=VersionAction, help="print the version and exit")
     parser.add_subparsers(dest="command", parser_class=Parser, action=LazySubcommands)
     return parser
 

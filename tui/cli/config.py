@@ -72,10 +72,10 @@ def config_lines(config: Config) -> list[str]:
             lines.append(_line(key, value, config.sources.get(f"{at}.{key}", DEFAULT)))
     for n, rule in enumerate(config.rules, 1):
         lines += ["", f"{'[[rule]]':<48} # {config.source(f'rule.{n}')}"]
-        lines.append(_line("tool", rule.tool, config.source(f"rule.{n}")))
-        lines.append(_line("effect", rule.effect, config.source(f"rule.{n}")))
+        lines.append(_line("tool", rule.tool, config.source(f"rule.{n}.tool")))
+        lines.append(_line("effect", rule.effect, config.source(f"rule.{n}.effect")))
         if rule.args:
-            lines.append(_line("args", rule.args, config.source(f"rule.{n}")))
+            lines.append(_line("args", rule.args, config.source(f"rule.{n}.args")))
     lines += ["", "[budget]"]
     for key in ("max_steps", "max_tokens", "max_cost", "max_seconds"):
         if key in config.budget:

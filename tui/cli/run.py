@@ -79,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run = make_continued_run(args, interactive=interactive)
     else:
         run = make_run(args, interactive=interactive)
-    return open_cockpit(run) if interactive else run_headless(run)
+    return open_cockpit(run, args) if interactive else run_headless(run)
 
 
 def _budget(scenario: Any, args: argparse.Namespace, extras: Any) -> Any:
@@ -260,8 +260,15 @@ def waiting_for_approval(tool: str) -> str:
     )
 
 
-def _ask_on_terminal(engine: Any) -> bool:
-    """Ask the operator about the pending approval on the terminal; False if there is none to ask."""
+PROMPT_DIFF_LINES = 200
+"""Lines of a file edit's diff the terminal prompt prints (the cockpit holds up to 2,000)."""
+
+
+def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> bool:
+    """Ask the operator about the pending approval on the terminal; False if there is none to ask.
+    A file edit (a row of `edit_tools`, the built-in ones by default) prints its diff first."""
+    from engine.core.edits import EDIT_TOOLS, edit_preview
+    from engine.core.text import visible
     from tui.plain import approval_question
 
     pending = engine.state.pending
@@ -275,6 +282,11 @@ def _ask_on_terminal(engine: Any) -> bool:
             )
         return False
     print("\n".join(approval_question(pending.tool, pending.args, pending.reason, pending.thought)))
+    preview = edit_preview(pending.tool, pending.args, EDIT_TOOLS if edit_tools is None else edit_tools, max_lines=PROMPT_DIFF_LINES)
+    if preview is not None:
+        print(f"  {preview.shows:<9}{visible(preview.note, one_line=True)}")  # the note names the path: one line
+        for line in preview.lines:
+            print(f"           {line}")
     while True:
         try:
             answer = input("  [a]pprove, [A]pprove always, [r]eject, [e]dit, [x] abort > ").strip()
@@ -342,7 +354,7 @@ def run_headless(run: Any) -> int:
                 while not engine.stopped:
                     status = engine.run()
                     if status == "awaiting_approval":
-                        if not _ask_on_terminal(engine):
+                        if not _ask_on_terminal(engine, run.edit_tools):
                             return EXIT_USAGE
                     elif status == "awaiting_input":
                         report("the human policy needs the cockpit")
@@ -365,11 +377,13 @@ def run_headless(run: Any) -> int:
     return EXIT_CODES[engine.state.ended.outcome]
 
 
-def open_cockpit(run: Any) -> int:
-    """Run the cockpit on a live run until the operator quits; the run's exit code."""
+def open_cockpit(run: Any, args: argparse.Namespace | None = None) -> int:
+    """Run the cockpit on a live run until the operator quits; the run's exit code.
+    A run left unfinished says how to resume it (with the flags of `args` it needs again)."""
     global abandoned_work
+    from engine.core.text import clean
     from tui.app import CockpitApp
-    from tui.cli.stops import halted_message, stop
+    from tui.cli.stops import halted_message, resume_command, stop
 
     app = CockpitApp(run)
     try:
@@ -387,4 +401,6 @@ def open_cockpit(run: Any) -> int:
         print(f"transcript: {run.path}", file=sys.stderr)
     if run.engine.halted is not None:
         report(halted_message(run))
+    elif not run.engine.ended and run.path is not None:
+        print(clean(f"unfinished: resume with {resume_command(run, args)}"), file=sys.stderr)
     return app.return_code or 0

@@ -119,8 +119,11 @@ class RunExtras:
         return [p.api_key_env for p in self.config.policies if p.api_key_env]
 
     def attach(self, run: Any, hub: Any) -> None:
-        """Give a continued run the configured policies and its servers (stopped when it closes)."""
+        """Give a run the configured policies, edit tools and its servers (stopped when it closes)."""
+        from engine.core.edits import edit_table
+
         run.named = {**self.named, **run.named}
+        run.edit_tools = edit_table(self.config.edit_tools)
         for name, model in self.named.items():
             if model.prices is not None:
                 run.engine.prices[name] = model.prices

@@ -6,12 +6,13 @@ from typing import Any
 
 from tui.cli.common import UsageError, report
 
-FORMATS = ["auto", "jsonl", "chat", "claude-code", "codex", "swe-agent", "mini-swe-agent", "inspect", "trace", "react", "langchain"]
+FORMATS = ["auto", "jsonl", "chat", "claude-code", "codex", "gemini-cli", "opencode", "swe-agent", "mini-swe-agent", "inspect", "trace", "react", "langchain", "alfworld"]
 """engine.stored.importers.FORMATS, spelled out so that `--help` does not load the engine (a test keeps them equal)."""
 FORMAT_HELP = (
     "input format: auto (detect from the content, the default), jsonl (agent-tui), chat (OpenAI chat messages, "
-    "request bodies, fine-tune JSONL), claude-code, codex, swe-agent, mini-swe-agent, inspect (Inspect AI .json/.eval), "
-    "trace (Question:/Thought:/Action: text), react (Thought 1:/Action 1:), langchain (Action Input:)"
+    "request bodies, fine-tune JSONL), claude-code, codex, gemini-cli, opencode (opencode export), swe-agent, mini-swe-agent, inspect (Inspect AI .json/.eval), "
+    "trace (Question:/Thought:/Action: text), react (Thought 1:/Action 1:), langchain (Action Input:), "
+    "alfworld (Your task is to: / > command)"
 )
 
 RUN_HELP = (

@@ -3,6 +3,8 @@ Ctrl+C during a tool, or a transcript that can no longer be written."""
 
 from __future__ import annotations
 
+import argparse
+import shlex
 import signal
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -39,6 +41,25 @@ def stop(engine: Any, reason: str, *, running: bool = False) -> None:
         pass
 
 
+def resume_command(run: Any, args: argparse.Namespace | None = None) -> str:
+    """The command line that continues `run` from its file, quoted for a shell. With the `run`
+    flags it was started with, it gives again what a resume needs: a scenario file (a saved run
+    never names code to load), --config, and the MCP servers (a URL without its credentials)."""
+    words = ["agent-tui", "run"]
+    if args is not None:
+        from engine.core.urls import safe_url
+
+        if args.scenario is not None and args.scenario != run.engine.header.scenario:
+            words.append(args.scenario)
+        if args.config is not None:
+            words += ["--config", args.config]
+        for command in args.mcp:
+            words += ["--mcp", command]
+        for url in args.mcp_url:
+            words += ["--mcp-url", safe_url(url)]
+    return shlex.join([*words, "--resume", str(run.path)])
+
+
 def halted_message(run: Any) -> str:
     """What to tell the operator when the transcript stopped taking events."""
-    return f"{run.engine.halted}; once that is fixed, `agent-tui run --resume {run.path}` continues it"
+    return f"{run.engine.halted}; once that is fixed, `{resume_command(run)}` continues it"

@@ -17,12 +17,15 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from engine.core.edits import EDIT_TOOLS, EditPreview, EditTool, edit_preview
 from engine.core.state import PendingApproval
 from engine.core.text import clean, visible
 from tui.keys import approval_bindings
+from tui.widgets.diff_view import DiffView
 
 ApprovalChoice = Literal["approve", "approve_always", "reject", "edit"]
 
@@ -57,15 +60,24 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
     BINDINGS = [
         *approval_bindings("choose('{}')"),
         Binding("escape", "look", "look at the run"),
+        Binding("d", "toggle_body", "diff/arguments"),
         Binding("question_mark", "app.help", "help"),
         *(Binding(key, f"leave('{action}')", action, show=False) for key, action in LEAVING_KEYS),
     ]
 
-    def __init__(self, pending: PendingApproval, description: str, kind: str) -> None:
+    showing_diff: var[bool] = var(False, init=False)
+    """The body shows the file edit's diff (True) or the call's raw arguments; `d` switches."""
+
+    def __init__(
+        self, pending: PendingApproval, description: str, kind: str, edit_tools: tuple[EditTool, ...] = EDIT_TOOLS
+    ) -> None:
         super().__init__()
         self.pending = pending
         self.description = description
         self.kind = kind
+        self.preview: EditPreview | None = edit_preview(pending.tool, pending.args, edit_tools)
+        """The file edit the call makes, shown first; None for any other call."""
+        self.set_reactive(ApprovalScreen.showing_diff, self.preview is not None)
 
     def compose(self) -> ComposeResult:
         p = self.pending
@@ -81,9 +93,13 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
             yield Static(why, id="approval-reason", markup=False)
             yield Static(Text("Thought", style="bold"), classes="section", markup=False)
             yield Static(Text(clean(p.thought) or "(no thought)"), id="approval-thought", markup=False)
-            yield Static(Text("Arguments", style="bold"), classes="section", markup=False)
+            yield Static(self._body_title(self.showing_diff), id="approval-body-title", classes="section", markup=False)
             with VerticalScroll(id="approval-args"):
-                yield Static(args_text(p.args), id="approval-args-text", markup=False)
+                if self.preview is not None:
+                    yield DiffView(self.preview, id="approval-diff")
+                arguments = Static(args_text(p.args), id="approval-args-text", markup=False)
+                arguments.display = not self.showing_diff
+                yield arguments
             with Horizontal(classes="buttons"):
                 yield KeyButton("a Approve", variant="success", id="approve")
                 yield KeyButton("A Approve always", variant="warning", id="approve_always")
@@ -94,6 +110,24 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
     def on_mount(self) -> None:
         self.query_one("#approval-args", VerticalScroll).focus()
 
+    def _body_title(self, diff: bool) -> Text:
+        if self.preview is None:
+            return Text("Arguments", style="bold")
+        words = {"diff": "Diff", "content": "New content", "patch": "Patch"}[self.preview.shows]
+        title = Text(words if diff else "Arguments", style="bold")
+        title.append(f"   d: {'the arguments' if diff else words.lower()}", style="not bold dim")
+        return title
+
+    def watch_showing_diff(self, diff: bool) -> None:
+        self.query_one("#approval-diff").display = diff
+        self.query_one("#approval-args-text").display = not diff
+        self.query_one("#approval-body-title", Static).update(self._body_title(diff))
+        self.query_one("#approval-args", VerticalScroll).scroll_home(animate=False)
+
+    def action_toggle_body(self) -> None:
+        """The diff, or the call's raw arguments: both are what runs."""
+        self.showing_diff = not self.showing_diff
+
     def action_choose(self, choice: ApprovalChoice) -> None:
         self.dismiss(choice)
 
@@ -101,7 +135,9 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
         self.dismiss(None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """A leaving key only where the app has its action (the gateway has no save)."""
+        """A leaving key only where the app has its action (the gateway has no save); `d` only for a file edit."""
+        if action == "toggle_body":
+            return self.preview is not None
         return action != "leave" or hasattr(self.app, f"action_{parameters[0]}")
 
     def action_leave(self, action: str) -> None:

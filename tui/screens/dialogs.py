@@ -162,6 +162,17 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
+class QuitScreen(ConfirmScreen):
+    """Quit a run that can go on? (The cockpit reads a second quit key here as yes.)"""
+
+    def __init__(self, *, resumable: bool = True) -> None:
+        if resumable:
+            question = "Quit? The run stays resumable: the command that continues it is printed as you leave."
+        else:
+            question = "Quit? The run is not saved, so it cannot be resumed."
+        super().__init__(question, yes="Quit")
+
+
 class PolicyPicker(ModalScreen[str | None]):
     """Pick the policy for the next step."""
 
@@ -305,6 +316,7 @@ A          approve, and approve this tool always from now on
 r          reject the pending action with a reason the policy reads
 e          edit the pending action's arguments; ctrl+r runs it with them (enter never does)
 v          view the pending approval again
+d          in the approval of a file edit: its diff, or the call's raw arguments
 b          the budget pause: extend the limit or end the run
 p          pick the policy for the next step (scripted, human, model, configured ones)
 h          take over: type the next step yourself; h again hands back
@@ -314,7 +326,7 @@ o          expand every folded observation, or fold them again (a click opens on
 t          write the task of a run of MCP tools started without one
 ctrl+p     every command of this screen, searchable
 ?          this help
-q          quit (the transcript is already saved)
+q, ctrl+c  quit (the transcript is already saved; a run that can go on asks first: y leaves it resumable)
 
 Keys that do not apply right now are hidden from the footer, and so are those it has no room for."""
 

@@ -8,9 +8,12 @@ One module per format, each detected from the content (`detect`):
 | chat | chat | OpenAI chat messages: a list, {"messages"}, a request body, a request + response, fine-tune JSONL |
 | claude-code | claude_code | Claude Code session JSONL |
 | codex | codex | Codex CLI rollout JSONL |
+| gemini-cli | gemini_cli | Gemini CLI chats (JSONL; one JSON document in older versions) |
+| opencode | opencode | opencode sessions as `opencode export` writes them |
 | swe-agent, mini-swe-agent | swe_agent | SWE-agent .traj, mini-swe-agent trajectories |
 | inspect | inspect_log | Inspect AI eval logs (.json, .eval zip), one run per sample |
-| trace, react, langchain | react | text traces: the seeds', the ReAct paper's numbered ones, LangChain's |
+| trace, react, langchain | react | text traces: the seeds', the ReAct paper's numbered ones (HotpotQA's Question:, FEVER's Claim:), LangChain's |
+| alfworld | alfworld | ALFWorld text games as the ReAct paper's prompts write them (`Your task is to:`, `> command`, the game's reply) |
 
 An import is a Header with scenario "imported" (the tools declared or seen in
 the calls, no budget) and ordinary events plus `note` events (user messages,
@@ -29,8 +32,11 @@ from engine.stored.importers.build import IMPORTED, Draft, found, loads
 from engine.stored.importers.chat import read_chat, read_chat_lines
 from engine.stored.importers.claude_code import read_claude_code
 from engine.stored.importers.codex import read_codex
-from engine.stored.importers.detect import FORMAT_NAMES, ZIP_MAGIC, Sniffed, decode, json_rows, sniff, starts_with_header
-from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json
+from engine.stored.importers.detect import FORMAT_NAMES, TEXT_FORMATS, ZIP_MAGIC, Sniffed, decode, json_rows, sniff, starts_with_header
+from engine.stored.importers.gemini_cli import read_gemini_cli
+from engine.stored.importers.opencode import read_opencode
+from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json, read_inspect_messages
+from engine.stored.importers.alfworld import read_alfworld
 from engine.stored.importers.react import read_text
 from engine.stored.importers.swe_agent import read_mini, read_swe_agent
 from engine.stored.reader import as_utf8, run_bytes, run_spans
@@ -60,7 +66,7 @@ def _forced(name: str, data: bytes, fmt: str) -> Sniffed:
         return detected
     text = decode(name, data)
     try:
-        document = loads(text) if fmt not in ("trace", "react", "langchain") else None
+        document = loads(text) if fmt not in TEXT_FORMATS else None
     except (json.JSONDecodeError, RecursionError):
         document = None
     return Sniffed(fmt, text, document=document)
@@ -114,11 +120,14 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
     text = sniffed.text
     if not text.strip():
         raise TranscriptError(f"{name}: the file is empty")
-    if fmt in ("trace", "react", "langchain"):
+    if fmt == "alfworld":
+        return read_alfworld(name, text)
+    if fmt in TEXT_FORMATS:
         return read_text(name, text, fmt)
-    if fmt in ("claude-code", "codex"):
+    if fmt in ("claude-code", "codex") or (fmt == "gemini-cli" and sniffed.document is None):
         rows = json_rows(name, text, strict=False)
-        return read_claude_code(name, rows) if fmt == "claude-code" else read_codex(name, rows)
+        readers = {"claude-code": read_claude_code, "codex": read_codex, "gemini-cli": read_gemini_cli}
+        return readers[fmt](name, rows)
     if fmt == "chat" and sniffed.document is None:
         return read_chat_lines(name, json_rows(name, text))
     document = _document(name, sniffed)
@@ -126,6 +135,12 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
         return read_chat(name, document, text)
     if fmt == "mini-swe-agent":
         return read_mini(name, document)
+    if fmt == "gemini-cli":
+        return read_gemini_cli(name, [(1, document)])
+    if fmt == "opencode":
+        return read_opencode(name, document)
+    if fmt == "inspect" and isinstance(document, list):
+        return read_inspect_messages(name, document)
     if not isinstance(document, dict):
         raise TranscriptError(f"{name}:1: a {FORMAT_NAMES[fmt]} is a JSON object; got {found(document)}")
     if fmt == "swe-agent":

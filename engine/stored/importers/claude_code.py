@@ -10,7 +10,9 @@ One JSON object a line; `type` says what it is:
   with their `id`) and a server tool's `*_tool_result` (its result);
   `message.usage` is the step's token count (the cached input included).
   Claude Code writes one line per block, so lines of one `message.id` are one step;
-- `summary`: the session's title; `system` lines are notes, and so are the
+- `summary`: the session's title; `system` lines are notes, and so are
+  `attachment` lines (what Claude Code 2.1 attaches to the conversation: the
+  listing of its agents and skills, a file, a reminder), the
   assistant lines Claude Code writes itself (`isApiErrorMessage`, model
   `<synthetic>`: an API error is not the answer) and a compaction's summary
   (a user line with `isCompactSummary`);
@@ -63,6 +65,22 @@ def _usage(step: Step, usage: Any) -> None:
         step.record_usage(sum(parts), usage.get("output_tokens"))
 
 
+def _attachment_text(attachment: dict[str, Any]) -> str:
+    """What Claude Code attached to the conversation (a listing of its agents or skills, a file, a
+    reminder), as a note: its kind, then each field, a text as it is and a list of texts a line each."""
+    lines = [f"attachment ({preview(attachment.get('type'), 40)})" if attachment.get("type") else "attachment"]
+    for key, value in attachment.items():
+        if key == "type" or value in (None, "", [], {}):
+            continue
+        if isinstance(value, str):
+            lines.append(value)
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            lines.append(f"{key}:\n" + "\n".join(value))
+        else:
+            lines.append(f"{key}: {preview(value, 400)}")
+    return "\n".join(lines)
+
+
 def _nested(kind: str, text: str) -> str:
     return f"{kind}: {text}"
 
@@ -108,6 +126,8 @@ class _Reader:
             self.assistant(message, source)
         elif kind == "system" and isinstance(obj.get("content"), str):
             draft.note("system", obj["content"], source)
+        elif kind == "attachment" and isinstance(obj.get("attachment"), dict):
+            draft.note("system", _attachment_text(obj["attachment"]), source)
         else:
             draft.unrecognised(f"a line with {found(obj)}", obj, source)
 

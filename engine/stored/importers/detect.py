@@ -17,7 +17,10 @@ from typing import Any
 from engine.stored.importers.build import found, loads, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
-from engine.stored.importers.inspect_log import is_inspect
+from engine.stored.importers.gemini_cli import is_gemini_session
+from engine.stored.importers.opencode import is_opencode_export
+from engine.stored.importers.inspect_log import is_inspect, is_inspect_messages
+from engine.stored.importers.alfworld import is_alfworld
 from engine.stored.importers.react import KEYWORD, decolour, dialect
 from engine.stored.importers.swe_agent import is_mini, is_swe_agent
 from engine.stored.reader import as_utf8
@@ -28,13 +31,18 @@ FORMAT_NAMES: dict[str, str] = {
     "chat": "OpenAI chat messages (list, {\"messages\"}, request body, request + response, fine-tune JSONL)",
     "claude-code": "Claude Code session JSONL",
     "codex": "Codex CLI rollout JSONL",
+    "gemini-cli": "Gemini CLI chat (JSONL, or JSON in older versions)",
+    "opencode": "opencode session (opencode export)",
     "swe-agent": "SWE-agent .traj",
     "mini-swe-agent": "mini-swe-agent trajectory",
-    "inspect": "Inspect AI eval log (.json, .eval)",
+    "inspect": "Inspect AI eval log (.json, .eval) or a sample's message list",
     "trace": "text trace (Question:/Thought:/Action:/Observation:)",
     "react": "ReAct numbered text (Thought 1:/Action 1:/Observation 1:)",
     "langchain": "LangChain scratchpad (Action:/Action Input:)",
+    "alfworld": "ALFWorld text game (Your task is to: / > command)",
 }
+TEXT_FORMATS = ("trace", "react", "langchain", "alfworld")
+"""The formats read as text lines, not JSON."""
 TRIED = "tried: " + "; ".join(FORMAT_NAMES.values())
 ZIP_MAGIC = b"PK\x03\x04"
 
@@ -97,6 +105,10 @@ def document_format(data: Any) -> str | None:
             return "jsonl"
         if is_inspect(data):
             return "inspect"
+        if is_gemini_session(data):
+            return "gemini-cli"
+        if is_opencode_export(data):
+            return "opencode"
         if is_mini(data):
             return "mini-swe-agent"
         if is_swe_agent(data):
@@ -113,6 +125,8 @@ def document_format(data: Any) -> str | None:
     if isinstance(data, list):
         if is_mini(data):
             return "mini-swe-agent"
+        if is_inspect_messages(data):
+            return "inspect"
         if data and all(isinstance(m, dict) and "role" in m for m in data[:50]):
             return "chat"
         if data and isinstance(data[0], dict) and "role" in data[0]:
@@ -124,6 +138,8 @@ def row_format(obj: Any) -> str | None:
     """The format a JSON line belongs to, or None."""
     if isinstance(obj, dict) and obj.get("type") == "header":
         return "jsonl"
+    if is_gemini_session(obj):
+        return "gemini-cli"
     if is_codex(obj):
         return "codex"
     if is_claude_code(obj):
@@ -152,6 +168,8 @@ def sniff(name: str, data: bytes) -> Sniffed:
         keywords = sum(1 for line in lines[:2000] if KEYWORD.match(line))
         if keywords >= 2:
             return Sniffed(dialect(text), text)
+        if is_alfworld(lines):
+            return Sniffed("alfworld", text)
         raise TranscriptError(f"{name}:{first_number}: found {preview(first)!r}; {TRIED}")
     if head.startswith('{"type": "header"') or head.startswith('{"type":"header"'):
         return Sniffed("jsonl", text)

@@ -7,7 +7,8 @@ task), `assistant` (`content` a string or blocks of `text` / `reasoning`,
 (`tool_call_id`, `function`, `content`, `error`, whose message is kept with
 the result). The sample's `scores` are a system note after the last step; its
 `error` or `limit` ends the run as stopped with the reason. The `.eval` archive holds
-`header.json` and one `samples/<id>_epoch_<n>.json` per sample.
+`header.json` and one `samples/<id>_epoch_<n>.json` per sample. A bare list
+of such messages (a sample's `messages` saved on its own) is one run.
 """
 
 from __future__ import annotations
@@ -34,6 +35,23 @@ def is_inspect(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and (
         "samples" in data or "status" in data or "version" in data
     )
+
+
+def is_inspect_messages(data: Any) -> bool:
+    """A bare list of Inspect `ChatMessage`s (a sample's `messages` saved on its own): its tool
+    calls name their function as a string (`"function": "bash"`, the arguments an object) and its
+    tool messages name theirs, where OpenAI chat messages nest `{"function": {"name", "arguments"}}`."""
+    if not isinstance(data, list):
+        return False
+    for m in data[:200]:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool" and isinstance(m.get("function"), str):
+            return True
+        calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+        if isinstance(calls, list) and any(isinstance(c, dict) and isinstance(c.get("function"), str) for c in calls):
+            return True
+    return False
 
 
 def _sample_text(content: Any) -> tuple[str, str, list[dict[str, Any]]]:
@@ -143,6 +161,11 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
             draft.unrecognised(f"a message with role {role!r}", text or m, source)
     _sample_end(draft, sample)
     return draft
+
+
+def read_inspect_messages(name: str, messages: list[Any]) -> list[Draft]:
+    """A bare message list: one run, read as a sample holding only its messages."""
+    return [read_sample(name, {"messages": messages}, "the message list")]
 
 
 def read_inspect_json(name: str, data: dict[str, Any]) -> list[Draft]:

@@ -21,9 +21,10 @@
 `Action: Finish[answer]` is the answer in every dialect (the ReAct paper's and
 LangChain's docstore agent's).
 
-Lines that start with no keyword continue the field above them. A new
-`Question:` (or `Claim:`) starts a new run, so a prompt file with six
-trajectories is six runs.
+Lines that start with no keyword continue the field above them; lines before
+the first field (the FEVER prompt's instruction) are every run's system
+prompt. A new `Question:` (or `Claim:`) starts a new run, so a prompt file
+with six trajectories is six runs.
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ class _Reader:
         self.closer: Callable[[str], None] | None = None
         self.answered_at = 0
         self.chain_over = False
+        self.preamble: list[str] = []
+        """Lines before the first run (the FEVER prompt's instruction): every run's system prompt."""
 
     @property
     def run(self) -> Draft:
@@ -193,6 +196,8 @@ class _Reader:
         elif line.strip() and self.fmt == "langchain":
             where = "the final answer" if self.answered_at else "'> Finished chain.'"
             self.run.unrecognised(f"a line after {where}", line.strip(), f"line {number}")
+        elif line.strip() and not self.runs:
+            self.preamble.append(line.strip())
         elif line.strip():
             raise TranscriptError(f"{self.where(number)}: {EXPECTED}; got {preview(line)!r}")
 
@@ -201,6 +206,8 @@ class _Reader:
             self.runs.append(Draft(self.name, self.fmt, final_text_is_answer=False))
         self.answered_at = 0
         run = self.run
+        if self.preamble:
+            run.system = ["\n".join(self.preamble)]
         self.field_lines = [value]
 
         def closer(text: str) -> None:

@@ -1,0 +1,162 @@
+"""Gemini CLI chats (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, or `.json`).
+
+Gemini CLI 0.61 writes a chat as JSON lines: the first holds the session
+(`sessionId`, `projectHash`, `startTime`, `kind`); each later line is a
+message record, or `{"$set": {...}}` that updates the chat (its `messages`, the
+first one the CLI's `<session_context>`; `lastUpdated`). A record is written
+again when it changes, under the same `id`, so the last version of an id is
+the one kept, at the place of its first. Older versions write one JSON
+document with the same records under `messages`.
+
+A record's `type`:
+
+- `user`: `content` parts of `text` (the first is the task, later ones user
+  messages; the CLI's own `<session_context>` is the system prompt) or of
+  `functionResponse` (results the record of the call already holds: kept
+  only when that record has none);
+- `gemini`: the model's turn: `content` its text, `thoughts` (`subject`,
+  `description`) the thought, `tokens` the step's usage, `toolCalls` the calls
+  (`id`, `name`, `args`) with their `result` (`functionResponse` parts) and
+  `status` (`error` makes the result an error);
+- `info`, `warning`, `error`: what the CLI told the user, as system notes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.core.events import Action
+from engine.stored.importers.build import Draft, arguments, found, preview, text_of
+from engine.stored.transcript import TranscriptError
+
+CONTEXT_PREFIX = "<session_context>"
+NOTICES = frozenset({"info", "warning", "error"})
+
+
+def is_gemini_session(obj: Any) -> bool:
+    """A chat's first line, or the whole chat of older versions."""
+    return isinstance(obj, dict) and isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(part["text"]) for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
+    return text_of(content)
+
+
+def _responses(content: Any) -> list[dict[str, Any]]:
+    parts = content if isinstance(content, list) else []
+    return [p["functionResponse"] for p in parts if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]
+
+
+def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
+    body = response.get("response")
+    if isinstance(body, dict):
+        if isinstance(body.get("error"), str):
+            return body["error"], True
+        if isinstance(body.get("output"), str) and len(body) == 1:
+            return body["output"], False
+        return preview(body, 4000) if not isinstance(body.get("output"), str) else body["output"], False
+    return text_of(body), False
+
+
+def _records(name: str, rows: list[tuple[int, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(where, record) in order, the last version of each id at the place of its first."""
+    order: list[str] = []
+    latest: dict[str, tuple[str, dict[str, Any]]] = {}
+    anonymous = 0
+    for number, obj in rows:
+        items: list[Any]
+        if isinstance(obj, dict) and isinstance(obj.get("$set"), dict):
+            items = obj["$set"].get("messages") if isinstance(obj["$set"].get("messages"), list) else []
+        elif isinstance(obj, dict) and is_gemini_session(obj):
+            items = obj.get("messages") if isinstance(obj.get("messages"), list) else []
+        else:
+            items = [obj]
+        for item in items:
+            key = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else None
+            if key is None:
+                anonymous += 1
+                key = f"\0{anonymous}"
+            if key not in latest:
+                order.append(key)
+            latest[key] = (f"line {number}", item)
+    return [latest[key] for key in order]
+
+
+def read_gemini_cli(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
+    draft = Draft(name, "gemini-cli")
+    head = rows[0][1] if rows else None
+    if is_gemini_session(head):
+        draft.options["session_id"] = head["sessionId"]
+    for _, obj in rows:
+        if isinstance(obj, dict) and isinstance(obj.get("$set"), dict) and set(obj["$set"]) - {"messages"}:
+            draft.skipped["chat update ($set)"] += 1
+    for source, record in _records(name, rows):
+        if not isinstance(record, dict):
+            draft.unrecognised(f"{found(record)} where a chat record was expected", record, source)
+            continue
+        kind = record.get("type") if isinstance(record.get("type"), str) else None
+        if kind == "user":
+            responses = _responses(record.get("content"))
+            if responses:
+                for response in responses:
+                    call_id = response.get("id") if isinstance(response.get("id"), str) else None
+                    if call_id is not None and call_id in draft.calls and not draft.calls[call_id]:
+                        draft.skipped["result repeated from its call"] += 1
+                        continue
+                    text, error = _response_text(response)
+                    draft.result(call_id, text, error, source, response.get("name") if isinstance(response.get("name"), str) else None)
+                continue
+            text = _text(record.get("content"))
+            if text.lstrip().startswith(CONTEXT_PREFIX):
+                if not draft.steps() and draft.task_text is None:
+                    draft.system.append(text)
+                else:
+                    draft.note("system", text, source)
+            else:
+                draft.user(text, source)
+        elif kind == "gemini":
+            _turn(draft, record, source)
+        elif kind in NOTICES:
+            draft.note("system", f"Gemini CLI {kind}: {_text(record.get('content'))}", source)
+        else:
+            draft.unrecognised(f"a record with {found(record)}", record, source)
+    if draft.task_text is None and not draft.items:
+        raise TranscriptError(f"{name}:1: a Gemini CLI chat with no message")
+    return [draft]
+
+
+def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
+    thoughts = record.get("thoughts") if isinstance(record.get("thoughts"), list) else []
+    thought = "\n".join(
+        ": ".join(str(t[k]) for k in ("subject", "description") if isinstance(t.get(k), str) and t[k])
+        for t in thoughts
+        if isinstance(t, dict)
+    )
+    step = draft.new_step(thought)
+    text = _text(record.get("content"))
+    calls = record.get("toolCalls") if isinstance(record.get("toolCalls"), list) else []
+    if calls:
+        step.add_thought(text)
+    else:
+        step.add_reply(text)
+    tokens = record.get("tokens")
+    if isinstance(tokens, dict):
+        step.record_usage(tokens.get("input"), tokens.get("output"))
+    if isinstance(record.get("model"), str):
+        draft.options.setdefault("model", record["model"])
+    for call in calls:
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            draft.unrecognised("a tool call without a name", call, source)
+            continue
+        args, error = arguments(call.get("args"))
+        call_id = call.get("id") if isinstance(call.get("id"), str) else None
+        draft.call(step, Action(tool=call["name"], args=args, call_id=call_id, args_error=error))
+        results = _responses(call.get("result"))
+        for response in results:
+            text, failed = _response_text(response)
+            draft.result(call_id, text, failed or call.get("status") == "error", source, call["name"])
+        if not results and call.get("status") in ("error", "cancelled") and call_id is not None:
+            shown = call.get("resultDisplay") if isinstance(call.get("resultDisplay"), str) else ""
+            draft.result(call_id, shown or f"the call ended {call['status']}", True, source, call["name"])
