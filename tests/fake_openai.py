@@ -1,4 +1,5 @@
-"""A chat completions server for tests, on 127.0.0.1, with scripted replies.
+"""A chat completions server for tests, on 127.0.0.1, with scripted replies: an ASGI
+application on uvicorn.
 
 Each request takes the next scripted reply. A `say` / `call` reply is sent
 streamed (server-sent events) or whole, as the request asks; the fault replies
@@ -8,18 +9,22 @@ test releases them. Every request body and its headers are recorded.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+import uvicorn
 
 
 @dataclass
 class Request:
     path: str
+    """As requested, with its query."""
     headers: dict[str, str]
     body: dict[str, Any]
 
@@ -162,8 +167,8 @@ class Cut(Reply):
         if self.chunked:
             handler.start_stream()
             handler.send_chunk(line)
-            handler.wfile.write(b"40\r\ndata: {\"choi")
-            handler.wfile.flush()
+            handler.send_chunk('data: {"choi')
+            handler.cut()
         else:
             handler.send_response(200)
             handler.send_header("Content-Type", "text/event-stream")
@@ -186,42 +191,89 @@ class Hang(Reply):
         handler.close_connection = True
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # small writes go out at once (no 40 ms delayed-ACK stalls)
-    server: _Server
+@dataclass
+class Drip(Reply):
+    """A 200 whose body comes one byte every `every` seconds for `seconds` in all (`stream`:
+    an event stream whose first line never ends). `started` is set at the first byte,
+    `completed` once every byte went (never when the reader hung up or `stop` was set);
+    `sent` counts the bytes written (a clock for the test: one byte each `every`)."""
 
-    def log_message(self, format: str, *args: Any) -> None:
+    seconds: float = 30.0
+    every: float = 0.5
+    stream: bool = False
+    started: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)
+    completed: bool = False
+    sent: int = 0
+
+    def send(self, handler: _Handler, request: Request) -> None:
+        handler.close_connection = True
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream" if self.stream else "application/json")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        head = b'data: {"choices": [' if self.stream else b'{"id": "x", "choices": ['
+        try:
+            for n in range(int(self.seconds / self.every)):
+                handler.wfile.write(head[n : n + 1] if n < len(head) else b" ")
+                handler.wfile.flush()
+                self.sent += 1
+                self.started.set()
+                if self.stop.wait(self.every):
+                    return
+        except OSError:
+            return
+        self.completed = True
+
+
+class _Body:
+    """`handler.wfile`: each write is a piece of the response body, sent before it returns."""
+
+    def __init__(self, handler: _Handler) -> None:
+        self._handler = handler
+
+    def write(self, data: bytes) -> int:
+        self._handler._send({"type": "http.response.body", "body": bytes(data), "more_body": True})
+        return len(data)
+
+    def flush(self) -> None:
         pass
 
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        try:
-            body = json.loads(raw)
-        except json.JSONDecodeError:
-            self.send_json(400, {"error": {"message": "the request body is not JSON"}})
-            return
-        request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-        fake = self.server.fake
-        fake.requests.append(request)
-        if self.path.rstrip("/") != "/v1/chat/completions":
-            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
-            return
-        problem = fake.check(request)
-        if problem:
-            self.send_json(400, {"error": {"message": problem}})
-            return
-        with fake.lock:
-            reply = fake.script.popleft() if fake.script else None
-        if reply is None:
-            self.send_json(500, {"error": {"message": "no scripted reply left"}})
-            return
-        if callable(reply) and not isinstance(reply, Reply):
-            reply = reply(request)
-        if isinstance(reply, Hang):
-            fake.hangs.append(reply)
-        reply.send(self, request)
+
+class _Handler:
+    """What a scripted reply writes its response with, as `http.server`'s handler had it
+    (`send_response`, `send_header`, `end_headers`, `wfile`), on a thread of its own: each
+    call is an ASGI `send` on the server's loop, waited for (so a slow reader slows the
+    writer), and raises BrokenPipeError once the client has gone."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, send: Any, gone: threading.Event) -> None:
+        self._loop = loop
+        self._asgi_send = send
+        self._gone = gone
+        self._status = 200
+        self._headers: list[tuple[bytes, bytes]] = []
+        self.started = False
+        self.finished = False
+        self.close_connection = False
+        self.wfile = _Body(self)
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if self._gone.is_set():
+            raise BrokenPipeError("the client has gone")
+        if message["type"] == "http.response.start":
+            self.started = True
+        elif not message.get("more_body"):
+            self.finished = True
+        asyncio.run_coroutine_threadsafe(self._asgi_send(message), self._loop).result(30)
+
+    def send_response(self, code: int) -> None:
+        self._status, self._headers = code, []
+
+    def send_header(self, name: str, value: str) -> None:
+        self._headers.append((name.lower().encode("latin-1"), str(value).encode("latin-1")))
+
+    def end_headers(self) -> None:
+        self._send({"type": "http.response.start", "status": self._status, "headers": self._headers})
 
     def send_json(self, code: int, data: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(data).encode()
@@ -234,24 +286,47 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def start_stream(self) -> None:
+        """An event stream without a length: uvicorn sends it chunked."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
 
     def send_chunk(self, text: str) -> None:
-        data = text.encode()
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+        self.wfile.write(text.encode())
 
     def end_stream(self) -> None:
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def cut(self) -> None:
+        """Close the connection in the middle of the body (the client reads a broken stream)."""
+        self.finished = True  # the application returns with its response unfinished: uvicorn closes
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeOpenAI
+def _handle(fake: FakeOpenAI, handler: _Handler, raw: bytes, path: str, headers: dict[str, str]) -> None:
+    try:
+        body = json.loads(raw)
+    except json.JSONDecodeError:
+        handler.send_json(400, {"error": {"message": "the request body is not JSON"}})
+        return
+    request = Request(path, headers, body)
+    fake.requests.append(request)
+    if path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
+        handler.send_json(404, {"error": {"message": f"no route {path}"}})
+        return
+    problem = fake.check(request)
+    if problem:
+        handler.send_json(400, {"error": {"message": problem}})
+        return
+    with fake.lock:
+        reply = fake.script.popleft() if fake.script else None
+    if reply is None:
+        handler.send_json(500, {"error": {"message": "no scripted reply left"}})
+        return
+    if callable(reply) and not isinstance(reply, Reply):
+        reply = reply(request)
+    if isinstance(reply, (Hang, Drip)):
+        fake.hangs.append(reply)
+    reply.send(handler, request)
 
 
 class FakeOpenAI:
@@ -260,15 +335,61 @@ class FakeOpenAI:
     def __init__(self) -> None:
         self.script: deque[Reply | Callable[[Request], Reply]] = deque()
         self.requests: list[Request] = []
-        self.hangs: list[Hang] = []
+        self.hangs: list[Hang | Drip] = []
         self.lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(64)
+        config = uvicorn.Config(self._app, interface="asgi3", http="h11", loop="asyncio", lifespan="off", log_config=None,
+                                access_log=False, proxy_headers=False, timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._listener]}, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
+
+    async def _app(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """The ASGI application: the request read here, the scripted reply written on a thread."""
+        if scope["type"] != "http":
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        path = scope["raw_path"].decode("latin-1") + (f"?{scope['query_string'].decode('latin-1')}" if scope["query_string"] else "")
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        gone = threading.Event()
+        loop = asyncio.get_running_loop()
+        handler = _Handler(loop, send, gone)
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+
+        watcher = loop.create_task(watch())
+        done = loop.create_future()
+
+        def write() -> None:  # a thread of its own: a reply may block (Hang) without holding up others
+            try:
+                _handle(self, handler, b"".join(chunks), path, headers)
+            except OSError:
+                pass
+            finally:
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+
+        threading.Thread(target=write, daemon=True).start()
+        try:
+            await done
+        finally:
+            watcher.cancel()
+        if handler.started and not handler.finished and not gone.is_set():
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def add(self, *replies: Reply | Callable[[Request], Reply]) -> FakeOpenAI:
         with self.lock:
@@ -293,14 +414,20 @@ class FakeOpenAI:
 
     def __enter__(self) -> FakeOpenAI:
         self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started and time.monotonic() < deadline:
+            time.sleep(0.005)
         return self
 
     def __exit__(self, *exc: object) -> None:
         for reply in [*self.script, *self.hangs]:
             if isinstance(reply, Hang):
                 reply.release.set()
-        self._server.shutdown()
-        self._server.server_close()
+            elif isinstance(reply, Drip):
+                reply.stop.set()
+        self._server.should_exit = True
+        self._thread.join(10)
+        self._listener.close()
 
 
 def refused_url() -> str:

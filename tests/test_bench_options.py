@@ -21,6 +21,7 @@ CASES = [
     ("engine_figures.py", ["--model-steps", "10000", "--model-long", "100"]),
     ("gateway_latency.py", ["--turns", "0"]),
     ("grid_experiment.py", ["--workers", "0"]),
+    ("import_speed.py", ["--lines", "10"]),
     ("mcp_bench.py", ["--starts", "0"]),
     ("replay.py", ["--every", "0"]),
     ("replay_app.py", ["--seeks", "-5"]),

@@ -69,7 +69,7 @@ def test_request_bodies_are_capped(tmp_path: Path) -> None:
         big = {"model": "m", "messages": [{"role": "user", "content": "x" * 5000}]}
         response = httpx.post(server.url + "/chat/completions", json=big)
         assert response.status_code == 413 and "over 2000 bytes" in response.json()["error"]["message"]
-        chunked = httpx.post(server.url + "/chat/completions", content=iter([json.dumps(big).encode()]))
+        chunked = httpx.post(server.url + "/chat/completions", content=iter([json.dumps(big).encode()]), headers={"Content-Type": "application/json"})
         assert chunked.status_code == 413
         assert fake.requests == []
 

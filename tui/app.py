@@ -38,6 +38,7 @@ from tui.run_guard import watch_run
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, QuitScreen, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
+from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
 from tui.take_over import TakeOverCockpit
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.header import RunHeader
@@ -87,7 +88,9 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         Binding("t", "set_task", "task"),
         Binding("q", "quit", "quit"),
         QUIT_ON_CTRL_C,
+        Binding(RUNS_KEY, "runs", "your runs", show=False),
     ]
+    COMMANDS = {*McpCockpit.COMMANDS, RunsCommands}
 
     def __init__(
         self,
@@ -465,6 +468,10 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
                 self.notify(clean(f"Saved a copy to {path}"), markup=False)
 
         self.push_screen(SaveScreen(default, self.save_copy, live=self.run_.path), saved)
+
+    def action_runs(self) -> None:
+        """Your runs (tui.screens.runs): one opened, resumed or forked runs beside this one."""
+        open_runs(self, live=self.run_.path)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

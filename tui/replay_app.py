@@ -36,6 +36,7 @@ from tui.replay_fork import _fork_from, fork_target, imported_fork_policies
 from tui.replay_tail import Tail, read_tail
 from tui.screens.ask import AskScreen
 from tui.screens.dialogs import HelpScreen, PolicyPicker
+from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.header import RunHeader
 from tui.widgets.run_panes import RunPanes
@@ -62,6 +63,7 @@ space                    play / pause
 f                        fork: continue live from here with a policy you pick; where a fork
                          could do nothing (the end, a final answer), from the nearest point before
 o                        expand every folded observation, or fold them again
+l                        your runs: open another, resume or fork one
 ctrl+p                   every command of this screen, searchable
 ?                        this help
 q / ctrl+c               quit
@@ -122,7 +124,9 @@ class ReplayApp(App[object]):
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
         QUIT_ON_CTRL_C,
+        Binding(RUNS_KEY, "runs", "your runs", show=False),
     ]
+    COMMANDS = {*App.COMMANDS, RunsCommands}
 
     def __init__(
         self,
@@ -457,6 +461,9 @@ class ReplayApp(App[object]):
 
     def action_toggle_folds(self) -> None:
         self.query_one(TranscriptPane).action_toggle_folds()
+
+    def action_runs(self) -> None:
+        open_runs(self)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen("Replay keys", REPLAY_HELP))

@@ -3,7 +3,8 @@
 The parts: `conversation` (following an agent's history from request to
 request), `schema` (the agent's tools and their arguments), `upstream` (the
 model as a policy), `wire` (responses), `controller` (the `Gateway` driving an
-engine run per conversation turn), `server` (HTTP on h11).
+engine run per conversation turn), `client` (the upstream over httpx),
+`server` (the ASGI application on uvicorn).
 """
 
 from engine.gateway.controller import Gateway, GatewayRun

@@ -1,60 +1,166 @@
-"""The gateway's upstream connection: `http.client` with keep-alive.
+"""The gateway's upstream connection: one `httpx.Client` with a keep-alive pool, and deadlines.
 
-The upstream call is on the path of every model turn, so the client is the
-leanest one that does the job: the standard library's HTTP/1.1 connection,
-kept open between requests (one per upstream, used under the gateway's lock),
-TLS with the default context, no proxies from the environment. A connection
-the server closed while idle is opened again once; anything else is the
-caller's to report.
+Every upstream call is on the path of a model turn, so one client is kept
+(its pool reused between requests), with TLS from the shared verified
+context, no proxies from the environment and no redirects. The reply is read
+streamed, with three bounds: `timeout` for the whole of a reply that is not
+a stream (a server dripping a byte at a time never holds a request longer),
+for a stream `timeout` between its lines (a server that keeps the stream
+alive with a byte at a time is stopped too) and `stream_limit` for the whole
+stream; and `MAX_REPLY_BYTES` for the size of either. `interrupt()` cuts the
+replies being read, from any thread, so a gateway that stops does not wait
+for an upstream to finish. httpx's errors come out as the standard library's:
+`TimeoutError` for a deadline, `Unreachable` (an `OSError`) for the rest; and
+httpx is imported on first use (importing it loads rich, which the engine
+must not).
 """
 
 from __future__ import annotations
 
-import http.client
-import ssl
+import socket
 import threading
-from urllib.parse import urlsplit
+import time
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator
 
-TIMEOUT_ERRORS = (TimeoutError,)
-TRANSPORT_ERRORS = (OSError, http.client.HTTPException)
+from engine.model.http import MAX_REPLY_BYTES, ssl_context
+from engine.model.wire import WireError
+
+if TYPE_CHECKING:
+    import httpx
+
+STREAM_LIMIT = 1800.0
+"""Seconds a streamed reply may take in all (each gap between its lines: the timeout)."""
+TOO_LARGE = f"the reply is larger than {MAX_REPLY_BYTES // 1_000_000} MB; stopped reading"
+
+
+class Unreachable(OSError):
+    """The upstream could not be reached, or its connection broke; `kind` is httpx's name for it."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class Interrupted(Unreachable):
+    """The gateway is stopping: no upstream request is sent or read any more."""
+
+
+@contextmanager
+def _as_standard_errors() -> Iterator[None]:
+    import httpx
+
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise TimeoutError(f"the upstream did not answer in time ({type(exc).__name__})") from exc
+    except httpx.TransportError as exc:
+        raise Unreachable(type(exc).__name__) from exc
 
 
 class UpstreamClient:
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, stream_limit: float = STREAM_LIMIT) -> None:
         self.timeout = timeout
-        self._connections: dict[tuple[str, str, int], http.client.HTTPConnection] = {}
+        self.stream_limit = stream_limit
+        self.interrupted = False
+        self._client: httpx.Client | None = None
+        self._reading: set[httpx.Response] = set()
         self._lock = threading.Lock()
 
-    def post(self, url: str, payload: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
-        """Send a POST; the response is open (read it whole before the next request)."""
-        parts = urlsplit(url)
-        https = parts.scheme == "https"
-        key = (parts.scheme, parts.hostname or "", parts.port or (443 if https else 80))
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        for attempt in (0, 1):
-            with self._lock:
-                connection = self._connections.get(key)
-                reused = connection is not None and connection.sock is not None
-                if connection is None:
-                    connection = self._open(key, https)
-                    self._connections[key] = connection
-            try:
-                connection.request("POST", target, body=payload, headers=headers)
-                return connection.getresponse()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-                connection.close()
-                if attempt or not reused:
-                    raise
-        raise AssertionError("unreachable")
+    def _http(self) -> httpx.Client:
+        import httpx
 
-    def _open(self, key: tuple[str, str, int], https: bool) -> http.client.HTTPConnection:
-        _, host, port = key
-        if https:
-            return http.client.HTTPSConnection(host, port, timeout=self.timeout, context=ssl.create_default_context())
-        return http.client.HTTPConnection(host, port, timeout=self.timeout)
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(
+                    timeout=httpx.Timeout(self.timeout),
+                    limits=httpx.Limits(max_connections=16, max_keepalive_connections=4, keepalive_expiry=60),
+                    verify=ssl_context(),
+                    trust_env=False,
+                    follow_redirects=False,
+                )
+            return self._client
+
+    @contextmanager
+    def post(self, url: str, payload: bytes, headers: dict[str, str]) -> Iterator[httpx.Response]:
+        """POST and yield the response with its body not yet read (read it with `whole` or `lines`)."""
+        import httpx
+
+        if self.interrupted:
+            raise Interrupted("the gateway is stopping")
+        client = self._http()
+        with _as_standard_errors():
+            url_sent = httpx.URL(url).copy_with(username=None, password=None)  # user info is never sent as a login
+            request = client.build_request("POST", url_sent, content=payload, headers={"Accept-Encoding": "identity", **headers})
+            response = client.send(request, stream=True)
+        with self._lock:
+            self._reading.add(response)
+        try:
+            if self.interrupted:
+                raise Interrupted("the gateway is stopping")
+            yield response
+        finally:
+            with self._lock:
+                self._reading.discard(response)
+            response.close()
+
+    def whole(self, response: httpx.Response) -> bytes:
+        """The whole body, within `timeout` of now and `MAX_REPLY_BYTES`."""
+        deadline = time.monotonic() + self.timeout
+        chunks: list[bytes] = []
+        size = 0
+        with _as_standard_errors():
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_REPLY_BYTES:
+                    raise WireError(TOO_LARGE)
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the reply took longer than the timeout")
+                chunks.append(chunk)
+        return b"".join(chunks)
+
+    def lines(self, response: httpx.Response) -> Iterator[bytes]:
+        """The body's lines (each with its line end) as they come: at most `timeout` between
+        two lines that are not empty, `stream_limit` in all, `MAX_REPLY_BYTES` in size."""
+        started = time.monotonic()
+        last = started
+        size = 0
+        pending = b""
+        with _as_standard_errors():
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_REPLY_BYTES:
+                    raise WireError(TOO_LARGE)
+                now = time.monotonic()
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    if line.strip():
+                        last = now
+                    yield line + b"\n"
+                if now - last > self.timeout:
+                    raise TimeoutError("no line of the stream within the timeout")
+                if now - started > self.stream_limit:
+                    raise TimeoutError("the stream took longer than its limit")
+        if pending:
+            yield pending
+
+    def interrupt(self) -> None:
+        """Cut every reply being read (from any thread) and refuse new requests: the gateway stops."""
+        self.interrupted = True
+        with self._lock:
+            reading = list(self._reading)
+        for response in reading:
+            stream = response.extensions.get("network_stream")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if isinstance(sock, socket.socket):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def close(self) -> None:
         with self._lock:
-            for connection in self._connections.values():
-                connection.close()
-            self._connections.clear()
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()

@@ -1,213 +1,407 @@
-"""The gateway's HTTP side: a small threaded server on h11.
+"""The gateway's HTTP side: an ASGI application served by uvicorn in a background thread.
 
-Why not a framework: h11 already comes with httpx (no new package), the
-server needs two routes, and every layer between the socket and the gateway
-adds latency to each model turn. h11 does the HTTP/1.1 parsing and framing
-(keep-alive, Content-Length and chunked request bodies); a server-sent-event
-stream is one complete body sent with the headers of an event stream, so a
-client sees exactly the bytes the upstream or the gateway wrote. One thread
-per connection does the whole request: the gateway's work (the upstream
-call) runs on it, so a request let through costs no hand-off between
-threads; a held request waits on its future while the thread watches the
-socket and reports an agent that left.
+uvicorn does the HTTP/1.1 work (parsing, keep-alive, HEAD, pipelining, the
+accept loop that survives running out of file descriptors, graceful
+shutdown); this module is the application: who may ask (the listening
+address as the `Host`, no browser `Origin` unless allowed, the bearer token),
+the routes (`POST /v1/chat/completions`, `GET /v1/models`, `GET`/`HEAD /`),
+the body (JSON, at most `max_body` bytes: more is a 413, read to its end so
+the client sees the answer) and the wait: the gateway's work (the upstream
+call) runs on a worker thread, and a held request waits on its future while
+the application watches for the agent leaving (`http.disconnect`), which it
+reports to the gateway. Connections are bounded (`limit_concurrency`: the
+rest get 503), an idle one is closed after `keep_alive` seconds, and the
+operator is told on stderr when a limit is hit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import ipaddress
 import json
-import select
+import logging
 import socket
+import sys
 import threading
+import time
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, Awaitable, Callable
 
-import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from engine.gateway.controller import Gateway
 from engine.gateway.wire import Response, error_response, models_list
 
 DEFAULT_MAX_BODY = 10 * 1024 * 1024
-_READ = 65536
-_WATCH = 0.1
-"""Seconds between looks at the socket of a held request."""
+DEFAULT_MAX_CONNECTIONS = 100
+DEFAULT_KEEP_ALIVE = 5.0
+_CHAT = ("/v1/chat/completions", "/chat/completions")
+_MODELS = ("/v1/models", "/models")
+_THREAD = "gateway-http"
+_LOST = "agent_tui.connection_lost"
+"""Set in a request's scope when its connection is lost (see `_Protocol`)."""
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-class _Closed(Exception):
-    """The agent closed the connection."""
+class _Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with three additions: no Nagle delay (the headers and
+    body are two writes), a connection that never sends a request is closed after the
+    keep-alive timeout (uvicorn arms it only after a response), and a lost connection is
+    marked in its request's scope, so the application knows whether a response it sent
+    was handed to a live connection (uvicorn drops one sent to a lost connection silently)."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # asyncio sets it only for a listener made with IPPROTO_TCP
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.scope is not None:
+            self.scope[_LOST] = True  # type: ignore[literal-required]
+        super().connection_lost(exc)
+
+
+class _Notice(logging.Handler):
+    """uvicorn's and asyncio's warnings (a concurrency limit hit, accept() out of file
+    descriptors) as one line on stderr for the operator, each at most every few seconds."""
+
+    _EVERY = 5.0
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self._last: dict[str, float] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.threadName != _THREAD:  # another event loop of the process (the cockpit's)
+            return
+        text = _notice_text(record)
+        now = time.monotonic()
+        if now - self._last.get(text, -self._EVERY) < self._EVERY:
+            return
+        self._last[text] = now
+        try:
+            print(f"agent-tui gateway: {text}", file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+
+
+def _notice_text(record: logging.LogRecord) -> str:
+    message = record.getMessage()
+    if message.startswith("Exceeded concurrency limit"):
+        return "too many connections at once: new requests get 503 until some close"
+    exc = record.exc_info[1] if record.exc_info else None
+    if isinstance(exc, OSError) and "accept" in message:
+        return f"cannot accept connections ({exc.strerror or exc}): retrying each second; idle connections close after the keep-alive timeout"
+    return message.splitlines()[0] if message else record.levelname
+
+
+_NOTICE = _Notice()
+for _name in ("uvicorn.error", "asyncio"):
+    logging.getLogger(_name).addHandler(_NOTICE)
 
 
 class GatewayServer:
-    """Serves `POST /v1/chat/completions` and `GET /v1/models` for one `Gateway`."""
+    """Serves the gateway's routes for one `Gateway` on `host:port` (port 0: a free one)."""
 
-    def __init__(self, gateway: Gateway, host: str, port: int, *, token: str | None = None, max_body: int = DEFAULT_MAX_BODY) -> None:
+    def __init__(
+        self,
+        gateway: Gateway,
+        host: str,
+        port: int,
+        *,
+        token: str | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
+        allow_origins: tuple[str, ...] | list[str] = (),
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        keep_alive: float = DEFAULT_KEEP_ALIVE,
+    ) -> None:
         self.gateway = gateway
         self.host = host
         self.port = port
         self.token = token
         self.max_body = max_body
-        self._listener: socket.socket | None = None
-        self._connections: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        self._closing = False
+        self.allow_origins = frozenset(o.rstrip("/").lower() for o in allow_origins)
+        self.max_connections = max_connections
+        self.keep_alive = keep_alive
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._hosts: frozenset[str] = frozenset()
 
     # -- life ------------------------------------------------------------------
 
     def start(self) -> None:
-        """Listen and serve in background threads; raises OSError when the address cannot be used."""
+        """Listen and serve in a background thread; raises OSError when the address cannot be used."""
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         listener = socket.socket(family, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             listener.bind((self.host, self.port))
-            listener.listen(64)
+            listener.listen(128)
         except OSError:
             listener.close()
             raise
         self.port = listener.getsockname()[1]
-        self._listener = listener
-        threading.Thread(target=self._accept, name="gateway-accept", daemon=True).start()
+        self._hosts = _allowed_hosts(self.host, self.port, token=self.token is not None)
+        config = uvicorn.Config(
+            self,
+            http=_Protocol,
+            interface="asgi3",
+            loop="asyncio",
+            proxy_headers=False,
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            server_header=False,
+            limit_concurrency=self.max_connections,
+            timeout_keep_alive=self.keep_alive,  # type: ignore[arg-type]
+            timeout_graceful_shutdown=1,
+            h11_max_incomplete_event_size=64 * 1024,
+        )
+        server = uvicorn.Server(config)
+        self._server = server
+        ready = threading.Event()
 
-    def _accept(self) -> None:
-        while not self._closing:
+        def serve() -> None:
+            async def main() -> None:
+                ready_task = asyncio.get_running_loop().create_task(_when(lambda: server.started, ready.set))
+                try:
+                    await server.serve(sockets=[listener])  # off the main thread: no signal handlers
+                finally:
+                    ready_task.cancel()
+                    ready.set()
+
             try:
-                sock, _ = self._listener.accept()
-            except OSError:
-                return
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with self._lock:
-                self._connections.add(sock)
-            threading.Thread(target=self._connection, args=(sock,), name="gateway-connection", daemon=True).start()
+                asyncio.run(main())
+            except BaseException as exc:  # SystemExit from a failed start included: the operator is told
+                print(f"agent-tui gateway: the HTTP server stopped: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            finally:
+                listener.close()
+
+        self._thread = threading.Thread(target=serve, name=_THREAD, daemon=True)
+        self._thread.start()
+        ready.wait(30)
 
     def close(self) -> None:
-        self._closing = True
-        if self._listener is not None:
-            try:
-                self._listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self._listener.close()
-        with self._lock:
-            for sock in list(self._connections):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+        """Stop serving: open connections are closed once their response is sent (at most about a second)."""
+        server, thread = self._server, self._thread
+        if server is None or thread is None:
+            return
+        server.should_exit = True
+        thread.join(5)
+        if thread.is_alive():
+            server.force_exit = True
+            thread.join(5)
+
+    @property
+    def open_connections(self) -> int:
+        """The agents' connections open now."""
+        return len(self._server.server_state.connections) if self._server is not None else 0
 
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/v1"
 
-    # -- connections -----------------------------------------------------------
+    # -- the application ---------------------------------------------------------
 
-    def _connection(self, sock: socket.socket) -> None:
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
-        try:
-            while not self._closing:
-                request, body, too_big = self._read_request(conn, sock)
-                if request is None:
-                    return
-                if too_big:
-                    response = error_response(413, f"agent-tui gateway: the request body is over {self.max_body} bytes")
-                else:
-                    response = self._answer(request, body, sock)
-                if not self._send(conn, sock, response) or too_big:
-                    return
-                conn.start_next_cycle()
-        except (h11.RemoteProtocolError, OSError, _Closed):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
             return
-        finally:
-            with self._lock:
-                self._connections.discard(sock)
-            sock.close()
+        response, on_sent = await self._answer(scope, receive)
+        await self._send(scope, send, response, on_sent)
 
-    def _read_request(self, conn: h11.Connection, sock: socket.socket) -> tuple[h11.Request | None, bytes, bool]:
-        request: h11.Request | None = None
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = sock.recv(_READ)
-                conn.receive_data(data)
-                if not data and conn.their_state is h11.IDLE:
-                    return None, b"", False
-                continue
-            if isinstance(event, h11.Request):
-                request = event
-                length = _header(event, b"content-length")
-                if length is not None and length.isdigit() and int(length) > self.max_body:
-                    return request, b"", True
-            elif isinstance(event, h11.Data):
-                size += len(event.data)
-                if size > self.max_body:
-                    return request, b"", True
-                chunks.append(event.data)
-            elif isinstance(event, h11.EndOfMessage):
-                return request, b"".join(chunks), False
-            else:  # ConnectionClosed, or PAUSED (a pipelined request: one at a time)
-                return None, b"", False
-
-    def _answer(self, request: h11.Request, body: bytes, sock: socket.socket) -> Response:
-        path = request.target.split(b"?", 1)[0].rstrip(b"/")
-        if self.token is not None:
-            given = _header(request, b"authorization") or ""
-            if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
-                return error_response(401, "agent-tui gateway: this gateway needs its token as the bearer token", "authentication_error")
-        if path in (b"/v1/models", b"/models") and request.method == b"GET":
-            return models_list(self.gateway.model_names())
-        if path not in (b"/v1/chat/completions", b"/chat/completions"):
-            return error_response(404, f"agent-tui gateway: no route {request.method.decode()} {request.target.decode(errors='replace')}")
-        if request.method != b"POST":
-            return error_response(405, "agent-tui gateway: use POST for /v1/chat/completions")
+    async def _answer(self, scope: Scope, receive: Receive) -> tuple[Response, Callable[[bool], None] | None]:
+        headers = _headers(scope)
+        method, path = scope["method"], scope["path"].rstrip("/") or "/"
+        refused = self._refusal(headers)
+        if refused is not None:
+            return refused, None
+        if path == "/" and method in ("GET", "HEAD"):
+            return Response(200, b"", "text/plain; charset=utf-8"), None
+        if path in _MODELS and method in ("GET", "HEAD"):
+            return models_list(self.gateway.model_names()), None
+        if path not in _CHAT:
+            shown = scope["path"].encode("ascii", "backslashreplace").decode()[:200]
+            return error_response(404, f"agent-tui gateway: no route {method} {shown}"), None
+        if method != "POST":
+            return error_response(405, "agent-tui gateway: use POST for /v1/chat/completions"), None
+        if headers.get("content-type", "").split(";", 1)[0].strip().lower() != "application/json":
+            return error_response(415, "agent-tui gateway: the request body must be JSON, sent with Content-Type: application/json"), None
+        body = await self._body(headers, receive)
+        if body is None:
+            return error_response(413, f"agent-tui gateway: the request body is over {self.max_body} bytes"), None
         try:
             data: Any = json.loads(body)
         except (ValueError, RecursionError) as exc:
-            return error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})")
-        return self._wait(self.gateway.submit(data), sock)
+            return error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})"), None
+        future = await _in_thread(self.gateway.submit, data)
+        response = await self._wait(future, receive)
+        return response, (response.on_sent if response is not None else None)
 
-    def _wait(self, future: Future[Response], sock: socket.socket) -> Response:
-        """The response once decided; an agent that leaves meanwhile is reported (`_Closed`)."""
+    def _refusal(self, headers: dict[str, str]) -> Response | None:
+        """A request the gateway does not serve: another `Host` (a page's DNS rebinding), a
+        browser's `Origin` not allowed, or no bearer token when one is set."""
+        host = headers.get("host", "").lower()
+        if self._hosts and host not in self._hosts:
+            shown = host.encode("ascii", "backslashreplace").decode()[:100] or "none"
+            return error_response(421, f"agent-tui gateway: the Host header ({shown}) is not this gateway's address {self.host}:{self.port}", "invalid_request_error", "wrong_host")
+        origin = headers.get("origin")
+        if origin is not None and origin.rstrip("/").lower() not in self.allow_origins and "*" not in self.allow_origins:
+            shown = origin.encode("ascii", "backslashreplace").decode()[:100]
+            return error_response(403, f"agent-tui gateway: requests from web pages are refused (Origin {shown}); allow one with --allow-origin", "invalid_request_error", "origin_refused")
+        if self.token is not None:
+            given = headers.get("authorization", "")
+            if not hmac.compare_digest(given.encode("latin-1"), f"Bearer {self.token}".encode()):
+                return error_response(401, "agent-tui gateway: this gateway needs its token as the bearer token", "authentication_error")
+        return None
+
+    async def _body(self, headers: dict[str, str], receive: Receive) -> bytes | None:
+        """The request body, or None when it is over `max_body` (the rest is read and dropped
+        by uvicorn after the answer, so a client that sends it whole still reads the 413)."""
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.max_body:
+            return None
+        chunks: list[bytes] = []
+        size = 0
         while True:
-            try:
-                return future.result(timeout=_WATCH)
-            except FutureTimeout:
-                pass
-            except Exception:  # cancelled: a newer request took this one's place
-                return error_response(409, "agent-tui gateway: a newer request took this one's place", "superseded")
-            readable, _, _ = select.select([sock], [], [], 0)
-            if readable and not sock.recv(1, socket.MSG_PEEK):
-                self.gateway.disconnected(future)
-                raise _Closed()
+            message = await receive()
+            if message["type"] != "http.request":
+                return b""
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
 
-    def _send(self, conn: h11.Connection, sock: socket.socket, response: Response) -> bool:
+    async def _wait(self, future: Future[Response], receive: Receive) -> Response | None:
+        """The response once decided; None when the agent left first (reported to the gateway)."""
+        if future.done():
+            return _result(future)
+        loop = asyncio.get_running_loop()
+        decided = asyncio.Event()
+        future.add_done_callback(lambda _: _wake(loop, decided))
+        left = loop.create_task(_disconnect(receive))
+        done = loop.create_task(decided.wait())
+        try:
+            await asyncio.wait((left, done), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            done.cancel()
+        if future.done():
+            left.cancel()
+            return _result(future)
+        await _in_thread(self.gateway.disconnected, future)
+        return None
+
+    async def _send(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None) -> None:
+        if response is None or scope.get(_LOST):
+            _report_sent(on_sent, False)
+            return
         headers = [
-            (b"content-type", response.content_type.encode()),
+            (b"content-type", response.content_type.encode("latin-1")),
             (b"content-length", str(len(response.body)).encode()),
         ]
         if response.content_type == "text/event-stream":
             headers.append((b"cache-control", b"no-cache"))
-        headers.extend((k.encode(), v.encode()) for k, v in response.headers.items())
-        out = conn.send(h11.Response(status_code=response.status, headers=headers, reason=_reason(response.status)))
-        out += conn.send(h11.Data(data=response.body))
-        out += conn.send(h11.EndOfMessage())
-        sock.sendall(out)
-        return conn.our_state is h11.DONE and conn.their_state is h11.DONE
+        headers.extend((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items())
+        try:
+            await send({"type": "http.response.start", "status": response.status, "headers": headers})
+            await send({"type": "http.response.body", "body": response.body, "more_body": False})
+        except Exception:
+            _report_sent(on_sent, False)
+            raise
+        _report_sent(on_sent, not scope.get(_LOST))
 
 
-def _header(request: h11.Request, name: bytes) -> str | None:
-    for key, value in request.headers:
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
-def _reason(status: int) -> bytes:
-    from http import HTTPStatus
-
+def _report_sent(on_sent: Callable[[bool], None] | None, sent: bool) -> None:
+    if on_sent is None:
+        return
     try:
-        return HTTPStatus(status).phrase.encode()
+        on_sent(sent)
+    except Exception as exc:  # the server keeps serving whatever the callback does
+        print(f"agent-tui gateway: reporting a sent response failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+
+
+def _wake(loop: asyncio.AbstractEventLoop, decided: asyncio.Event) -> None:
+    try:
+        loop.call_soon_threadsafe(decided.set)
+    except RuntimeError:  # the server stopped meanwhile: nobody waits any more
+        pass
+
+
+def _result(future: Future[Response]) -> Response:
+    if future.cancelled() or future.exception() is not None:  # a newer request took this one's place
+        return error_response(409, "agent-tui gateway: a newer request took this one's place", "superseded")
+    return future.result()
+
+
+async def _in_thread(work: Callable[..., Any], *args: Any) -> Any:
+    """`work(*args)` on a daemon thread of its own: the gateway's work blocks (its lock, the
+    upstream call), and a thread left blocked must never hold up the process's exit."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(value)
+
+    def run() -> None:
+        try:
+            value, error = work(*args), None
+        except BaseException as exc:
+            value, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, value, error)
+        except RuntimeError:  # the loop closed meanwhile
+            pass
+
+    threading.Thread(target=run, name="gateway-request", daemon=True).start()
+    return await done
+
+
+async def _disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _when(condition: Callable[[], bool], then: Callable[[], None]) -> None:
+    while not condition():
+        await asyncio.sleep(0.005)
+    then()
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+def _allowed_hosts(host: str, port: int, *, token: bool) -> frozenset[str]:
+    """The `Host` values a request may carry: the listening address, and for a loopback
+    address also `localhost` and the loopback literals. Empty (any) off loopback when a
+    token is set (required there): agents may name the machine as they like, and a page
+    cannot send the token; and for a wildcard address, which has no one name."""
+    try:
+        address = ipaddress.ip_address(host)
     except ValueError:
-        return b""
+        address = None
+    loopback = host == "localhost" or (address is not None and address.is_loopback)
+    if (address is not None and address.is_unspecified) or (token and not loopback):
+        return frozenset()
+    names = {f"[{host}]" if ":" in host else host}
+    if loopback:
+        names |= {"localhost", "127.0.0.1", "[::1]"}
+    allowed = {f"{n.lower()}:{port}" for n in names}
+    if port == 80:
+        allowed |= {n.lower() for n in names}
+    return frozenset(allowed)

@@ -5,32 +5,39 @@ request parameters to an OpenAI-compatible endpoint and reads the reply (whole
 or streamed) into a `Decision`: tool calls are the actions, the text is the
 thought, a reply without tool calls is the answer. It keeps the reply's raw
 bytes so a response released unchanged goes back to the agent exactly as the
-upstream sent it. A refused connection, a timeout or an error status is a
-`PolicyError`; `last_failure` keeps the status, body and headers to give the
-agent. The key is sent as the upstream's bearer token and never written: an
-upstream that echoes it (in a reply, tool arguments or an error body) has it
-masked (`engine.model.keymask`) in the bytes before anything reads, cuts or
-passes them on.
+upstream sent it. A refused connection, a timeout (`engine.gateway.client`
+bounds the whole reply) or an error status is a `PolicyError`; `last_failure`
+keeps the status, body and the headers worth passing on (`Retry-After`,
+`x-ratelimit-*`) to give the agent. The key is sent as the upstream's bearer
+token and never written: an upstream that echoes it, or a credential of its
+URL (user info, `?key=`), in a reply, tool arguments, an error body or a
+header has it masked (`engine.model.keymask`) before anything reads, cuts or
+passes it on.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field
-from http.client import HTTPResponse
-from typing import Any, Callable, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 from engine.core.events import Usage
+from engine.core.urls import endpoint, url_secrets
 from engine.model.config import Secret, safe_url
-from engine.model.http import MAX_REPLY_BYTES
 from engine.model.keymask import KeyMask, MaskedStream
 from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
 from engine.core.policy import Decision, PolicyError, RunView
-from engine.gateway.client import TIMEOUT_ERRORS, TRANSPORT_ERRORS, UpstreamClient
+from engine.gateway.client import Unreachable, UpstreamClient
 from engine.gateway.echo import StreamEcho, masked_json
 
-_PASS_HEADERS = ("retry-after", "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests")
+if TYPE_CHECKING:
+    import httpx
+
+
+def _passed_on(name: str) -> bool:
+    """The upstream headers the agent gets with a failure: when to retry, and its rate limits."""
+    name = name.lower()
+    return name == "retry-after" or name.startswith("x-ratelimit-")
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,7 @@ class UpstreamPolicy:
         self.name = f"upstream {upstream.label}"
         self._body = body
         self._key = key
-        self._mask = KeyMask(key.reveal() if key else None)
+        self._mask = KeyMask(key.reveal() if key else None, url_secrets(upstream.url))
         self._timeout = timeout
         self._client = client or UpstreamClient(timeout)
         self.last_reply: UpstreamReply | None = None
@@ -102,40 +109,34 @@ class UpstreamPolicy:
         headers = {"Content-Type": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key.reveal()}"
-        url = self.upstream.url.rstrip("/") + "/chat/completions"
+        url = endpoint(self.upstream.url, "chat/completions")
         stream = bool(body.get("stream"))
         payload = json.dumps(body).encode()
         try:
-            response = self._client.post(url, payload, headers)
-            if response.status != 200:
-                raw = masked_json(self._mask, self._masked(_read_capped(response)))
-                self._fail(response.status, raw, dict(response.getheaders()), _detail(raw))
-            got = self._read_stream(response, view) if stream else _read_whole(masked_json(self._mask, self._masked(_read_capped(response))))
-        except TIMEOUT_ERRORS:
-            self._client.close()  # a reply read halfway leaves its connection unusable
+            with self._client.post(url, payload, headers) as response:
+                if response.status_code != 200:
+                    raw = masked_json(self._mask, self._masked(self._client.whole(response)))
+                    self._fail(response.status_code, raw, response.headers, _detail(raw))
+                got = self._read_stream(response, view) if stream else _read_whole(masked_json(self._mask, self._masked(self._client.whole(response))))
+        except TimeoutError:
             self._fail(504, None, {}, f"the upstream {safe_url(self.upstream.url)} did not answer in time")
-        except TRANSPORT_ERRORS as exc:
-            self._client.close()
-            self._fail(502, None, {}, f"cannot reach the upstream {safe_url(self.upstream.url)}: {type(exc).__name__}")
+        except OSError as exc:
+            if self._client.interrupted:
+                self._fail(503, None, {}, "the gateway stopped while the upstream was answering")
+            kind = exc.kind if isinstance(exc, Unreachable) else type(exc).__name__
+            self._fail(502, None, {}, f"cannot reach the upstream {safe_url(self.upstream.url)}: {kind}")
         except WireError as exc:
-            self._client.close()
             self._fail(502, None, {}, f"the upstream's reply could not be read: {exc}")
         self.last_reply = got
         self._mask.reply(got.reply)  # a key split across streamed pieces
         return _decision(got.reply)
 
-    def _read_stream(self, response: HTTPResponse, view: RunView) -> UpstreamReply:
+    def _read_stream(self, response: httpx.Response, view: RunView) -> UpstreamReply:
         shown = MaskedStream(self._mask, view.stream)
         reader = StreamReader(shown)
         echo = StreamEcho(self._mask)
         lines: list[bytes] = []
-        size, deadline = 0, time.monotonic() + self._timeout
-        while line := response.readline(MAX_REPLY_BYTES + 1 - size):
-            size += len(line)
-            if size > MAX_REPLY_BYTES:
-                raise WireError(_TOO_LARGE)
-            if time.monotonic() > deadline:
-                raise TimeoutError
+        for line in self._client.lines(response):
             line = echo.line(self._masked(line))
             lines.append(line)
             reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
@@ -153,7 +154,7 @@ class UpstreamPolicy:
         return raw if masked == text else masked.encode("utf-8", "surrogateescape")
 
     def _fail(self, status: int, raw: bytes | None, headers: Any, message: str) -> NoReturn:
-        kept = {k: v for k, v in headers.items() if k.lower() in _PASS_HEADERS}
+        kept = {k.lower(): self._mask(v) for k, v in headers.items() if _passed_on(k)}
         body = raw if raw else json.dumps({"error": {"message": message, "type": "upstream_error"}}).encode()
         self.last_failure = Failure(status, body, kept)
         raise PolicyError(f"upstream status {status}: {message}")
@@ -161,16 +162,9 @@ class UpstreamPolicy:
     def close(self) -> None:
         self._client.close()
 
-
-_TOO_LARGE = f"the reply is larger than {MAX_REPLY_BYTES // 1_000_000} MB; stopped reading"
-
-
-def _read_capped(response: HTTPResponse) -> bytes:
-    """The body, up to `MAX_REPLY_BYTES` (a larger one is refused: memory stays bounded)."""
-    raw = response.read(MAX_REPLY_BYTES + 1)
-    if len(raw) > MAX_REPLY_BYTES:
-        raise WireError(_TOO_LARGE)
-    return raw
+    def interrupt(self) -> None:
+        """Cut the upstream reply being read, from any thread (the gateway is stopping)."""
+        self._client.interrupt()
 
 
 def _read_whole(raw: bytes) -> UpstreamReply:

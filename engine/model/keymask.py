@@ -20,16 +20,23 @@ _GAP = r"(?:\s|\\[nrt]){0,8}"
 escaped as JSON writes it (so the key is masked in a JSON body before it is parsed)."""
 
 
-class KeyMask:
-    """Call with a text to get it back without the key."""
+MIN_SECRET = 4
+"""A credential from a URL shorter than this is not masked: it would mask ordinary words."""
 
-    def __init__(self, key: str | None) -> None:
+
+class KeyMask:
+    """Call with a text to get it back without the key (and without the credentials in `also`:
+    those a URL carries, see `engine.core.urls.url_secrets`)."""
+
+    def __init__(self, key: str | None, also: list[str] | tuple[str, ...] = ()) -> None:
         self.span = 0
         self._pattern: re.Pattern[str] | None = None
-        if key:
-            body = _GAP.join(re.escape(c) for c in key)
-            self._pattern = re.compile(rf"(?:(?i:bearer)\s{{1,8}})?{body}")
-            self.span = len(key) * 9 + 16
+        secrets = [s for s in dict.fromkeys([key or "", *also]) if s and (s == key or len(s) >= MIN_SECRET)]
+        if secrets:
+            secrets.sort(key=len, reverse=True)  # the longest first: a secret holding another is masked whole
+            bodies = "|".join(_GAP.join(re.escape(c) for c in s) for s in secrets)
+            self._pattern = re.compile(rf"(?:(?i:bearer)\s{{1,8}})?(?:{bodies})")
+            self.span = max(len(s) for s in secrets) * 9 + 16
 
     def __call__(self, text: str) -> str:
         if self._pattern is None or not text:

@@ -23,6 +23,7 @@ from engine.core.events import Usage
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.core.state import estimate_tokens
 from engine.core.text import clean
+from engine.core.urls import endpoint, url_secrets
 from engine.model.config import DEFAULT_BASE_URL, KEY_VARIABLES, ModelConfig, Secret, config_from_env, safe_url
 from engine.model.messages import MessageLog
 from engine.model.http import RETRY_STATUSES, read_capped, read_reply, retry_after, ssl_context, status_error, timeout_kind
@@ -55,7 +56,7 @@ class ModelPolicy:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
         self._messages = MessageLog(config.mode, config.system)
-        self._mask = KeyMask(config.api_key.reveal() if config.api_key else None)
+        self._mask = KeyMask(config.api_key.reveal() if config.api_key else None, url_secrets(config.base_url))
         self._time_left: float | None = None
 
     def __repr__(self) -> str:
@@ -158,7 +159,7 @@ class ModelPolicy:
         import httpx  # imported on first use: the CLI reads the model flags without it
 
         cfg = self.config
-        url = cfg.base_url.rstrip("/") + "/chat/completions"
+        url = endpoint(cfg.base_url, "chat/completions")
         where = safe_url(cfg.base_url)
         timeout = httpx.Timeout(cfg.timeout)
         retries = 0

@@ -24,7 +24,10 @@ numbered as in the file.
 
 The in-memory transcript (`engine.stored.transcript.read_transcript`), the
 replay timeline (`engine.stored.replay.Timeline.open`) and importers read
-agent-tui files through this module and nothing else.
+agent-tui files through this module and nothing else. A listing of many runs
+(`engine.stored.catalog`) reads only each file's ends: `read_ends` gives the
+header line and the last complete lines, and `Ends.runs` indexes those lines
+with `LineIndex.scan`, one index per run they hold.
 """
 
 from __future__ import annotations
@@ -56,6 +59,10 @@ MAX_STREAM_BYTES = 1 << 30
 MAX_DIGITS = 4300
 """The longest number a line may hold, in digits (Python's own limit for turning one into text)."""
 _CHUNK = 1 << 20
+TAIL_BYTES = 64 * 1024
+"""What `read_ends` reads first from a file's end: the last events of a run."""
+ENDS_CAP = 4 * 1024 * 1024
+"""The longest header line, and the most read from the end looking for one whole line, in `read_ends`."""
 _HEADER_LAYOUTS = (b'{"type":"header"', b'{"type": "header"')
 """How a header line starts as agent-tui (or `json.dumps`) writes it: where a run begins in a file of several."""
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -131,6 +138,7 @@ def _from_data(data: object, where: str, model: TypeAdapter[Any], what: str) -> 
 _validate_event_json = EVENT_ADAPTER.validator.validate_json
 _NOTE_ADAPTER: TypeAdapter[ToolStarted] = TypeAdapter(ToolStarted)
 _HEADER_ADAPTER: TypeAdapter[Header] = TypeAdapter(Header)
+_validate_header_json = _HEADER_ADAPTER.validator.validate_json
 
 
 def parse_event(raw: bytes | str, where: str) -> Event:
@@ -149,6 +157,13 @@ def parse_note(raw: bytes, where: str) -> ToolStarted:
 
 def parse_header(raw: bytes, where: str) -> Header:
     """The header line; TranscriptError for anything else, or a format newer than this reader."""
+    try:
+        header = _validate_header_json(raw)  # the usual case; pydantic's parser refuses what `_json` does
+    except (ValidationError, RecursionError, ValueError):
+        pass
+    else:
+        if header.format_version <= FORMAT_VERSION:
+            return header
     try:
         data = _json(raw, where)
     except TranscriptError as exc:
@@ -414,3 +429,82 @@ class LineIndex:
             return None
         note = self.notes[-1]
         return parse_note(self.data[note.start : note.end], f"{self.name}:{note.number}")
+
+
+@dataclass
+class Ends:
+    """A transcript's first line and its last complete lines, read without the middle.
+
+    `whole`: the two reads met, so `tail` is every line after the header (the file
+    read whole; a later run's header in it is a run of its own, see `run_spans`)."""
+
+    name: str
+    size: int
+    head: bytes
+    """The first line (the header), without its newline."""
+    tail: bytes
+    """Whole lines from the end: everything after the header when `whole`, else
+    the lines after the first newline of the last bytes read."""
+    whole: bool
+
+    def header(self) -> Header:
+        return parse_header(self.head, f"{self.name}:1")
+
+    def runs(self) -> list[LineIndex]:
+        """Each run of the bytes read, indexed by `LineIndex.scan`, split where `run_spans`
+        splits a file: the first under the file's header (when not `whole`, with only the
+        last lines of its events), then one per header line in the tail. A bad header line
+        in the tail raises TranscriptError."""
+        data = self.head + b"\n" + self.tail
+        spans = run_spans(data)
+        if len(spans) == 1:
+            return [LineIndex.scan(self.name, data)]
+        return [
+            LineIndex.scan(self.name, data[start:end], lines_before=data.count(b"\n", 0, start) if self.whole else None)
+            for start, end in spans
+        ]
+
+
+def read_ends(path: Path, tail_bytes: int = TAIL_BYTES, cap: int = ENDS_CAP) -> Ends:
+    """The header line of `path` and its last `tail_bytes` (more, up to `cap`, when the last
+    line is longer), read with two reads and no pass over the middle. TranscriptError
+    names the file and why: not a file, unreadable, empty, a first line over `cap`."""
+    try:
+        mode = os.stat(path).st_mode  # before opening: opening a pipe would wait for a writer
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
+            raise TranscriptError(f"{path}: is {what}, not a file")
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            first = f.read(min(size, tail_bytes) if size else tail_bytes)
+            newline = first.find(b"\n")
+            while newline < 0 and len(first) < min(size, cap + 1):  # a header longer than one read
+                more = f.read(min(cap + 1, size) - len(first))
+                if not more:
+                    break
+                first += more
+                newline = first.find(b"\n")
+            if not first.strip():
+                raise TranscriptError(f"{path}: the file is empty (no header line)")
+            head_end = newline if newline >= 0 else len(first)
+            if head_end > cap:
+                raise TranscriptError(f"{path}:1: a header line longer than {cap >> 20} MiB; not a transcript header")
+            head = first[:head_end].rstrip(b"\r")
+            after = head_end + 1
+            if size - tail_bytes <= len(first):
+                rest = f.read() if size > len(first) else b""
+                return Ends(str(path), size, head, (first + rest)[after:], True)
+            back = tail_bytes
+            while True:
+                f.seek(size - back)
+                chunk = f.read(back)
+                cut = chunk.find(b"\n")
+                if 0 <= cut < len(chunk) - 1 or back >= cap or size - back <= after:
+                    break
+                back = min(back * 4, cap, size - after)
+            if size - back <= after:  # the reads met after all
+                return Ends(str(path), size, head, chunk[after - (size - back) :], True)
+            tail = chunk[cut + 1 :] if 0 <= cut < len(chunk) - 1 else b""
+            return Ends(str(path), size, head, tail, False)
+    except OSError as exc:
+        raise TranscriptError(why_unreadable(path, exc, "transcript", missing="file")) from None

@@ -32,6 +32,7 @@ __all__ = ["COMMANDS", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "build_parser"
 COMMANDS = (
     ("list", "tui.cli.listing", "list scenarios, their tasks and policies"),
     ("run", "tui.cli.run", "run a scenario (the cockpit, or --headless)"),
+    ("runs", "tui.cli.runs", "list your runs, newest first (--open: a screen to open, resume or fork one)"),
     ("show", "tui.cli.show", "print a saved transcript"),
     ("replay", "tui.cli.replay", "open a saved run read-only (the cockpit, or --headless)"),
     ("verify", "tui.cli.verify", "re-run a run of scripted policies and name the first event that differs"),

@@ -36,6 +36,10 @@ def register(sub: Any) -> None:
     )
     gw.add_argument("--model", metavar="NAME", help="the model to ask upstream (default: the one the agent names)")
     gw.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT", help=f"where agents connect (default {DEFAULT_LISTEN})")
+    gw.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN",
+        help="serve requests a web page at ORIGIN (e.g. https://tool.example) sends; repeat for several (default: none, * for any)",
+    )
     add_secret_arguments(gw, GATEWAY_TOKEN, purpose="required off 127.0.0.1")
     gw.add_argument("--headless", action="store_true", help="no cockpit: print each step; stop with SIGTERM or Ctrl+C")
     gw.add_argument("--approve", choices=["ask", "all", "none"], default="ask", help="held calls: ask (default), approve all, reject all")
@@ -47,7 +51,10 @@ def register(sub: Any) -> None:
     gw.add_argument("--price-in", type=price, default=0.0, metavar="USD", help="dollars per 1,000 input tokens")
     gw.add_argument("--price-out", type=price, default=0.0, metavar="USD", help="dollars per 1,000 output tokens")
     gw.add_argument("--max-body", type=positive_int, default=None, metavar="BYTES", help="largest request body accepted (default 10 MiB)")
-    gw.add_argument("--timeout", type=positive_float, default=600.0, metavar="SECONDS", help="upstream timeout (default 600)")
+    gw.add_argument(
+        "--timeout", type=positive_float, default=600.0, metavar="SECONDS",
+        help="the most an upstream reply may take (a stream: between two of its lines; default 600)",
+    )
     gw.add_argument("-o", "--out", type=file_name, metavar="FILE", help="transcript of the first run (later runs: FILE-2, FILE-3...; default: the data folder)")
 
 
@@ -129,7 +136,7 @@ def build(args: argparse.Namespace):
         key=Secret(key) if key else None,
         timeout=args.timeout,
     )
-    server = GatewayServer(gateway, host, port, token=token, max_body=args.max_body or DEFAULT_MAX_BODY)
+    server = GatewayServer(gateway, host, port, token=token, max_body=args.max_body or DEFAULT_MAX_BODY, allow_origins=args.allow_origin)
     try:
         server.start()
     except OSError as exc:
@@ -231,6 +238,7 @@ def _headless(gateway, server, approve: str, banner: str) -> int:
     except _Stopped:
         pass
     finally:
+        _interrupt_upstream(gateway)
         end = gateway.stop(f"the gateway stopped ({why[0] if why else 'closed'})")
         server.close()
     return _finish(gateway, end, outcome_line, printed=last_line[0])
@@ -244,9 +252,20 @@ def _cockpit(gateway, server) -> int:
     try:
         app.run()
     finally:
+        _interrupt_upstream(gateway)
         end = gateway.stop("the gateway stopped (q)")
         server.close()
     return _finish(gateway, end, outcome_line)
+
+
+def _interrupt_upstream(gateway) -> None:
+    """Cut the upstream reply being read, so stopping does not wait for it (it holds the gateway)."""
+    from engine.gateway.upstream import UpstreamPolicy
+
+    engine = gateway.engine
+    policy = engine.policy if engine is not None else None
+    if isinstance(policy, UpstreamPolicy):
+        policy.interrupt()
 
 
 def _finish(gateway, end, outcome_line, printed: str = "") -> int:

@@ -5,8 +5,8 @@ so a secret given as an argument is given to all of them. `add_secret_arguments`
 adds the flag (`--token T`, kept for scripts, with a warning on stderr when used),
 its file form (`--token-file PATH`, `-` for stdin) and names the environment variable
 that already works; `secret_value` reads them. A URL flag (`--base-url`, `--upstream`,
-`--mcp-url`) holding credentials (`https://user:key@host`) is warned about as it is
-parsed (`url_argument`), pointing to the environment or the configuration file.
+`--mcp-url`) holding credentials (`https://user:key@host`, `...?key=K`) is warned about
+as it is parsed (`url_argument`), pointing to the environment or the configuration file.
 No message ever holds the secret.
 """
 
@@ -37,9 +37,11 @@ def url_argument(flag: str, instead: str) -> Callable[[str], str]:
     credentials (other users read them in the process list); `instead` says where they belong."""
 
     def url(text: str) -> str:
-        if _URL_CREDENTIALS.search(text):
-            report(f"warning: {flag} holds credentials (user info in the URL), which other users can read in the "
-                   f"process list; {instead}")
+        from engine.core.urls import query_credentials
+
+        where = "user info in the URL" if _URL_CREDENTIALS.search(text) else "a key in the URL's query" if query_credentials(text) else None
+        if where:
+            report(f"warning: {flag} holds credentials ({where}), which other users can read in the process list; {instead}")
         return text
 
     return url

@@ -324,6 +324,7 @@ x          abort the run
 s          save a copy of the transcript (an existing file is replaced only if you say y)
 o          expand every folded observation, or fold them again (a click opens one)
 t          write the task of a run of MCP tools started without one
+l          your runs: replay, resume or fork one (it opens beside this run)
 ctrl+p     every command of this screen, searchable
 ?          this help
 q, ctrl+c  quit (the transcript is already saved; a run that can go on asks first: y leaves it resumable)

@@ -1,0 +1,139 @@
+"""Importing a 100,000-line file of each foreign format, next to `show` of an agent-tui transcript of as many lines.
+
+    python bench/import_speed.py [--lines 100000] [--runs 3] [--only FORMAT ...]
+
+For each format a file of about `--lines` lines is written in that format's
+own shape (one tool call and its result a step, as the real samples in
+tests/data/traces hold them, with fresh call ids), then timed:
+`agent-tui import FILE -o OUT.jsonl` (read, map, write the transcript) next
+to `agent-tui show TRANSCRIPT` of an agent-tui transcript of the same number
+of lines made by the real engine (bench/worlds/lookup_world.py). Each figure
+is the median wall and CPU time of `--runs` fresh processes taken in turns
+(a first, untimed run of each writes Python's bytecode cache). The goal: each
+import within 2x the show.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.commands import make_transcript, wall  # noqa: E402
+from bench.options import at_least  # noqa: E402
+
+AGENT_TUI = [sys.executable, "-m", "tui.cli"]
+TASK = "Read every file and count the words."
+
+
+def _claude(steps: int) -> Iterator[str]:
+    def row(kind: str, content: object, n: int) -> str:
+        return json.dumps({"type": kind, "uuid": f"u{n}", "sessionId": "s", "version": "2.1.197", "isSidechain": False,
+                           "message": {"role": kind, "content": content, **({"id": f"msg{n}", "model": "claude"} if kind == "assistant" else {})}})
+    yield row("user", TASK, 0)
+    for n in range(steps):
+        yield row("assistant", [{"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {"file_path": f"/data/f{n}.txt"}}], n)
+        yield row("user", [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"file {n}: 42 words"}], n)
+
+
+def _codex(steps: int) -> Iterator[str]:
+    def item(payload: dict) -> str:
+        return json.dumps({"timestamp": "2026-12-01T00:00:00Z", "type": "response_item", "payload": payload})
+    yield json.dumps({"timestamp": "2026-12-01T00:00:00Z", "type": "session_meta", "payload": {"id": "s", "cwd": "/data"}})
+    yield item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": TASK}]})
+    for n in range(steps):
+        yield item({"type": "function_call", "name": "shell", "arguments": json.dumps({"command": ["wc", "-w", f"f{n}.txt"]}), "call_id": f"call_{n}"})
+        yield item({"type": "function_call_output", "call_id": f"call_{n}", "output": f"42 f{n}.txt"})
+
+
+def _gemini(steps: int) -> Iterator[str]:
+    yield json.dumps({"sessionId": "s", "projectHash": "p", "startTime": "2026-12-01T00:00:00Z", "kind": "main"})
+    yield json.dumps({"id": "task", "type": "user", "content": [{"text": TASK}]})
+    for n in range(steps):
+        call = {"id": f"c{n}", "name": "read_file", "args": {"file_path": f"f{n}.txt"}, "status": "success",
+                "result": [{"functionResponse": {"id": f"c{n}", "name": "read_file", "response": {"output": "42 words"}}}]}
+        yield json.dumps({"id": f"g{n}", "type": "gemini", "content": "", "toolCalls": [call], "tokens": {"input": 10, "output": 5}})
+
+
+def _react(steps: int) -> Iterator[str]:
+    yield f"Question: {TASK}"
+    for n in range(1, steps + 1):
+        yield f"Thought {n}: I read file {n}."
+        yield f"Action {n}: Lookup[f{n}.txt]"
+        yield f"Observation {n}: 42 words"
+
+
+def _alfworld(steps: int) -> Iterator[str]:
+    yield "You are in the middle of a room. Looking quickly around you, you see a cabinet 1."
+    yield "Your task is to: look in every cabinet."
+    for n in range(steps):
+        yield f"> open cabinet {n}"
+        yield f"You open the cabinet {n}. In it, you see nothing."
+
+
+def _opencode(steps: int) -> Iterator[str]:
+    messages = [{"info": {"id": "m0", "role": "user"}, "parts": [{"type": "text", "text": TASK}]}]
+    for n in range(steps):
+        tool = {"type": "tool", "tool": "read", "callID": f"c{n}", "state": {"status": "completed", "input": {"filePath": f"f{n}.txt"}, "output": "42 words"}}
+        messages.append({"info": {"id": f"m{n + 1}", "role": "assistant"}, "parts": [{"type": "step-start"}, tool, {"type": "step-finish", "tokens": {"input": 10, "output": 5}}]})
+    yield from json.dumps({"info": {"id": "ses_bench", "title": "bench"}, "messages": messages}, indent=1).splitlines()
+
+
+FORMATS: dict[str, tuple[str, Callable[[int], Iterator[str]], float]] = {
+    # name: (file suffix, writer, lines a step)
+    "claude-code": (".jsonl", _claude, 2),
+    "codex": (".jsonl", _codex, 2),
+    "gemini-cli": (".jsonl", _gemini, 1),
+    "react": (".txt", _react, 3),
+    "alfworld": (".txt", _alfworld, 2),
+    "opencode": (".json", _opencode, 31),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=at_least(100), default=100_000)
+    parser.add_argument("--runs", type=at_least(1), default=3)
+    parser.add_argument("--only", nargs="*", choices=sorted(FORMATS), default=sorted(FORMATS))
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        transcript = folder / "engine.jsonl"
+        make_transcript(transcript, max(1, args.lines // 3))  # three lines a step: decision, tool_started, observation
+        lines = sum(1 for _ in transcript.open("rb"))
+        files = {}
+        for fmt in args.only:
+            suffix, writer, per_step = FORMATS[fmt]
+            path = folder / f"{fmt}{suffix}"
+            path.write_text("\n".join(writer(max(1, int(args.lines / per_step)))) + "\n")
+            files[fmt] = path
+        show = [*AGENT_TUI, "show", str(transcript)]
+        imports = {fmt: [*AGENT_TUI, "import", str(path), "-o", str(folder / f"out-{fmt}.jsonl")] for fmt, path in files.items()}
+        wall(show)  # the bytecode cache
+        times: dict[str, list[tuple[float, float]]] = {"show": [], **{fmt: [] for fmt in files}}
+        for _ in range(args.runs):
+            times["show"].append(wall(show))
+            for fmt, command in imports.items():
+                for out in folder.glob(f"out-{fmt}*.jsonl"):
+                    out.unlink()
+                times[fmt].append(wall(command))
+        base_wall = statistics.median(t[0] for t in times["show"])
+        base_cpu = statistics.median(t[1] for t in times["show"])
+        print(f"show of an agent-tui transcript of {lines:,} lines: {base_wall:.2f} s wall, {base_cpu:.2f} s CPU (median of {args.runs})")
+        print(f"{'format':<12} {'lines':>8} {'import wall':>12} {'x show':>7} {'import CPU':>11} {'x show':>7}")
+        for fmt, path in files.items():
+            count = sum(1 for _ in path.open("rb"))
+            w = statistics.median(t[0] for t in times[fmt])
+            c = statistics.median(t[1] for t in times[fmt])
+            print(f"{fmt:<12} {count:>8,} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

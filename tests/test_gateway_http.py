@@ -1,0 +1,343 @@
+"""The gateway's HTTP side under attack: a web page, HEAD, an oversize body sent whole, idle
+and too many connections, running out of file descriptors, an upstream that drips, and
+the report of a response handed to the agent (`Response.on_sent`)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer, Upstream
+from engine.gateway.client import UpstreamClient
+from engine.gateway.wire import Response
+from tests.fake_openai import Drip, FakeOpenAI, Status, say
+from tests.gateway_harness import gateway
+
+USER = [{"role": "user", "content": "hi"}]
+BODY = {"model": "m", "messages": USER}
+JSON = {"Content-Type": "application/json"}
+
+
+def _post(server: GatewayServer, headers: dict[str, str], body: Any = BODY, timeout: float = 30) -> httpx.Response:
+    return httpx.post(server.url + "/chat/completions", content=json.dumps(body).encode(), headers=headers, timeout=timeout)
+
+
+def _until(condition, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+# -- cross-site requests ---------------------------------------------------------
+
+
+def test_a_web_page_cannot_drive_the_loopback_gateway(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (_gw, server):
+        rebound = _post(server, {**JSON, "Host": "evil.example"})
+        assert rebound.status_code == 421 and "Host header (evil.example)" in rebound.json()["error"]["message"]
+        cross = _post(server, {**JSON, "Origin": "https://evil.example"})
+        assert cross.status_code == 403 and "--allow-origin" in cross.json()["error"]["message"]
+        plain = _post(server, {"Content-Type": "text/plain"})
+        assert plain.status_code == 415 and "application/json" in plain.json()["error"]["message"]
+        form = _post(server, {"Content-Type": "application/x-www-form-urlencoded"})
+        assert form.status_code == 415
+        assert fake.requests == []
+        fake.add(say("hi"))
+        assert _post(server, JSON).status_code == 200  # httpx and the openai client send the Host, no Origin
+        assert _post(server, {**JSON, "Host": f"localhost:{server.port}"}).status_code == 200
+
+
+def test_an_allowed_origin_is_served(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake:
+        gw = Gateway([Upstream("fake", fake.url)], out=tmp_path / "g.jsonl", headless=True, mode="continue")
+        server = GatewayServer(gw, "127.0.0.1", 0, allow_origins=["https://tool.example"])
+        server.start()
+        try:
+            fake.add(say("hi"))
+            assert _post(server, {**JSON, "Origin": "https://tool.example"}).status_code == 200
+            assert _post(server, {**JSON, "Origin": "https://other.example"}).status_code == 403
+        finally:
+            gw.stop("the test ended")
+            server.close()
+
+
+def test_allow_origin_is_a_repeatable_gateway_flag(tmp_path: Path) -> None:
+    from tui.cli import build_parser
+
+    args = build_parser().parse_args(["gateway", "--upstream", "http://127.0.0.1:9/v1", "--allow-origin", "https://a.example", "--allow-origin", "https://b.example"])
+    assert args.allow_origin == ["https://a.example", "https://b.example"]
+
+
+# -- HEAD, GET /, unknown routes, 413 ------------------------------------------------
+
+
+def test_head_and_get_of_the_root_answer_without_a_body_and_the_connection_goes_on(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (_gw, server):
+        root = server.url.removesuffix("/v1") + "/"
+        with httpx.Client(timeout=10) as client:
+            head = client.head(root)
+            assert head.status_code == 200 and head.content == b""
+            got = client.get(root)
+            assert got.status_code == 200 and got.content == b""
+            assert client.head(server.url + "/models").status_code == 200
+            models = client.get(server.url + "/models")  # the same connection: nothing was left on it
+            assert models.status_code == 200 and models.json()["object"] == "list"
+            missing = client.get(root + "nowhere")
+            assert missing.status_code == 404
+            assert missing.json()["error"]["type"] == "invalid_request_error" and "no route GET /nowhere" in missing.json()["error"]["message"]
+
+
+def test_an_oversize_body_sent_whole_gets_a_readable_413(tmp_path: Path) -> None:
+    """As curl or the standard library send it: the whole body, then read the answer
+    (httpx would read an early answer when its write fails, hiding a reset)."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, max_body=DEFAULT_MAX_BODY) as (_gw, server):
+        big = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * (11 * 1024 * 1024)}]}).encode()
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        try:
+            connection.request("POST", "/v1/chat/completions", body=big, headers=JSON)
+            response = connection.getresponse()
+            assert response.status == 413
+            assert f"over {DEFAULT_MAX_BODY} bytes" in json.loads(response.read())["error"]["message"]
+        finally:
+            connection.close()
+        assert fake.requests == []
+
+
+# -- connections -------------------------------------------------------------------
+
+
+def test_an_idle_connection_is_closed(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (_gw, server):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as idle:
+            assert idle.recv(1) == b""  # the gateway hung up (its keep-alive timeout), it did not wait forever
+
+
+def test_connections_are_bounded_and_the_operator_is_told(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    with FakeOpenAI() as fake:
+        gw = Gateway([Upstream("fake", fake.url)], out=tmp_path / "g.jsonl")
+        server = GatewayServer(gw, "127.0.0.1", 0, max_connections=2)
+        server.start()
+        try:
+            idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
+            try:
+                assert _until(lambda: httpx.get(server.url + "/models", timeout=10).status_code == 503)
+            finally:
+                for sock in idle:
+                    sock.close()
+            assert _until(lambda: httpx.get(server.url + "/models", timeout=10).status_code == 200)
+        finally:
+            gw.stop("the test ended")
+            server.close()
+    assert "agent-tui gateway: too many connections at once" in capfd.readouterr().err
+
+
+_LOW_LIMIT = textwrap.dedent(
+    """
+    import resource, sys
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    from engine.gateway import Gateway, GatewayServer, Upstream
+    gw = Gateway([Upstream("up", "http://127.0.0.1:9/v1")], out=sys.argv[1])
+    server = GatewayServer(gw, "127.0.0.1", 0, keep_alive=1.0)
+    server.start()
+    print(server.port, flush=True)
+    sys.stdin.read()
+    server.close()
+    """
+)
+
+
+def test_running_out_of_file_descriptors_does_not_make_the_gateway_deaf(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LOW_LIMIT, str(tmp_path / "g.jsonl")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent,
+    )
+    try:
+        port = int(proc.stdout.readline())
+        url = f"http://127.0.0.1:{port}/v1/models"
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(100)]  # more than the 64 descriptors
+        for sock in idle:
+            sock.close()
+
+        def answers() -> bool:
+            try:
+                return httpx.get(url, timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        assert _until(answers, 30)
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    err = proc.stderr.read()
+    assert "agent-tui gateway: cannot accept connections" in err, err
+
+
+# -- the upstream's timeout ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_an_upstream_that_drips_is_cut_at_the_timeout(tmp_path: Path, stream: bool) -> None:
+    drip = Drip(seconds=30, every=0.5, stream=stream)
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, timeout=2.0, headless=True, mode="continue") as (_gw, server):
+        fake.add(drip)
+        response = _post(server, JSON, {**BODY, "stream": stream}, timeout=60)
+        assert response.status_code == 504, response.text
+        assert "did not answer in time" in response.json()["error"]["message"]
+        assert not drip.completed
+
+
+def test_a_stream_is_bounded_in_all_by_its_own_limit() -> None:
+    with FakeOpenAI() as fake:
+        fake.add(Drip(seconds=30, every=0.05, stream=True))
+        client = UpstreamClient(timeout=30, stream_limit=1.0)
+        try:
+            with client.post(fake.url + "/chat/completions", json.dumps({**BODY, "stream": True}).encode(), JSON) as response:
+                with pytest.raises(TimeoutError):
+                    for _ in client.lines(response):
+                        pass
+        finally:
+            client.close()
+
+
+def test_sigterm_during_a_drip_stops_the_gateway_at_once(tmp_path: Path) -> None:
+    """The upstream read is cut when the signal comes: the drip sends at most a few more
+    bytes (a byte each half second), not the sixty its --timeout 30 would let it."""
+    drip = Drip(seconds=60, every=0.5)
+    with FakeOpenAI() as fake:
+        fake.add(drip)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tui.cli", "gateway", "--headless", "--approve", "all", "--timeout", "30", "--upstream", fake.url,
+             "--listen", "127.0.0.1:0", "--out", str(tmp_path / "gw.jsonl")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        line = proc.stderr.readline()
+        url = line.split("listening on ")[1].split(" ")[0]
+        threading.Thread(target=lambda: _post_quietly(url), daemon=True).start()
+        assert drip.started.wait(30)
+        at_signal = drip.sent
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        assert not drip.completed, "the gateway waited for the upstream to finish"
+        assert drip.sent - at_signal <= 6, f"{drip.sent - at_signal} more bytes (half a second each) after SIGTERM"
+    assert proc.returncode == 5 and "outcome: aborted" in out, out + err
+
+
+def _post_quietly(url: str) -> None:
+    try:
+        httpx.post(url + "/chat/completions", json=BODY, timeout=120)
+    except httpx.HTTPError:
+        pass
+
+
+# -- the upstream's headers ----------------------------------------------------------------
+
+
+def test_headers_passed_on_from_the_upstream_have_the_key_masked(tmp_path: Path) -> None:
+    key = "sk-header-secret-4242"
+    headers = {"Retry-After": f"1 {key}", "x-ratelimit-remaining-tokens": f"Bearer {key}", "x-ratelimit-reset-requests": "2s"}
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, key=_secret(key), headless=True, mode="continue") as (_gw, server):
+        fake.add(Status(429, "slow down", headers))
+        response = _post(server, JSON)
+    assert response.status_code == 429
+    assert key not in str(response.headers) and key not in response.text
+    assert response.headers["retry-after"] == "1 ***"
+    assert response.headers["x-ratelimit-remaining-tokens"] == "***"
+    assert response.headers["x-ratelimit-reset-requests"] == "2s"
+
+
+def _secret(text: str):
+    from engine.model.config import Secret
+
+    return Secret(text)
+
+
+# -- what the server reports of a response it sent ----------------------------------------
+
+
+class _OneResponse:
+    """A stand-in for the gateway: answers every request with `response`, after `before()`."""
+
+    def __init__(self, response: Response, before=lambda: None) -> None:
+        self.response = response
+        self.before = before
+        self.left: list[Future[Response]] = []
+
+    def submit(self, body: Any) -> Future[Response]:
+        self.before()
+        future: Future[Response] = Future()
+        future.set_result(self.response)
+        return future
+
+    def disconnected(self, future: Future[Response]) -> None:
+        self.left.append(future)
+
+    def model_names(self) -> list[str]:
+        return ["m"]
+
+
+def test_on_sent_is_told_true_once_the_body_was_handed_to_the_agent() -> None:
+    sent: list[bool] = []
+    stand_in = _OneResponse(Response(200, b'{"ok": true}', on_sent=sent.append))
+    server = GatewayServer(stand_in, "127.0.0.1", 0)  # type: ignore[arg-type]
+    server.start()
+    try:
+        assert _post(server, JSON).json() == {"ok": True}
+        assert _until(lambda: sent == [True])
+    finally:
+        server.close()
+    assert sent == [True]
+
+
+def test_on_sent_is_told_false_when_the_agent_left_before_the_body_went() -> None:
+    sent: list[bool] = []
+    gave_up = threading.Event()
+    servers: list[GatewayServer] = []
+
+    def wait_for_the_agent_to_leave() -> None:
+        gave_up.wait(30)
+        _until(lambda: servers[0].open_connections == 0)
+
+    stand_in = _OneResponse(Response(200, b'{"ok": true}', on_sent=sent.append), before=wait_for_the_agent_to_leave)
+    server = GatewayServer(stand_in, "127.0.0.1", 0)  # type: ignore[arg-type]
+    servers.append(server)
+    server.start()
+    try:
+        with pytest.raises(httpx.ReadTimeout):  # the agent gives up and closes its connection
+            _post(server, JSON, timeout=0.5)
+        gave_up.set()
+        assert _until(lambda: sent != [])
+    finally:
+        server.close()
+    assert sent == [False]
+
+
+def test_an_on_sent_that_raises_does_not_break_the_server(capfd: pytest.CaptureFixture[str]) -> None:
+    def broken(_sent: bool) -> None:
+        raise RuntimeError("boom")
+
+    stand_in = _OneResponse(Response(200, b'{"ok": true}', on_sent=broken))
+    server = GatewayServer(stand_in, "127.0.0.1", 0)  # type: ignore[arg-type]
+    server.start()
+    try:
+        with httpx.Client(timeout=10) as client:
+            for _ in range(2):
+                assert client.post(server.url + "/chat/completions", json=BODY).json() == {"ok": True}
+    finally:
+        server.close()
+    assert "reporting a sent response failed: RuntimeError: boom" in capfd.readouterr().err

@@ -1,0 +1,22 @@
+"""bench/import_speed.py times imports of files it writes in each format's shape: each of those
+files is read as the format it claims, with every call and result, so the figures are of real work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.import_speed import FORMATS
+from engine.stored.importers import load_runs
+from tests.test_import_samples import import_counts
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_a_generated_file_is_read_as_its_format_with_every_call(fmt: str, tmp_path: Path) -> None:
+    suffix, writer, _ = FORMATS[fmt]
+    path = tmp_path / f"five{suffix}"
+    path.write_text("\n".join(writer(5)) + "\n")
+    runs = load_runs(path)
+    assert {r.header.options["format"] for r in runs} == {fmt}
+    assert import_counts(runs)[:3] == (1, 5, 5)

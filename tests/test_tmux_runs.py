@@ -1,0 +1,35 @@
+"""The runs screen in a real terminal: `l` in the cockpit, enter on a run, and the replay
+viewer runs over the cockpit as `agent-tui replay FILE`; its `q` comes back to the cockpit."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.test_runs_list import stored_run
+from tests.test_tmux import Tmux, tmux  # noqa: F401 (fixture)
+from tests.test_tmux_small import quit_cockpit, start, wait_gone
+
+pytestmark = pytest.mark.tmux
+
+
+def test_enter_on_a_run_in_the_cockpit_replays_it_and_q_comes_back(tmux: Tmux, tmp_path: Path) -> None:
+    home = Path(os.environ["AGENT_TUI_HOME"])
+    (home / "runs").mkdir(parents=True, exist_ok=True)
+    stored_run(home / "runs", "calculator-run.jsonl")
+    start(tmux, tmp_path, 80, 24)  # the tmux server took this test's environment: its AGENT_TUI_HOME
+    tmux.wait_for("n step")
+    tmux.keys("l")
+    tmux.wait_for("calculator-run.jsonl · 1 of 1 runs")
+    tmux.keys("Down")
+    tmux.wait_for("r resume")  # the table has the focus
+    tmux.keys("Enter")
+    screen = tmux.wait_for("replay · event")
+    assert "What is 17 * 23" in screen, screen
+    tmux.keys("q")
+    wait_gone(tmux, "replay · event")
+    screen = tmux.wait_for("n step")
+    assert "1 of 1 runs" not in screen, screen
+    quit_cockpit(tmux, tmp_path)
