@@ -171,7 +171,7 @@ def test_the_headless_prompt_prints_the_diff_escaped_and_capped(tmp_path: Path, 
         f"           --- {path} (as it is now)", f"           +++ {path} (after this call)", "           @@ -1,4 +1,4 @@",
         "           -line 0", "           +\\x1b[2Jline 0",
     ]
-    assert len([line for line in lines if line.startswith("           ")]) == 200
+    assert len([line for line in lines[start + 1 :] if line.startswith("           ")]) == 200  # after the question's lines
     assert "\x1b" not in printed
     run.close()
 

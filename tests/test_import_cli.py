@@ -34,7 +34,7 @@ def test_import_writes_one_transcript_per_run_and_says_so(tmp_path, capsys):
     answers = [read_transcript(p).events[-1].answer for p in written]
     assert answers[1] == "Richard Nixon" and answers[5] == "yes"
     assert main(["import", str(source), "-o", str(out)]) == 2  # never overwrites
-    assert "hotpot-1.jsonl already exists" in capsys.readouterr().err
+    assert "hotpot-1.jsonl is not empty" in capsys.readouterr().err
 
 
 def test_import_of_one_run_defaults_next_to_the_source_and_keeps_warnings_on_stderr(tmp_path, capsys):

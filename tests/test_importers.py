@@ -174,9 +174,9 @@ def test_format_is_detected_or_forced(tmp_path):
     path = tmp_path / "trace.log"
     path.write_text((DATA / "trace_004_calculator.txt").read_text())
     assert len(load_any(path, "trace").events) == 4
-    with pytest.raises(TranscriptError, match=r"trace.log:1: not JSON"):
+    with pytest.raises(TranscriptError, match=r"trace.log:1: not an agent-tui transcript; it reads as text trace"):
         load_any(path, "jsonl")
-    with pytest.raises(TranscriptError, match="not JSON"):
+    with pytest.raises(TranscriptError, match=r"trace.log:1: not OpenAI chat messages .*; it reads as text trace"):
         load_any(path, "chat")
 
 
@@ -332,9 +332,9 @@ def test_formats_are_detected_from_content_not_the_file_name(tmp_path, name, fmt
 
 
 def test_a_forced_format_that_does_not_fit_is_refused_with_the_line(tmp_path):
-    with pytest.raises(TranscriptError, match=r"codex_kvsankar_golden.jsonl: no step could be read from this claude-code log"):
+    with pytest.raises(TranscriptError, match=r"codex_kvsankar_golden.jsonl:1: not a Claude Code session JSONL; it reads as Codex"):
         load_any(TRACES / "codex_kvsankar_golden.jsonl", "claude-code")
-    with pytest.raises(TranscriptError, match=r"swe_agent_test_repo.traj:1: expected 'Action: tool|:1: .*text trace"):
+    with pytest.raises(TranscriptError, match=r"swe_agent_test_repo.traj:1: not a ReAct numbered text .*; it reads as SWE-agent"):
         load_any(TRACES / "swe_agent_test_repo.traj", "react")
 
 

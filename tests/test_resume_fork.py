@@ -107,7 +107,7 @@ def test_fork_points_that_ended_or_did_not_finish_are_refused(tmp_path):
     _saved(good, policy="good")
     with pytest.raises(ResumeError, match="final answer"):
         fork_position(read_transcript(good), 4)
-    with pytest.raises(ResumeError, match="already exists"):
+    with pytest.raises(ResumeError, match="is not empty"):
         fork_run(scenarios.get("library"), transcript, 2, "good", out=good)
 
 

@@ -80,7 +80,8 @@ def test_a_wrong_event_shape_names_the_field(tmp_path):
         (b"\n\n", "empty"),
         (b'{"type": "decision"}\n', "expected the header"),
         (b'{"type": "header", "format_version": 99, "scenario": "s"}\n', "newer"),
-        (b"\xff\xfe\x00garbage\n{}\n", "not UTF-8"),
+        (b"\xfe\x00garbage\n{}\n", "not UTF-8"),
+        (b"\xff\xfe\x00garbage\n{}", "UTF-16 text that cannot be decoded"),  # a byte-order mark, then an odd byte
         (b'{"type": "header"}\n', "not a valid header"),
         (b"[" * 100000 + b"\n" + b"{}\n", "not JSON"),
     ],

@@ -57,7 +57,7 @@ def test_a_changed_observation_is_named(tmp_path, capsys):
     assert not result.match and result.index == 3 and result.expected.text == "7" and result.got.text == "3"
     assert main(["verify", str(path)]) == 3
     out = capsys.readouterr().out
-    assert out.startswith(f"differs: event 4 differs (observation; text) ({path}:5)")
+    assert out.startswith(f"differs: event 4 differs (observation; text) ({path}:{fourth + 1})")  # the file's line: tool_started lines count
 
 
 def test_a_shorter_file_and_a_non_scripted_run(tmp_path, capsys):

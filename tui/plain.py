@@ -7,6 +7,7 @@ anywhere. Untrusted text is cleaned of control characters before printing.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from engine.core.amounts import amount
@@ -24,12 +25,28 @@ def one_line(text: str, limit: int | None = None) -> str:
 
 
 def render_args(tool: str | None, args: dict[str, Any]) -> str:
-    return clean(call_text(tool, args))
+    """A call on one line, every character there: controls, line feeds and tabs as escapes
+    (an argument's name cannot draw a line of its own, such as a forged approval prompt)."""
+    return visible(call_text(tool, args), one_line=True)
 
 
-def approval_args(tool: str | None, args: dict[str, Any]) -> str:
-    """A call as the operator approves it: every character there, controls as escapes."""
-    return visible(call_text(tool, args))
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.:/-]+")
+
+
+def approval_question(tool: str, args: dict[str, Any], reason: str, thought: str = "") -> list[str]:
+    """The headless approval question: the tool's name first (quoted unless it is a plain
+    name), then the reason, the thought and each argument on a line of its own, each escaped
+    to one line (`visible`), so that nothing the agent wrote can look like the question."""
+    name = tool if _PLAIN_NAME.fullmatch(tool) else json.dumps(tool, ensure_ascii=False)
+    lines = [f"  ?        tool {visible(name, one_line=True)} needs approval ({visible(reason, one_line=True)})"]
+    if thought:
+        lines.append(f"{_GUTTER}thought: {visible(thought, one_line=True)}")
+    for key, value in args.items():
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        lines.append(f"{_GUTTER}argument {visible(str(key), one_line=True)} = {visible(shown, one_line=True)}")
+    if not args:
+        lines.append(f"{_GUTTER}(no arguments)")
+    return lines
 
 
 _GUTTER = " " * 11
@@ -103,7 +120,7 @@ def event_lines(event: Event) -> list[str]:
         label = "error" if event.error else "observe"
         return _indent(label, event.text)
     if t == "approval_requested":
-        return _indent("approval", f"{approval_args(event.tool, event.args)} needs approval ({clean(event.reason)})")
+        return _indent("approval", f"{render_args(event.tool, event.args)} needs approval ({visible(event.reason, one_line=True)})")
     if t == "approval_decided":
         words = CHOICE_WORDS[event.choice]
         detail = f": {clean(event.reason)}" if event.reason else ""

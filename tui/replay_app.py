@@ -22,6 +22,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 
+from engine.stored.reader import TranscriptError
 from engine.stored.replay import Timeline
 from engine.core.scenario import Scenario
 from engine.sessions.run import Run
@@ -199,8 +200,9 @@ class ReplayApp(App[object]):
         # collector's full passes (a seek would otherwise pause for them).
         gc.collect()
         gc.freeze()
-        for error in self.timeline.errors:
-            self.notify(clean(error), title="The file ends early", severity="error", timeout=15, markup=False)
+        if self.timeline.errors:  # a bad line: refused, in the words `show` refuses it with
+            self.exit(TranscriptError(self.timeline.errors[0]), return_code=2)
+            return
         if self.tail is not None:
             self.seek(len(self.timeline))  # the whole run now: every event in the pane, the panels folded
         else:
@@ -483,7 +485,8 @@ def _scenario_named(name: str) -> Scenario | None:
 
 
 def open_replay(timeline: Timeline, at: int | None = None) -> object | None:
-    """Run the viewer; the run the operator forked (the caller opens the cockpit on it), or None."""
+    """Run the viewer; the run the operator forked (the caller opens the cockpit on it), or None.
+    TranscriptError for a file with a bad line (found once the viewer has read every line)."""
     scenario = _scenario_named(timeline.header.scenario)
     if timeline.header.scenario == "imported":
         names, fork = imported_fork_policies(), _fork_from
@@ -492,4 +495,6 @@ def open_replay(timeline: Timeline, at: int | None = None) -> object | None:
         fork = _fork_from if scenario is not None else None
     app = ReplayApp(timeline, at, fork=fork, policy_names=names, scenario=scenario)
     result = app.run()
+    if isinstance(result, TranscriptError):
+        raise result  # a bad line the index pass found: the file is refused, as `show` refuses it
     return result if isinstance(result, Run) else None

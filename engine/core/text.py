@@ -23,6 +23,9 @@ _BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 _ANY_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 """Every character the three patterns below act on (ESC, 8-bit CSI/OSC, CR included):
 text without one is returned as it is after a single search."""
+_ANY_UNSAFE_OR_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u2028\u2029]")
+"""`_ANY_UNSAFE` and what breaks a line or moves the cursor (tab, line feed, the Unicode separators)."""
+_LINE_ESCAPES = {"\n": "\\n", "\t": "\\t"}
 
 
 def clean(text: str) -> str:
@@ -34,19 +37,24 @@ def clean(text: str) -> str:
     return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
-def visible(text: str) -> str:
+def visible(text: str, *, one_line: bool = False) -> str:
     """Every control character shown as an escape (`\\x1b`, `\\x9d`, `<U+202E>`), nothing removed.
 
     For what the operator approves: `clean` drops a whole escape sequence, payload and all
     (an OSC or DCS runs to its terminator or the end of the text), which is right for reading
-    a log but would hide part of a call from the one who decides whether it runs."""
-    if not text or _ANY_UNSAFE.search(text) is None:
+    a log but would hide part of a call from the one who decides whether it runs.
+    `one_line`: line feeds and tabs too (`\\n`, `\\t`), so that the text cannot draw a line
+    of its own (a forged prompt under the real one)."""
+    pattern = _ANY_UNSAFE_OR_LINE if one_line else _ANY_UNSAFE
+    if not text or pattern.search(text) is None:
         return text
-    return _ANY_UNSAFE.sub(_shown, text)
+    return pattern.sub(_shown, text)
 
 
 def _shown(match: re.Match[str]) -> str:
     char = match.group()
+    if char in _LINE_ESCAPES:
+        return _LINE_ESCAPES[char]
     code = ord(char)
     return f"<U+{code:04X}>" if code > 0xFF else f"\\x{code:02x}"
 

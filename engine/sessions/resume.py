@@ -30,6 +30,7 @@ from engine.core.collector import collector_paused
 from engine.core.engine import ApproveMode, Engine, Listener
 from engine.core.events import Event, Header, Observed, RuleInfo, ToolStarted
 from engine.core.policy import Decision, HumanPolicy, Policy, RunView
+from engine.stored.lock import check_new
 from engine.stored.replay import Timeline
 from engine.sessions.policies import make_policy
 from engine.sessions.run import Run, default_transcript_path
@@ -173,6 +174,11 @@ def _repair_tail(path: Path) -> None:
     """Make the file end at a line boundary before appending: drop a torn last
     line (the reader already warned about it), or end a whole one with a newline."""
     data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ResumeError(
+            f"{path}: the file is UTF-16 text (read as well as UTF-8) and a resume appends UTF-8 lines to it; "
+            f"fork the run into a new file instead: agent-tui run --fork {path}"
+        )
     if not data or data.endswith(b"\n"):
         return
     cut = data.rfind(b"\n") + 1
@@ -408,8 +414,10 @@ def fork_run(
     path = Path(out) if out is not None else default_transcript_path(header.scenario, header.task, started)
     if path.exists() and path.resolve() == Path(transcript.path).resolve():
         raise ResumeError(f"{path}: a fork cannot overwrite its parent")
-    if path.exists():
-        raise ResumeError(f"{path}: already exists; choose another file for the fork")
+    try:
+        check_new(path)
+    except FileExistsError as exc:
+        raise ResumeError(str(exc)) from None
     writer = TranscriptWriter(path, child)
     events = trust.resealed(events, child)
     lines = [dump_event(event).encode() for event in events]  # the event log keeps them too

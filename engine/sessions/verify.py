@@ -24,11 +24,17 @@ from engine.core.engine import Engine, EngineError
 from engine.core.events import Event, Observed
 from engine.core.policy import Policy
 from engine.core.scenario import Scenario, Task
+from engine.core.state import RunState
 from engine.core.tools import Tool
 from engine.sessions.resume import ResumeError, header_world
 from engine.stored.transcript import Transcript
 
 _VOLATILE = {"at", "duration", "seal"}
+_LIVE = {
+    "gateway": "a gateway run's decisions came from the agent's own model through the gateway",
+    "mcp": "an MCP run's results came from its live MCP servers (and a model's decisions from the model)",
+}
+"""Where a run's events came from when verify cannot produce them again (`live_source`)."""
 
 
 class VerifyError(Exception):
@@ -216,3 +222,66 @@ def _advance(engine: Engine, saved: Sequence[Event], make) -> None:
             engine.step()
     except (EngineError, ValueError):
         return
+
+
+def live_source(header: Any) -> str | None:
+    """"gateway" or "mcp" for a run whose events came from outside agent-tui (the agent's model,
+    MCP servers), which verify cannot re-run; None for a run it can try to."""
+    if header.scenario == "gateway":
+        return "gateway"
+    if header.mcp:
+        return "mcp"
+    return None
+
+
+def check_recorded(transcript: Transcript) -> VerifyResult:
+    """What can be verified of a run that cannot be re-run (a gateway or MCP run): that its
+    events agree with each other as the fold reads them. Each approval and result answers a
+    call of the step's decision (the same tool), each operator's answer an approval asked and
+    not yet answered, and nothing follows the end. Its decisions and results are not re-derived."""
+    kind = live_source(transcript.header)
+    source = _LIVE.get(kind or "", "its events came from outside agent-tui")
+    state = RunState.start(transcript.header)
+    calls: dict[int, str] = {}
+    asked: set[int] = set()
+    answered: set[int] = set()
+    events = transcript.events
+    for i, event in enumerate(events):
+        problem = None
+        t = event.type
+        if state.ended is not None:
+            problem = f"{_a(t)} line after the run ended"
+        elif t == "decision":
+            calls = {n: action.tool for n, action in enumerate(event.actions)}
+            asked, answered = set(), set()
+        elif t == "observation" and event.index < 0 and event.tool is None:
+            pass  # a word about the run outside its calls (`Engine._emit_outside`)
+        elif t in ("approval_requested", "approval_decided", "observation"):
+            if event.step != state.step or calls.get(event.index) is None:
+                problem = f"{_a(t)} for call {event.index} of step {event.step}, which the run's decisions never made"
+            elif getattr(event, "tool", calls[event.index]) != calls[event.index]:
+                problem = f"{_a(t)} for {event.tool}, where step {event.step} called {calls[event.index]}"
+            elif t == "approval_requested":
+                asked.add(event.index)
+            elif t == "approval_decided":
+                if event.index not in asked:
+                    problem = f"an operator's answer for call {event.index} of step {event.step}, which asked for none"
+                asked.discard(event.index)
+            elif event.index in answered:
+                problem = f"a second result for call {event.index} of step {event.step}"
+            else:
+                answered.add(event.index)
+        if problem is not None:
+            return VerifyResult(i, i, event, None, f"event {i + 1}: {problem}")
+        state.apply(event)
+    ended = "" if state.ended is not None else " (the run is unfinished: the file stops before its end)"
+    return VerifyResult(
+        len(events),
+        message=("its one event agrees" if len(events) == 1 else f"all {len(events)} events agree with each other")
+        + f" as the run's fold reads them{ended}; {source}, "
+        "which cannot be re-derived without them: verify re-runs only runs of scripted policies and built-in tools",
+    )
+
+
+def _a(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word.replace("_", " ")

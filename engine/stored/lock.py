@@ -6,12 +6,19 @@ run, a resume, a fork into a file): a second writer is refused with
 from /proc/locks). When the path stops naming the open file (deleted or
 replaced during the run), `move_to_recovery` copies what was written into a
 new file beside it, locked, and the run goes on there.
+
+Every file agent-tui writes anew (a run's transcript, a fork, an import, a
+report) is opened by `open_new`, the one check: never through a symbolic link
+(dangling, or to an empty file, too), never into a file that holds something,
+never into a transcript another process holds.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 from pathlib import Path
 
 
@@ -49,6 +56,54 @@ def lock(fd: int, path: Path) -> None:
             f"{path}: another run is writing this transcript ({holder(fd)}); "
             "wait for it to end, or fork the run into a new file"
         ) from None
+
+
+def not_empty(path: Path | str) -> str:
+    """Why a new file will not be written at `path`: it holds something (a run, or anything else)."""
+    return f"{path} is not empty (a run or another file); agent-tui never writes into it: choose another file"
+
+
+def a_link(path: Path | str) -> str:
+    return f"{path} is a symbolic link; agent-tui never writes through one: choose another file"
+
+
+def check_new(path: Path | str) -> None:
+    """FileExistsError when `path` may not be written anew: a symbolic link (even a dangling one,
+    or one to an empty file) or a file that is not empty. `open_new` checks again as it opens."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise FileExistsError(a_link(path))
+    if stat.S_ISREG(st.st_mode) and st.st_size > 0:
+        raise FileExistsError(not_empty(path))
+
+
+def open_new(path: Path, *, append: bool = False) -> int:
+    """`path` opened to be written anew, created if missing, and locked (the fd; read and write).
+
+    Refused as `check_new` says, with no gap for a race: the open does not follow a link put
+    there meanwhile (O_NOFOLLOW), and the size is checked again under the lock, so a run that
+    has just opened the file (locked: TranscriptBusy) or written into it is never overwritten."""
+    check_new(path)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_APPEND if append else 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileExistsError(a_link(path)) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file (a device, a pipe or a socket); agent-tui writes only files")
+        lock(fd, path)
+        if os.fstat(fd).st_size > 0:
+            raise FileExistsError(not_empty(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def identity(fd_or_path: int | Path) -> tuple[int, int]:

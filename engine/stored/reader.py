@@ -32,6 +32,8 @@ with `LineIndex.scan`, one index per run they hold.
 
 from __future__ import annotations
 
+import codecs
+import io
 import json
 import os
 import re
@@ -39,7 +41,7 @@ import stat
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -191,9 +193,12 @@ def is_note(raw: bytes) -> bool:
 
 
 def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
-    """A run file's bytes, read in chunks and refused at the first line longer than
+    """A run file's bytes as UTF-8, read in chunks and refused at the first line longer than
     `line_cap` (TranscriptError naming FILE:LINE) without reading the rest; any read
-    failure is a TranscriptError naming the file."""
+    failure is a TranscriptError naming the file.
+
+    A file that starts with a byte-order mark is UTF-16 (little or big endian: what Windows
+    PowerShell's `>` writes), decoded chunk by chunk, or UTF-8, whose mark is dropped."""
     size = max(1, min(_CHUNK, line_cap))  # a whole line inside one chunk is then never over the cap
     chunks: list[bytes] = []
     line, carried, total = 1, 0, 0  # the line being read, its length so far, and all bytes read
@@ -203,7 +208,7 @@ def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
             if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                 raise TranscriptError(f"{path}: is a device, not a file")
             stream_cap = None if stat.S_ISREG(mode) else MAX_STREAM_BYTES
-            while chunk := f.read(size):
+            for chunk in _utf8_chunks(path, f, size):
                 total += len(chunk)
                 if stream_cap is not None and total > stream_cap:
                     raise TranscriptError(f"{path}: a stream longer than {stream_cap >> 30} GiB; not read further")
@@ -221,6 +226,48 @@ def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
         return b"".join(chunks)
     except OSError as exc:
         raise TranscriptError(why_unreadable(path, exc, "transcript", missing="file")) from None
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def as_utf8(name: str, data: bytes) -> bytes:
+    """Bytes already in memory as `read_bytes` gives a file's: UTF-16 decoded, a mark dropped."""
+    if data.startswith(_UTF8_BOM):
+        return data[len(_UTF8_BOM) :]
+    if not data.startswith(_UTF16_BOMS):
+        return data
+    return b"".join(_from_utf16(Path(name), io.BytesIO(data[_CHUNK:]), data[:_CHUNK], _CHUNK))
+
+
+def _utf8_chunks(path: Path, f: Any, size: int) -> Iterator[bytes]:
+    """The file's chunks as UTF-8: as read, without a UTF-8 byte-order mark, or decoded from
+    UTF-16 (a chunk at a time: at most `size` bytes of the file held beyond what is kept)."""
+    chunk = f.read(size)
+    if chunk.startswith(_UTF8_BOM):
+        chunk = chunk[len(_UTF8_BOM) :]
+    elif chunk.startswith(_UTF16_BOMS):
+        yield from _from_utf16(path, f, chunk, size)
+        return
+    while chunk:
+        yield chunk
+        chunk = f.read(size)
+
+
+def _from_utf16(path: Path, f: Any, chunk: bytes, size: int) -> Iterator[bytes]:
+    decoder = codecs.getincrementaldecoder("utf-16")("strict")  # the mark says which endian, and is dropped
+    offset = 0
+    try:
+        while chunk:
+            text = decoder.decode(chunk)
+            offset += len(chunk)
+            if text:
+                yield text.encode("utf-8")
+            chunk = f.read(size)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(f"{path}: UTF-16 text that cannot be decoded (byte {offset + max(exc.start, 0)})") from None
 
 
 def _too_long(path: Path, line: int, cap: int) -> str:

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import os
 import time
+from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable, Protocol, Sequence
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
-from engine.stored.lock import identity, lock, move_to_recovery, still_named
+from engine.stored.lock import identity, lock, move_to_recovery, not_empty, open_new, still_named
 from engine.stored.reader import INTENT_TYPE, LineIndex, StepCheck, TranscriptError, read_bytes
 
 __all__ = [
     "INTENT_TYPE",
+    "not_empty",
     "Transcript",
     "TranscriptError",
     "TranscriptWriter",
@@ -53,11 +55,6 @@ class EventSink(Protocol):
     def write(self, event_type: str, line: bytes) -> None: ...
 
     def flush(self) -> None: ...
-
-
-def not_empty(path: Path | str) -> str:
-    """Why a new run will not write into `path`: it holds something (a run, or anything else)."""
-    return f"{path} is not empty (a run or another file); a new run never writes into it: choose another file"
 
 
 def dump_event(event: Event | Header | ToolStarted) -> str:
@@ -94,14 +91,13 @@ class TranscriptWriter:
         if self.path.exists() and not self.path.is_file():
             raise OSError(f"{self.path} is not a regular file (a device, a pipe or a socket); a transcript needs a file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if header is not None and self.path.exists() and self.path.stat().st_size > 0:
-            # A new run never writes into another run's file.
-            raise FileExistsError(not_empty(self.path))
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)  # read too: a recovery copies it
+        if header is not None:  # a new run never writes into another file, nor through a link
+            fd = open_new(self.path, append=True)
+        else:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)  # read too: a recovery copies it
         try:
-            lock(fd, self.path)
-            if header is not None and os.fstat(fd).st_size > 0:
-                raise FileExistsError(not_empty(self.path))
+            if header is None:
+                lock(fd, self.path)
             self._ident = identity(fd)
         except BaseException:
             os.close(fd)
@@ -210,6 +206,9 @@ class Transcript:
     """A `tool_started` note with no observation after it: the run stopped while that tool ran."""
     run_count: int = 1
     """How many runs the file holds (transcripts joined with `cat`, an eval log's samples)."""
+    lines: Sequence[int] = ()
+    """The file line of each event (1-based, as an editor numbers them; `tool_started` lines
+    and a later run's earlier runs counted), when read from a file."""
     whole_size: int | None = None
     """The size of the file read, when it ended at a line boundary (None otherwise, or when not
     read from a file): a later size equal to it means nothing was appended since, as a
@@ -261,6 +260,7 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before
             unfinished = None
     return Transcript(
         path=Path(name), header=index.header, events=events, warnings=index.warnings, errors=errors, unfinished=unfinished,
+        lines=array("q", (index.numbers[i] for i in lines_of)),
         whole_size=len(data) if data.endswith(b"\n") and lines_before is None else None,
     )
 

@@ -40,16 +40,36 @@ def cmd_export(args: argparse.Namespace) -> int:
     with collector_paused():  # as `print_saved` (tui/cli/saved.py): what is read is freed before the collector is back
         report_text = _report(args)
     if args.out:
-        try:
-            Path(args.out).write_text(report_text + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+        _write_new(Path(args.out), (report_text + "\n").encode("utf-8"))
         from engine.core.text import clean
 
         print(clean(f"report: {args.out}"), file=sys.stderr)
     else:
         print(report_text)
     return EXIT_OK
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """`data` into `path` as every new file is written (`engine.stored.lock.open_new`): never
+    over a file that holds something, through a link, or into a transcript a run holds."""
+    import os
+
+    from engine.stored.lock import TranscriptBusy, open_new
+
+    try:
+        fd = open_new(path)
+    except (FileExistsError, TranscriptBusy) as exc:
+        raise UsageError(f"{exc} (nothing was written)") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
 def _output_format(text: str) -> str:

@@ -105,7 +105,7 @@ def build(args: argparse.Namespace):
     from engine.core.events import Budget
     from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer
     from engine.model.config import KEY_VARIABLES, Secret
-    from engine.stored.transcript import not_empty
+    from engine.stored.lock import check_new
 
     token = secret_value(args, GATEWAY_TOKEN)
     host, port = _listen(args.listen, token)
@@ -120,8 +120,11 @@ def build(args: argparse.Namespace):
             raise UsageError(str(exc)) from None
     budget = Budget(**budget_limits(args), price_in_per_1k=args.price_in, price_out_per_1k=args.price_out)
     key = next((os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)), None)
-    if args.out and os.path.exists(args.out) and os.path.getsize(args.out) > 0:
-        raise UsageError(not_empty(args.out))
+    if args.out:
+        try:
+            check_new(args.out)
+        except FileExistsError as exc:
+            raise UsageError(str(exc)) from None
     gateway = Gateway(
         upstreams,
         rules=rules,

@@ -6,7 +6,7 @@ six trajectories, fine-tune data, agent-tui transcripts joined with `cat`)
 to OUT-1.jsonl, OUT-2.jsonl, ... The paths
 go to stdout, one a line, after a line saying how many runs there were;
 warnings (parts kept as unrecognised notes, skipped lines) to stderr. A file
-that already exists is never overwritten.
+that is not empty, or a symbolic link, is never written (`engine.stored.lock.open_new`).
 """
 
 from __future__ import annotations
@@ -57,9 +57,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     except TranscriptError as exc:
         raise UsageError(str(exc)) from None
     paths = out_paths(source, args.out, len(runs))
-    taken = [p for p in paths if p.exists()]
-    if taken:
-        raise UsageError(f"{taken[0]} already exists; choose another name with -o (nothing was written)")
+    from engine.stored.lock import TranscriptBusy, check_new
+
+    for path in paths:  # all of them before the first is written
+        try:
+            check_new(path)
+        except FileExistsError as exc:
+            raise UsageError(f"{exc} (nothing was written)") from None
     for run in runs:
         for warning in run.warnings:
             report(f"warning: {warning}")
@@ -70,6 +74,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     for run, path in zip(runs, paths):
         try:
             write_transcript(path, run.header, run.events)
+        except (FileExistsError, TranscriptBusy) as exc:
+            raise UsageError(str(exc)) from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
         steps = sum(1 for e in run.events if e.type == "decision")

@@ -71,7 +71,12 @@ def open_replay(timeline: Any, at: int | None = None) -> int:
             raise
         report("the replay viewer needs the cockpit; use --headless")
         return EXIT_USAGE
-    forked = open_viewer(timeline, at)
+    from engine.stored.transcript import TranscriptError
+
+    try:
+        forked = open_viewer(timeline, at)
+    except TranscriptError as exc:  # the sentence `show` refuses the file with
+        raise UsageError(str(exc)) from None
     if forked is None:
         return EXIT_OK
     from tui.cli.run import open_cockpit

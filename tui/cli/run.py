@@ -160,6 +160,27 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     return run
 
 
+def _own_model_policy(scenario: Any, transcript: Any, model: Any, named: Any) -> Any:
+    """The model policy a resumed run was in charge of, built again from the model flags given
+    (`--model m` for a run of "model:m") or the configuration's [[policy]] of its name; None
+    when the run's policy is the scenario's own. UsageError for a model policy with neither."""
+    current = next((e.new for e in reversed(transcript.events) if e.type == "policy_swapped"), transcript.header.policy)
+    if current in scenario.policies or current == "human":
+        return None
+    from engine.model.policy import ModelPolicy
+
+    if model is not None and model.policy_name == current:
+        return ModelPolicy(model)
+    if current in named:
+        return ModelPolicy(named[current], name=current)
+    if current.startswith("model:"):
+        raise UsageError(
+            f"the run's policy is {current}, a model: give its flags again to go on with it "
+            f"(--model {current.removeprefix('model:')}, and --base-url if it had one), or --policy NAME to swap"
+        )
+    return None
+
+
 def check_options(scenario: Any, options: dict[str, Any]) -> None:
     """UsageError for an --option key the scenario does not declare (a typo is never ignored)."""
     unknown = [key for key in options if key not in scenario.options]
@@ -187,13 +208,14 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     if args.resume and args.out:
         raise UsageError("--resume appends to its own file; --out goes with --fork")
     refuse_fixed_flags(args)
-    transcript = load(args.fork, args.format, args.run) if args.fork else load(args.resume)
-    if args.resume and transcript.run_count > 1:
-        raise UsageError(f"{args.resume} holds {transcript.run_count} runs; --resume appends to its own file, so it continues "
-                         f"a file of one run: fork the one to go on with (agent-tui run --fork {args.resume} --run N)")
+    several = ("--resume appends to its own file, so it continues a file of one run: "
+               f"fork the one to go on with (agent-tui run --fork {args.resume} --run N)")
+    transcript = load(args.fork, args.format, args.run) if args.fork else load(args.resume, one_run=several)
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
     policy, model = resolve_policy(scenario, args, interactive=interactive, default=None, named=extras.named)
+    if policy is None and args.resume:
+        policy = _own_model_policy(scenario, transcript, model, extras.named)
     if policy is None and transcript.header.scenario == "imported":
         raise UsageError("an imported log has no policy of its own to go on with: give --policy human or --policy model")
     hub, tools = extras.restart(transcript.header.mcp, args, transcript.path)
@@ -246,8 +268,8 @@ def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> 
     """Ask the operator about the pending approval on the terminal; False if there is none to ask.
     A file edit (a row of `edit_tools`, the built-in ones by default) prints its diff first."""
     from engine.core.edits import EDIT_TOOLS, edit_preview
-    from engine.core.text import clean
-    from tui.plain import approval_args
+    from engine.core.text import visible
+    from tui.plain import approval_question
 
     pending = engine.state.pending
     if not sys.stdin.isatty():
@@ -259,10 +281,10 @@ def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> 
                 "run in a terminal, or pass --approve all or --approve none"
             )
         return False
-    print(f"  ?        {approval_args(pending.tool, pending.args)} needs approval ({clean(pending.reason)})")
+    print("\n".join(approval_question(pending.tool, pending.args, pending.reason, pending.thought)))
     preview = edit_preview(pending.tool, pending.args, EDIT_TOOLS if edit_tools is None else edit_tools, max_lines=PROMPT_DIFF_LINES)
     if preview is not None:
-        print(f"  {preview.shows:<9}{preview.note}")
+        print(f"  {preview.shows:<9}{visible(preview.note, one_line=True)}")  # the note names the path: one line
         for line in preview.lines:
             print(f"           {line}")
     while True:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from tui.cli.common import EXIT_DIFFERS, EXIT_OK, UsageError, add_command, file_name, nonempty_name
@@ -21,12 +20,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     Re-run a saved run of scripted policies in a fresh world, replaying the operator's answers
     from the file. Exit 0 when every event matches (an unfinished run says so), 3 when one
-    differs (it is named), 2 when the file cannot be read or re-run.
+    differs (it is named), 2 when the file cannot be read or re-run. A gateway or MCP run,
+    whose model and servers are not here, is checked for events that agree with each other
+    (exit 0, or 3 naming the first that does not); its decisions are not re-derived.
     """
-    from engine.sessions.verify import VerifyError, verify_run
+    from engine.sessions.verify import VerifyError, check_recorded, live_source, verify_run
     from tui.plain import event_lines
 
     transcript = load(args.file)
+    if args.scenario is None and live_source(transcript.header) is not None:
+        return _say_checked(args.file, transcript, check_recorded(transcript))
     scenario = scenario_of(transcript, args.scenario)
     try:
         result = verify_run(scenario, transcript)
@@ -39,7 +42,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if result.match:
         print(f"match: {result.message}")
         return EXIT_OK
-    line = _line_of(args.file, result.index)
+    line = transcript.lines[result.index] if result.index is not None and result.index < len(transcript.lines) else None
     print(f"differs: {result.message}" + (f" ({args.file}:{line})" if line else ""))
     if result.expected is not None:
         print("  in the file:")
@@ -52,6 +55,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_DIFFERS
 
 
+def _say_checked(path: str, transcript: Any, result: Any) -> int:
+    """A gateway or MCP run: whether its events agree (`consistent` / `inconsistent`), and what was not re-derived."""
+    from tui.plain import event_lines
+
+    if result.match:
+        print(f"consistent: {result.message}")
+        return EXIT_OK
+    line = transcript.lines[result.index] if result.index < len(transcript.lines) else None
+    print(f"inconsistent: {result.message}" + (f" ({path}:{line})" if line else ""))
+    for text in event_lines(result.expected):
+        print(f"  {text}")
+    return EXIT_DIFFERS
+
+
 def _say_unsealed(transcript: Any, scenario: Any) -> None:
     """Name on stderr the rules a resume or fork of the file here would not use (no valid seal)."""
     from engine.sessions.trust import believe
@@ -60,20 +77,3 @@ def _say_unsealed(transcript: Any, scenario: Any) -> None:
     warning = believe(transcript.header, transcript.events, scenario.rules).warning(transcript.path)
     if warning is not None:
         report(f"note: if resumed or forked here: {warning}")
-
-
-def _line_of(path: str, index: int | None) -> int | None:
-    """The file line of event `index` (0-based) in an agent-tui transcript."""
-    if index is None:
-        return None
-    try:
-        lines = Path(path).read_bytes().splitlines()
-    except OSError:
-        return None
-    seen = -1  # the header is the first non-blank line
-    for number, raw in enumerate(lines, 1):
-        if raw.strip():
-            if seen == index:
-                return number
-            seen += 1
-    return None

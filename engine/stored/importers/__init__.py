@@ -39,7 +39,7 @@ from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json
 from engine.stored.importers.alfworld import read_alfworld
 from engine.stored.importers.react import read_text
 from engine.stored.importers.swe_agent import read_mini, read_swe_agent
-from engine.stored.reader import run_bytes, run_spans
+from engine.stored.reader import as_utf8, run_bytes, run_spans
 from engine.stored.runs import choose, chosen_run, others_warning, run_id
 from engine.stored.transcript import Transcript, TranscriptError, read_bytes, read_from_bytes
 
@@ -52,14 +52,52 @@ def detect_format(name: str, text: str) -> str:
     return sniff(name, text.encode("utf-8")).fmt
 
 
+_TEXT_TRACES = ("trace", "react", "langchain")
+
+
 def _forced(name: str, data: bytes, fmt: str) -> Sniffed:
-    """The file read as `fmt` without detection (its JSON parsed once, if it is one document)."""
+    """The file read as `fmt`: refused, naming both, when its content is plainly another format
+    (a valid chat file given as a Codex rollout); read as `fmt` when detection finds that format
+    or none (its JSON parsed once, if it is one document)."""
+    detected = _detected_as(name, data, fmt)
+    if fmt == "jsonl":
+        return Sniffed(fmt)
+    if detected is not None and detected.fmt == fmt and detected.text:
+        return detected
     text = decode(name, data)
     try:
         document = loads(text) if fmt not in TEXT_FORMATS else None
     except (json.JSONDecodeError, RecursionError):
         document = None
     return Sniffed(fmt, text, document=document)
+
+
+def _detected_as(name: str, data: bytes, fmt: str) -> Sniffed | None:
+    """What detection finds in a file given as `fmt` (None: nothing); TranscriptError naming
+    both formats when it is another one (a text trace's dialects count as one)."""
+    try:
+        detected = sniff(name, data)
+    except TranscriptError:
+        return None
+    if detected.fmt != fmt and not (detected.fmt in _TEXT_TRACES and fmt in _TEXT_TRACES):
+        raise TranscriptError(
+            f"{name}:{_first_line(data)}: not {_a(FORMAT_NAMES[fmt])}; it reads as {FORMAT_NAMES[detected.fmt]} "
+            f"(format {detected.fmt}, found without naming a format)"
+        )
+    return detected
+
+
+def _first_line(data: bytes) -> int:
+    """The number of the first line that is not blank (where a format shows)."""
+    stripped = data.lstrip()
+    return data[: len(data) - len(stripped)].count(b"\n") + 1
+
+
+def _a(words: str) -> str:
+    """`a Codex CLI rollout JSONL`, `an Inspect AI eval log`, `OpenAI chat messages`."""
+    if words.split(" (")[0].endswith("s"):
+        return words
+    return ("an " if words[0].lower() in "aeiou" else "a ") + words
 
 
 def _document(name: str, sniffed: Sniffed) -> object:
@@ -114,10 +152,13 @@ def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool =
     """Every run in a file's bytes, in order (one for most formats)."""
     if fmt not in FORMATS:
         raise TranscriptError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    data = as_utf8(name, data)  # bytes not read by `read_bytes`: UTF-16 decoded as a file's would be
     if fmt == "auto":
         sniffed = sniff(name, data)
+    elif data.startswith(ZIP_MAGIC):
+        sniffed = Sniffed(fmt)
     else:
-        sniffed = Sniffed(fmt) if fmt == "jsonl" or data.startswith(ZIP_MAGIC) else _forced(name, data, fmt)
+        sniffed = _forced(name, data, fmt)
     if sniffed.fmt == "jsonl":
         spans = run_spans(data)
         if len(spans) == 1:
@@ -157,6 +198,8 @@ def load_any(path: str | Path, format: str = "auto", *, strict: bool = True, run
     see `engine.stored.runs`), else the first, with a warning naming the rest."""
     p = Path(path)
     data = read_bytes(p)
+    if format == "jsonl" and not starts_with_header(data):
+        _detected_as(str(p), data, format)
     if format == "jsonl" or (format == "auto" and starts_with_header(data)):  # only the chosen run is read
         one, lines_before, warnings, count = chosen_run(str(p), data, run)
         del data

@@ -23,6 +23,7 @@ from engine.stored.importers.inspect_log import is_inspect, is_inspect_messages
 from engine.stored.importers.alfworld import is_alfworld
 from engine.stored.importers.react import KEYWORD, decolour, dialect
 from engine.stored.importers.swe_agent import is_mini, is_swe_agent
+from engine.stored.reader import as_utf8
 from engine.stored.transcript import TranscriptError
 
 FORMAT_NAMES: dict[str, str] = {
@@ -73,13 +74,9 @@ def starts_with_header(data: bytes) -> bool:
 def decode(name: str, data: bytes) -> str:
     """The text of a foreign file: UTF-8 (with or without a byte-order mark), or UTF-16 with one
     (what Windows PowerShell's `>` writes)."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise TranscriptError(f"{name}: UTF-16 text that cannot be decoded (byte {exc.start})") from None
+    data = as_utf8(name, data)  # the reader's decoding (`read_bytes` already did it for a file)
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise TranscriptError(f"{name}:{line}: not UTF-8 text (byte {exc.start}); {TRIED}") from None
