@@ -28,7 +28,7 @@ SLACK = 4 * 1024 * 1024
 
 def _endless(tmp_path: Path, *extra: str) -> McpServerConfig:
     return McpServerConfig(name="endless", command=sys.executable, args=(ENDLESS, "--count", str(tmp_path / "written"), *extra),
-                           timeout=60)
+                           timeout=60, trusted=True)
 
 
 def test_an_endless_line_is_a_fault_and_the_server_is_stopped(tmp_path):

@@ -96,6 +96,9 @@ class McpHub:
         self.log_dir = log_dir
         self.withheld = frozenset([*WITHHELD, *withheld])
         self.progress_listeners: list[Callable[[Progress], None]] = []
+        self.warnings: list[str] = []
+        """What the operator should know of the servers (a tool cut or left out, a schema checked
+        loosely, noise on a server's stdout), one line each."""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-loop", daemon=True)
         self._logs: list[IO[str]] = []
