@@ -242,3 +242,49 @@ def test_a_paged_tool_list_of_huge_descriptions_leaves_a_transcript_that_reads_b
     assert described["t2"].startswith("ddd") and described["t2"].endswith("more characters]")
     assert called(tmp_path, "big") == ["t0"]
     assert "MCP server 'big': the descriptions of 3 tools were cut to 16,384 characters" in hub.warnings
+
+
+# -- 20. a stderr log without end ---------------------------------------------------------
+
+
+@pytest.mark.timeout(120)
+def test_a_servers_stderr_log_is_capped_and_keeps_its_tail(tmp_path):
+    flood = 64 * 1024 * 1024
+    hub = started(tmp_path, hostile(tmp_path, "loud", [tool("t")], extra=("--stderr-bytes", str(flood))))
+    try:
+        assert hub.call("loud", "t", {}).content[0].text == "ran t"
+    finally:
+        hub.close()
+    log = hub.connections[0].log_path
+    assert log is not None
+    size = log.stat().st_size
+    assert size < flood // 4
+
+    from engine.mcp.guard import LOG_HEAD_BYTES, LOG_TAIL_BYTES
+
+    assert size <= LOG_HEAD_BYTES + 2 * LOG_TAIL_BYTES + 4096
+    text = log.read_bytes().decode("utf-8", "replace")
+    assert text.startswith("the server says a lot")
+    assert "the last line of the flood" in text[-LOG_TAIL_BYTES:]
+    assert "agent-tui: " in text and "bytes of the server's log were dropped" in text
+
+
+# -- 21. noise on stdout --------------------------------------------------------------------
+
+
+def test_noise_on_stdout_is_one_warning_and_goes_to_the_log(tmp_path):
+    with FakeOpenAI() as fake:
+        fake.add(call("t"), say("done"))
+        command = f"{sys.executable} {HOSTILE} {_spec(tmp_path, [[tool('t', readOnlyHint=True)]])} --banner 'Welcome to hostile 1.0' --noise 1"
+        done = agent_tui(
+            "run", "--mcp", command, "-t", "go", "--model", "m", "--base-url", fake.url, "--headless", "--approve", "all",
+            "--out", str(tmp_path / "run.jsonl"), env={**os.environ, "OPENAI_API_KEY": "sk-fake"},
+        )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "pydantic" not in done.stderr and "Failed to parse" not in done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "not JSON-RPC" in line]
+    assert len(warnings) == 1, done.stderr
+    assert warnings[0].startswith("agent-tui: warning: MCP server 'hostile_mcp' printed text that is not JSON-RPC on stdout")
+    header = json.loads((tmp_path / "run.jsonl").read_text().splitlines()[0])
+    log = Path(header["mcp"][0]["log"]).read_text()
+    assert "Welcome to hostile 1.0" in log and "\n1\n" in log
