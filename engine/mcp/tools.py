@@ -94,7 +94,7 @@ def hub_tools(hub: McpHub, taken: Iterable[str] = ()) -> list[Tool]:
                 input_schema=schema,
                 server=cfg.name,
             )
-            size = len(tool.info().model_dump_json())
+            size = len(tool.info().model_dump_json().encode())
             if used + size > RECORD_BYTES:
                 left_out += 1
                 continue
