@@ -244,6 +244,22 @@ def test_a_paged_tool_list_of_huge_descriptions_leaves_a_transcript_that_reads_b
     assert "MCP server 'big': the descriptions of 3 tools were cut to 16,384 characters" in hub.warnings
 
 
+@pytest.mark.timeout(120)
+def test_tools_past_the_transcripts_budget_are_left_out_with_a_warning(tmp_path):
+    from engine.mcp.tools import DESCRIPTION_CHARS, RECORD_BYTES
+
+    many = [[tool(f"t{n}", description="d" * DESCRIPTION_CHARS, readOnlyHint=True) for n in range(600)]]
+    hub = started(tmp_path, hostile(tmp_path, "many", *many, trusted=True))
+    try:
+        tools = hub_tools(hub)
+        recorded = sum(len(t.info().model_dump_json().encode()) for t in tools)
+        assert 400 < len(tools) < 600 and recorded <= RECORD_BYTES
+        assert f"MCP server 'many': {600 - len(tools)} tools were left out: their descriptions and schemas would not fit " \
+               "in the transcript (8 MiB for all tools)" in hub.warnings
+    finally:
+        hub.close()
+
+
 # -- 20. a stderr log without end ---------------------------------------------------------
 
 
