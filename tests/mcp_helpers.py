@@ -19,8 +19,19 @@ NOTES_SCENARIO = str(ROOT / "tests" / "data" / "mcp_notes.py")
 FILESYSTEM_BIN = ROOT / ".mcp-servers" / "node_modules" / ".bin" / "mcp-server-filesystem"
 
 
-def notes_server(name: str = "notes", *extra: str, timeout: float = 20.0, trusted: bool = False) -> McpServerConfig:
+def notes_server(name: str = "notes", *extra: str, timeout: float = 20.0, trusted: bool = True) -> McpServerConfig:
     return McpServerConfig(name=name, command=sys.executable, args=(SERVER, *extra), timeout=timeout, trusted=trusted)
+
+
+def trusted_flags(folder: Path, name: str, command: str, *args: str) -> list[str]:
+    """The `run` flags of a server the operator trusts (a configuration file written in `folder`):
+    only then are its read-only hints believed."""
+    import json
+
+    config = folder / f"{name}.toml"
+    config.write_text(f"[[mcp]]\nname = {json.dumps(name)}\ncommand = {json.dumps(command)}\n"
+                      f"args = {json.dumps(list(args))}\ntrusted = true\n")
+    return ["--config", str(config), "--mcp", name]
 
 
 def notes_command(*extra: str) -> str:

@@ -123,7 +123,7 @@ async def test_tools_grouped_by_server_log_in_header_and_a_progress_bar(tmp_path
     try:
         async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
             groups = [str(w.render()) for w in app.query(".tool-group")]
-            assert groups == ["── notes"]
+            assert groups == ["── notes · trusted: its hints set the kinds"]
             panel = list(app.query("#tools > *"))
             assert panel[0].has_class("tool-group") and isinstance(panel[1], ToolRow)
             assert {row.info.name for row in app.query(ToolRow)} >= {"read_note", "delete_note", "slow"}

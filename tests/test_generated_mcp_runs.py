@@ -126,7 +126,8 @@ def test_generated_mcp_runs_keep_the_approval_invariant(hub):
             assert transcript.events == run.engine.events
             assert transcript.events[-1].type == "run_ended"
             kinds = {t.name: t.kind for t in transcript.header.tools}
-            assert kinds["delete_note"] == kinds["write_note"] == kinds["archive_note"] == "irreversible"
+            assert kinds["delete_note"] == kinds["write_note"] == "irreversible"
+            assert kinds["archive_note"] == kinds["list_notes"] == "ordinary"  # a trusted server's hints
             assert_no_unapproved_irreversible(transcript.header, transcript.events)
             executed = [e.tool for e in transcript.events if e.type == "observation" and e.executed]
             assert server_calls(hub) == executed, "the server ran exactly the executions the transcript records"

@@ -24,7 +24,7 @@ from tests.mcp_helpers import HttpServer, notes_server
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     logs = tmp_path_factory.mktemp("mcp-logs")
-    hub = McpHub([notes_server(), notes_server("trusted", trusted=True)], logs)
+    hub = McpHub([notes_server(), notes_server("trusted"), notes_server("untrusted", trusted=False)], logs)
     hub.start()
     yield hub
     hub.close()
@@ -46,13 +46,14 @@ def test_kinds_follow_annotations_and_trust(hub):
     # both servers offer the same names: every clashing tool is prefixed with its server
     assert "read_note" not in tools
     kinds = {name: t.kind for name, t in tools.items()}
-    assert kinds["notes.read_note"] == "ordinary"  # readOnlyHint true
+    assert kinds["notes.read_note"] == "ordinary"  # readOnlyHint true, from a trusted server
     assert kinds["notes.delete_note"] == "irreversible"  # destructiveHint true
     assert kinds["notes.write_note"] == "irreversible"  # no annotations: may destroy
-    assert kinds["notes.archive_note"] == "irreversible"  # destructiveHint false, server not trusted
-    assert kinds["trusted.archive_note"] == "ordinary"  # ... and trusted
+    assert kinds["trusted.archive_note"] == "ordinary"  # destructiveHint false, from a trusted server
     assert kinds["trusted.delete_note"] == "irreversible"
-    assert {t.server for t in tools.values()} == {"notes", "trusted"}
+    assert kinds["untrusted.read_note"] == "irreversible"  # the hints of a server nobody trusts are not believed
+    assert kinds["untrusted.archive_note"] == "irreversible"
+    assert {t.server for t in tools.values()} == {"notes", "trusted", "untrusted"}
     info = tools["notes.write_note"].info()
     assert info.server == "notes"
     assert [(p["name"], p["type"], p["required"]) for p in info.parameters] == [
@@ -154,7 +155,7 @@ def test_stderr_goes_to_the_log_named_in_the_header(hub):
 def test_streamable_http(tmp_path):
     server = HttpServer()
     try:
-        hub = McpHub([McpServerConfig(name="web", url=server.url, timeout=20)], tmp_path)
+        hub = McpHub([McpServerConfig(name="web", url=server.url, timeout=20, trusted=True)], tmp_path)
         hub.start()
         try:
             run = mcp_run(hub, Decision.act("read", "read_note", name="todo"), Decision.act("del", "delete_note", name="todo"), interactive=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_openai import FakeOpenAI, call, calls, say
-from tests.mcp_helpers import NOTES_SCENARIO, ROOT, alive, filesystem_bin, notes_command, read_pid, wait_gone
+from tests.mcp_helpers import NOTES_SCENARIO, ROOT, SERVER, alive, filesystem_bin, notes_command, read_pid, trusted_flags, wait_gone
 
 
 def agent_tui(*argv: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
@@ -43,7 +43,7 @@ def folder(tmp_path):
 def fs_run(folder: Path, out: Path, approve: str) -> subprocess.CompletedProcess:
     return agent_tui(
         "run", NOTES_SCENARIO, "--task", "files", "--policy", "files", "--option", f"dir={folder}",
-        "--mcp", f"{filesystem_bin()} {folder}", "--headless", "--approve", approve, "--out", str(out),
+        *trusted_flags(out.parent, "filesystem", filesystem_bin(), str(folder)), "--headless", "--approve", approve, "--out", str(out),
     )
 
 
@@ -81,7 +81,7 @@ def test_filesystem_server_driven_by_the_model_policy(folder, tmp_path):
         # the server and the policy come from the configuration: -t alone runs on the configured tools
         config.write_text(
             f'[[policy]]\nname = "local"\nmodel = "fake-model"\nbase_url = "{server.url}"\napi_key_env = "FAKE_KEY"\n\n'
-            f'[[mcp]]\nname = "files"\ncommand = "{filesystem_bin()}"\nargs = ["{folder}"]\n'
+            f'[[mcp]]\nname = "files"\ncommand = "{filesystem_bin()}"\nargs = ["{folder}"]\ntrusted = true\n'
         )
         out = tmp_path / "run.jsonl"
         done = agent_tui(
@@ -131,7 +131,7 @@ def start_slow_run(tmp_path: Path, pidfile: Path, out: Path) -> tuple[subprocess
     """A headless run whose first call (slow, 4 s) is running on the test server; returns (process, server PID)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "tui.cli", "run", NOTES_SCENARIO, "--task", "slow", "--policy", "slow",
-         "--mcp", notes_command("--pidfile", str(pidfile)), "--headless", "--out", str(out)],
+         *trusted_flags(tmp_path, "notes", sys.executable, SERVER, "--pidfile", str(pidfile)), "--headless", "--out", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
     )
     server = read_pid(pidfile)
@@ -150,7 +150,7 @@ def test_resume_restarts_the_servers_and_runs_nothing_again(tmp_path):
     assert wait_gone(server)
     resumed = agent_tui(
         "run", NOTES_SCENARIO, "--resume", str(out), "--headless", "--approve", "all",
-        "--mcp", notes_command("--pidfile", str(tmp_path / "first.pid")),  # the operator gives the server again
+        *trusted_flags(tmp_path, "notes", sys.executable, SERVER, "--pidfile", str(tmp_path / "first.pid")),  # the operator gives the server again
     )
     assert resumed.returncode == 0, resumed.stderr
     evs = events(out)

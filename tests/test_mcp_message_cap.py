@@ -28,7 +28,7 @@ SLACK = 4 * 1024 * 1024
 
 def _endless(tmp_path: Path, *extra: str) -> McpServerConfig:
     return McpServerConfig(name="endless", command=sys.executable, args=(ENDLESS, "--count", str(tmp_path / "written"), *extra),
-                           timeout=60)
+                           timeout=60, trusted=True)
 
 
 def test_an_endless_line_is_a_fault_and_the_server_is_stopped(tmp_path):
@@ -154,15 +154,19 @@ def test_the_guard_relays_lines_within_the_cap_and_stops_a_longer_one(tmp_path):
     import os
     import subprocess
 
-    from engine.mcp.guard import EXIT_TOO_LONG, TOO_LONG
+    from engine.mcp.guard import EXIT_TOO_LONG, NOISE, NOISE_LINE, TOO_LONG
     from engine.mcp.hub import GUARD
 
     def guarded(limit: int, script: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, str(GUARD), str(os.getpid()), str(tmp_path / "pid"), str(limit),
                                sys.executable, "-c", script], input=b"in\n", capture_output=True, timeout=60)
 
-    done = guarded(10, "import sys; print(sys.stdin.readline().strip() * 5); print('x' * 10); sys.exit(3)")
-    assert (done.returncode, done.stdout, done.stderr) == (3, b"ininininin\n" + b"x" * 10 + b"\n", b"")
-    done = guarded(10, "import os\nos.write(1, b'ok\\n')\nwhile True: os.write(1, b'x' * 7)")
-    assert done.returncode == EXIT_TOO_LONG and done.stdout.startswith(b"ok\nxxxxxxx") and len(done.stdout) <= 3 + 10
+    done = guarded(10, "import sys; print('{' + sys.stdin.readline().strip() * 4); print('[' + 'x' * 9); sys.exit(3)")
+    assert (done.returncode, done.stdout, done.stderr) == (3, b"{inininin\n[xxxxxxxxx\n", b"")
+    done = guarded(10, "print('Welcome!'); print(); print('  {}'); print('x' * 50)")  # not JSON-RPC: to the log, uncapped
+    assert (done.returncode, done.stdout) == (0, b"  {}\n")
+    assert done.stderr.decode() == f"{NOISE_LINE}\nWelcome!\n\n{'x' * 50}\n"
+    assert (tmp_path / f"pid{NOISE}").exists()
+    done = guarded(10, "import os\nos.write(1, b'{}\\n')\nwhile True: os.write(1, b'{' * 7)")
+    assert done.returncode == EXIT_TOO_LONG and done.stdout.startswith(b"{}\n") and len(done.stdout) <= 3 + 10
     assert done.stderr.decode() == f"{TOO_LONG} 10 bytes (a line that long without its end); it was stopped\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp_helpers import NOTES_SCENARIO, ROOT, SERVER, notes_command
+from tests.mcp_helpers import NOTES_SCENARIO, ROOT, SERVER, notes_command, trusted_flags
 
 
 def agent_tui(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -25,8 +25,10 @@ def agent_tui(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def notes_run(tmp_path_factory) -> Path:
     """A headless run of the notes server stopped at delete_note's approval (no terminal to ask on)."""
-    out = tmp_path_factory.mktemp("notes") / "run.jsonl"
-    done = agent_tui("run", NOTES_SCENARIO, "--task", "notes", "--policy", "notes", "--mcp", notes_command(), "--headless", "--out", str(out))
+    folder = tmp_path_factory.mktemp("notes")
+    out = folder / "run.jsonl"
+    trusted = trusted_flags(folder, "mcp_server", sys.executable, SERVER)  # its read-only tools run unasked, delete_note asks
+    done = agent_tui("run", NOTES_SCENARIO, "--task", "notes", "--policy", "notes", *trusted, "--headless", "--out", str(out))
     assert done.returncode == 2 and "needs approval" in done.stderr, done.stderr
     return out
 

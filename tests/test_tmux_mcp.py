@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.mcp_helpers import NOTES_SCENARIO, filesystem_bin, notes_command, read_pid, wait_gone
+from tests.mcp_helpers import NOTES_SCENARIO, SERVER, filesystem_bin, notes_command, read_pid, trusted_flags, wait_gone
 from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.tmux
@@ -34,11 +35,10 @@ def test_filesystem_server_step_pause_approve(tmux: Tmux, tmp_path: Path) -> Non
     folder = tmp_path / "files"
     folder.mkdir()
     (folder / "notes.txt").write_text("first note\n")
-    server = f"{filesystem_bin()} {folder}"
     rc_file = start(
         tmux, tmp_path,
         f"run {shlex.quote(NOTES_SCENARIO)} --task files --policy files --option dir={shlex.quote(str(folder))} "
-        f"--mcp {shlex.quote(server)}",
+        f"{shlex.join(trusted_flags(tmp_path, 'filesystem', filesystem_bin(), str(folder)))}",
     )
     screen = tmux.wait_for("n step", timeout=60)
     assert "── filesystem" in screen and "write_file" in screen  # the tool panel groups the server's tools
@@ -74,7 +74,7 @@ def test_quit_during_a_call_leaves_no_server(tmux: Tmux, tmp_path: Path) -> None
     pidfile = tmp_path / "server.pid"
     rc_file = start(
         tmux, tmp_path,
-        f"run {shlex.quote(NOTES_SCENARIO)} --task slow --policy slow --mcp {shlex.quote(notes_command('--pidfile', str(pidfile)))}",
+        f"run {shlex.quote(NOTES_SCENARIO)} --task slow --policy slow {shlex.join(trusted_flags(tmp_path, 'notes', sys.executable, SERVER, '--pidfile', str(pidfile)))}",
     )
     tmux.wait_for("n step", timeout=60)
     server = read_pid(pidfile)

@@ -4,6 +4,8 @@ tools and the tools an agent declares to the gateway; `schema=` (its older name)
 from __future__ import annotations
 
 import dataclasses
+import json
+from typing import Any
 
 import pytest
 
@@ -11,6 +13,10 @@ from engine import Tool
 from engine.core.tools import validate_args
 from engine.gateway.schema import tools_from_request
 
+CATASTROPHIC = ["^(a+)+$", "^(a|a)+$"]
+"""Patterns whose backtracking on 40 `a`s and a `!` outlives any run (the first is the one
+that hung; the second defeats the optimisations of matchers that see through the first)."""
+NOT_MATCHING = "a" * 40 + "!"
 SCHEMA = {
     "type": "object",
     "properties": {"path": {"type": "string", "minLength": 1}, "count": {"type": "integer"}, "tags": {"type": "array"}},
@@ -58,3 +64,84 @@ def test_a_schema_that_cannot_be_checked_is_a_clear_error():
     tool = Tool("t", "d", input_schema={"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}})
     with pytest.raises(ValueError, match="the tool's input schema cannot be checked"):
         validate_args(tool, {"x": 1})
+
+
+# -- regular expressions bounded in time; validators cached by content -------------------
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("pattern", CATASTROPHIC)
+@pytest.mark.parametrize("where", ["pattern", "patternProperties", "propertyNames"])
+def test_a_catastrophic_pattern_is_an_invalid_argument_in_bounded_time(pattern, where):
+    from engine.core.schema import check_args
+
+    if where == "pattern":
+        schema, args, field = {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}}, {"s": NOT_MATCHING}, "argument 's'"
+    elif where == "patternProperties":
+        schema, args, field = {"type": "object", "patternProperties": {pattern: {"type": "integer"}}}, {NOT_MATCHING: "x"}, f"argument '{NOT_MATCHING}'"
+    else:
+        schema, args, field = {"type": "object", "propertyNames": {"pattern": pattern}}, {NOT_MATCHING: 1}, repr(NOT_MATCHING)
+    if where == "patternProperties" and pattern == "^(a+)+$":  # the matcher sees it cannot match: nothing to check
+        assert check_args(schema, args) == args
+        return
+    with pytest.raises(ValueError) as caught:
+        check_args(schema, args)
+    assert str(caught.value).startswith(field)
+    assert "does not match" in str(caught.value) or "took too long to check" in str(caught.value)
+
+
+def test_many_catastrophic_patterns_share_one_time_bound():
+    from engine.core.schema import PATTERN_SECONDS, check_args
+
+    props = {f"s{n}": {"type": "string", "pattern": "^(a|a)+$"} for n in range(40)}
+    with pytest.raises(ValueError) as caught:
+        check_args({"type": "object", "properties": props}, {name: NOT_MATCHING for name in props})
+    assert f"took too long to check (over {PATTERN_SECONDS:g} s)" in str(caught.value)
+    assert "(and 35 more)" in str(caught.value)
+
+
+def test_a_pattern_still_matches_and_refuses_as_before():
+    from engine.core.schema import check_args
+
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^[a-z]+$"}},
+              "patternProperties": {"^x_": {"type": "integer"}}}
+    assert check_args(schema, {"s": "abc", "x_1": 2}) == {"s": "abc", "x_1": 2}
+    with pytest.raises(ValueError, match=r"argument 's': 'ABC' does not match '\^\[a-z\]\+\$'"):
+        check_args(schema, {"s": "ABC"})
+    with pytest.raises(ValueError, match="argument 'x_1' must be integer, not string"):
+        check_args(schema, {"x_1": "two"})
+
+
+@pytest.mark.timeout(60)
+def test_a_catastrophic_pattern_of_a_gateway_tool_is_re_asked_upstream(tmp_path):
+    import openai
+
+    from tests.fake_openai import FakeOpenAI, call, say
+    from tests.gateway_harness import gateway
+
+    check = {"type": "function", "function": {"name": "check", "parameters": {
+        "type": "object", "properties": {"s": {"type": "string", "pattern": "^(a|a)+$"}}, "required": ["s"]}}}
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (_gw, server):
+        fake.add(call("check", s=NOT_MATCHING), say("I will not check it."))
+        client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
+        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "check"}], tools=[check])
+        assert reply.choices[0].message.content == "I will not check it."
+        assert not reply.choices[0].message.tool_calls
+        asked_again = json.dumps(fake.requests[1].messages)
+        assert "argument 's'" in asked_again
+
+
+# -- issue 30: validators cached by the schema's content ------------------------------------
+
+
+def test_equal_schemas_share_one_validator():
+    from engine.core.schema import _validator
+
+    def fresh() -> dict[str, Any]:
+        return json.loads('{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}')
+
+    first = _validator(fresh())
+    assert first is not None and _validator(fresh()) is first
+    other = fresh()
+    other["required"] = []
+    assert _validator(other) is not first

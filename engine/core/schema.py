@@ -12,12 +12,24 @@ path. A schema jsonschema itself refuses (agents send sloppy ones) is checked
 with `schema_problems`, a lenient subset (type, properties, required,
 additionalProperties, enum, const, items, anyOf / oneOf), so a sloppy schema
 never blocks every call of its tool.
+
+Regular expressions (`pattern`, `patternProperties`, a `pattern` under
+`propertyNames`) are matched by the `regex` module with a time limit shared by
+one check (`PATTERN_SECONDS`): a pattern that backtracks without end, such as
+`^(a|a)+$` on forty `a`s and a `!`, makes its argument invalid ("took too long
+to check") instead of hanging the run or the gateway. (`format` is not asserted,
+so `format: regex` compiles nothing.) Validators are cached by the schema's
+content, so the gateway, which reads each request's schemas anew, builds each
+one once.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, Iterator
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
@@ -29,10 +41,16 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "null": (type(None),),
 }
 MAX_PROBLEMS = 5
-_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
-"""id(schema) -> (the schema, its validator or None when jsonschema refuses it); the schema is
-held so its id is not reused while cached."""
+PATTERN_SECONDS = 1.0
+"""The time every regular expression of one check may take together."""
+_VALIDATORS: OrderedDict[str, Any] = OrderedDict()
+"""The schema's canonical JSON -> its validator, or None when jsonschema refuses it (least
+recently used first)."""
 _VALIDATORS_KEPT = 512
+_VALIDATORS_LOCK = threading.Lock()
+_BOUNDED: dict[type, type] = {}
+_CHECK = threading.local()
+"""`deadline`: when the regular expressions of the check under way must be done."""
 
 
 def check_args(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
@@ -40,6 +58,7 @@ def check_args(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
     ValueError naming every problem (the first few)."""
     args = from_form(schema, args)
     validator = _validator(schema)
+    _CHECK.deadline = time.monotonic() + PATTERN_SECONDS
     try:
         if validator is None:
             problems = schema_problems(schema, args)
@@ -48,31 +67,110 @@ def check_args(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
             problems = [p for error in errors for p in _words(error)]
     except Exception as exc:  # a hostile schema (a $ref to nowhere, say) must not break the run
         raise ValueError(f"the tool's input schema cannot be checked: {type(exc).__name__}: {exc}") from None
+    finally:
+        _CHECK.deadline = None
     if problems:
         more = f" (and {len(problems) - MAX_PROBLEMS} more)" if len(problems) > MAX_PROBLEMS else ""
         raise ValueError("; ".join(problems[:MAX_PROBLEMS]) + more)
     return args
 
 
-def _validator(schema: dict[str, Any]) -> Any:
-    cached = _VALIDATORS.get(id(schema))
-    if cached is not None and cached[0] is schema:
-        return cached[1]
+def schema_refusal(schema: dict[str, Any]) -> str | None:
+    """Why jsonschema refuses `schema` (its arguments are then checked by `schema_problems`), or None."""
     from jsonschema import Draft202012Validator, SchemaError
     from jsonschema.validators import validator_for
 
     try:
-        cls = validator_for(schema, default=Draft202012Validator)
-        cls.check_schema(schema)
-        validator = cls(schema)
-    except SchemaError:
-        validator = None
-    except Exception:  # a schema that cannot even be read as one: the lenient check
-        validator = None
-    if len(_VALIDATORS) >= _VALIDATORS_KEPT:
-        _VALIDATORS.clear()
-    _VALIDATORS[id(schema)] = (schema, validator)
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as exc:
+        return exc.message
+    except Exception as exc:  # a schema that cannot even be read as one
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    try:
+        key = json.dumps(schema, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    except (TypeError, ValueError):  # not JSON (a schema built in Python): not cached
+        return _build(schema)
+    with _VALIDATORS_LOCK:
+        if key in _VALIDATORS:
+            _VALIDATORS.move_to_end(key)
+            return _VALIDATORS[key]
+    validator = _build(schema)
+    with _VALIDATORS_LOCK:
+        _VALIDATORS[key] = validator
+        while len(_VALIDATORS) > _VALIDATORS_KEPT:
+            _VALIDATORS.popitem(last=False)
     return validator
+
+
+def _build(schema: dict[str, Any]) -> Any:
+    """The schema's validator, its regular expressions bounded in time; None when jsonschema refuses it."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
+
+    if schema_refusal(schema) is not None:
+        return None
+    try:
+        return _bounded(validator_for(schema, default=Draft202012Validator))(schema)
+    except Exception:
+        return None
+
+
+def _bounded(cls: type) -> type:
+    """`cls` with `pattern` and `patternProperties` matched within the check's time limit."""
+    bounded = _BOUNDED.get(cls)
+    if bounded is None:
+        from jsonschema.validators import extend
+
+        bounded = _BOUNDED[cls] = extend(cls, {"pattern": _pattern, "patternProperties": _pattern_properties})
+    return bounded
+
+
+def _search(pattern: str, text: str) -> bool | None:
+    """Whether `pattern` matches somewhere in `text`; None when the check's time ran out first."""
+    import regex
+
+    deadline = getattr(_CHECK, "deadline", None)
+    left = PATTERN_SECONDS if deadline is None else deadline - time.monotonic()
+    if left <= 0:
+        return None
+    try:
+        return regex.search(pattern, text, timeout=left, concurrent=True) is not None
+    except TimeoutError:
+        return None
+
+
+def _too_long(text: str, pattern: str) -> str:
+    return f"{text!r} took too long to check (over {PATTERN_SECONDS:g} s) against the pattern {pattern!r}"
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "string"):
+        return
+    found = _search(pattern, instance)
+    if found is None:
+        yield ValidationError(_too_long(instance, pattern))
+    elif not found:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for name, value in instance.items():
+            found = _search(pattern, name)
+            if found is None:
+                yield ValidationError(f"its name {_too_long(name, pattern)}", path=[name])
+            elif found:
+                yield from validator.descend(value, subschema, path=name, schema_path=pattern)
 
 
 def _words(error: Any) -> list[str]:

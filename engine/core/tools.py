@@ -134,7 +134,8 @@ def schema_params(schema: dict[str, Any]) -> list[dict[str, Any]]:
     for name, prop in props.items():
         prop = prop if isinstance(prop, dict) else {}
         kind = prop.get("type", "any")
-        item: dict[str, Any] = {"name": str(name), "type": kind if isinstance(kind, str) else "/".join(map(str, kind)), "required": name in required}
+        shown = kind if isinstance(kind, str) else "/".join(map(str, kind)) if isinstance(kind, list) else "any"
+        item: dict[str, Any] = {"name": str(name), "type": shown, "required": name in required}
         if isinstance(prop.get("description"), str):
             item["description"] = prop["description"]
         out.append(item)

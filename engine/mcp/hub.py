@@ -34,7 +34,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable
 
-from engine.mcp.guard import TOO_LONG
+from engine.mcp.guard import NOISE, TOO_LONG
 from engine.model.config import KEY_VARIABLES, safe_url
 from engine.sessions.config import McpServerConfig
 
@@ -96,6 +96,9 @@ class McpHub:
         self.log_dir = log_dir
         self.withheld = frozenset([*WITHHELD, *withheld])
         self.progress_listeners: list[Callable[[Progress], None]] = []
+        self.warnings: list[str] = []
+        """What the operator should know of the servers (a tool cut or left out, a schema checked
+        loosely, noise on a server's stdout), one line each."""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-loop", daemon=True)
         self._logs: list[IO[str]] = []
@@ -123,9 +126,19 @@ class McpHub:
                     raise
                 except BaseException as exc:  # anything the transport raises
                     raise McpStartError(self._start_failure(conn, exc)) from None
+            for conn in self.connections:
+                self._warn_of_noise(conn)
         except BaseException:
             self.close()
             raise
+
+    def _warn_of_noise(self, conn: Connection) -> None:
+        """One warning for a stdio server that printed text other than JSON-RPC on stdout (its guard
+        put it in the log and left a flag file)."""
+        pid_file = getattr(conn, "pid_file", None)
+        if pid_file is not None and Path(str(pid_file) + NOISE).exists():
+            self.warnings.append(f"MCP server '{conn.config.name}' printed text that is not JSON-RPC on stdout; "
+                                 f"it went to its log ({conn.log_path}), not to the screen")
 
     def _check_command(self, conn: Connection) -> None:
         cfg = conn.config
@@ -177,6 +190,8 @@ class McpHub:
             return _http_only(cfg.url, lambda: self._disconnect_too_long(conn))
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
+
+        _quiet_stdio_parse_errors()
 
         self.log_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -365,6 +380,18 @@ class McpHub:
             _signal_group(pid, signal.SIGKILL)
 
 
+def _quiet_stdio_parse_errors() -> None:
+    """The SDK logs a line it cannot read as JSON-RPC with a traceback, which would land on the
+    operator's screen. The guard sends lines that cannot be JSON-RPC to the server's log; one that
+    starts like JSON but is not JSON-RPC is dropped here without a traceback."""
+    import logging
+
+    logger = logging.getLogger("mcp.client.stdio")
+    if logger.propagate:
+        logger.propagate = False
+        logger.addHandler(logging.NullHandler())
+
+
 def _start_timeout(conn: Connection) -> float:
     return max(START_TIMEOUT, conn.config.timeout)
 
@@ -442,10 +469,11 @@ class _remember_pid:
         try:
             return await self.inner.__aexit__(*exc)
         finally:
-            try:
-                self.pidfile.unlink()
-            except OSError:
-                pass
+            for path in (self.pidfile, Path(str(self.pidfile) + NOISE)):
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
 
 
 def _alive(pid: int) -> bool:

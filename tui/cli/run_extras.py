@@ -119,7 +119,8 @@ class RunExtras:
         return [p.api_key_env for p in self.config.policies if p.api_key_env]
 
     def attach(self, run: Any, hub: Any) -> None:
-        """Give a run the configured policies, edit tools and its servers (stopped when it closes)."""
+        """Give a run the configured policies, edit tools and its servers (stopped when it closes),
+        and the servers' warnings."""
         from engine.core.edits import edit_table
 
         run.named = {**self.named, **run.named}
@@ -130,6 +131,7 @@ class RunExtras:
         if hub is not None:
             run.mcp = hub
             run.closers.append(hub.close)
+            run.warnings.extend(w for w in hub.warnings if w not in run.warnings)
 
 
 def read_config(path: str | None) -> Config:
@@ -206,11 +208,13 @@ def start_servers(servers: list[McpServerConfig], taken=(), withheld=()):
     guard_servers()
     try:
         hub.start()
+        tools = hub_tools(hub, taken)
     except McpStartError as exc:
         from engine.core.text import clean
 
+        hub.close()
         raise UsageError(clean(str(exc))) from None
-    return hub, hub_tools(hub, taken)
+    return hub, tools
 
 
 _guarded = False

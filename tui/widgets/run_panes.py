@@ -44,7 +44,7 @@ class RunPanes(Vertical):
             pane.border_title = "transcript"
             yield pane
             with Vertical(id="side"):
-                tools = ToolPanel(self.header.tools, id="tools")
+                tools = ToolPanel(self.header.tools, servers=self.header.mcp, id="tools")
                 tools.border_title = "tools"
                 yield tools
                 if self.picture is not None:

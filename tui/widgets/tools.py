@@ -2,14 +2,17 @@
 
 One row per tool (a scenario has a handful), grouped under a title per MCP
 server when the run has some, and at the foot the progress bar of a running
-MCP call that reports progress. The tool of the pending action
+MCP call that reports progress. A server's title says whether the operator
+trusts it (an untrusted server's tools all ask; a trusted one's hints set the
+kinds), and an MCP tool's tooltip where its kind came from
+(`engine.mcp.tools.kind_source`). The tool of the pending action
 carries the `-pending` class, a tool whose last call erred `-error`; the app's
 stylesheet colours them.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,6 +21,7 @@ from textual.widgets import Static
 
 from engine.core.events import ToolInfo
 from engine.core.text import clean
+from engine.mcp.tools import kind_source, trust_words
 from tui.widgets.mcp_progress import CallProgress
 
 KIND_WORDS = {"ordinary": "ordinary", "irreversible": "irreversible", "exit": "exit"}
@@ -27,9 +31,12 @@ NAME_WIDTH = 20
 class ToolRow(Static):
     """One tool: marker, name, kind, call count, last-call error flag."""
 
-    def __init__(self, info: ToolInfo) -> None:
+    def __init__(self, info: ToolInfo, source: str | None = None) -> None:
+        """`source`: where the tool's kind came from (an MCP tool's), shown as its tooltip."""
         super().__init__(classes=f"tool-row -{info.kind}", markup=False)
         self.info = info
+        if source is not None:
+            self.tooltip = source
         self.calls = 0
         self.erred = False
         self.pending = False
@@ -65,20 +72,25 @@ class ToolRow(Static):
 class ToolPanel(Vertical):
     """All tools of the run; updated from the folded run state."""
 
-    def __init__(self, tools: Iterable[ToolInfo], *, id: str | None = None) -> None:
+    def __init__(self, tools: Iterable[ToolInfo], *, servers: Iterable[dict[str, Any]] = (), id: str | None = None) -> None:
+        """`servers`: the header's MCP servers (their `name` and `trusted`)."""
         super().__init__(id=id)
         self.tools = list(tools)
+        self.trusted = {str(s.get("name")): s.get("trusted") is True for s in servers if isinstance(s, dict)}
         self.tool_rows: list[ToolRow] | None = None
 
     def compose(self) -> ComposeResult:
         servers = list(dict.fromkeys(info.server for info in self.tools))
         for server in servers:
+            trusted = self.trusted.get(server) if server is not None else None
             if servers != [None]:
                 title = clean(server).replace("\n", " ") if server is not None else "scenario"
+                if trusted is not None:
+                    title = f"{title} · {trust_words(trusted)}"
                 yield Static(Text(f"── {title}", style="bold"), classes="tool-group", markup=False)
             for info in self.tools:
                 if info.server == server:
-                    yield ToolRow(info)
+                    yield ToolRow(info, kind_source(info.kind, trusted) if trusted is not None else None)
         yield CallProgress(id="call-progress")
 
     def rows(self) -> list[ToolRow]:
