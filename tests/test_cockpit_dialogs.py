@@ -245,3 +245,33 @@ async def test_the_take_over_form_at_80x24_shows_its_error_and_reaches_its_butto
         await pilot.pause()
         button = form.query_one("#do-step")
         assert dialog.region.contains_region(button.region) and button.region.height > 0
+
+
+async def test_save_a_copy_never_writes_through_a_link_nor_over_a_run_that_holds_its_file(tmp_path: Path) -> None:
+    import fcntl
+    import os
+
+    app = CockpitApp(desk_run("alpha", tmp_path))
+    victim = tmp_path / "victim.jsonl"
+    victim.write_text("the file the link names\n")
+    link = tmp_path / "copy.jsonl"
+    link.symlink_to(victim)
+    held = tmp_path / "waiting-run.jsonl"
+    held.write_text('{"type":"header"} a run waiting at an approval\n')
+    fd = os.open(held, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as the run that writes it holds it
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            save = await open_save(app, pilot, str(link))
+            assert app.screen is save and "symbolic link" in said(save, "#save-error")
+            save.query_one("#save-path", Input).value = str(held)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("y")  # even after a yes, a transcript another run holds is not cut
+            await pilot.pause()
+            assert app.screen is save and "another run is writing this transcript" in said(save, "#save-error")
+    finally:
+        os.close(fd)
+    assert victim.read_text() == "the file the link names\n"
+    assert held.read_text() == '{"type":"header"} a run waiting at an approval\n'

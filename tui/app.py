@@ -11,6 +11,7 @@ interrupt, abort, save, help and quit apply.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from functools import partial
 from pathlib import Path
@@ -27,6 +28,7 @@ from engine.core.policy import Cancellable, Policy
 from engine.sessions.run import Run
 from engine.core.state import RunState, RunStatus, run_status
 from engine.core.text import clean
+from engine.stored.lock import open_replace
 from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cli.common import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED
@@ -455,7 +457,9 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         log = self.engine.events
         lines = [dump_event(self.engine.header), *(log.raw(i).decode() for i in range(self.seen))]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        fd = open_replace(path)  # never through a link, never over a run that holds its file
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write("\n".join(lines) + "\n")
 
     def action_save(self) -> None:
         if self.run_.path is not None:

@@ -145,3 +145,25 @@ def move_to_recovery(path: Path, old_fd: int) -> tuple[int, Path]:
     os.fsync(fd)
     os.close(old_fd)
     return fd, target
+
+
+def open_replace(path: Path) -> int:
+    """`path` opened to be replaced (the operator said yes to that), locked and emptied: the fd.
+
+    Never through a symbolic link (O_NOFOLLOW), never a device or a pipe, and never a
+    transcript another run holds (TranscriptBusy): the lock is taken before anything is cut."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileExistsError(a_link(path)) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file (a device, a pipe or a socket); agent-tui writes only files")
+        lock(fd, path)
+        os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from engine.core.events import BudgetExhausted
 from engine.core.text import clean
 from engine.core.amounts import amount
+from engine.stored.lock import TranscriptBusy, a_link
 from tui.screens.approval import KeyButton
 from tui.widgets.gauges import LABELS
 
@@ -225,6 +226,8 @@ def refuse_target(path: Path, live: Path | None) -> str | None:
     """Why a copy cannot be written to `path` (a folder, a device, the live transcript), or None."""
     if live is not None and path.resolve() == live.resolve():
         return f"{path} is the live transcript: choose another name."
+    if path.is_symlink():
+        return a_link(path)
     if path.is_dir():
         return f"{path} is a folder: add a file name (for example {path / 'transcript.jsonl'})."
     if path.exists() and not path.is_file():
@@ -236,8 +239,8 @@ class SaveScreen(ModalScreen[Path | None]):
     """Save a copy of the transcript; `save(path)` writes it and may raise OSError.
 
     An existing file is overwritten only after a yes in a confirmation whose
-    default (Enter) keeps it; a folder, a device or the live transcript is
-    refused with a message.
+    default (Enter) keeps it; a folder, a device, a symbolic link, the live
+    transcript and a transcript another run holds are refused with a message.
     """
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
@@ -296,6 +299,9 @@ class SaveScreen(ModalScreen[Path | None]):
     def _write(self, path: Path) -> None:
         try:
             self.save(path)
+        except TranscriptBusy as exc:
+            self._say(f"Cannot save there: {exc}.")
+            return
         except OSError as exc:
             reason = exc.strerror or str(exc)
             self._say(f"Cannot save to {path}: {reason}.")
