@@ -1,0 +1,73 @@
+"""80x24 first-class: what identifies the run and what it waits for is never cut, the
+panels share the width, dialogs and forms fit, notices stay readable (asserted on the
+text a terminal shows)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from engine import Task
+from engine.sessions.run import new_run
+from tests.cockpit_worlds import fixed_clock, screen_text, settle
+from tui.app import CockpitApp
+from tui.screens.approval import ApprovalScreen
+
+pytestmark = pytest.mark.anyio
+
+LONG_TASK = (
+    "The headphones from order 1187 are broken after two weeks and I want to return them, "
+    "get my money back and know when the courier comes to fetch the parcel from my door."
+)
+NAME = "20261201-142557-support-return-1187-650123.jsonl"
+
+
+def long_path_run(tmp_path: Path, *folders: str):
+    out = tmp_path.joinpath(*folders, "runs", NAME)
+    out.parent.mkdir(parents=True)
+    task = Task("return-1187", LONG_TASK)
+    return new_run(scenarios.get("support"), "return-1187", "scripted", out=out, interactive=True, clock=fixed_clock, task=task)
+
+
+async def to_approval(pilot) -> None:
+    for _ in range(2):
+        await pilot.press("n")
+        await settle(pilot)
+    assert isinstance(pilot.app.screen, ApprovalScreen)
+    await pilot.press("escape")
+    await pilot.pause()
+
+
+async def test_at_80x24_the_header_keeps_the_run_the_wait_and_the_file_name_whole(tmp_path: Path) -> None:
+    app = CockpitApp(long_path_run(tmp_path, "home", "someone", ".local", "share", "agent-tui"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await to_approval(pilot)
+        first, second = screen_text(app)[:2]
+        assert "support · return-1187" in first, first
+        assert first.rstrip().endswith("awaiting approval: open_return_request"), first
+        assert second.startswith(" transcript: …/") and second.rstrip().endswith(f"/runs/{NAME}"), second
+        assert second.count("…") == 1, second
+        await pilot.press("a")
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.view_state.ended is not None
+        first = screen_text(app)[0]
+        assert "ended: answer" in first and "return-1187" in first, first
+        assert "…" not in first or first.rstrip().endswith("…"), first
+
+
+async def test_at_160x40_the_whole_path_shows_and_the_task_is_cut_at_a_word(tmp_path: Path) -> None:
+    run = long_path_run(tmp_path)
+    app = CockpitApp(run)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await to_approval(pilot)
+        first, second = screen_text(app)[:2]
+        assert "agent-tui · support · return-1187 · policy: scripted · awaiting approval: open_return_request" in first
+        assert f"transcript: {run.path}" in second, second
+        shown = second.rstrip()
+        task = shown.split("  ·  “", 1)[1]
+        assert task.endswith("…”") and LONG_TASK.startswith(task[:-2]), shown
+        assert LONG_TASK[len(task) - 2] == " ", "cut at a space, not inside a word"
