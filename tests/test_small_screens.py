@@ -71,3 +71,24 @@ async def test_at_160x40_the_whole_path_shows_and_the_task_is_cut_at_a_word(tmp_
         task = shown.split("  ·  “", 1)[1]
         assert task.endswith("…”") and LONG_TASK.startswith(task[:-2]), shown
         assert LONG_TASK[len(task) - 2] == " ", "cut at a space, not inside a word"
+
+
+BUTTONS = ("a Approve", "A Approve always", "r Reject", "e Edit", "esc Look first")
+
+
+@pytest.mark.parametrize("size", [(60, 16), (80, 24)], ids=["60x16", "80x24"])
+async def test_the_approval_dialog_keeps_its_title_and_every_button(tmp_path: Path, size: tuple[int, int]) -> None:
+    app = CockpitApp(long_path_run(tmp_path))
+    async with app.run_test(size=size) as pilot:
+        for _ in range(2):
+            await pilot.press("n")
+            await settle(pilot)
+        assert isinstance(app.screen, ApprovalScreen)
+        await pilot.pause()
+        text = "\n".join(screen_text(app))
+        assert "Approve open_return_request" in text, text
+        for label in BUTTONS:
+            assert label in text, f"{label!r} not drawn whole:\n{text}"
+        dialog = app.screen.query_one("#approval-dialog")
+        for button in app.screen.query("Button"):
+            assert dialog.region.contains_region(button.region), (button.id, button.region, dialog.region)
