@@ -11,7 +11,7 @@ import pytest
 import scenarios
 from engine import Task
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import fixed_clock, screen_text, settle
+from tests.cockpit_worlds import fixed_clock, screen_text, settle, wait_until
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 
@@ -92,3 +92,42 @@ async def test_the_approval_dialog_keeps_its_title_and_every_button(tmp_path: Pa
         dialog = app.screen.query_one("#approval-dialog")
         for button in app.screen.query("Button"):
             assert dialog.region.contains_region(button.region), (button.id, button.region, dialog.region)
+
+
+async def test_the_take_over_form_fits_80x24_and_marks_focus_and_choice_in_text(tmp_path: Path) -> None:
+    from textual.widgets import Select
+
+    from tui.screens.forms import TakeOverScreen
+
+    app = CockpitApp(long_path_run(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("h")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, TakeOverScreen)
+        text = screen_text(app)
+        assert any("Take over: you decide the next step" in row for row in text), text
+        assert any("Run this step" in row for row in text), "the action is in sight without scrolling"
+        assert any("> Thought" in row for row in text), text
+        assert any("[x] one step, then hand back" in row for row in text), text
+        assert any("[ ] stay in control" in row for row in text), text
+        form.query_one("#tool", Select).value = "get_order_status"
+        await pilot.pause()
+        await pilot.press("tab")
+        await pilot.pause()
+        text = screen_text(app)
+        assert any("> Tool" in row for row in text) and not any("> Thought" in row for row in text), text
+        await pilot.press("tab")
+        await pilot.pause()
+        text = screen_text(app)
+        assert any("> order_id" in row for row in text), text
+        assert any("Run this step" in row for row in text), text
+        await pilot.press("tab")  # the answer is off while a tool is chosen: the choice of mode is next
+        await pilot.pause()
+        text = screen_text(app)
+        assert any(">[x] one step, then hand back" in row for row in text), "\n".join(text)
+        await pilot.press("tab")
+        await pilot.pause()
+        text = screen_text(app)
+        assert any("> Run this step" in row for row in text), "\n".join(text)
+
