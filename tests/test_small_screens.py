@@ -131,3 +131,20 @@ async def test_the_take_over_form_fits_80x24_and_marks_focus_and_choice_in_text(
         text = screen_text(app)
         assert any("> Run this step" in row for row in text), "\n".join(text)
 
+
+async def test_a_notification_never_covers_the_too_small_message(tmp_path: Path) -> None:
+    from tui.layout import TooSmallScreen
+
+    app = CockpitApp(long_path_run(tmp_path))
+    async with app.run_test(size=(40, 10), notifications=True) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, TooSmallScreen)
+        alone = screen_text(app)
+        app.notify("The policy failed: the endpoint answered 503 after three tries", title="step failed", severity="error", timeout=60)
+        await wait_until(pilot, lambda: bool(app.screen.query("Toast")), what="the notification's toast")
+        await pilot.pause()
+        assert screen_text(app) == alone, "\n".join(screen_text(app))
+        assert any("terminal too small" in row for row in alone) and any("40x10" in row for row in alone), alone
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: not isinstance(app.screen, TooSmallScreen), what="the cockpit back")
+        await wait_until(pilot, lambda: bool(app.screen.query("Toast")), what="the notification shown once there is room")

@@ -8,6 +8,8 @@
   `MIN_TRANSCRIPT` columns. The transcript always gets the rest.
 - Too small (under `MIN_WIDTH` x `MIN_HEIGHT`): a screen that says so and how
   big the terminal must be; it goes away by itself when the terminal grows.
+  Notifications raised meanwhile are not drawn over it; they show on the screen
+  under it, if still current, once it goes.
 
 The main screen carries the class `-narrow` in the narrow layout; the
 stylesheet (`app.tcss`) does the rest.
@@ -45,6 +47,9 @@ class TooSmallScreen(ModalScreen[None]):
     TooSmallScreen {
         align: center middle;
         background: $background;
+    }
+    TooSmallScreen ToastHolder {
+        display: none;  /* a notification waits for the cockpit: at 40x10 it covered this notice */
     }
     TooSmallScreen #too-small {
         color: $foreground;
