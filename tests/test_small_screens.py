@@ -148,3 +148,24 @@ async def test_a_notification_never_covers_the_too_small_message(tmp_path: Path)
         await pilot.resize_terminal(80, 24)
         await wait_until(pilot, lambda: not isinstance(app.screen, TooSmallScreen), what="the cockpit back")
         await wait_until(pilot, lambda: bool(app.screen.query("Toast")), what="the notification shown once there is room")
+
+
+@pytest.mark.parametrize("width, height", [(100, 30), (120, 40), (160, 40)])
+async def test_the_transcript_gets_the_room_and_the_side_panels_draw_whole(tmp_path: Path, width: int, height: int) -> None:
+    from tui.layout import side_width
+
+    app = CockpitApp(long_path_run(tmp_path))
+    async with app.run_test(size=(width, height)) as pilot:
+        await to_approval(pilot)
+        side = app.query_one("#side")
+        assert not app.screen.has_class("-narrow") and side.display
+        assert app.pane.region.width >= 0.6 * width, (app.pane.region.width, width)
+        assert side.region.width == side_width(width) <= 48
+        rows = screen_text(app)
+        panel = [row[side.region.x :].rstrip() for row in rows[side.region.y : side.region.bottom]]
+        drawn = "\n".join(panel)
+        for name in ("get_order_status", "estimate_delivery", "open_return_request", "hand_to_human"):
+            assert name in drawn, drawn
+        assert "…" not in drawn, drawn
+        for kind, shown in (("steps", "2/5"), ("tokens", "/2000"), ("cost", "no limit"), ("time", "no limit")):
+            assert any(row.lstrip("│ ").startswith(kind) and shown in row for row in panel), drawn
