@@ -21,7 +21,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from engine.core.text import clean
-from tui.widgets.wrap import wrap
+from tui.widgets.wrap import cut_end, cut_words
 
 STATE_CLASSES = ("-running", "-paused", "-approval", "-budget", "-failed", "-input", "-ended")
 MIN_TASK = 16
@@ -45,23 +45,6 @@ def shown_path(path: Path | None) -> str:
     if home not in ("", "/") and text.startswith(home + "/"):
         text = "~" + text[len(home) :]
     return text
-
-
-def cut_words(text: str, width: int) -> str:
-    """`text` in `width` cells: whole, or cut at a space (inside a word only when it has
-    none) and ended with `…`."""
-    if cell_len(text) <= width:
-        return text
-    if width <= 1:
-        return "…"[:width]
-    return wrap(text, width - 1, limit=1)[0].rstrip() + "…"
-
-
-def cut_end(text: str, width: int) -> str:
-    """`text` in `width` cells, its end replaced by `…` when it is longer."""
-    if cell_len(text) <= width:
-        return text
-    return set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
 
 
 def fit_path(path: str, width: int) -> str:
