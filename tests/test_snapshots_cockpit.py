@@ -30,15 +30,16 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def support_app() -> CockpitApp:
+def support_app(out: str = "runs/cockpit.jsonl", task: Task | None = None) -> CockpitApp:
     run = new_run(
         scenarios.get("support"),
         "return-1187",
         "scripted",
         save=True,
-        out=Path("runs/cockpit.jsonl"),
+        out=Path(out),
         interactive=True,
         clock=fixed_clock,
+        task=task,
     )
     return CockpitApp(run)
 
@@ -147,17 +148,8 @@ LONG_TASK = (
 
 def long_named_app() -> CockpitApp:
     """The support run under a long task and a file named as the data folder names runs."""
-    run = new_run(
-        scenarios.get("support"),
-        "return-1187",
-        "scripted",
-        save=True,
-        out=Path("data/agent-tui/runs/20261201-142557-support-return-1187-650123.jsonl"),
-        interactive=True,
-        clock=fixed_clock,
-        task=Task("return-1187", LONG_TASK),
-    )
-    return CockpitApp(run)
+    out = "data/agent-tui/runs/20261201-142557-support-return-1187-650123.jsonl"
+    return support_app(out, Task("return-1187", LONG_TASK))
 
 
 def test_cockpit_waiting_for_approval_at_80x24(snap_compare, in_tmp: Path) -> None:
