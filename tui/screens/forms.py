@@ -53,7 +53,8 @@ FOCUS_MARK = "> "
 
 
 class FieldLabel(Label):
-    """A field's label, with `> ` before it while its field has focus (`mark_focus`)."""
+    """A field's label, with `> ` before it while its field has focus (`mark_focus`);
+    the other labels start at the margin, their text as given."""
 
     def __init__(self, text: str | Text, *, field_id: str, classes: str = "") -> None:
         self.text = Text(text) if isinstance(text, str) else text
@@ -62,12 +63,12 @@ class FieldLabel(Label):
         super().__init__(self._shown(), markup=False, classes=classes)
 
     def _shown(self) -> Text:
-        return Text(FOCUS_MARK if self.marked else " " * len(FOCUS_MARK), style="bold") + self.text
+        return Text(FOCUS_MARK, style="bold") + self.text if self.marked else self.text
 
     def mark(self, marked: bool) -> None:
         if marked != self.marked:
             self.marked = marked
-            self.update(self._shown(), layout=False)  # as wide as before
+            self.update(self._shown())  # a long label may wrap to one more line
 
 
 class MarkedButton(Button):
