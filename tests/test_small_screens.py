@@ -169,3 +169,21 @@ async def test_the_transcript_gets_the_room_and_the_side_panels_draw_whole(tmp_p
         assert "…" not in drawn, drawn
         for kind, shown in (("steps", "2/5"), ("tokens", "/2000"), ("cost", "no limit"), ("time", "no limit")):
             assert any(row.lstrip("│ ").startswith(kind) and shown in row for row in panel), drawn
+
+
+async def test_a_long_approval_at_60x16_scrolls_between_its_title_and_its_buttons(tmp_path: Path) -> None:
+    from engine import Decision
+    from tests.cockpit_worlds import by_step, desk_run
+
+    policy = by_step("long", Decision.act("I pay now. " * 60, "pay", amount=5, to="x" * 400))
+    app = CockpitApp(desk_run(policy, tmp_path))
+    async with app.run_test(size=(60, 16)) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        assert isinstance(app.screen, ApprovalScreen)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Approve pay" in text[1], text
+        for label in BUTTONS:
+            assert any(label in row for row in text), f"{label!r} not drawn whole:\n" + "\n".join(text)
+        assert text[-1].rstrip().endswith("q quit"), "the footer under the dialog stays in sight"

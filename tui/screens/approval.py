@@ -109,6 +109,8 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
         self.set_class(compact, "-compact")
         for button in self.query(KeyButton):
             button.compact = compact
+        # all the rows but the cockpit's footer under the dialog (its ? help and q quit)
+        self.query_one("#approval-dialog").styles.max_height = height - 1 if compact else None
 
     def action_choose(self, choice: ApprovalChoice) -> None:
         self.dismiss(choice)
