@@ -187,3 +187,25 @@ async def test_a_long_approval_at_60x16_scrolls_between_its_title_and_its_button
         for label in BUTTONS:
             assert any(label in row for row in text), f"{label!r} not drawn whole:\n" + "\n".join(text)
         assert text[-1].rstrip().endswith("q quit"), "the footer under the dialog stays in sight"
+
+
+async def test_the_viewer_at_80x24_keeps_where_it_is_and_how_the_run_ended(tmp_path: Path) -> None:
+    from engine.stored.replay import Timeline
+    from tui.replay_app import ReplayApp
+
+    run = long_path_run(tmp_path, "data", "agent-tui")
+    run.engine.approve_mode = "yes"
+    run.engine.run()
+    while run.engine.status == "awaiting_approval":
+        run.engine.approve()
+        run.engine.run()
+    run.close()
+    app = ReplayApp(Timeline.open(run.path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("end")
+        await pilot.pause()
+        first, second = screen_text(app)[:2]
+        assert first.rstrip().endswith("· ended: answer (final answer)"), first
+        assert "replay · event" in first and first.lstrip().startswith("support"), first
+        assert second.rstrip().endswith(f"/runs/{NAME}"), second
