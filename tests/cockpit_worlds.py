@@ -201,3 +201,17 @@ async def pick_policy(pilot: Pilot, name: str) -> None:
     for _ in range(abs(moves)):
         await pilot.press("down" if moves > 0 else "up")
     await pilot.press("enter")
+
+
+def screen_text(app: Any) -> list[str]:
+    """The terminal's text as the app draws it now, one string per row (the top screen
+    over the ones under it, as a terminal shows them)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(
+        width=app.size.width, height=app.size.height, file=io.StringIO(), force_terminal=True, record=True, legacy_windows=False
+    )
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text().splitlines()

@@ -12,7 +12,7 @@ from engine.sessions.run import new_run
 from tests.cockpit_worlds import fixed_clock, settle, support_run
 from tui.app import CockpitApp
 from tui.cli.common import EXIT_UNFINISHED
-from tui.layout import MIN_HEIGHT, MIN_TRANSCRIPT, MIN_WIDTH, SIDE_WIDTH, TooSmallScreen
+from tui.layout import MIN_HEIGHT, MIN_TRANSCRIPT, MIN_WIDTH, TooSmallScreen, side_width
 from tui.replay_app import ReplayApp
 from tui.widgets.footer import CockpitFooter, FooterKey
 from tui.widgets.grid_map import GridMap
@@ -69,9 +69,9 @@ async def test_at_120x40_the_side_panels_are_back(tmp_path: Path) -> None:
         await pilot.resize_terminal(120, 40)
         await pilot.pause()
         assert not app.screen.has_class("-narrow")
-        assert app.query_one("#side").region.width == SIDE_WIDTH
+        assert app.query_one("#side").region.width == side_width(120)
         assert not app.query_one(CompactStrip).display
-        assert app.pane.region.width == 120 - SIDE_WIDTH
+        assert app.pane.region.width == 120 - side_width(120)
         assert {"help", "quit", "command_palette"} <= set(footer_keys_in_view(app, 120))
 
 

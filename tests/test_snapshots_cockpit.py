@@ -6,15 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 import scenarios
-from engine import Budget
+from engine import Budget, Task
 from engine.sessions.run import new_run
 from tests.cockpit_worlds import desk_run, fixed_clock, settle
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 from tui.layout import TooSmallScreen
 from tui.screens.dialogs import PolicyPicker
+from tui.screens.forms import TakeOverScreen
 from tui.widgets.gauges import Gauge
 
 SIZE = (120, 40)
@@ -28,15 +30,16 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def support_app() -> CockpitApp:
+def support_app(out: str = "runs/cockpit.jsonl", task: Task | None = None) -> CockpitApp:
     run = new_run(
         scenarios.get("support"),
         "return-1187",
         "scripted",
         save=True,
-        out=Path("runs/cockpit.jsonl"),
+        out=Path(out),
         interactive=True,
         clock=fixed_clock,
+        task=task,
     )
     return CockpitApp(run)
 
@@ -135,3 +138,66 @@ def test_too_small(snap_compare, in_tmp: Path) -> None:
         assert isinstance(app.screen, TooSmallScreen)
 
     assert snap_compare(app, terminal_size=(40, 10), run_before=run_before)
+
+
+LONG_TASK = (
+    "The headphones from order 1187 are broken after two weeks and I want to return them, "
+    "get my money back and know when the courier comes to fetch the parcel."
+)
+
+
+def long_named_app() -> CockpitApp:
+    """The support run under a long task and a file named as the data folder names runs."""
+    out = "data/agent-tui/runs/20261201-142557-support-return-1187-650123.jsonl"
+    return support_app(out, Task("return-1187", LONG_TASK))
+
+
+def test_cockpit_waiting_for_approval_at_80x24(snap_compare, in_tmp: Path) -> None:
+    """80x24, the approval dialog closed with escape: header line one ends with the whole
+    "awaiting approval: open_return_request" (no "agent-tui", no "policy:" label); line
+    two "transcript: …/agent-tui/runs/20261201-142557-support-return-1187-650123.jsonl"
+    with the file name whole and no task text; the strip's open_return_request! highlighted;
+    the transcript's Approval row; footer a approve ... v review, ? help, q quit."""
+    app = long_named_app()
+
+    async def run_before(pilot) -> None:
+        await steps(pilot, 2)
+        assert isinstance(app.screen, ApprovalScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.run_status == "awaiting_approval" and not app.screen.is_modal
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_approval_dialog_at_60x16(snap_compare, in_tmp: Path) -> None:
+    """60x16: the approval dialog fills the screen above the footer; on top "Approve
+    open_return_request (irreversible)", then the description, "Paused because:
+    irreversible tool", the thought and order_id = 1187 in the arguments box; at the foot
+    compact one-line buttons in two rows: "a Approve  A Approve always  r Reject" and
+    "e Edit  esc Look first", none cut."""
+    app = long_named_app()
+
+    async def run_before(pilot) -> None:
+        await steps(pilot, 2)
+        assert isinstance(app.screen, ApprovalScreen) and app.screen.has_class("-compact")
+
+    assert snap_compare(app, terminal_size=(60, 16), run_before=run_before)
+
+
+def test_take_over_form_at_80x24(snap_compare, in_tmp: Path) -> None:
+    """80x24, h pressed on the fresh support run: "Take over: you decide the next step" on
+    top; "> Thought" (focused) over a one-line field; the Tool, Final answer fields; the
+    mode as "[x] one step, then hand back" and "[ ] stay in control ..."; the buttons
+    "Run this step" and "Back" at the dialog's foot, in sight."""
+    app = long_named_app()
+
+    async def run_before(pilot) -> None:
+        await pilot.press("h")
+        await pilot.pause()
+        assert isinstance(app.screen, TakeOverScreen)
+        assert app.screen.focused is app.screen.query_one("#thought")
+        for field in app.screen.query(Input):
+            field.cursor_blink = False  # the cursor hidden, not caught mid-blink
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

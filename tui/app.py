@@ -43,7 +43,7 @@ from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
 from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
 from tui.take_over import TakeOverCockpit
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
-from tui.widgets.header import RunHeader
+from tui.widgets.header import RunHeader, shown_path
 from tui.widgets.run_panes import RunPanes
 from tui.widgets.transcript import Prefix, TranscriptPane
 
@@ -52,19 +52,6 @@ PolicyFactory = Callable[[], Policy]
 FOOTER_ORDER = (*(name for name, _, _ in COMMANDS), "toggle_folds")
 DRAW_DELAY = 1 / 30
 """Seconds from a step's first event to its frame, unless the step ends sooner."""
-
-
-def _shown_path(path: Path | None, limit: int = 72) -> str:
-    """The transcript path, home as ~, cut from the left so the file name stays visible."""
-    if path is None:
-        return "not saved"
-    text = str(path)
-    home = str(Path.home())
-    if home not in ("", "/") and text.startswith(home + "/"):
-        text = "~" + text[len(home) :]
-    if len(text) > limit:
-        text = "…" + text[-(limit - 1) :]
-    return text
 
 
 class CockpitApp(TakeOverCockpit, McpCockpit):
@@ -202,7 +189,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             policy=s.policy,
             state=words,
             state_class=cls,
-            path=_shown_path(self.run_.path),
+            path=shown_path(self.run_.path),
             servers=self.servers_line,
         )
         self.query_one(RunPanes).show_state(s)

@@ -1,13 +1,17 @@
 """How the cockpit and the replay viewer fit the terminal: wide, narrow, or too small.
 
-- Wide (at least `NARROW_BELOW` columns): the transcript on the left, the side
-  panels (tools, the grid map, budget) `SIDE_WIDTH` columns on the right.
+- Wide (when the transcript keeps `WIDE_TRANSCRIPT` columns): the transcript on
+  the left, the side panels (tools, the grid map, budget) on the right, a share
+  of the width (`side_width`: `SIDE_SHARE` of it, from `SIDE_MIN` to `SIDE_MAX`
+  columns) so the transcript gets the rest (64 of 100 columns, 112 of 160).
 - Narrow (80x24 is the case to get right): the tools and the budget fold into
   the two-line strip under the header (`tui.widgets.strip`), and the side keeps
   only the grid map, when one is drawn and the transcript still gets
   `MIN_TRANSCRIPT` columns. The transcript always gets the rest.
 - Too small (under `MIN_WIDTH` x `MIN_HEIGHT`): a screen that says so and how
   big the terminal must be; it goes away by itself when the terminal grows.
+  Notifications raised meanwhile are not drawn over it; they show on the screen
+  under it, if still current, once it goes.
 
 The main screen carries the class `-narrow` in the narrow layout; the
 stylesheet (`app.tcss`) does the rest.
@@ -24,10 +28,14 @@ from textual.widgets import Static
 
 from tui.widgets.grid_map import GridMap
 
-SIDE_WIDTH = 48
+SIDE_SHARE = 0.3
+SIDE_MIN = 36
+"""Columns the side panels draw whole in (a tool row drops its kind column under 47)."""
+SIDE_MAX = 48
+WIDE_TRANSCRIPT = 64
+"""Columns of the transcript pane beside the side panels: under that, the narrow layout."""
 MIN_TRANSCRIPT = 50
 """Columns of the transcript pane, borders included, that every layout keeps."""
-NARROW_BELOW = SIDE_WIDTH + MIN_TRANSCRIPT + 2
 MIN_WIDTH = 60
 MIN_HEIGHT = 16
 
@@ -45,6 +53,9 @@ class TooSmallScreen(ModalScreen[None]):
     TooSmallScreen {
         align: center middle;
         background: $background;
+    }
+    TooSmallScreen ToastHolder {
+        display: none;  /* a notification waits for the cockpit: at 40x10 it covered this notice */
     }
     TooSmallScreen #too-small {
         color: $foreground;
@@ -67,21 +78,26 @@ class TooSmallScreen(ModalScreen[None]):
         self.query_one("#too-small", Static).update(too_small_text(size))
 
 
+def side_width(width: int) -> int:
+    """Columns of the side panels in the wide layout of a terminal `width` columns wide."""
+    return max(SIDE_MIN, min(SIDE_MAX, round(width * SIDE_SHARE)))
+
+
 def fit(app: App[object], size: Size) -> bool:
     """Choose the layout for a terminal of `size`; show or drop the too-small screen.
     True when it dropped it (the terminal grew back to a usable size)."""
     main = app.screen_stack[0]
-    narrow = size.width < NARROW_BELOW
+    side = side_width(size.width)
+    narrow = size.width - side < WIDE_TRANSCRIPT
     main.set_class(narrow, "-narrow")
-    side_width = SIDE_WIDTH
     if narrow:
         maps = list(main.query(GridMap))
-        side_width = maps[0].narrow_width if maps else 0
-        if size.width - side_width < MIN_TRANSCRIPT:
-            side_width = 0
-    for side in main.query("#side"):
-        side.display = side_width > 0
-        side.styles.width = side_width or None
+        side = maps[0].narrow_width if maps else 0
+        if size.width - side < MIN_TRANSCRIPT:
+            side = 0
+    for panel in main.query("#side"):
+        panel.display = side > 0
+        panel.styles.width = side or None
     covers = [screen for screen in app.screen_stack if isinstance(screen, TooSmallScreen)]
     if size.width < MIN_WIDTH or size.height < MIN_HEIGHT:
         if covers:

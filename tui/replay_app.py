@@ -38,7 +38,7 @@ from tui.screens.ask import AskScreen
 from tui.screens.dialogs import HelpScreen, PolicyPicker
 from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
-from tui.widgets.header import RunHeader
+from tui.widgets.header import RunHeader, shown_path
 from tui.widgets.run_panes import RunPanes
 from tui.widgets.timeline import TimelineBar
 from tui.widgets.transcript import FigureColumns, Prefix, TranscriptPane
@@ -272,7 +272,7 @@ class ReplayApp(App[object]):
         where = f"replay · event {self.position}/{total} · step {step}"
         if ended is not None and self.position == total:
             where += f" · ended: {ended}"
-        path = str(self.timeline.path) if self.timeline.path is not None else "imported"
+        path = shown_path(self.timeline.path) if self.timeline.path is not None else "imported"
         self.query_one(RunHeader).show(
             scenario=self.header.scenario,
             task=self.header.task,

@@ -13,7 +13,7 @@ import json
 from typing import Any, Literal
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -50,6 +50,10 @@ def args_text(args: dict[str, Any]) -> Text:
         text.append(visible(shown))
     return text
 
+
+COMPACT_BELOW = (80, 20)
+"""Terminal width and height under which the dialog's buttons are one line each, in two
+rows, and its padding goes (60x16 shows the title, the arguments and every button)."""
 
 LEAVING_KEYS = (("p", "pick_policy"), ("x", "abort"), ("s", "save"), ("q", "quit"))
 """Cockpit keys the footer shows under the dialog: each closes it (the approval stays
@@ -109,6 +113,20 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
 
     def on_mount(self) -> None:
         self.query_one("#approval-args", VerticalScroll).focus()
+        self._fit(self.app.size.width, self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.width, event.size.height)
+
+    def _fit(self, width: int, height: int) -> None:
+        """The title stays on top and the buttons at the foot (the stylesheet docks them);
+        in a small terminal the buttons are compact so the body keeps some rows."""
+        compact = width < COMPACT_BELOW[0] or height < COMPACT_BELOW[1]
+        self.set_class(compact, "-compact")
+        for button in self.query(KeyButton):
+            button.compact = compact
+        # all the rows but the cockpit's footer under the dialog (its ? help and q quit)
+        self.query_one("#approval-dialog").styles.max_height = height - 1 if compact else None
 
     def _body_title(self, diff: bool) -> Text:
         if self.preview is None:

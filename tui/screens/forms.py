@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
+from textual.content import Content
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static
 
 from engine.core.events import Action
@@ -47,8 +48,66 @@ def form_fields(tool: Tool) -> list[dict[str, Any]]:
     return [p.info() for p in tool.params]
 
 
-def param_widgets(tool: Tool, args: dict[str, Any]) -> list[Label | Input]:
-    """One labelled Input per field of `tool`, filled from `args`."""
+FOCUS_MARK = "> "
+"""Before the label of the field that has focus: focus told in the terminal's text, not only by colour."""
+
+
+class FieldLabel(Label):
+    """A field's label, with `> ` before it while its field has focus (`mark_focus`);
+    the other labels start at the margin, their text as given."""
+
+    def __init__(self, text: str | Text, *, field_id: str, classes: str = "") -> None:
+        self.text = Text(text) if isinstance(text, str) else text
+        self.field_id = field_id
+        self.marked = False
+        super().__init__(self._shown(), markup=False, classes=classes)
+
+    def _shown(self) -> Text:
+        return Text(FOCUS_MARK, style="bold") + self.text if self.marked else self.text
+
+    def mark(self, marked: bool) -> None:
+        if marked != self.marked:
+            self.marked = marked
+            self.update(self._shown())  # a long label may wrap to one more line
+
+
+class MarkedButton(Button):
+    """A button whose label starts with `> ` while it has focus (room kept for it, so
+    focus moving never changes the button's width)."""
+
+    def __init__(self, label: str, **kwargs: Any) -> None:
+        super().__init__(" " * len(FOCUS_MARK) + label, **kwargs)
+        self.plain_label = label
+
+    def on_focus(self) -> None:
+        self.label = FOCUS_MARK + self.plain_label
+
+    def on_blur(self) -> None:
+        self.label = " " * len(FOCUS_MARK) + self.plain_label
+
+
+class MarkedRadio(RadioButton):
+    """`[x]` when chosen, `[ ]` when not, and `>` before the one the arrow keys are on
+    while the set has focus: the choice readable in the terminal's text, not only by colour."""
+
+    def render(self) -> Content:
+        parent = self.parent
+        cursor = ">" if self.has_class("-selected") and parent is not None and parent.has_focus else " "
+        return Content.assemble((f"{cursor}[{'x' if self.value else ' '}] ", "bold"), self.label)
+
+
+def mark_focus(screen: Screen[Any]) -> None:
+    """Put `> ` before the label of the field that has focus (and its radio buttons' cursor)."""
+    focused = screen.focused
+    chain = {node.id for node in focused.ancestors_with_self} if focused is not None else set()
+    for label in screen.query(FieldLabel):
+        label.mark(label.field_id in chain)
+    for radio in screen.query(MarkedRadio):
+        radio.refresh()
+
+
+def param_widgets(tool: Tool, args: dict[str, Any], *, compact: bool = False) -> list[Label | Input]:
+    """One labelled Input per field of `tool`, filled from `args` (`compact`: one line each)."""
     widgets: list[Label | Input] = []
     for n, field in enumerate(form_fields(tool)):
         label = Text()
@@ -56,8 +115,9 @@ def param_widgets(tool: Tool, args: dict[str, Any]) -> list[Label | Input]:
         label.append(f" ({clean(str(field['type']))}{'' if field['required'] else ', optional'})", style="dim")
         if field.get("description"):
             label.append(f"  {clean(field['description'])}", style="italic")
-        widgets.append(Label(label, markup=False, classes="param-label"))
-        widgets.append(Input(value=clean(value_text(args.get(field["name"]))), id=f"arg-{n}", classes="param-input"))
+        widgets.append(FieldLabel(label, field_id=f"arg-{n}", classes="param-label"))
+        value = clean(value_text(args.get(field["name"])))
+        widgets.append(Input(value=value, id=f"arg-{n}", classes="param-input", compact=compact))
     return widgets
 
 
@@ -174,6 +234,9 @@ class EditArgsScreen(ModalScreen[dict[str, Any] | None]):
         if inputs:
             inputs.first().focus()
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        mark_focus(self)
+
     @on(Input.Submitted)
     def _next_field(self, event: Input.Submitted) -> None:
         """Enter checks the form and moves on; it never runs the action."""
@@ -226,30 +289,34 @@ class TakeOverScreen(ModalScreen[TakeOver | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="takeover-dialog", classes="dialog"):
-            yield Static(Text("Take over: you decide the next step", style="bold"), markup=False)
-            yield Label("Thought", markup=False)
-            yield Input(placeholder="what you are about to do and why", id="thought")
-            yield Label("Tool (or none, and write a final answer below)", markup=False)
+            yield Static(Text("Take over: you decide the next step", style="bold"), classes="dialog-title", markup=False)
+            yield FieldLabel("Thought", field_id="thought")
+            yield Input(placeholder="what you are about to do and why", id="thought", compact=True)
+            yield FieldLabel("Tool (or none, and write a final answer below)", field_id="tool")
             yield Select(
                 [(Text(clean(name)), name) for name in self.tools],
                 prompt="no tool: final answer",
                 allow_blank=True,
                 id="tool",
+                compact=True,
             )
             yield FieldBox(id="takeover-args")
-            yield Label("Final answer (when no tool is chosen)", markup=False)
-            yield Input(placeholder="the answer that ends the run", id="answer")
-            with RadioSet(id="mode"):
-                yield RadioButton("one step, then hand back", value=not self.stay, id="one-step")
-                yield RadioButton("stay in control until I hand back (h or p)", value=self.stay, id="stay")
+            yield FieldLabel("Final answer (when no tool is chosen)", field_id="answer")
+            yield Input(placeholder="the answer that ends the run", id="answer", compact=True)
+            with RadioSet(id="mode", compact=True):
+                yield MarkedRadio("one step, then hand back", value=not self.stay, id="one-step")
+                yield MarkedRadio("stay in control until I hand back (h or p)", value=self.stay, id="stay")
             yield ErrorLine(id="takeover-error")
             with Horizontal(classes="buttons"):
-                yield Button("Run this step", variant="primary", id="do-step")
-                yield Button("Back", id="cancel")
+                yield MarkedButton("Run this step", variant="primary", id="do-step")
+                yield MarkedButton("Back", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#takeover-error", ErrorLine).display = False
         self.query_one("#thought", Input).focus()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        mark_focus(self)
 
     def selected_tool(self) -> Tool | None:
         value = self.query_one("#tool", Select).value
@@ -262,7 +329,7 @@ class TakeOverScreen(ModalScreen[TakeOver | None]):
         tool = self.selected_tool()
         self.query_one("#answer", Input).disabled = tool is not None
         if tool is not None:
-            await box.mount_all(param_widgets(tool, {}))
+            await box.mount_all(param_widgets(tool, {}, compact=True))
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#do-step")

@@ -26,6 +26,11 @@ from tui.widgets.sparkline import QuickSparkline, SparklineStrips
 KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
 LABELS = {"steps": "steps", "tokens": "tokens", "cost": "cost", "seconds": "time"}
 BAR_WIDTH = 14
+NUMBERS_WIDTH = 16
+"""Cells kept for a limited gauge's numbers (` $0.1234/$1.0000`), so its bars are as long
+as the others'; longer numbers shorten the bar of their gauge only."""
+LINE_WIDTH = 44
+"""A gauge's width in the widest side panel (before the first layout tells it its own)."""
 
 
 def budget_level(used: float, limit: float | None, warn_at: float = 0.8) -> str:
@@ -72,15 +77,25 @@ class Gauge(Static):
         self.set_class(level == "alarm", "-alarm")
         self.update(self.line(), layout=False)  # one line, whatever it says
 
+    def on_resize(self) -> None:
+        if self.shown is not None:
+            self.update(self.line(), layout=False)
+
     def line(self) -> Text:
+        """`label bar numbers`; in a narrow panel the bar shortens (to 3 cells), the numbers stay whole."""
+        if self.limit is None:
+            numbers = f" {amount(self.kind, self.used)} · no limit"
+        else:
+            numbers = f" {amount(self.kind, self.used)}/{amount(self.kind, self.limit)}"
+        room = (self.size.width or LINE_WIDTH) - 7
+        bar = max(3, min(BAR_WIDTH, room - max(len(numbers), NUMBERS_WIDTH)))
         text = Text()
         text.append(f"{LABELS[self.kind]:<7}")
         if self.limit is None:
-            text.append("·" * BAR_WIDTH, style="dim")
-            text.append(f" {amount(self.kind, self.used)} · no limit")
-            return text
-        append_bar(text, 0.0 if self.limit <= 0 else self.used / self.limit, BAR_WIDTH)
-        text.append(f" {amount(self.kind, self.used)}/{amount(self.kind, self.limit)}")
+            text.append("·" * max(3, min(bar, room - len(numbers))), style="dim")
+        else:
+            append_bar(text, 0.0 if self.limit <= 0 else self.used / self.limit, bar)
+        text.append(numbers)
         return text
 
 

@@ -26,6 +26,8 @@ from tui.widgets.mcp_progress import CallProgress
 
 KIND_WORDS = {"ordinary": "ordinary", "irreversible": "irreversible", "exit": "exit"}
 NAME_WIDTH = 20
+FULL_ROW = 2 + NAME_WIDTH + 1 + 13 + 4 + 4
+"""Cells of a row with its kind column; a narrower row marks an irreversible tool `!` instead."""
 
 
 class ToolRow(Static):
@@ -50,23 +52,32 @@ class ToolRow(Static):
         self.calls, self.erred, self.pending = calls, erred, pending
         self.show()
 
-    def line(self) -> Text:
+    def line(self, width: int = FULL_ROW) -> Text:
+        """The row in `width` cells: the kind as a word when it fits, else `!` after an
+        irreversible tool's name (as the narrow strip has it)."""
         name = clean(self.info.name).replace("\n", " ")
         if len(name) > NAME_WIDTH:
             name = name[: NAME_WIDTH - 1] + "…"
         text = Text()
         text.append("▶ " if self.pending else "  ", style="bold")
-        text.append(f"{name:<{NAME_WIDTH}} ")
-        kind = KIND_WORDS.get(self.info.kind, self.info.kind)
-        text.append(f"{kind:<12} ", style="dim" if self.info.kind == "ordinary" else "italic")
+        if width >= FULL_ROW:
+            text.append(f"{name:<{NAME_WIDTH}} ")
+            kind = KIND_WORDS.get(self.info.kind, self.info.kind)
+            text.append(f"{kind:<12} ", style="dim" if self.info.kind == "ordinary" else "italic")
+        else:
+            mark = "!" if self.info.kind == "irreversible" else ""
+            text.append(f"{name + mark:<{NAME_WIDTH + 1}} ")
         text.append(f"x{self.calls:<3}")
         text.append(" err" if self.erred else "    ", style="bold")
         return text
 
+    def on_resize(self) -> None:
+        self.show()
+
     def show(self) -> None:
         self.set_class(self.pending, "-pending")
         self.set_class(self.erred, "-error")
-        self.update(self.line(), layout=False)  # one line
+        self.update(self.line(self.size.width or FULL_ROW), layout=False)  # one line
 
 
 class ToolPanel(Vertical):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.cells import cell_len, chop_cells
+from rich.cells import cell_len, chop_cells, set_cell_size
 
 BREAK_AFTER = "(,=/"
 """Where a line without spaces may break (after a call's opening parenthesis, a comma...)."""
@@ -77,3 +77,20 @@ def count_lines(text: str, width: int) -> int:
     if len(text) <= width and "\n" not in text and text.isascii():
         return 1
     return len(block_lines(text, width))
+
+
+def cut_words(text: str, width: int) -> str:
+    """`text` in `width` cells: whole, or cut at a space (inside a word only when it has
+    none) and ended with `…`."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    return wrap(text, width - 1, limit=1)[0].rstrip() + "…"
+
+
+def cut_end(text: str, width: int) -> str:
+    """`text` in `width` cells, its end replaced by `…` when it is longer."""
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
