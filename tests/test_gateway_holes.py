@@ -108,3 +108,137 @@ def test_a_key_split_across_stream_choices_never_reaches_the_agent(tmp_path: Pat
         chunks = [ChatCompletionChunk.model_validate({"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m", **d}) for d in data]
     assert chunks, "the agent got no stream"
     assert KeyMask(KEY).matches(raw + " | " + _joins(chunks)) == [], f"the agent can rebuild the key ({split})"
+
+
+# -- malformed requests -----------------------------------------------------------
+
+
+def _tool(parameters: Any) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": "read_file", "parameters": parameters}}]
+
+
+CALLED = [*USER, {"role": "assistant", "content": None}]
+MALFORMED = {
+    "a role that is a list": ({"messages": [{"role": [], "content": "x"}]}, "messages[0]"),
+    "tool_calls that is a number": ({"messages": [*USER, {"role": "assistant", "content": None, "tool_calls": 5}]}, "messages[1].tool_calls"),
+    "a call whose function is a list": (
+        {"messages": [*USER, {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": [1]}]}]},
+        "messages[1].tool_calls[0].function",
+    ),
+    "a call that is a number": ({"messages": [*USER, {"role": "assistant", "tool_calls": [7]}]}, "messages[1].tool_calls[0]"),
+    "a call's name that is a number": (
+        {"messages": [*USER, {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": 3, "arguments": "{}"}}]}]},
+        "messages[1].tool_calls[0].function.name",
+    ),
+    "a tool_call_id that is a list": ({"messages": [{"role": "tool", "tool_call_id": [], "content": "x"}]}, "messages[0]"),
+    "content that is a number": ({"messages": [{"role": "user", "content": 5}]}, "messages[0].content"),
+    "stream_options that is a number": ({"messages": USER, "stream_options": 5}, "stream_options"),
+    "a schema whose required is a number": (
+        {"messages": USER, "tools": _tool({"type": "object", "properties": {"path": {"type": "string"}}, "required": 5})},
+        "parameters.required",
+    ),
+    "a schema whose required holds a list": (
+        {"messages": USER, "tools": _tool({"type": "object", "properties": {"path": {"type": "string"}}, "required": [[1]]})},
+        "parameters.required",
+    ),
+    "a property whose type is a number": (
+        {"messages": USER, "tools": _tool({"type": "object", "properties": {"path": {"type": 5}}})},
+        "parameters.properties.path.type",
+    ),
+    "a schema whose properties is a list": ({"messages": USER, "tools": _tool({"type": "object", "properties": [1]})}, "parameters.properties"),
+    "a schema whose type is a number": ({"messages": USER, "tools": _tool({"type": 5})}, "parameters.type"),
+    "a nested item whose type is a number": (
+        {"messages": USER, "tools": _tool({"type": "object", "properties": {"p": {"type": "array", "items": {"type": 1}}}})},
+        "parameters.properties.p.items.type",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_a_malformed_request_gets_a_400_naming_the_field(tmp_path: Path, case: str) -> None:
+    body, field = MALFORMED[case]
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        response = httpx.post(server.url + "/chat/completions", json={"model": "m", **body}, timeout=30)
+        assert response.status_code == 400, response.text
+        message = response.json()["error"]["message"]
+        assert field in message, message
+        assert fake.requests == [] and gw.runs == []
+        again = httpx.post(server.url + "/chat/completions", json={"model": "m", **body}, timeout=30)
+        assert again.status_code == 400  # the connection and the gateway still serve
+
+
+def _requests():
+    from hypothesis import strategies as st
+
+    anything = st.recursive(
+        st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        max_leaves=6,
+    )
+
+    def either(good):
+        return st.one_of(good, anything)
+
+    schema = st.recursive(
+        st.fixed_dictionaries({}, optional={"type": either(st.sampled_from(["string", "integer", "object", "array"])), "enum": anything}),
+        lambda inner: st.fixed_dictionaries(
+            {"type": either(st.just("object"))},
+            optional={
+                "properties": either(st.dictionaries(st.sampled_from(["path", "n", "x"]), either(inner), max_size=3)),
+                "required": either(st.lists(st.sampled_from(["path", "n"]), max_size=2)),
+                "items": either(inner),
+                "additionalProperties": either(st.booleans()),
+                "anyOf": either(st.lists(inner, max_size=2)),
+            },
+        ),
+        max_leaves=5,
+    )
+    function = st.fixed_dictionaries({"name": either(st.sampled_from(["read_file", "delete_file"]))}, optional={"parameters": either(schema), "description": anything})
+    tool = either(st.fixed_dictionaries({"type": st.just("function"), "function": either(function)}))
+    call = either(
+        st.fixed_dictionaries(
+            {"id": either(st.sampled_from(["c1", "c2"])), "type": st.just("function"), "function": either(st.fixed_dictionaries({"name": either(st.just("read_file")), "arguments": either(st.just('{"path": "a"}'))}))}
+        )
+    )
+    message = either(
+        st.fixed_dictionaries(
+            {"role": either(st.sampled_from(["system", "user", "assistant", "tool"]))},
+            optional={"content": either(st.text(max_size=5)), "tool_calls": either(st.lists(call, max_size=2)), "tool_call_id": either(st.sampled_from(["c1", "c2"]))},
+        )
+    )
+    return either(
+        st.fixed_dictionaries(
+            {"messages": either(st.lists(message, min_size=1, max_size=4))},
+            optional={
+                "tools": either(st.lists(tool, max_size=2)),
+                "stream": either(st.booleans()),
+                "stream_options": either(st.fixed_dictionaries({"include_usage": either(st.booleans())})),
+                "n": anything,
+                "model": anything,
+            },
+        )
+    )
+
+
+def test_any_request_body_gets_an_answer_or_a_4xx_error() -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    from engine.gateway import Gateway, Upstream
+    from tests.fake_openai import say
+
+    with FakeOpenAI() as fake:
+        gw = Gateway([Upstream("fake", fake.url)], save=False, approve="all", headless=True)
+
+        @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(_requests())
+        def one(body: Any) -> None:
+            fake.add(*[say("ok")] * 10)
+            response = gw.submit(body).result(30)
+            assert response.status == 200 or 400 <= response.status < 500, (response.status, response.body[:300])
+            if response.status != 200:
+                assert "message" in json.loads(response.body)["error"]
+
+        try:
+            one()
+        finally:
+            gw.stop("the test ended")
