@@ -242,3 +242,27 @@ def test_any_request_body_gets_an_answer_or_a_4xx_error() -> None:
             one()
         finally:
             gw.stop("the test ended")
+
+
+# -- the turn after an operator's abort ---------------------------------------------
+
+
+def test_the_turn_after_an_abort_that_followed_a_released_call_gets_an_answer(tmp_path: Path) -> None:
+    from tests.fake_openai import calls, say
+    from tests.gateway_harness import Operator
+
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(calls(("read_file", '{"path": "a"}'), ("delete_file", '{"path": "notes.txt"}')), say("new"))
+        operator = Operator(gw, lambda g: g.abort())
+        client = _client(server, timeout=30)
+        with pytest.raises(openai.BadRequestError) as first:
+            client.chat.completions.create(model="m", messages=USER, tools=TOOLS)
+        operator.join()
+        assert "aborted" in first.value.message
+        later = [*USER, {"role": "user", "content": "Go on."}]
+        with pytest.raises(openai.BadRequestError) as second:
+            client.chat.completions.create(model="m", messages=later, tools=TOOLS)
+        assert second.value.code == "run_ended" and "aborted" in second.value.message
+        other = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Something else."}], tools=TOOLS)
+        assert other.choices[0].message.content == "new"
+        assert [e for e in gw.runs[0].engine.events if getattr(e, "executed", False)] == []

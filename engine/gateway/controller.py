@@ -169,7 +169,7 @@ class Gateway:
             found = conversation.take(messages)
             if run.engine.ended and fresh and run.engine.state.ended.outcome == "answer":
                 run = self._start(conversation, tools, found.user or ["(the conversation goes on)"])
-            elif fresh:
+            elif fresh and not run.engine.ended:
                 self.turn = Turn()
                 self.answered = None
                 run.engine.tools.update({t.name: t for t in tools})
