@@ -266,3 +266,36 @@ def test_the_turn_after_an_abort_that_followed_a_released_call_gets_an_answer(tm
         other = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Something else."}], tools=TOOLS)
         assert other.choices[0].message.content == "new"
         assert [e for e in gw.runs[0].engine.events if getattr(e, "executed", False)] == []
+
+
+# -- duplicate call ids ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_released_calls_sharing_an_id_reach_the_agent_with_distinct_ids_and_keep_both_results(tmp_path: Path, stream: bool) -> None:
+    from engine.core.events import Observed
+    from tests.fake_openai import Answer, say
+
+    twins = Answer(tool_calls=[{"id": "c1", "name": "read_file", "arguments": '{"path": "a"}'}, {"id": "c1", "name": "read_file", "arguments": '{"path": "b"}'}])
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(twins, say("done"))
+        client = _client(server, timeout=30)
+        if stream:
+            from openai.lib.streaming.chat import ChatCompletionStreamState
+
+            state = ChatCompletionStreamState()
+            for chunk in client.chat.completions.create(model="m", messages=USER, tools=TOOLS, stream=True):
+                state.handle_chunk(chunk)
+            message = state.get_final_completion().choices[0].message
+        else:
+            message = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message
+        ids = [c.id for c in message.tool_calls]
+        assert len(ids) == 2 and len(set(ids)) == 2 and ids[0] == "c1"
+        results = [{"role": "tool", "tool_call_id": c.id, "content": f"text of {json.loads(c.function.arguments)['path']}"} for c in message.tool_calls]
+        history = [*USER, message.model_dump(exclude_none=True), *results]
+        assert client.chat.completions.create(model="m", messages=history, tools=TOOLS).choices[0].message.content == "done"
+        observed = {e.index: e.text for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.executed}
+        assert observed == {0: "text of a", 1: "text of b"}
+        notes = [e.text for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.index == -1]
+        assert any("same id" in n and ids[1] in n for n in notes), notes
+        assert [m.get("tool_call_id") for m in fake.requests[1].messages if m["role"] == "tool"] == ids

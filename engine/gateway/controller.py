@@ -52,6 +52,25 @@ MAX_ASKS = 8
 """Times one request asks the upstream again after every call was refused."""
 
 
+def call_ids(actions: Sequence[Any]) -> list[str]:
+    """The id each of a decision's calls goes to the agent (and upstream) with: the upstream's,
+    except that a call with no id, or one an earlier call of the decision already has, gets
+    a distinct one (two calls sharing an id would get one result between them)."""
+    taken = {a.call_id for a in actions if a.call_id}
+    used: set[str] = set()
+    tried: dict[str, int] = {}
+    out: list[str] = []
+    for i, action in enumerate(actions):
+        given = action.call_id or f"call_{i}"
+        chosen = given
+        while chosen in used or (chosen != action.call_id and chosen in taken):
+            tried[given] = tried.get(given, 1) + 1
+            chosen = f"{given}_{tried[given]}"
+        used.add(chosen)
+        out.append(chosen)
+    return out
+
+
 class Gateway:
     def __init__(
         self,
@@ -185,9 +204,8 @@ class Gateway:
 
     def _deliver(self, run: GatewayRun, results: dict[str, str], user: list[str]) -> None:
         engine = run.engine
-        actions = dict(engine.state.queue)
         for index in sorted(engine.released):
-            text = results.get(actions[index].call_id or "")
+            text = results.get(run.sent_ids.get(index, ""))
             if text is None:
                 engine.deliver(index, "ERROR: the agent sent no result for this call", error=True)
             else:
@@ -314,23 +332,32 @@ class Gateway:
                 return
 
     def _refused_go_upstream(self, decision: DecisionMade, now: bool) -> None:
-        calls = [tool_call(a.call_id or f"call_{i}", a.tool, a.args) for i, a in enumerate(decision.actions) if i in self.turn.refused]
-        answers = [(a.call_id or f"call_{i}", self.turn.refused[i]) for i, a in enumerate(decision.actions) if i in self.turn.refused]
+        ids = call_ids(decision.actions)
+        calls = [tool_call(ids[i], a.tool, a.args) for i, a in enumerate(decision.actions) if i in self.turn.refused]
+        answers = [(ids[i], self.turn.refused[i]) for i, a in enumerate(decision.actions) if i in self.turn.refused]
         if calls:
             self.current.conversation.rejected(decision.thought, calls, answers, now)
 
     def _released_response(self, decision: DecisionMade) -> Response:
-        released = self.current.engine.released
+        engine = self.current.engine
+        released = engine.released
         reply = self.turn.reply
+        ids = call_ids(decision.actions)
+        renamed = [(i, a.call_id, ids[i]) for i, a in enumerate(decision.actions) if a.call_id != ids[i]]
+        self.current.sent_ids = {i: ids[i] for i in released}
         unchanged = (
             reply is not None
+            and not renamed
             and len(released) == len(decision.actions)
             and all(released[i] == a.args for i, a in enumerate(decision.actions))
         )
         if unchanged and reply.stream == self.held.stream and reply.raw_safe:
             return passthrough(reply.raw, reply.stream)
+        if renamed:
+            said = "; ".join(f"call {i + 1} had {old!r}, sent as {new!r}" for i, old, new in renamed)
+            engine.note(f"the upstream gave several calls the same id (or none): each gets its own ({said})")
         self._refused_go_upstream(decision, now=False)
-        calls = [tool_call(a.call_id or f"call_{i}", a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
+        calls = [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
         return self._built(decision.thought or None, calls, decision)
 
     def _built(self, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None) -> Response:

@@ -31,6 +31,8 @@ class GatewayRun:
     path: Path | None
     writer: TranscriptWriter | None
     human: HumanPolicy = field(default_factory=HumanPolicy)
+    sent_ids: dict[int, str] = field(default_factory=dict)
+    """The id each released call of the last response had (the agent's results name them)."""
 
     def close(self) -> None:
         if self.writer is not None:
