@@ -299,3 +299,26 @@ def test_released_calls_sharing_an_id_reach_the_agent_with_distinct_ids_and_keep
         notes = [e.text for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.index == -1]
         assert any("same id" in n and ids[1] in n for n in notes), notes
         assert [m.get("tool_call_id") for m in fake.requests[1].messages if m["role"] == "tool"] == ids
+
+
+# -- transcript names already taken ------------------------------------------------------
+
+
+def test_a_taken_transcript_name_is_skipped_and_the_operator_told(tmp_path: Path) -> None:
+    from engine.core.events import Observed
+    from tests.fake_openai import say
+
+    (tmp_path / "g-2.jsonl").write_text("someone else's file\n")
+    (tmp_path / "g-4.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, out=tmp_path / "g.jsonl") as (gw, server):
+        fake.add(say("one"), say("two"), say("three"))
+        client = _client(server, timeout=30)
+        for n, word in enumerate(["one", "two", "three"]):
+            reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"conversation {n}"}])
+            assert reply.choices[0].message.content == word
+        assert [r.path.name for r in gw.runs] == ["g.jsonl", "g-3.jsonl", "g-5.jsonl"]
+        notes = [e.text for r in gw.runs for e in r.engine.events if isinstance(e, Observed) and e.index == -1]
+    assert any("g-2.jsonl" in n and "g-3.jsonl" in n for n in notes), notes
+    assert any("g-4.jsonl" in n and "g-5.jsonl" in n for n in notes), notes
+    assert (tmp_path / "g-2.jsonl").read_text() == "someone else's file\n"
+    assert not (tmp_path / "nowhere.jsonl").exists()

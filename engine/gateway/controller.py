@@ -39,7 +39,7 @@ from engine.gateway.wire import Response, built_reply, error_response, passthrou
 from engine.model.config import Secret, safe_url
 from engine.core.policy import Decision
 from engine.core.state import PendingApproval
-from engine.sessions.run import default_transcript_path
+from engine.sessions.run import default_transcript_path, free_path
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
@@ -107,6 +107,7 @@ class Gateway:
         self.event_listeners: list[Callable[[GatewayRun, Event], None]] = []
         self.change_listeners: list[Callable[[], None]] = []
         self._conversations = 0
+        self._out_number = 1
         self._credit = 0
         self._key = key
         self._client = UpstreamClient(timeout)
@@ -237,12 +238,15 @@ class Gateway:
         )
         path: Path | None = None
         writer: TranscriptWriter | None = None
+        taken: list[Path] = []
         if self.save:
-            path = self._path(number, task, header.started_at)
-            writer = TranscriptWriter(path, header)
+            path, writer, taken = self._writer(number, task, header)
         engine = Engine(
             header, tools, policy, clock=self.clock, interactive=True, approve=self.approve_mode, sink=writer, tools_elsewhere=True
         )
+        if taken:
+            names = ", ".join(p.name for p in taken)
+            engine.note(f"{names} {'is' if len(taken) == 1 else 'are'} taken (another file or a link): this run's transcript is {path}")
         run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
         engine.listeners.append(lambda event: self._on_event(run, event))
         if self.runs:
@@ -252,12 +256,27 @@ class Gateway:
         self.answered = None
         return run
 
-    def _path(self, number: int, task: str, now: float) -> Path:
+    def _writer(self, number: int, task: str, header: Header) -> tuple[Path, TranscriptWriter, list[Path]]:
+        """The run's transcript: in the data folder, or `-o FILE` for the first run and the next
+        free of FILE-2, FILE-3... for later ones (a name taken by anything is skipped, and listed)."""
         if self.out is None:
-            return default_transcript_path("gateway", task, now)
+            path = default_transcript_path("gateway", task, header.started_at)
+            return path, TranscriptWriter(path, header), []
         if number == 1:
-            return self.out
-        return self.out.with_name(f"{self.out.stem}-{number}{self.out.suffix}")
+            return self.out, TranscriptWriter(self.out, header), []
+        taken: list[Path] = []
+        wanted = max(number, self._out_number + 1)
+        while True:
+            path, n = free_path(self.out.parent, self.out.stem, self.out.suffix, wanted)
+            taken += [self.out.with_name(f"{self.out.stem}-{k}{self.out.suffix}") for k in range(wanted, n)]
+            try:
+                writer = TranscriptWriter(path, header)
+            except FileExistsError:  # written by someone else since it was looked at
+                taken.append(path)
+                wanted = n + 1
+                continue
+            self._out_number = n
+            return path, writer, taken
 
     def _policy(self, upstream: Upstream) -> UpstreamPolicy:
         return UpstreamPolicy(upstream, self._upstream_body, key=self._key, client=self._client)
