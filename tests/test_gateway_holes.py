@@ -322,3 +322,125 @@ def test_a_taken_transcript_name_is_skipped_and_the_operator_told(tmp_path: Path
     assert any("g-4.jsonl" in n and "g-5.jsonl" in n for n in notes), notes
     assert (tmp_path / "g-2.jsonl").read_text() == "someone else's file\n"
     assert not (tmp_path / "nowhere.jsonl").exists()
+
+
+# -- a call is released only in a response the agent got ---------------------------------
+
+
+def test_a_call_approved_after_the_agent_sent_one_more_message_goes_to_that_request(tmp_path: Path) -> None:
+    """While a call waits, the agent sends its conversation plus one more user message; the
+    operator approves: the newer request gets the call (no hang), and it is recorded as run
+    only with the result the agent sent for it."""
+    import threading
+
+    from engine.core.events import Observed
+    from tests.fake_openai import call, say
+    from tests.gateway_harness import Files
+
+    files = Files(tmp_path)
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(call("delete_file", path="notes.txt", id="c9"), say("done"))
+        client = _client(server, timeout=20)
+        outcomes: dict[str, Any] = {}
+
+        def ask(name: str, messages: list[dict[str, Any]]) -> None:
+            try:
+                outcomes[name] = client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+            except openai.APIError as exc:
+                outcomes[name] = exc
+
+        first = threading.Thread(target=ask, args=("first", USER))
+        first.start()
+        _wait(lambda: gw.status() == "awaiting_approval", "the delete to be held")
+        more = [*USER, {"role": "user", "content": "Please hurry."}]
+        second = threading.Thread(target=ask, args=("second", more))
+        second.start()
+        first.join(20)
+        assert isinstance(outcomes["first"], openai.ConflictError)
+        _wait(lambda: gw.held is not None, "the second request to be held")
+        gw.approve()
+        second.join(25)
+        reply = outcomes.get("second")
+        assert isinstance(reply, openai.types.chat.ChatCompletion), f"the second request got {reply!r}"
+        message = reply.choices[0].message
+        assert [(c.id, c.function.name) for c in message.tool_calls] == [("c9", "delete_file")]
+        result = files.run("delete_file", **json.loads(message.tool_calls[0].function.arguments))
+        history = [*more, message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "c9", "content": result}]
+        assert client.chat.completions.create(model="m", messages=history, tools=TOOLS).choices[0].message.content == "done"
+        observed = [e for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.index == 0]
+    assert [(e.executed, e.text) for e in observed] == [(True, "deleted notes.txt")]
+
+
+def _held_delete(gw, fake) -> Any:
+    """Submit a request whose delete is held; return its future."""
+    from tests.fake_openai import call
+
+    fake.add(call("delete_file", path="notes.txt", id="c9"))
+    future = gw.submit({"model": "m", "messages": USER, "tools": TOOLS})
+    _wait(lambda: gw.status() == "awaiting_approval", "the delete to be held")
+    return future
+
+
+@pytest.mark.parametrize("sent", [None, True, False], ids=["left-before-approval", "handed", "connection-closed"])
+def test_a_released_call_is_recorded_as_run_only_when_its_response_was_handed_to_the_agent(tmp_path: Path, sent: bool | None) -> None:
+    """Driven as the server drives the gateway: `on_sent(True)` once a response's body was
+    handed to the agent's connection, `on_sent(False)` when the agent left first."""
+    from engine.core.events import Observed
+    from engine.gateway import Gateway, Upstream
+    from tests.fake_openai import say
+
+    with FakeOpenAI() as fake:
+        gw = Gateway([Upstream("fake", fake.url)], headless=True, out=tmp_path / "g.jsonl")
+        try:
+            future = _held_delete(gw, fake)
+            if sent is None:
+                gw.disconnected(future)
+            gw.approve()
+            if sent is not None:
+                response = future.result(10)
+                assert response.status == 200 and b"delete_file" in response.body
+                response.on_sent(sent)
+            fake.add(say("ok"))
+            later = gw.submit({"model": "m", "messages": [*USER, {"role": "user", "content": "Never mind."}], "tools": TOOLS}).result(10)
+            assert later.status == 200 and b"ok" in later.body
+            events = gw.runs[0].engine.events
+        finally:
+            gw.stop("the test ended")
+    assert (tmp_path / "g.jsonl").read_text().count('"tool_started"') == 1
+    from engine.stored.transcript import read_transcript
+
+    assert read_transcript(tmp_path / "g.jsonl") is not None  # the file stays readable
+    (result,) = [e for e in events if isinstance(e, Observed) and e.index == 0]
+    if sent is True:
+        assert result.executed and "sent no result" in result.text
+    else:
+        assert not result.executed and "never reached the agent" in result.text, result.text
+        assert ("closed" in result.text) == (sent is False)
+
+
+def test_a_response_the_agent_missed_reaches_its_retry(tmp_path: Path) -> None:
+    from engine.core.events import Observed
+    from engine.gateway import Gateway, Upstream
+
+    with FakeOpenAI() as fake:
+        gw = Gateway([Upstream("fake", fake.url)], headless=True, out=tmp_path / "g.jsonl")
+        try:
+            future = _held_delete(gw, fake)
+            gw.approve()
+            response = future.result(10)
+            response.on_sent(False)
+            retry = gw.submit({"model": "m", "messages": USER, "tools": TOOLS}).result(10)
+            assert retry.body == response.body
+            retry.on_sent(True)
+            message = json.loads(retry.body)["choices"][0]["message"]
+            history = [*USER, message, {"role": "tool", "tool_call_id": "c9", "content": "deleted"}]
+            from tests.fake_openai import say
+
+            fake.add(say("done"))
+            assert gw.submit({"model": "m", "messages": history, "tools": TOOLS}).result(10).status == 200
+            events = gw.runs[0].engine.events
+        finally:
+            gw.stop("the test ended")
+    assert [(e.executed, e.text) for e in events if isinstance(e, Observed) and e.index == 0] == [(True, "deleted")]
+    notes = [e.text for e in events if isinstance(e, Observed) and e.index == -1]
+    assert any("closed" in n and "delete_file" in n for n in notes), notes

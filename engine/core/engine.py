@@ -453,11 +453,12 @@ class Engine(OperatorCalls):
             self._unknown_outcome(running)
         return self.abort(reason)
 
-    def deliver(self, index: int, text: str, error: bool = False) -> None:
-        """The result of a released call, run elsewhere (`tools_elsewhere`)."""
+    def deliver(self, index: int, text: str, error: bool = False, executed: bool = True) -> None:
+        """The result of a released call, run elsewhere (`tools_elsewhere`); `executed=False`
+        when the call never reached whoever runs it."""
         text, truncated = cap_text(text, self.observation_cap)
         tool = dict(self.state.queue)[index].tool
-        self._emit_outside(index, tool, self.released.pop(index), text, error=error, executed=True, truncated=truncated)
+        self._emit_outside(index, tool, self.released.pop(index), text, error=error, executed=executed, truncated=truncated)
 
     def note(self, text: str, error: bool = False) -> None:
         """An observation that answers no action (a user's message, an agent that went away)."""

@@ -31,7 +31,7 @@ from typing import Any, Callable, Literal, Sequence
 from engine.core.engine import ApproveMode, Engine
 from engine.core.guards import RecordError
 from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
-from engine.gateway.conversation import Conversation, check_request, message_text
+from engine.gateway.conversation import Conversation, NewMessages, check_request, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
 from engine.gateway.upstream import Upstream, UpstreamPolicy
@@ -184,16 +184,21 @@ class Gateway:
             conversation = run.conversation
             fresh = len(messages) > len(conversation.known)
             if not fresh and self.answered is not None and self.answered[0] == len(conversation.known):
-                future.set_result(self.answered[1])  # the same request again: the same response
+                self._hand(run, self.answered[1], future)  # the same request again: the same response
                 return
             found = conversation.take(messages)
             if run.engine.ended and fresh and run.engine.state.ended.outcome == "answer":
                 run = self._start(conversation, tools, found.user or ["(the conversation goes on)"])
             elif fresh and not run.engine.ended:
-                self.turn = Turn()
-                self.answered = None
                 run.engine.tools.update({t.name: t for t in tools})
-                self._deliver(run, found.results, found.user)
+                if self.turn.decision is not None and self.answered is None:
+                    # The decision being answered has not gone out (a call waits for the
+                    # operator): this newer request takes the older one's place and gets it.
+                    self._deliver(run, NewMessages(user=found.user))
+                else:
+                    self.turn = Turn()
+                    self.answered = None
+                    self._deliver(run, found)
         else:
             if run is not None and not run.engine.ended:
                 run.engine.abort("the agent started another conversation")
@@ -203,15 +208,24 @@ class Gateway:
             run = self._start(conversation, tools, found.user or [message_text(messages[-1].get("content"))])
         self.held = Held(body, future)
 
-    def _deliver(self, run: GatewayRun, results: dict[str, str], user: list[str]) -> None:
+    def _deliver(self, run: GatewayRun, found: NewMessages) -> None:
+        """The new messages into the run: each released call's result, or why there is none
+        (a call is recorded as run only if the response carrying it reached the agent, or the
+        agent's history shows it), then the user's turns."""
         engine = run.engine
         for index in sorted(engine.released):
-            text = results.get(run.sent_ids.get(index, ""))
-            if text is None:
+            call_id = run.sent_ids.get(index, "")
+            text = found.results.get(call_id) if call_id else None
+            if text is not None:
+                engine.deliver(index, text)
+            elif call_id in found.calls or run.carried.get(index) is True:
                 engine.deliver(index, "ERROR: the agent sent no result for this call", error=True)
             else:
-                engine.deliver(index, text)
-        for text in user:
+                why = run.missed.get(index) if run.carried.get(index) is False else None
+                why = why or "the agent's next request neither answers it nor shows it received it"
+                engine.deliver(index, f"NOT RUN: the call never reached the agent ({why}); nothing ran", error=True, executed=False)
+        run.carried, run.missed = {}, {}
+        for text in found.user:
             engine.note(f"USER: {text}")
 
     def _start(self, conversation: Conversation, tools: list[Tool], user: list[str]) -> GatewayRun:
@@ -406,12 +420,57 @@ class Gateway:
             return Response(kept.status, body, "application/json", dict(kept.headers))
         return error_response(502, f"agent-tui gateway: {failure.message if failure else 'the policy failed'}", "upstream_error")
 
-    def _respond(self, response: Response) -> None:
+    def _respond(self, response: Response, waiting: bool = True) -> None:
+        """Answer the held request; `waiting` False when no agent's connection waits for it."""
         held, self.held = self.held, None
+        run = self.current
         if response.status == 200:
-            self.answered = (len(self.current.conversation.known), response)
+            self.answered = (len(run.conversation.known), response)
+            if run.engine.released:
+                self._carry(run, response, set(run.engine.released))
+                if waiting:
+                    run.carried.update((i, None) for i in run.engine.released)
         if held is not None and not held.future.done():
             held.future.set_result(response)
+
+    def _carry(self, run: GatewayRun, response: Response, calls: set[int]) -> None:
+        """Follow whether `response`, carrying the released `calls`, reaches the agent."""
+        for index in calls:
+            run.carried[index] = False
+            run.missed[index] = "no request was waiting for the response carrying it: the agent had left"
+
+        def sent(ok: bool) -> None:
+            with self.lock:
+                mine = [i for i in calls if i in run.carried]
+                if not mine:
+                    return  # delivered (or recorded as never received) meanwhile
+                for index in mine:
+                    if ok:
+                        run.carried[index] = True
+                    elif run.carried[index] is not True:
+                        run.carried[index] = False
+                        run.missed[index] = "the agent's connection closed before the response carrying it was sent"
+                if not ok and not run.engine.ended:
+                    tools = dict(run.engine.state.queue)
+                    shown = ", ".join(tools[i].tool for i in sorted(mine) if i in tools)
+                    try:
+                        run.engine.note(
+                            f"the agent's connection closed before the response carrying {shown} reached it; "
+                            "the agent's retry of the same request gets it",
+                            error=True,
+                        )
+                    except RecordError:
+                        pass  # halted: the next request is told
+            self._changed()
+
+        response.on_sent = sent
+
+    def _hand(self, run: GatewayRun, response: Response, future: Future[Response]) -> None:
+        """Give a kept response to a request that asks again: a connection now takes it."""
+        for index, carried in run.carried.items():
+            if carried is False:
+                run.carried[index] = None
+        future.set_result(response)
 
     def disconnected(self, future: Future[Response]) -> None:
         """The agent closed the connection before its response was ready."""
@@ -456,7 +515,7 @@ class Gateway:
         decision = self.turn.decision
         if engine.released and decision is not None and self.answered is None:
             self.held = Held({"stream": self.turn.reply.stream if self.turn.reply else False}, Future())
-            self._respond(self._released_response(decision))
+            self._respond(self._released_response(decision), waiting=False)
 
     def step(self) -> None:
         """Step mode: let one model turn happen (now, or for the next request)."""

@@ -54,6 +54,8 @@ class NewMessages:
 
     results: dict[str, str] = field(default_factory=dict)
     user: list[str] = field(default_factory=list)
+    calls: set[str] = field(default_factory=set)
+    """Ids of the tool calls in the agent's new assistant messages: calls it shows it received."""
 
 
 @dataclass
@@ -77,6 +79,10 @@ class Conversation:
         new = messages[len(self.known) :]
         self.known.extend(normal_form(m) for m in new)
         self.sent = list(messages)
+        found = NewMessages()
+        for m in new:
+            if m.get("role") == "assistant":
+                found.calls.update(c["id"] for c in m.get("tool_calls") or [] if isinstance(c.get("id"), str))
         if self.splice:
             at = 0
             while at < len(new) and new[at].get("role") in ("assistant", "tool") and (at == 0 or new[at].get("role") == "tool"):
@@ -84,7 +90,6 @@ class Conversation:
             new = [*new[:at], *self.splice, *new[at:]]
             self.splice = []
         self.upstream.extend(new)
-        found = NewMessages()
         for m in new:
             if m.get("role") == "tool" and m.get("tool_call_id") is not None:
                 found.results[str(m["tool_call_id"])] = message_text(m.get("content"))

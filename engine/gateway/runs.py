@@ -33,6 +33,12 @@ class GatewayRun:
     human: HumanPolicy = field(default_factory=HumanPolicy)
     sent_ids: dict[int, str] = field(default_factory=dict)
     """The id each released call of the last response had (the agent's results name them)."""
+    carried: dict[int, bool | None] = field(default_factory=dict)
+    """Whether the response carrying each released call reached the agent: True (the server
+    handed it over), None (given to a waiting request, not yet confirmed), False (no
+    connection took it)."""
+    missed: dict[int, str] = field(default_factory=dict)
+    """Why a call with `carried` False did not reach the agent."""
 
     def close(self) -> None:
         if self.writer is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from engine.core.events import Usage
 
@@ -23,6 +23,8 @@ class Response:
     body: bytes
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    on_sent: Callable[[bool], None] | None = None
+    """Called once by the server: True when the whole body was handed to the agent's connection, False when it could not be."""
 
 
 def error_response(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> Response:
