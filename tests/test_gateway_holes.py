@@ -444,3 +444,26 @@ def test_a_response_the_agent_missed_reaches_its_retry(tmp_path: Path) -> None:
     assert [(e.executed, e.text) for e in events if isinstance(e, Observed) and e.index == 0] == [(True, "deleted")]
     notes = [e.text for e in events if isinstance(e, Observed) and e.index == -1]
     assert any("closed" in n and "delete_file" in n for n in notes), notes
+
+
+# -- many calls in one reply ---------------------------------------------------------------
+
+
+def test_a_reply_with_thousands_of_calls_releases_each_once_and_keeps_each_result(tmp_path: Path) -> None:
+    """Functional only: the time it takes is measured by bench/gateway_many_calls.py."""
+    from engine.core.events import Observed
+    from tests.fake_openai import Answer, say
+
+    count = 2000
+    specs = [{"id": f"c{n}", "name": "read_file", "arguments": json.dumps({"path": f"f{n}"})} for n in range(count)]
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(Answer(tool_calls=specs, chunk_size=500), say("done"))
+        client = _client(server, timeout=120)
+        message = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message
+        assert [c.id for c in message.tool_calls] == [f"c{n}" for n in range(count)]
+        results = [{"role": "tool", "tool_call_id": c.id, "content": f"text of {c.id}"} for c in reversed(message.tool_calls)]
+        history = [*USER, message.model_dump(exclude_none=True), *results]
+        assert client.chat.completions.create(model="m", messages=history, tools=TOOLS).choices[0].message.content == "done"
+        observed = [(e.index, e.text) for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.executed]
+    assert observed == [(n, f"text of c{n}") for n in range(count)]
+    assert (tmp_path / "gateway.jsonl").read_text().count('"tool_started"') == count
