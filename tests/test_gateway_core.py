@@ -167,7 +167,7 @@ def test_conversations_and_turns_make_runs_and_transcripts(tmp_path: Path) -> No
         messages += [{"role": "assistant", "content": first.content}, {"role": "user", "content": "two"}]
         client.chat.completions.create(model="m", messages=messages)
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "unrelated"}])
-        assert [(r.conversation.number, r.turn) for r in gw.runs] == [(1, 1), (1, 2), (2, 1)]
+        assert [(r.conversation_number, r.turn) for r in gw.runs] == [(1, 1), (1, 2), (2, 1)]
         assert len(fake.requests[1].messages) == 3, "the second turn goes upstream with the whole history"
     paths = [tmp_path / "gateway.jsonl", tmp_path / "gateway-2.jsonl", tmp_path / "gateway-3.jsonl"]
     headers = [read_transcript(p).header for p in paths]
@@ -179,7 +179,7 @@ def test_a_new_conversation_ends_the_open_run(tmp_path: Path) -> None:
         fake.add(call("read_file", path="a", id="c1"), say("fresh"))
         _client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
         _client(server).chat.completions.create(model="m", messages=[{"role": "user", "content": "else"}])
-        first = gw.runs[0].engine.state.ended
+        first = gw.runs[0].ended
         assert first.outcome == "aborted" and first.reason == "the agent started another conversation"
 
 

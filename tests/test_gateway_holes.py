@@ -263,9 +263,9 @@ def test_the_turn_after_an_abort_that_followed_a_released_call_gets_an_answer(tm
         with pytest.raises(openai.BadRequestError) as second:
             client.chat.completions.create(model="m", messages=later, tools=TOOLS)
         assert second.value.code == "run_ended" and "aborted" in second.value.message
+        assert [e for e in gw.runs[0].engine.events if getattr(e, "executed", False)] == []
         other = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Something else."}], tools=TOOLS)
         assert other.choices[0].message.content == "new"
-        assert [e for e in gw.runs[0].engine.events if getattr(e, "executed", False)] == []
 
 
 # -- duplicate call ids ------------------------------------------------------------------
@@ -310,14 +310,15 @@ def test_a_taken_transcript_name_is_skipped_and_the_operator_told(tmp_path: Path
 
     (tmp_path / "g-2.jsonl").write_text("someone else's file\n")
     (tmp_path / "g-4.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    notes: list[str] = []
     with FakeOpenAI() as fake, gateway(fake, tmp_path, out=tmp_path / "g.jsonl") as (gw, server):
+        gw.event_listeners.append(lambda run, e: notes.append(e.text) if isinstance(e, Observed) and e.index == -1 else None)
         fake.add(say("one"), say("two"), say("three"))
         client = _client(server, timeout=30)
         for n, word in enumerate(["one", "two", "three"]):
             reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"conversation {n}"}])
             assert reply.choices[0].message.content == word
         assert [r.path.name for r in gw.runs] == ["g.jsonl", "g-3.jsonl", "g-5.jsonl"]
-        notes = [e.text for r in gw.runs for e in r.engine.events if isinstance(e, Observed) and e.index == -1]
     assert any("g-2.jsonl" in n and "g-3.jsonl" in n for n in notes), notes
     assert any("g-4.jsonl" in n and "g-5.jsonl" in n for n in notes), notes
     assert (tmp_path / "g-2.jsonl").read_text() == "someone else's file\n"
@@ -467,3 +468,27 @@ def test_a_reply_with_thousands_of_calls_releases_each_once_and_keeps_each_resul
         observed = [(e.index, e.text) for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.executed]
     assert observed == [(n, f"text of c{n}") for n in range(count)]
     assert (tmp_path / "gateway.jsonl").read_text().count('"tool_started"') == count
+
+
+# -- what a finished run leaves ---------------------------------------------------------
+
+
+def test_a_finished_run_keeps_only_its_line_and_transcript(tmp_path: Path) -> None:
+    import gc
+    import weakref
+
+    from engine.gateway import GatewayRun
+    from tests.fake_openai import say
+
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(say("one"), say("two"))
+        client = _client(server, timeout=30)
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "first"}], tools=TOOLS)
+        engine = weakref.ref(gw.runs[0].engine)
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "second"}], tools=TOOLS)
+        first = gw.runs[0]
+        assert not isinstance(first, GatewayRun)
+        assert (first.number, first.conversation_number, first.turn, first.path) == (1, 1, 1, tmp_path / "gateway.jsonl")
+        assert first.ended is not None and first.ended.outcome == "answer"
+        gc.collect()
+        assert engine() is None, "the finished run's engine (its events, requests and replies) is still held"

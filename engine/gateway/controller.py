@@ -43,9 +43,9 @@ from engine.sessions.run import default_transcript_path, free_path
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
-from engine.gateway.runs import GatewayRun, Held, StaleApproval, Turn
+from engine.gateway.runs import FinishedRun, GatewayRun, Held, StaleApproval, Turn
 
-__all__ = ["Gateway", "GatewayRun", "Held", "Mode", "StaleApproval", "Turn"]
+__all__ = ["FinishedRun", "Gateway", "GatewayRun", "Held", "Mode", "StaleApproval", "Turn"]
 
 Mode = Literal["step", "continue"]
 MAX_ASKS = 8
@@ -100,7 +100,9 @@ class Gateway:
         self.save = save
         self.clock = clock
         self.lock = threading.RLock()
-        self.runs: list[GatewayRun] = []
+        self.runs: list[GatewayRun | FinishedRun] = []
+        """Every run: the finished ones as `FinishedRun`s, the current one (last) whole."""
+        self._current: GatewayRun | None = None
         self.held: Held | None = None
         self.turn = Turn()
         self.answered: tuple[int, Response] | None = None
@@ -116,7 +118,7 @@ class Gateway:
 
     @property
     def current(self) -> GatewayRun | None:
-        return self.runs[-1] if self.runs else None
+        return self._current
 
     @property
     def engine(self) -> Engine | None:
@@ -258,16 +260,17 @@ class Gateway:
         engine = Engine(
             header, tools, policy, clock=self.clock, interactive=True, approve=self.approve_mode, sink=writer, tools_elsewhere=True
         )
+        run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
+        engine.listeners.append(lambda event: self._on_event(run, event))
+        if self._current is not None:
+            self.runs[-1] = self._current.finished()
+        self.runs.append(run)
+        self._current = run
+        self.turn = Turn()
+        self.answered = None
         if taken:
             names = ", ".join(p.name for p in taken)
             engine.note(f"{names} {'is' if len(taken) == 1 else 'are'} taken (another file or a link): this run's transcript is {path}")
-        run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
-        engine.listeners.append(lambda event: self._on_event(run, event))
-        if self.runs:
-            self.runs[-1].close()
-        self.runs.append(run)
-        self.turn = Turn()
-        self.answered = None
         return run
 
     def _writer(self, number: int, task: str, header: Header) -> tuple[Path, TranscriptWriter, list[Path]]:
@@ -588,7 +591,7 @@ class Gateway:
             if self.held is not None and not self.held.future.done():
                 self.held.future.set_result(error_response(503, f"agent-tui gateway: {reason}", "unavailable"))
                 self.held = None
-            for each in self.runs:
-                each.close()
+            if run is not None:
+                run.close()
             self._client.close()
             return run.engine.state.ended if run is not None else None
