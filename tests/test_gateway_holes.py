@@ -492,3 +492,22 @@ def test_a_finished_run_keeps_only_its_line_and_transcript(tmp_path: Path) -> No
         assert first.ended is not None and first.ended.outcome == "answer"
         gc.collect()
         assert engine() is None, "the finished run's engine (its events, requests and replies) is still held"
+
+
+def test_the_same_tools_request_after_request_are_read_once(tmp_path: Path, monkeypatch) -> None:
+    """An agent sends its tools with every request: the same ones are not rebuilt (nor their
+    schemas' validators, which are cached per schema object)."""
+    import engine.gateway.controller as controller
+    from tests.fake_openai import say
+
+    built: list[Any] = []
+    real = controller.tools_from_request
+    monkeypatch.setattr(controller, "tools_from_request", lambda spec: built.append(spec) or real(spec))
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(say("one"), say("two"), say("three"))
+        client = _client(server, timeout=30)
+        for n in range(2):
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"request {n}"}], tools=TOOLS)
+        assert len(built) == 1
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "fewer tools"}], tools=TOOLS[:1])
+        assert len(built) == 2

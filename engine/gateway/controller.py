@@ -110,6 +110,7 @@ class Gateway:
         self.change_listeners: list[Callable[[], None]] = []
         self._conversations = 0
         self._out_number = 1
+        self._tools_seen: tuple[Any, list[Tool]] | None = None
         self._credit = 0
         self._key = key
         self._client = UpstreamClient(timeout)
@@ -148,7 +149,7 @@ class Gateway:
         tools: list[Tool] = []
         if problem is None:
             try:
-                tools = tools_from_request(body.get("tools"))
+                tools = self._tools(body.get("tools"))
             except ToolsError as exc:
                 problem = str(exc)
         if problem is not None:
@@ -162,6 +163,20 @@ class Gateway:
                 self._cannot_record(future, exc)
         self._changed()
         return future
+
+    def _tools(self, spec: Any) -> list[Tool]:
+        """The request's tools; the previous request's `Tool`s when it declared the same ones
+        (an agent sends its tools every time: neither they nor their schemas' validators,
+        cached per schema object, are built again)."""
+        seen = self._tools_seen
+        try:
+            if seen is not None and seen[0] == spec:
+                return seen[1]
+        except RecursionError:
+            pass  # nested past what comparing can follow: read as new (and refused there)
+        tools = tools_from_request(spec)
+        self._tools_seen = (spec, tools)
+        return tools
 
     def _cannot_record(self, future: Future[Response], exc: BaseException) -> None:
         """Answer the waiting request (and `future`) with an error: a turn the transcript
