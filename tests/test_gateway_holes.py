@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,22 +13,10 @@ import pytest
 from engine.model.config import Secret
 from engine.model.keymask import KeyMask
 from tests.fake_openai import FakeOpenAI, Raw
-from tests.gateway_harness import TOOLS, gateway
+from tests.gateway_harness import TOOLS, agent_client, gateway, wait_for
 
 KEY = "sk-upstream-7c1e9a3f5b2d4e6081a9c3e7b5d1f2a4c6e8"
 USER = [{"role": "user", "content": "Tidy the folder."}]
-
-
-def _client(server, **kw: Any) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, **kw)
-
-
-def _wait(predicate, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 # -- a key split across stream choices -------------------------------------------
@@ -254,7 +241,7 @@ def test_the_turn_after_an_abort_that_followed_a_released_call_gets_an_answer(tm
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(calls(("read_file", '{"path": "a"}'), ("delete_file", '{"path": "notes.txt"}')), say("new"))
         operator = Operator(gw, lambda g: g.abort())
-        client = _client(server, timeout=30)
+        client = agent_client(server, timeout=30)
         with pytest.raises(openai.BadRequestError) as first:
             client.chat.completions.create(model="m", messages=USER, tools=TOOLS)
         operator.join()
@@ -279,7 +266,7 @@ def test_released_calls_sharing_an_id_reach_the_agent_with_distinct_ids_and_keep
     twins = Answer(tool_calls=[{"id": "c1", "name": "read_file", "arguments": '{"path": "a"}'}, {"id": "c1", "name": "read_file", "arguments": '{"path": "b"}'}])
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(twins, say("done"))
-        client = _client(server, timeout=30)
+        client = agent_client(server, timeout=30)
         if stream:
             from openai.lib.streaming.chat import ChatCompletionStreamState
 
@@ -314,7 +301,7 @@ def test_a_taken_transcript_name_is_skipped_and_the_operator_told(tmp_path: Path
     with FakeOpenAI() as fake, gateway(fake, tmp_path, out=tmp_path / "g.jsonl") as (gw, server):
         gw.event_listeners.append(lambda run, e: notes.append(e.text) if isinstance(e, Observed) and e.index == -1 else None)
         fake.add(say("one"), say("two"), say("three"))
-        client = _client(server, timeout=30)
+        client = agent_client(server, timeout=30)
         for n, word in enumerate(["one", "two", "three"]):
             reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"conversation {n}"}])
             assert reply.choices[0].message.content == word
@@ -341,7 +328,7 @@ def test_a_call_approved_after_the_agent_sent_one_more_message_goes_to_that_requ
     files = Files(tmp_path)
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(call("delete_file", path="notes.txt", id="c9"), say("done"))
-        client = _client(server, timeout=20)
+        client = agent_client(server, timeout=20)
         outcomes: dict[str, Any] = {}
 
         def ask(name: str, messages: list[dict[str, Any]]) -> None:
@@ -352,13 +339,13 @@ def test_a_call_approved_after_the_agent_sent_one_more_message_goes_to_that_requ
 
         first = threading.Thread(target=ask, args=("first", USER))
         first.start()
-        _wait(lambda: gw.status() == "awaiting_approval", "the delete to be held")
+        wait_for(lambda: gw.status() == "awaiting_approval", "the delete to be held")
         more = [*USER, {"role": "user", "content": "Please hurry."}]
         second = threading.Thread(target=ask, args=("second", more))
         second.start()
         first.join(20)
         assert isinstance(outcomes["first"], openai.ConflictError)
-        _wait(lambda: gw.held is not None, "the second request to be held")
+        wait_for(lambda: gw.held is not None, "the second request to be held")
         gw.approve()
         second.join(25)
         reply = outcomes.get("second")
@@ -378,7 +365,7 @@ def _held_delete(gw, fake) -> Any:
 
     fake.add(call("delete_file", path="notes.txt", id="c9"))
     future = gw.submit({"model": "m", "messages": USER, "tools": TOOLS})
-    _wait(lambda: gw.status() == "awaiting_approval", "the delete to be held")
+    wait_for(lambda: gw.status() == "awaiting_approval", "the delete to be held")
     return future
 
 
@@ -459,7 +446,7 @@ def test_a_reply_with_thousands_of_calls_releases_each_once_and_keeps_each_resul
     specs = [{"id": f"c{n}", "name": "read_file", "arguments": json.dumps({"path": f"f{n}"})} for n in range(count)]
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(Answer(tool_calls=specs, chunk_size=500), say("done"))
-        client = _client(server, timeout=120)
+        client = agent_client(server, timeout=120)
         message = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message
         assert [c.id for c in message.tool_calls] == [f"c{n}" for n in range(count)]
         results = [{"role": "tool", "tool_call_id": c.id, "content": f"text of {c.id}"} for c in reversed(message.tool_calls)]
@@ -482,7 +469,7 @@ def test_a_finished_run_keeps_only_its_line_and_transcript(tmp_path: Path) -> No
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(say("one"), say("two"))
-        client = _client(server, timeout=30)
+        client = agent_client(server, timeout=30)
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "first"}], tools=TOOLS)
         engine = weakref.ref(gw.runs[0].engine)
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "second"}], tools=TOOLS)
@@ -505,7 +492,7 @@ def test_the_same_tools_request_after_request_are_read_once(tmp_path: Path, monk
     monkeypatch.setattr(controller, "tools_from_request", lambda spec: built.append(spec) or real(spec))
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(say("one"), say("two"), say("three"))
-        client = _client(server, timeout=30)
+        client = agent_client(server, timeout=30)
         for n in range(2):
             client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"request {n}"}], tools=TOOLS)
         assert len(built) == 1
