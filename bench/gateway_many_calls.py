@@ -1,6 +1,6 @@
 """Time the gateway takes over one reply with many tool calls, and over the agent's results.
 
-    python bench/gateway_many_calls.py [--calls 2500 10000 20000] [--stream] [--profile]
+    python bench/gateway_many_calls.py [--calls 2500 10000 20000] [--stream] [--key] [--profile]
 
 For each count, the loopback fake upstream answers one request with that many
 `read_file` calls (a rule allows them all, so every call is released), then the
@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.core.events import RuleInfo  # noqa: E402
 from engine.gateway import Gateway, Upstream  # noqa: E402
+from engine.model.config import Secret  # noqa: E402
 from tests.fake_openai import Answer, FakeOpenAI, say  # noqa: E402
 
 TOOLS = [
@@ -39,11 +40,12 @@ TOOLS = [
 USER = [{"role": "user", "content": "Read every file."}]
 
 
-def one(fake: FakeOpenAI, calls: int, stream: bool, folder: Path) -> tuple[float, float, int]:
+def one(fake: FakeOpenAI, calls: int, stream: bool, folder: Path, key: bool = False) -> tuple[float, float, int]:
     """Seconds for the reply with `calls` calls, seconds for the results turn, response bytes."""
     specs = [{"id": f"call_{n}", "name": "read_file", "arguments": json.dumps({"path": f"f{n}.txt"})} for n in range(calls)]
     fake.add(Answer(tool_calls=specs, chunk_size=1000), say("done"))
-    gw = Gateway([Upstream("fake", fake.url)], rules=[RuleInfo(tool="read_*", effect="allow", source="bench")], headless=True, out=folder / f"many-{calls}-{time.monotonic_ns()}.jsonl")
+    gw = Gateway([Upstream("fake", fake.url)], rules=[RuleInfo(tool="read_*", effect="allow", source="bench")], headless=True, out=folder / f"many-{calls}-{time.monotonic_ns()}.jsonl",
+                 key=Secret("sk-bench-0123456789abcdef0123456789abcdef") if key else None)
     try:
         body = {"model": "m", "messages": USER, "tools": TOOLS, "stream": stream}
         start = time.perf_counter()
@@ -70,16 +72,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, nargs="+", default=[2500, 10000, 20000])
     parser.add_argument("--stream", action="store_true", help="streamed replies (server-sent events)")
+    parser.add_argument("--key", action="store_true", help="with an upstream key, so every reply is searched for its echo")
     parser.add_argument("--profile", action="store_true", help="cProfile the largest count")
     args = parser.parse_args()
     with FakeOpenAI() as fake, tempfile.TemporaryDirectory() as folder:
         print(f"{'calls':>7} {'reply MB':>9} {'reply s':>8} {'results s':>10} {'us/call':>8}")
         for calls in args.calls:
-            first, second, size = one(fake, calls, args.stream, Path(folder))
+            first, second, size = one(fake, calls, args.stream, Path(folder), args.key)
             print(f"{calls:>7} {size / 1e6:>9.2f} {first:>8.2f} {second:>10.2f} {(first + second) / calls * 1e6:>8.0f}", flush=True)
         if args.profile:
             profile = cProfile.Profile()
-            profile.runcall(one, fake, max(args.calls), args.stream, Path(folder))
+            profile.runcall(one, fake, max(args.calls), args.stream, Path(folder), args.key)
             pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
 
 
