@@ -315,19 +315,21 @@ def test_a_taken_transcript_name_is_skipped_and_the_operator_told(tmp_path: Path
 # -- a call is released only in a response the agent got ---------------------------------
 
 
-def test_a_call_approved_after_the_agent_sent_one_more_message_goes_to_that_request(tmp_path: Path) -> None:
+@pytest.mark.parametrize("read_first", [False, True], ids=["a delete", "a read a rule released, then a delete"])
+def test_a_call_approved_after_the_agent_sent_one_more_message_goes_to_that_request(tmp_path: Path, read_first: bool) -> None:
     """While a call waits, the agent sends its conversation plus one more user message; the
-    operator approves: the newer request gets the call (no hang), and it is recorded as run
-    only with the result the agent sent for it."""
+    operator approves: the newer request gets the calls (no hang), and each is recorded as
+    run only with the result the agent sent for it."""
     import threading
 
     from engine.core.events import Observed
-    from tests.fake_openai import call, say
+    from tests.fake_openai import calls, say
     from tests.gateway_harness import Files
 
     files = Files(tmp_path)
+    specs = [("read_file", '{"path": "notes.txt"}')] * read_first + [("delete_file", '{"path": "notes.txt"}')]
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
-        fake.add(call("delete_file", path="notes.txt", id="c9"), say("done"))
+        fake.add(calls(*specs), say("done"))
         client = agent_client(server, timeout=20)
         outcomes: dict[str, Any] = {}
 
@@ -351,12 +353,16 @@ def test_a_call_approved_after_the_agent_sent_one_more_message_goes_to_that_requ
         reply = outcomes.get("second")
         assert isinstance(reply, openai.types.chat.ChatCompletion), f"the second request got {reply!r}"
         message = reply.choices[0].message
-        assert [(c.id, c.function.name) for c in message.tool_calls] == [("c9", "delete_file")]
-        result = files.run("delete_file", **json.loads(message.tool_calls[0].function.arguments))
-        history = [*more, message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "c9", "content": result}]
+        assert [c.function.name for c in message.tool_calls] == [name for name, _ in specs]
+        results = [
+            {"role": "tool", "tool_call_id": c.id, "content": files.run(c.function.name, **json.loads(c.function.arguments))}
+            for c in message.tool_calls
+        ]
+        history = [*more, message.model_dump(exclude_none=True), *results]
         assert client.chat.completions.create(model="m", messages=history, tools=TOOLS).choices[0].message.content == "done"
-        observed = [e for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.index == 0]
-    assert [(e.executed, e.text) for e in observed] == [(True, "deleted notes.txt")]
+        observed = [(e.index, e.executed, e.text) for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.index >= 0]
+    assert observed == [(n, True, r["content"]) for n, r in enumerate(results)]
+    assert not files.notes_exist
 
 
 def _held_delete(gw, fake) -> Any:

@@ -211,7 +211,7 @@ class Gateway:
                 if self.turn.decision is not None and self.answered is None:
                     # The decision being answered has not gone out (a call waits for the
                     # operator): this newer request takes the older one's place and gets it.
-                    self._deliver(run, NewMessages(user=found.user))
+                    self._note_user(run.engine, found.user)
                 else:
                     self.turn = Turn()
                     self.answered = None
@@ -242,7 +242,10 @@ class Gateway:
                 why = why or "the agent's next request neither answers it nor shows it received it"
                 engine.deliver(index, f"NOT RUN: the call never reached the agent ({why}); nothing ran", error=True, executed=False)
         run.carried, run.missed = {}, {}
-        for text in found.user:
+        self._note_user(engine, found.user)
+
+    def _note_user(self, engine: Engine, user: list[str]) -> None:
+        for text in user:
             engine.note(f"USER: {text}")
 
     def _start(self, conversation: Conversation, tools: list[Tool], user: list[str]) -> GatewayRun:
