@@ -235,6 +235,9 @@ def test_any_request_body_gets_an_answer_or_a_4xx_error() -> None:
 
 
 def test_the_turn_after_an_abort_that_followed_a_released_call_gets_an_answer(tmp_path: Path) -> None:
+    """A rule released a read, the operator aborted at the delete: the agent is told the run
+    ended, now and on its next turn, and the read is recorded as never reaching it."""
+    from engine.core.events import Observed
     from tests.fake_openai import calls, say
     from tests.gateway_harness import Operator
 
@@ -250,7 +253,9 @@ def test_the_turn_after_an_abort_that_followed_a_released_call_gets_an_answer(tm
         with pytest.raises(openai.BadRequestError) as second:
             client.chat.completions.create(model="m", messages=later, tools=TOOLS)
         assert second.value.code == "run_ended" and "aborted" in second.value.message
-        assert [e for e in gw.runs[0].engine.events if getattr(e, "executed", False)] == []
+        observed = [(e.index, e.executed, e.text) for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.index >= 0]
+        assert observed == [(0, False, "NOT RUN: the call never reached the agent (the run ended before a response carried it: "
+                             "aborted by the operator); nothing ran")]
         other = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Something else."}], tools=TOOLS)
         assert other.choices[0].message.content == "new"
 

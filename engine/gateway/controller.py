@@ -218,7 +218,7 @@ class Gateway:
                     self._deliver(run, found)
         else:
             if run is not None and not run.engine.ended:
-                run.engine.abort("the agent started another conversation")
+                self._end_run(run, "the agent started another conversation")
             self._conversations += 1
             conversation = Conversation(self._conversations)
             found = conversation.take(messages)
@@ -239,10 +239,22 @@ class Gateway:
                 engine.deliver(index, "ERROR: the agent sent no result for this call", error=True)
             else:
                 why = run.missed.get(index) if run.carried.get(index) is False else None
-                why = why or "the agent's next request neither answers it nor shows it received it"
-                engine.deliver(index, f"NOT RUN: the call never reached the agent ({why}); nothing ran", error=True, executed=False)
+                self._never_reached(engine, index, why or "the agent's next request neither answers it nor shows it received it")
         run.carried, run.missed = {}, {}
         self._note_user(engine, found.user)
+
+    @staticmethod
+    def _never_reached(engine: Engine, index: int, why: str) -> None:
+        engine.deliver(index, f"NOT RUN: the call never reached the agent ({why}); nothing ran", error=True, executed=False)
+
+    def _end_run(self, run: GatewayRun, reason: str) -> None:
+        """Abort `run`; first a released call no response was made for is recorded as never
+        reaching the agent (one given to a connection may have: it stays unknown)."""
+        engine = run.engine
+        for index in sorted(engine.released):
+            if index not in run.carried:
+                self._never_reached(engine, index, f"the run ended before a response carried it: {reason}")
+        engine.abort(reason)
 
     def _note_user(self, engine: Engine, user: list[str]) -> None:
         for text in user:
@@ -570,7 +582,7 @@ class Gateway:
         self._operate(lambda e: e.end_at_budget())
 
     def abort(self, reason: str = "aborted by the operator") -> None:
-        self._operate(lambda e: e.abort(reason))
+        self._operate(lambda e: self._end_run(self.current, reason))
 
     def take_over(self, decision: Decision) -> None:
         """The operator writes the reply to the held request (text, or calls of the request's tools)."""
@@ -605,7 +617,10 @@ class Gateway:
         with self.lock:
             run = self.current
             if run is not None and not run.engine.ended:
-                run.engine.abort(reason)
+                try:
+                    self._end_run(run, reason)
+                except RecordError:
+                    pass  # halted: nothing more can be recorded; the held request is told below
             if self.held is not None and not self.held.future.done():
                 self.held.future.set_result(error_response(503, f"agent-tui gateway: {reason}", "unavailable"))
                 self.held = None
