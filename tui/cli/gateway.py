@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
     gw.add_argument("--price-out", type=price, default=0.0, metavar="USD", help="dollars per 1,000 output tokens")
     gw.add_argument("--max-body", type=positive_int, default=None, metavar="BYTES", help="largest request body accepted (default 10 MiB)")
     gw.add_argument("--timeout", type=positive_float, default=600.0, metavar="SECONDS", help="upstream timeout (default 600)")
-    gw.add_argument("-o", "--out", type=file_name, metavar="FILE", help="transcript of the first run (later runs: FILE-2, FILE-3...; default: the data folder)")
+    gw.add_argument("-o", "--out", type=file_name, metavar="FILE", help="transcript of the first run (later runs: the next free of FILE-2, FILE-3...; default: the data folder)")
 
 
 def _upstreams(entries: list[str], model: str | None):
