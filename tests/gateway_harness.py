@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import openai
+
 from engine.core.events import RuleInfo
 from engine.gateway import Gateway, GatewayServer, Upstream
 from tests.fake_openai import FakeOpenAI
@@ -57,6 +59,20 @@ class Files:
     @property
     def notes_exist(self) -> bool:
         return (self.folder / "notes.txt").exists()
+
+
+def agent_client(server: GatewayServer, **kw: Any) -> openai.OpenAI:
+    """The agent's openai client for `server`, without retries."""
+    return openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, **kw)
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Wait until `predicate()` holds (AssertionError naming `what` after `timeout` seconds)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
 
 
 @contextmanager

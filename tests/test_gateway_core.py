@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +16,9 @@ from engine.gateway import Gateway, GatewayServer, Upstream
 from engine.core.policy import Decision
 from engine.stored.transcript import read_transcript
 from tests.fake_openai import FakeOpenAI, Hang, Status, call, calls, refused_url, say
-from tests.gateway_harness import READ_RULE, TOOLS, Operator, gateway
+from tests.gateway_harness import READ_RULE, TOOLS, Operator, agent_client, gateway, wait_for
 
 USER = [{"role": "user", "content": "Tidy the folder."}]
-
-
-def _client(server: GatewayServer, **kw: Any) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, **kw)
-
-
-def _wait(predicate, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 # -- requests and security ------------------------------------------------------
@@ -59,7 +46,7 @@ def test_malformed_requests_get_400_with_a_clear_message(tmp_path: Path, body: b
 
 def test_models_and_unknown_routes(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (_gw, server):
-        assert [m.id for m in _client(server).models.list()] == ["fake"]
+        assert [m.id for m in agent_client(server).models.list()] == ["fake"]
         assert httpx.get(server.url + "/nothing").status_code == 404
         assert httpx.get(server.url + "/chat/completions").status_code == 405
 
@@ -78,7 +65,7 @@ def test_token_is_required_and_the_agents_authorization_never_goes_upstream(tmp_
     with FakeOpenAI() as fake, gateway(fake, tmp_path, token="s3cret", key=None) as (_gw, server):
         fake.add(say("hi"))
         with pytest.raises(openai.AuthenticationError):
-            _client(server).chat.completions.create(model="m", messages=USER)
+            agent_client(server).chat.completions.create(model="m", messages=USER)
         client = openai.OpenAI(base_url=server.url, api_key="s3cret", max_retries=0)
         assert client.chat.completions.create(model="m", messages=USER).choices[0].message.content == "hi"
         assert len(fake.requests) == 1 and "authorization" not in fake.requests[0].headers
@@ -89,7 +76,7 @@ def test_the_upstream_key_is_sent_upstream_and_never_written(tmp_path: Path) -> 
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path, key=Secret("sk-upstream-123")) as (_gw, server):
         fake.add(say("hi"))
-        _client(server).chat.completions.create(model="m", messages=USER)
+        agent_client(server).chat.completions.create(model="m", messages=USER)
         assert fake.requests[0].headers["authorization"] == "Bearer sk-upstream-123"
     assert "sk-upstream-123" not in (tmp_path / "gateway.jsonl").read_text()
 
@@ -102,11 +89,11 @@ def test_upstream_status_reaches_the_agent_and_its_retry_continues(tmp_path: Pat
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(Status(code, "slow down", {"Retry-After": "0"}), say("after the retry"))
         with pytest.raises(error) as caught:
-            _client(server).chat.completions.create(model="m", messages=USER)
+            agent_client(server).chat.completions.create(model="m", messages=USER)
         assert caught.value.status_code == code and "slow down" in str(caught.value)
         if code == 429:
             assert caught.value.response.headers["retry-after"] == "0"
-        reply = _client(server).chat.completions.create(model="m", messages=USER)
+        reply = agent_client(server).chat.completions.create(model="m", messages=USER)
         assert reply.choices[0].message.content == "after the retry"
         assert len(gw.runs) == 1, "the retry continues the same run"
     events = read_transcript(tmp_path / "gateway.jsonl").events
@@ -120,7 +107,7 @@ def test_refused_and_timed_out_upstreams(tmp_path: Path) -> None:
     server.start()
     try:
         with pytest.raises(openai.APIStatusError) as caught:
-            _client(server).chat.completions.create(model="m", messages=USER)
+            agent_client(server).chat.completions.create(model="m", messages=USER)
         assert caught.value.status_code == 502 and "cannot reach the upstream" in str(caught.value)
     finally:
         gw.stop("done")
@@ -133,7 +120,7 @@ def test_refused_and_timed_out_upstreams(tmp_path: Path) -> None:
         server.start()
         try:
             with pytest.raises(openai.APIStatusError) as caught:
-                _client(server).chat.completions.create(model="m", messages=USER)
+                agent_client(server).chat.completions.create(model="m", messages=USER)
             assert caught.value.status_code == 504 and "did not answer in time" in str(caught.value)
         finally:
             hang.release.set()
@@ -145,10 +132,10 @@ def test_an_agent_that_leaves_while_held_is_recorded_and_its_retry_continues(tmp
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(call("delete_file", path="notes.txt", id="c1"))
         with pytest.raises(openai.APITimeoutError):
-            _client(server, timeout=0.5).chat.completions.create(model="m", messages=USER, tools=TOOLS)
-        _wait(lambda: gw.held is None, "the gateway to notice")
+            agent_client(server, timeout=0.5).chat.completions.create(model="m", messages=USER, tools=TOOLS)
+        wait_for(lambda: gw.held is None, "the gateway to notice")
         gw.approve()
-        reply = _client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
+        reply = agent_client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
         assert reply.choices[0].message.tool_calls[0].id == "c1"
         assert len(fake.requests) == 1
     texts = [e.text for e in read_transcript(tmp_path / "gateway.jsonl").events if e.type == "observation"]
@@ -161,13 +148,13 @@ def test_an_agent_that_leaves_while_held_is_recorded_and_its_retry_continues(tmp
 def test_conversations_and_turns_make_runs_and_transcripts(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(say("first answer"), say("second turn"), say("another conversation"))
-        client = _client(server)
+        client = agent_client(server)
         messages = [{"role": "user", "content": "one"}]
         first = client.chat.completions.create(model="m", messages=messages).choices[0].message
         messages += [{"role": "assistant", "content": first.content}, {"role": "user", "content": "two"}]
         client.chat.completions.create(model="m", messages=messages)
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "unrelated"}])
-        assert [(r.conversation.number, r.turn) for r in gw.runs] == [(1, 1), (1, 2), (2, 1)]
+        assert [(r.conversation_number, r.turn) for r in gw.runs] == [(1, 1), (1, 2), (2, 1)]
         assert len(fake.requests[1].messages) == 3, "the second turn goes upstream with the whole history"
     paths = [tmp_path / "gateway.jsonl", tmp_path / "gateway-2.jsonl", tmp_path / "gateway-3.jsonl"]
     headers = [read_transcript(p).header for p in paths]
@@ -177,9 +164,9 @@ def test_conversations_and_turns_make_runs_and_transcripts(tmp_path: Path) -> No
 def test_a_new_conversation_ends_the_open_run(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (gw, server):
         fake.add(call("read_file", path="a", id="c1"), say("fresh"))
-        _client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
-        _client(server).chat.completions.create(model="m", messages=[{"role": "user", "content": "else"}])
-        first = gw.runs[0].engine.state.ended
+        agent_client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
+        agent_client(server).chat.completions.create(model="m", messages=[{"role": "user", "content": "else"}])
+        first = gw.runs[0].ended
         assert first.outcome == "aborted" and first.reason == "the agent started another conversation"
 
 
@@ -194,7 +181,7 @@ def test_several_calls_are_decided_one_by_one(tmp_path: Path) -> None:
             say("ok"),
         )
         operator = Operator(gw, lambda g: g.approve(), lambda g: g.reject("not b"))
-        client = _client(server)
+        client = agent_client(server)
         message = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message
         operator.join()
         assert [json.loads(c.function.arguments) for c in message.tool_calls] == [{"path": "a"}]
@@ -212,11 +199,11 @@ def test_take_over_writes_the_reply(tmp_path: Path) -> None:
         result: dict[str, Any] = {}
 
         def agent() -> None:
-            result["reply"] = _client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
+            result["reply"] = agent_client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
 
         thread = threading.Thread(target=agent)
         thread.start()
-        _wait(lambda: gw.held is not None, "the request")
+        wait_for(lambda: gw.held is not None, "the request")
         gw.take_over(Decision.act("I read it myself.", "read_file", path="notes.txt"))
         thread.join(10)
         message = result["reply"].choices[0].message
@@ -235,7 +222,7 @@ def test_swap_sends_the_whole_history_to_the_other_upstream(tmp_path: Path) -> N
         server = GatewayServer(gw, "127.0.0.1", 0)
         server.start()
         try:
-            client = _client(server)
+            client = agent_client(server)
             message = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message
             gw.swap("two")
             follow = [*USER, message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "c1", "content": "keep me"}]
@@ -253,13 +240,13 @@ def test_cockpit_budget_pauses_and_extending_lets_the_request_through(tmp_path: 
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path, budget=Budget(max_steps=1), approve="all") as (gw, server):
         fake.add(call("read_file", path="a", id="c1"), say("done"))
-        client = _client(server)
+        client = agent_client(server)
         message = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message
         follow = [*USER, message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "c1", "content": "x"}]
         result: dict[str, Any] = {}
         thread = threading.Thread(target=lambda: result.setdefault("r", client.chat.completions.create(model="m", messages=follow)))
         thread.start()
-        _wait(lambda: gw.status() == "awaiting_budget", "the budget pause")
+        wait_for(lambda: gw.status() == "awaiting_budget", "the budget pause")
         gw.extend_budget("steps", 5)
         thread.join(10)
         assert result["r"].choices[0].message.content == "done"
@@ -271,7 +258,7 @@ def test_gateway_transcripts_open_in_show_replay_and_export(tmp_path: Path) -> N
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (_gw, server):
         fake.add(call("read_file", path="notes.txt", id="c1"), say("done"))
-        client = _client(server)
+        client = agent_client(server)
         message = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message
         follow = [*USER, message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "c1", "content": "keep me"}]
         client.chat.completions.create(model="m", messages=follow, tools=TOOLS)

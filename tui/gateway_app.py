@@ -131,9 +131,9 @@ class GatewayApp(App[None]):
         self.query_one("#gw-status", Static).update(Text("\n").join([line1, line2]))
         runs = Text("Runs of this gateway\n", style="bold")
         for run in gw.runs:
-            end = run.engine.state.ended
-            state = outcome_line(end).removeprefix("outcome: ") if end else run.engine.status
-            runs.append(f"{run.number}. c{run.conversation.number} t{run.turn} {clean(state)[:40]}\n", style="not bold")
+            end = run.ended
+            state = outcome_line(end).removeprefix("outcome: ") if end else run.status
+            runs.append(f"{run.number}. c{run.conversation_number} t{run.turn} {clean(state)[:40]}\n", style="not bold")
             runs.append(f"   {clean(str(run.path or 'not saved'))}\n", style="dim")
         self.query_one("#gw-runs", Static).update(runs)
         applicable = (self._pending() is not None, self._exhausted() is not None)

@@ -331,12 +331,19 @@ class Engine(OperatorCalls):
             self._end("stopped", f"policy error: {message}")
 
     def _run_queue(self) -> None:
-        """Process the current decision's remaining actions until a pause or the end."""
+        """Process the current decision's remaining actions until a pause or the end.
+
+        The queue keeps a released call (its result comes later) and drops an observed one,
+        so the first call still to process is found past the released ones seen so far:
+        one pass over the queue however many calls a decision has."""
+        position = 0
         while not self.ended:
-            waiting = [(i, a) for i, a in self.state.queue if i not in self.released]
-            if not waiting:
+            queue = self.state.queue
+            while position < len(queue) and queue[position][0] in self.released:
+                position += 1
+            if position == len(queue):
                 return
-            index, action = waiting[0]
+            index, action = queue[position]
             started = self.unfinished
             if started is not None and (started.step, started.index) == (self.state.step, index):
                 # The run stopped while this call ran (resume after a crash): never run it again.
@@ -453,11 +460,12 @@ class Engine(OperatorCalls):
             self._unknown_outcome(running)
         return self.abort(reason)
 
-    def deliver(self, index: int, text: str, error: bool = False) -> None:
-        """The result of a released call, run elsewhere (`tools_elsewhere`)."""
+    def deliver(self, index: int, text: str, error: bool = False, executed: bool = True) -> None:
+        """The result of a released call, run elsewhere (`tools_elsewhere`); `executed=False`
+        when the call never reached whoever runs it."""
         text, truncated = cap_text(text, self.observation_cap)
-        tool = dict(self.state.queue)[index].tool
-        self._emit_outside(index, tool, self.released.pop(index), text, error=error, executed=True, truncated=truncated)
+        tool = next(a.tool for i, a in self.state.queue if i == index)  # the first, when results come in order
+        self._emit_outside(index, tool, self.released.pop(index), text, error=error, executed=executed, truncated=truncated)
 
     def note(self, text: str, error: bool = False) -> None:
         """An observation that answers no action (a user's message, an agent that went away)."""

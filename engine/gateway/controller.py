@@ -31,7 +31,7 @@ from typing import Any, Callable, Literal, Sequence
 from engine.core.engine import ApproveMode, Engine
 from engine.core.guards import RecordError
 from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
-from engine.gateway.conversation import Conversation, check_request, message_text
+from engine.gateway.conversation import Conversation, NewMessages, check_request, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
 from engine.gateway.upstream import Upstream, UpstreamPolicy
@@ -39,17 +39,36 @@ from engine.gateway.wire import Response, built_reply, error_response, passthrou
 from engine.model.config import Secret, safe_url
 from engine.core.policy import Decision
 from engine.core.state import PendingApproval
-from engine.sessions.run import default_transcript_path
+from engine.sessions.run import default_transcript_path, free_path
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
-from engine.gateway.runs import GatewayRun, Held, StaleApproval, Turn
+from engine.gateway.runs import FinishedRun, GatewayRun, Held, StaleApproval, Turn
 
-__all__ = ["Gateway", "GatewayRun", "Held", "Mode", "StaleApproval", "Turn"]
+__all__ = ["FinishedRun", "Gateway", "GatewayRun", "Held", "Mode", "StaleApproval", "Turn"]
 
 Mode = Literal["step", "continue"]
 MAX_ASKS = 8
 """Times one request asks the upstream again after every call was refused."""
+
+
+def call_ids(actions: Sequence[Any]) -> list[str]:
+    """The id each of a decision's calls goes to the agent (and upstream) with: the upstream's,
+    except that a call with no id, or one an earlier call of the decision already has, gets
+    a distinct one (two calls sharing an id would get one result between them)."""
+    taken = {a.call_id for a in actions if a.call_id}
+    used: set[str] = set()
+    tried: dict[str, int] = {}
+    out: list[str] = []
+    for i, action in enumerate(actions):
+        given = action.call_id or f"call_{i}"
+        chosen = given
+        while chosen in used or (chosen != action.call_id and chosen in taken):
+            tried[given] = tried.get(given, 1) + 1
+            chosen = f"{given}_{tried[given]}"
+        used.add(chosen)
+        out.append(chosen)
+    return out
 
 
 class Gateway:
@@ -81,13 +100,17 @@ class Gateway:
         self.save = save
         self.clock = clock
         self.lock = threading.RLock()
-        self.runs: list[GatewayRun] = []
+        self.runs: list[GatewayRun | FinishedRun] = []
+        """Every run: the finished ones as `FinishedRun`s, the current one (last) whole."""
+        self._current: GatewayRun | None = None
         self.held: Held | None = None
         self.turn = Turn()
         self.answered: tuple[int, Response] | None = None
         self.event_listeners: list[Callable[[GatewayRun, Event], None]] = []
         self.change_listeners: list[Callable[[], None]] = []
         self._conversations = 0
+        self._out_number = 1
+        self._tools_seen: tuple[Any, list[Tool]] | None = None
         self._credit = 0
         self._key = key
         self._client = UpstreamClient(timeout)
@@ -96,7 +119,7 @@ class Gateway:
 
     @property
     def current(self) -> GatewayRun | None:
-        return self.runs[-1] if self.runs else None
+        return self._current
 
     @property
     def engine(self) -> Engine | None:
@@ -126,7 +149,7 @@ class Gateway:
         tools: list[Tool] = []
         if problem is None:
             try:
-                tools = tools_from_request(body.get("tools"))
+                tools = self._tools(body.get("tools"))
             except ToolsError as exc:
                 problem = str(exc)
         if problem is not None:
@@ -140,6 +163,20 @@ class Gateway:
                 self._cannot_record(future, exc)
         self._changed()
         return future
+
+    def _tools(self, spec: Any) -> list[Tool]:
+        """The request's tools; the previous request's `Tool`s when it declared the same ones
+        (an agent sends its tools every time: neither they nor their schemas' validators,
+        cached per schema object, are built again)."""
+        seen = self._tools_seen
+        try:
+            if seen is not None and seen[0] == spec:
+                return seen[1]
+        except RecursionError:
+            pass  # nested past what comparing can follow: read as new (and refused there)
+        tools = tools_from_request(spec)
+        self._tools_seen = (spec, tools)
+        return tools
 
     def _cannot_record(self, future: Future[Response], exc: BaseException) -> None:
         """Answer the waiting request (and `future`) with an error: a turn the transcript
@@ -164,34 +201,62 @@ class Gateway:
             conversation = run.conversation
             fresh = len(messages) > len(conversation.known)
             if not fresh and self.answered is not None and self.answered[0] == len(conversation.known):
-                future.set_result(self.answered[1])  # the same request again: the same response
+                self._hand(run, self.answered[1], future)  # the same request again: the same response
                 return
             found = conversation.take(messages)
             if run.engine.ended and fresh and run.engine.state.ended.outcome == "answer":
                 run = self._start(conversation, tools, found.user or ["(the conversation goes on)"])
-            elif fresh:
-                self.turn = Turn()
-                self.answered = None
+            elif fresh and not run.engine.ended:
                 run.engine.tools.update({t.name: t for t in tools})
-                self._deliver(run, found.results, found.user)
+                if self.turn.decision is not None and self.answered is None:
+                    # The decision being answered has not gone out (a call waits for the
+                    # operator): this newer request takes the older one's place and gets it.
+                    self._note_user(run.engine, found.user)
+                else:
+                    self.turn = Turn()
+                    self.answered = None
+                    self._deliver(run, found)
         else:
             if run is not None and not run.engine.ended:
-                run.engine.abort("the agent started another conversation")
+                self._end_run(run, "the agent started another conversation")
             self._conversations += 1
             conversation = Conversation(self._conversations)
             found = conversation.take(messages)
             run = self._start(conversation, tools, found.user or [message_text(messages[-1].get("content"))])
         self.held = Held(body, future)
 
-    def _deliver(self, run: GatewayRun, results: dict[str, str], user: list[str]) -> None:
+    def _deliver(self, run: GatewayRun, found: NewMessages) -> None:
+        """The new messages into the run: each released call's result, or why there is none
+        (a call is recorded as run only if the response carrying it reached the agent, or the
+        agent's history shows it), then the user's turns."""
         engine = run.engine
-        actions = dict(engine.state.queue)
         for index in sorted(engine.released):
-            text = results.get(actions[index].call_id or "")
-            if text is None:
+            call_id = run.sent_ids.get(index, "")
+            text = found.results.get(call_id) if call_id else None
+            if text is not None:
+                engine.deliver(index, text)
+            elif call_id in found.calls or run.carried.get(index) is True:
                 engine.deliver(index, "ERROR: the agent sent no result for this call", error=True)
             else:
-                engine.deliver(index, text)
+                why = run.missed.get(index) if run.carried.get(index) is False else None
+                self._never_reached(engine, index, why or "the agent's next request neither answers it nor shows it received it")
+        run.carried, run.missed = {}, {}
+        self._note_user(engine, found.user)
+
+    @staticmethod
+    def _never_reached(engine: Engine, index: int, why: str) -> None:
+        engine.deliver(index, f"NOT RUN: the call never reached the agent ({why}); nothing ran", error=True, executed=False)
+
+    def _end_run(self, run: GatewayRun, reason: str) -> None:
+        """Abort `run`; first a released call no response was made for is recorded as never
+        reaching the agent (one given to a connection may have: it stays unknown)."""
+        engine = run.engine
+        for index in sorted(engine.released):
+            if index not in run.carried:
+                self._never_reached(engine, index, f"the run ended before a response carried it: {reason}")
+        engine.abort(reason)
+
+    def _note_user(self, engine: Engine, user: list[str]) -> None:
         for text in user:
             engine.note(f"USER: {text}")
 
@@ -219,27 +284,46 @@ class Gateway:
         )
         path: Path | None = None
         writer: TranscriptWriter | None = None
+        taken: list[Path] = []
         if self.save:
-            path = self._path(number, task, header.started_at)
-            writer = TranscriptWriter(path, header)
+            path, writer, taken = self._writer(number, task, header)
         engine = Engine(
             header, tools, policy, clock=self.clock, interactive=True, approve=self.approve_mode, sink=writer, tools_elsewhere=True
         )
         run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
         engine.listeners.append(lambda event: self._on_event(run, event))
-        if self.runs:
-            self.runs[-1].close()
+        if self._current is not None:
+            self.runs[-1] = self._current.finished()
         self.runs.append(run)
+        self._current = run
         self.turn = Turn()
         self.answered = None
+        if taken:
+            names = ", ".join(p.name for p in taken)
+            engine.note(f"{names} {'is' if len(taken) == 1 else 'are'} taken (another file or a link): this run's transcript is {path}")
         return run
 
-    def _path(self, number: int, task: str, now: float) -> Path:
+    def _writer(self, number: int, task: str, header: Header) -> tuple[Path, TranscriptWriter, list[Path]]:
+        """The run's transcript: in the data folder, or `-o FILE` for the first run and the next
+        free of FILE-2, FILE-3... for later ones (a name taken by anything is skipped, and listed)."""
         if self.out is None:
-            return default_transcript_path("gateway", task, now)
+            path = default_transcript_path("gateway", task, header.started_at)
+            return path, TranscriptWriter(path, header), []
         if number == 1:
-            return self.out
-        return self.out.with_name(f"{self.out.stem}-{number}{self.out.suffix}")
+            return self.out, TranscriptWriter(self.out, header), []
+        taken: list[Path] = []
+        wanted = max(number, self._out_number + 1)
+        while True:
+            path, n = free_path(self.out.parent, self.out.stem, self.out.suffix, wanted)
+            taken += [self.out.with_name(f"{self.out.stem}-{k}{self.out.suffix}") for k in range(wanted, n)]
+            try:
+                writer = TranscriptWriter(path, header)
+            except FileExistsError:  # written by someone else since it was looked at
+                taken.append(path)
+                wanted = n + 1
+                continue
+            self._out_number = n
+            return path, writer, taken
 
     def _policy(self, upstream: Upstream) -> UpstreamPolicy:
         return UpstreamPolicy(upstream, self._upstream_body, key=self._key, client=self._client)
@@ -314,23 +398,32 @@ class Gateway:
                 return
 
     def _refused_go_upstream(self, decision: DecisionMade, now: bool) -> None:
-        calls = [tool_call(a.call_id or f"call_{i}", a.tool, a.args) for i, a in enumerate(decision.actions) if i in self.turn.refused]
-        answers = [(a.call_id or f"call_{i}", self.turn.refused[i]) for i, a in enumerate(decision.actions) if i in self.turn.refused]
+        ids = call_ids(decision.actions)
+        calls = [tool_call(ids[i], a.tool, a.args) for i, a in enumerate(decision.actions) if i in self.turn.refused]
+        answers = [(ids[i], self.turn.refused[i]) for i, a in enumerate(decision.actions) if i in self.turn.refused]
         if calls:
             self.current.conversation.rejected(decision.thought, calls, answers, now)
 
     def _released_response(self, decision: DecisionMade) -> Response:
-        released = self.current.engine.released
+        engine = self.current.engine
+        released = engine.released
         reply = self.turn.reply
+        ids = call_ids(decision.actions)
+        renamed = [(i, a.call_id, ids[i]) for i, a in enumerate(decision.actions) if a.call_id != ids[i]]
+        self.current.sent_ids = {i: ids[i] for i in released}
         unchanged = (
             reply is not None
+            and not renamed
             and len(released) == len(decision.actions)
             and all(released[i] == a.args for i, a in enumerate(decision.actions))
         )
         if unchanged and reply.stream == self.held.stream and reply.raw_safe:
             return passthrough(reply.raw, reply.stream)
+        if renamed:
+            said = "; ".join(f"call {i + 1} had {old!r}, sent as {new!r}" for i, old, new in renamed)
+            engine.note(f"the upstream gave several calls the same id (or none): each gets its own ({said})")
         self._refused_go_upstream(decision, now=False)
-        calls = [tool_call(a.call_id or f"call_{i}", a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
+        calls = [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
         return self._built(decision.thought or None, calls, decision)
 
     def _built(self, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None) -> Response:
@@ -360,12 +453,57 @@ class Gateway:
             return Response(kept.status, body, "application/json", dict(kept.headers))
         return error_response(502, f"agent-tui gateway: {failure.message if failure else 'the policy failed'}", "upstream_error")
 
-    def _respond(self, response: Response) -> None:
+    def _respond(self, response: Response, waiting: bool = True) -> None:
+        """Answer the held request; `waiting` False when no agent's connection waits for it."""
         held, self.held = self.held, None
+        run = self.current
         if response.status == 200:
-            self.answered = (len(self.current.conversation.known), response)
+            self.answered = (len(run.conversation.known), response)
+            if run.engine.released:
+                self._carry(run, response, set(run.engine.released))
+                if waiting:
+                    run.carried.update((i, None) for i in run.engine.released)
         if held is not None and not held.future.done():
             held.future.set_result(response)
+
+    def _carry(self, run: GatewayRun, response: Response, calls: set[int]) -> None:
+        """Follow whether `response`, carrying the released `calls`, reaches the agent."""
+        for index in calls:
+            run.carried[index] = False
+            run.missed[index] = "no request was waiting for the response carrying it: the agent had left"
+
+        def sent(ok: bool) -> None:
+            with self.lock:
+                mine = [i for i in calls if i in run.carried]
+                if not mine:
+                    return  # delivered (or recorded as never received) meanwhile
+                for index in mine:
+                    if ok:
+                        run.carried[index] = True
+                    elif run.carried[index] is not True:
+                        run.carried[index] = False
+                        run.missed[index] = "the agent's connection closed before the response carrying it was sent"
+                if not ok and not run.engine.ended:
+                    tools = dict(run.engine.state.queue)
+                    shown = ", ".join(tools[i].tool for i in sorted(mine) if i in tools)
+                    try:
+                        run.engine.note(
+                            f"the agent's connection closed before the response carrying {shown} reached it; "
+                            "the agent's retry of the same request gets it",
+                            error=True,
+                        )
+                    except RecordError:
+                        pass  # halted: the next request is told
+            self._changed()
+
+        response.on_sent = sent
+
+    def _hand(self, run: GatewayRun, response: Response, future: Future[Response]) -> None:
+        """Give a kept response to a request that asks again: a connection now takes it."""
+        for index, carried in run.carried.items():
+            if carried is False:
+                run.carried[index] = None
+        future.set_result(response)
 
     def disconnected(self, future: Future[Response]) -> None:
         """The agent closed the connection before its response was ready."""
@@ -410,7 +548,7 @@ class Gateway:
         decision = self.turn.decision
         if engine.released and decision is not None and self.answered is None:
             self.held = Held({"stream": self.turn.reply.stream if self.turn.reply else False}, Future())
-            self._respond(self._released_response(decision))
+            self._respond(self._released_response(decision), waiting=False)
 
     def step(self) -> None:
         """Step mode: let one model turn happen (now, or for the next request)."""
@@ -444,7 +582,7 @@ class Gateway:
         self._operate(lambda e: e.end_at_budget())
 
     def abort(self, reason: str = "aborted by the operator") -> None:
-        self._operate(lambda e: e.abort(reason))
+        self._operate(lambda e: self._end_run(self.current, reason))
 
     def take_over(self, decision: Decision) -> None:
         """The operator writes the reply to the held request (text, or calls of the request's tools)."""
@@ -479,11 +617,14 @@ class Gateway:
         with self.lock:
             run = self.current
             if run is not None and not run.engine.ended:
-                run.engine.abort(reason)
+                try:
+                    self._end_run(run, reason)
+                except RecordError:
+                    pass  # halted: nothing more can be recorded; the held request is told below
             if self.held is not None and not self.held.future.done():
                 self.held.future.set_result(error_response(503, f"agent-tui gateway: {reason}", "unavailable"))
                 self.held = None
-            for each in self.runs:
-                each.close()
+            if run is not None:
+                run.close()
             self._client.close()
             return run.engine.state.ended if run is not None else None

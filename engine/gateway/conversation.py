@@ -54,6 +54,8 @@ class NewMessages:
 
     results: dict[str, str] = field(default_factory=dict)
     user: list[str] = field(default_factory=list)
+    calls: set[str] = field(default_factory=set)
+    """Ids of the tool calls in the agent's new assistant messages: calls it shows it received."""
 
 
 @dataclass
@@ -77,6 +79,10 @@ class Conversation:
         new = messages[len(self.known) :]
         self.known.extend(normal_form(m) for m in new)
         self.sent = list(messages)
+        found = NewMessages()
+        for m in new:
+            if m.get("role") == "assistant":
+                found.calls.update(c["id"] for c in m.get("tool_calls") or [] if isinstance(c.get("id"), str))
         if self.splice:
             at = 0
             while at < len(new) and new[at].get("role") in ("assistant", "tool") and (at == 0 or new[at].get("role") == "tool"):
@@ -84,7 +90,6 @@ class Conversation:
             new = [*new[:at], *self.splice, *new[at:]]
             self.splice = []
         self.upstream.extend(new)
-        found = NewMessages()
         for m in new:
             if m.get("role") == "tool" and m.get("tool_call_id") is not None:
                 found.results[str(m["tool_call_id"])] = message_text(m.get("content"))
@@ -103,21 +108,50 @@ class Conversation:
 
 
 def check_request(body: Any) -> str | None:
-    """Why a chat completions request cannot be served (None when it can)."""
+    """Why a chat completions request cannot be served (None when it can), naming the field."""
     if not isinstance(body, dict):
         return "the request body must be a JSON object"
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "'messages' must be a non-empty list of messages"
     for n, m in enumerate(messages):
-        if not isinstance(m, dict):
-            return f"messages[{n}] must be an object"
-        if m.get("role") not in ROLES:
-            return f"messages[{n}] has no valid role (system, developer, user, assistant or tool)"
-        if m.get("role") == "tool" and not isinstance(m.get("tool_call_id"), str):
-            return f"messages[{n}] is a tool message without a tool_call_id"
+        problem = _message_problem(m, f"messages[{n}]")
+        if problem is not None:
+            return problem
     if "stream" in body and not isinstance(body["stream"], bool):
         return "'stream' must be true or false"
-    if body.get("n") not in (None, 1):
+    if body.get("stream_options") is not None and not isinstance(body["stream_options"], dict):
+        return "'stream_options' must be an object"
+    if body.get("n") not in (None, 1) or isinstance(body.get("n"), bool):
         return "the gateway serves one choice per request ('n' must be 1)"
+    return None
+
+
+def _message_problem(m: Any, where: str) -> str | None:
+    if not isinstance(m, dict):
+        return f"{where} must be an object"
+    role = m.get("role")
+    if not isinstance(role, str) or role not in ROLES:
+        return f"{where} has no valid role (system, developer, user, assistant or tool)"
+    if role == "tool" and not isinstance(m.get("tool_call_id"), str):
+        return f"{where} is a tool message without a tool_call_id"
+    content = m.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        return f"{where}.content must be a string, a list of parts or null"
+    calls = m.get("tool_calls")
+    if calls is None:
+        return None
+    if not isinstance(calls, list):
+        return f"{where}.tool_calls must be a list of tool calls"
+    for k, c in enumerate(calls):
+        at = f"{where}.tool_calls[{k}]"
+        if not isinstance(c, dict):
+            return f"{at} must be an object"
+        if not isinstance(c.get("id", ""), str):
+            return f"{at}.id must be a string"
+        function = c.get("function")
+        if not isinstance(function, dict):
+            return f"{at}.function must be an object with a name and arguments"
+        if not isinstance(function.get("name", ""), str):
+            return f"{at}.function.name must be a string"
     return None

@@ -4,9 +4,9 @@
 same key with `\\u` escapes, which only parsing reveals, and a streamed reply spreads a text over
 many chunks that the agent's client joins back together. These checks close both ways before a
 body is read or passed on: a JSON body (a whole reply, an error) is masked in its decoded strings
-too; a stream's lines are, and `StreamEcho` joins each field's pieces as a client would, so a
-reply whose pieces spell the key is never passed on as it came (the gateway rebuilds it from the
-masked reply instead).
+too; a stream's lines are, and `StreamEcho` joins the pieces every way a client may (per field,
+across choices and calls, in arrival order), so a reply whose pieces spell the key however they
+are joined is never passed on as it came (the gateway rebuilds it from the masked reply instead).
 """
 
 from __future__ import annotations
@@ -30,13 +30,24 @@ def masked_json(mask: KeyMask, raw: bytes) -> bytes:
     return raw if masked == data else json.dumps(masked).encode()
 
 
+_TEXT = frozenset({"content", "arguments", "refusal", "reasoning", "reasoning_content", "text"})
+"""The streamed fields a client joins into text (a delta's content, a call's arguments...)."""
+
+
 class StreamEcho:
     """Follows a streamed reply's `data:` lines: masks the key in each line's decoded strings and
-    joins every field's pieces in order (by path, a list item by its `index`), as a client does."""
+    keeps the pieces the way a client may join them, so `carries_key` finds a key spelled by any
+    such join: every field's pieces in order (by path, a list item by its `index`); every field
+    across all choices and calls (a client that reads `choices[0]` whatever the index, or joins
+    every choice); two such fields one after the other (content, then arguments); every text piece
+    in arrival order, and every string under the choices in arrival order."""
 
     def __init__(self, mask: KeyMask) -> None:
         self._mask = mask
         self._fields: dict[tuple[Any, ...], list[str]] = {}
+        self._across: dict[tuple[Any, ...], list[str]] = {}
+        self._texts: list[str] = []
+        self._strings: list[str] = []
 
     def line(self, raw: bytes) -> bytes:
         """The line with the key masked in its JSON strings (the same bytes when there is none)."""
@@ -48,21 +59,36 @@ class StreamEcho:
             data = json.loads(body)
         except (ValueError, RecursionError):
             return raw
-        self._collect(data, ())
+        self._collect(data, (), ())
         masked = self._mask.value(data)
         return raw if masked == data else b"data: " + json.dumps(masked).encode() + ending
 
-    def _collect(self, value: Any, path: tuple[Any, ...]) -> None:
+    def _collect(self, value: Any, path: tuple[Any, ...], across: tuple[Any, ...]) -> None:
         if isinstance(value, str):
             self._fields.setdefault(path, []).append(value)
+            if across and across[0] == "choices":
+                self._across.setdefault(across, []).append(value)
+                self._strings.append(value)
+                if across[-1] in _TEXT:
+                    self._texts.append(value)
         elif isinstance(value, dict):
             for key, item in value.items():
-                self._collect(item, (*path, key))
+                self._collect(item, (*path, key), (*across, key))
         elif isinstance(value, list):
             for position, item in enumerate(value):
-                self._collect(item, (*path, item.get("index", position) if isinstance(item, dict) else position))
+                self._collect(item, (*path, item.get("index", position) if isinstance(item, dict) else position), (*across, "*"))
 
     @property
     def carries_key(self) -> bool:
-        """Whether a field's pieces, joined, hold the key."""
-        return any(self._mask.matches("".join(pieces)) for pieces in self._fields.values())
+        """Whether the pieces, joined in any of the ways a client may join them, hold the key."""
+        matches = self._mask.matches
+        if matches("".join(self._texts)) or matches("".join(self._strings)):
+            return True
+        if any(matches("".join(pieces)) for pieces in self._fields.values()):
+            return True
+        span = self._mask.span
+        joined = {path: "".join(pieces) for path, pieces in self._across.items()}
+        if any(matches(text) for text in joined.values()):
+            return True
+        texts = [text for path, text in joined.items() if path[-1] in _TEXT]
+        return any(matches(a[-span:] + b[:span]) for a in texts for b in texts if a is not b)

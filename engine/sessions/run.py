@@ -38,12 +38,18 @@ def default_transcript_path(scenario: str, task: str, now: float | None = None) 
     stamp = datetime.fromtimestamp(now if now is not None else time.time(), tz=timezone.utc)
     safe_task = "".join(c if c.isalnum() or c in "-_" else "-" for c in task)[:40]
     stem = f"{stamp:%Y%m%d-%H%M%S}-{scenario}-{safe_task}-{os.getpid()}"
-    folder = default_transcript_dir()
-    path, n = folder / f"{stem}.jsonl", 1
-    while path.exists():
+    return free_path(default_transcript_dir(), stem)[0]
+
+
+def free_path(folder: Path, stem: str, suffix: str = ".jsonl", start: int = 1) -> tuple[Path, int]:
+    """The first of `stem` (number 1), `stem-2`, `stem-3`... from number `start` that names
+    nothing in `folder` (no file, no link, not even a dangling one), and its number."""
+    n = start
+    path = folder / (f"{stem}{suffix}" if n <= 1 else f"{stem}-{n}{suffix}")
+    while os.path.lexists(path):
         n += 1
-        path = folder / f"{stem}-{n}.jsonl"
-    return path
+        path = folder / f"{stem}-{n}{suffix}"
+    return path, n
 
 
 @dataclass

@@ -17,7 +17,7 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from tui.cli.common import EXIT_CODES, UsageError, add_command, budget_limits, file_name, positive_float, positive_int, price
+from tui.cli.common import EXIT_CODES, EXIT_INTERNAL, UsageError, add_command, budget_limits, file_name, positive_float, positive_int, price
 from tui.cli.secrets import SecretFlag, add_secret_arguments, secret_value, url_argument
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
         "--timeout", type=positive_float, default=600.0, metavar="SECONDS",
         help="the most an upstream reply may take (a stream: between two of its lines; default 600)",
     )
-    gw.add_argument("-o", "--out", type=file_name, metavar="FILE", help="transcript of the first run (later runs: FILE-2, FILE-3...; default: the data folder)")
+    gw.add_argument("-o", "--out", type=file_name, metavar="FILE", help="transcript of the first run (later runs: the next free of FILE-2, FILE-3...; default: the data folder)")
 
 
 def _upstreams(entries: list[str], model: str | None):
@@ -159,6 +159,7 @@ class _Operator:
         return self.gateway.engine.state
 
     def _answer(self, op: Any) -> None:
+        from engine.core.guards import RecordError
         from engine.core.text import clean
         from engine.gateway.controller import StaleApproval
 
@@ -166,6 +167,9 @@ class _Operator:
             op()
         except StaleApproval as exc:
             print(f"agent-tui: {clean(str(exc))}", file=sys.stderr, flush=True)
+        except RecordError as exc:
+            print(f"agent-tui: {clean(str(exc))}: nothing was released, the agent was answered 503; "
+                  "the gateway goes on serving", file=sys.stderr, flush=True)
 
     def approve(self, always: bool = False) -> None:
         self._answer(lambda: self.gateway.approve(always, expected=self.seen))
@@ -177,7 +181,7 @@ class _Operator:
         self._answer(lambda: self.gateway.modify(args, expected=self.seen))
 
     def abort(self) -> None:
-        self.gateway.abort()
+        self._answer(self.gateway.abort)
 
 
 def cmd_gateway(args: argparse.Namespace) -> int:
@@ -273,6 +277,12 @@ def _finish(gateway, end, outcome_line, printed: str = "") -> int:
     for run in gateway.runs:
         if run.path is not None:
             print(f"transcript: {run.path}", file=sys.stderr)
+    last = gateway.current
+    if end is None and last is not None and last.engine.halted is not None:
+        from engine.core.text import clean
+
+        print(f"outcome: halted: {clean(last.engine.halted)}", flush=True)
+        return EXIT_INTERNAL
     if end is None:
         print("outcome: no request came; no run", flush=True)
         return 0
