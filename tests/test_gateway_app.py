@@ -111,3 +111,13 @@ async def test_the_footer_at_80x24_lists_whole_keys_and_the_approval_keys_only_w
             assert pending[:4] == ["approve", "approve_always", "reject", "edit"], pending
             await pilot.press("a")
             await wait_until(pilot, lambda: "reply" in got, what="the agent's reply", timeout=30)
+
+
+async def test_ctrl_c_quits_the_gateway_cockpit_as_q_does(tmp_path: Path) -> None:
+    """Ctrl+C said only Textual's "press ctrl+q to quit"."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step") as (gw, server):
+        app = GatewayApp(gw, server.url)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+c")
+            await pilot.pause()
+        assert app.return_code == 0 and not app.is_running

@@ -26,7 +26,7 @@ from engine.core.policy import Decision
 from engine.core.state import PendingApproval
 from engine.core.text import clean
 from engine.model.config import safe_url
-from tui.keys import approval_bindings
+from tui.keys import QUIT_ON_CTRL_C, approval_bindings, quit_or_copy
 from tui.plain import event_lines, header_lines, outcome_line
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, PolicyPicker
@@ -71,7 +71,12 @@ class GatewayApp(App[None]):
         Binding("b", "budget", "budget"),
         Binding("x", "abort", "abort"),
         Binding("q", "quit", "quit"),
+        QUIT_ON_CTRL_C,
     ]
+
+    async def action_ctrl_c(self) -> None:
+        """Ctrl+C quits as q does (Textual's own only says "press ctrl+q"), or copies selected text."""
+        await quit_or_copy(self)
 
     def __init__(self, gateway: Gateway, url: str) -> None:
         super().__init__()
