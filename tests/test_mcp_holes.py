@@ -304,3 +304,21 @@ def test_noise_on_stdout_is_one_warning_and_goes_to_the_log(tmp_path):
     header = json.loads((tmp_path / "run.jsonl").read_text().splitlines()[0])
     log = Path(header["mcp"][0]["log"]).read_text()
     assert "Welcome to hostile 1.0" in log and "\n1\n" in log
+
+
+def test_a_line_that_looks_like_json_but_is_not_json_rpc_is_logged_and_warned_of(tmp_path):
+    """The SDK hands such a line over as an error; it was dropped without a word."""
+    with FakeOpenAI() as fake:
+        fake.add(call("t"), say("done"))
+        command = f"{sys.executable} {HOSTILE} {_spec(tmp_path, [[tool('t', readOnlyHint=True)]])} --banner '{{not json-rpc'"
+        done = agent_tui(
+            "run", "--mcp", command, "-t", "go", "--model", "m", "--base-url", fake.url, "--headless", "--approve", "all",
+            "--out", str(tmp_path / "run.jsonl"), env={**os.environ, "OPENAI_API_KEY": "sk-fake"},
+        )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "not JSON-RPC" in line]
+    assert len(warnings) == 1, done.stderr
+    header = json.loads((tmp_path / "run.jsonl").read_text().splitlines()[0])
+    log = Path(header["mcp"][0]["log"]).read_text()
+    assert "agent-tui: a line on stdout was not JSON-RPC and was not passed on" in log

@@ -85,6 +85,9 @@ class Connection:
     """An HTTP server sent a message over the cap and was disconnected (a stdio one: its guard says so in the log)."""
     calls: set[asyncio.Task[Any]] = field(default_factory=set)
     """The calls in flight (an HTTP server over the cap fails them at once)."""
+    log_file: Any = None
+    unreadable: int = 0
+    """Lines of a stdio server that looked like JSON but were not JSON-RPC (each written to its log)."""
 
 
 class McpHub:
@@ -136,7 +139,7 @@ class McpHub:
         """One warning for a stdio server that printed text other than JSON-RPC on stdout (its guard
         put it in the log and left a flag file)."""
         pid_file = getattr(conn, "pid_file", None)
-        if pid_file is not None and Path(str(pid_file) + NOISE).exists():
+        if (pid_file is not None and Path(str(pid_file) + NOISE).exists()) or conn.unreadable:
             self.warnings.append(f"MCP server '{conn.config.name}' printed text that is not JSON-RPC on stdout; "
                                  f"it went to its log ({conn.log_path}), not to the screen")
 
@@ -163,7 +166,7 @@ class McpHub:
         try:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(conn))
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._incoming(conn)))
                 init = await session.initialize()
                 conn.server_info = f"{init.serverInfo.name} {init.serverInfo.version}".strip()
                 conn.tools = await _list_tools(session)
@@ -184,6 +187,20 @@ class McpHub:
             if conn.closed is None and not (conn.stop and conn.stop.is_set()):
                 conn.closed = "the server closed the connection"
 
+    def _incoming(self, conn: Connection) -> Callable[[Any], Any]:
+        """What the server sends unasked: a line the SDK could not read as JSON-RPC (it hands the
+        error over) is written to the server's log and counted, never dropped without a word."""
+
+        async def incoming(message: Any) -> None:
+            if isinstance(message, Exception):
+                conn.unreadable += 1
+                if conn.log_file is not None:
+                    conn.log_file.write(f"agent-tui: a line on stdout was not JSON-RPC and was not passed on ({_describe(message)})\n")
+                    conn.log_file.flush()
+            await asyncio.sleep(0)
+
+        return incoming
+
     def _transport(self, conn: Connection) -> Any:
         cfg = conn.config
         if cfg.url is not None:
@@ -198,6 +215,7 @@ class McpHub:
         conn.log_path = self.log_dir / f"{stamp}-{os.getpid()}-{cfg.name}.log"
         log = open(conn.log_path, "a", encoding="utf-8", errors="replace")
         self._logs.append(log)
+        conn.log_file = log
         pidfile = self.log_dir / f".{stamp}-{os.getpid()}-{cfg.name}.pid"
         conn.pid_file = pidfile  # type: ignore[attr-defined]
         params = StdioServerParameters(
@@ -383,7 +401,8 @@ class McpHub:
 def _quiet_stdio_parse_errors() -> None:
     """The SDK logs a line it cannot read as JSON-RPC with a traceback, which would land on the
     operator's screen. The guard sends lines that cannot be JSON-RPC to the server's log; one that
-    starts like JSON but is not JSON-RPC is dropped here without a traceback."""
+    starts like JSON but is not JSON-RPC reaches the session as an error, and `McpHub._incoming`
+    writes it to the server's log and counts it for the warning."""
     import logging
 
     logger = logging.getLogger("mcp.client.stdio")
