@@ -288,10 +288,12 @@ def test_a_servers_stderr_log_is_capped_and_keeps_its_tail(tmp_path):
 # -- 21. noise on stdout --------------------------------------------------------------------
 
 
-def test_noise_on_stdout_is_one_warning_and_goes_to_the_log(tmp_path):
+def _hostile_run(tmp_path, *flags: str):
+    """A headless model run on a hostile server started with `flags`: the process, its one
+    'not JSON-RPC' warning line and the server's log."""
     with FakeOpenAI() as fake:
         fake.add(call("t"), say("done"))
-        command = f"{sys.executable} {HOSTILE} {_spec(tmp_path, [[tool('t', readOnlyHint=True)]])} --banner 'Welcome to hostile 1.0' --noise 1"
+        command = f"{sys.executable} {HOSTILE} {_spec(tmp_path, [[tool('t', readOnlyHint=True)]])} " + " ".join(flags)
         done = agent_tui(
             "run", "--mcp", command, "-t", "go", "--model", "m", "--base-url", fake.url, "--headless", "--approve", "all",
             "--out", str(tmp_path / "run.jsonl"), env={**os.environ, "OPENAI_API_KEY": "sk-fake"},
@@ -300,25 +302,17 @@ def test_noise_on_stdout_is_one_warning_and_goes_to_the_log(tmp_path):
     assert "Traceback" not in done.stderr and "pydantic" not in done.stderr and "Failed to parse" not in done.stderr
     warnings = [line for line in done.stderr.splitlines() if "not JSON-RPC" in line]
     assert len(warnings) == 1, done.stderr
-    assert warnings[0].startswith("agent-tui: warning: MCP server 'hostile_mcp' printed text that is not JSON-RPC on stdout")
     header = json.loads((tmp_path / "run.jsonl").read_text().splitlines()[0])
-    log = Path(header["mcp"][0]["log"]).read_text()
+    return done, warnings[0], Path(header["mcp"][0]["log"]).read_text()
+
+
+def test_noise_on_stdout_is_one_warning_and_goes_to_the_log(tmp_path):
+    _, warning, log = _hostile_run(tmp_path, "--banner 'Welcome to hostile 1.0'", "--noise 1")
+    assert warning.startswith("agent-tui: warning: MCP server 'hostile_mcp' printed text that is not JSON-RPC on stdout")
     assert "Welcome to hostile 1.0" in log and "\n1\n" in log
 
 
 def test_a_line_that_looks_like_json_but_is_not_json_rpc_is_logged_and_warned_of(tmp_path):
     """The SDK hands such a line over as an error; it was dropped without a word."""
-    with FakeOpenAI() as fake:
-        fake.add(call("t"), say("done"))
-        command = f"{sys.executable} {HOSTILE} {_spec(tmp_path, [[tool('t', readOnlyHint=True)]])} --banner '{{not json-rpc'"
-        done = agent_tui(
-            "run", "--mcp", command, "-t", "go", "--model", "m", "--base-url", fake.url, "--headless", "--approve", "all",
-            "--out", str(tmp_path / "run.jsonl"), env={**os.environ, "OPENAI_API_KEY": "sk-fake"},
-        )
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
-    warnings = [line for line in done.stderr.splitlines() if "not JSON-RPC" in line]
-    assert len(warnings) == 1, done.stderr
-    header = json.loads((tmp_path / "run.jsonl").read_text().splitlines()[0])
-    log = Path(header["mcp"][0]["log"]).read_text()
+    _, _, log = _hostile_run(tmp_path, "--banner '{not json-rpc'")
     assert "agent-tui: a line on stdout was not JSON-RPC and was not passed on" in log

@@ -20,6 +20,7 @@ import fcntl
 import os
 import stat
 from pathlib import Path
+from typing import Callable
 
 
 class TranscriptBusy(Exception):
@@ -87,9 +88,19 @@ def open_new(path: Path, *, append: bool = False) -> int:
     there meanwhile (O_NOFOLLOW), and the size is checked again under the lock, so a run that
     has just opened the file (locked: TranscriptBusy) or written into it is never overwritten."""
     check_new(path)
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_APPEND if append else 0)
+
+    def still_empty(fd: int) -> None:
+        if os.fstat(fd).st_size > 0:
+            raise FileExistsError(not_empty(path))
+
+    return _open_locked(path, os.O_APPEND if append else 0, still_empty)
+
+
+def _open_locked(path: Path, extra_flags: int, then: Callable[[int], None]) -> int:
+    """`path` opened read-write (created if missing) without following a link, a regular file,
+    locked; then `then(fd)` under the lock. The fd, or the error with the fd closed."""
     try:
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | extra_flags, 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise FileExistsError(a_link(path)) from None
@@ -98,8 +109,7 @@ def open_new(path: Path, *, append: bool = False) -> int:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file (a device, a pipe or a socket); agent-tui writes only files")
         lock(fd, path)
-        if os.fstat(fd).st_size > 0:
-            raise FileExistsError(not_empty(path))
+        then(fd)
     except BaseException:
         os.close(fd)
         raise
@@ -152,18 +162,4 @@ def open_replace(path: Path) -> int:
 
     Never through a symbolic link (O_NOFOLLOW), never a device or a pipe, and never a
     transcript another run holds (TranscriptBusy): the lock is taken before anything is cut."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise FileExistsError(a_link(path)) from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file (a device, a pipe or a socket); agent-tui writes only files")
-        lock(fd, path)
-        os.ftruncate(fd, 0)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _open_locked(path, 0, lambda fd: os.ftruncate(fd, 0))
