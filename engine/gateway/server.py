@@ -303,7 +303,7 @@ class GatewayServer:
 
     async def _send(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None) -> None:
         if response is None or scope.get(_LOST):
-            _report_sent(on_sent, False)
+            await _report(on_sent, False)
             return
         headers = [
             (b"content-type", response.content_type.encode("latin-1")),
@@ -316,9 +316,16 @@ class GatewayServer:
             await send({"type": "http.response.start", "status": response.status, "headers": headers})
             await send({"type": "http.response.body", "body": response.body, "more_body": False})
         except Exception:
-            _report_sent(on_sent, False)
+            await _report(on_sent, False)
             raise
-        _report_sent(on_sent, not scope.get(_LOST))
+        await _report(on_sent, not scope.get(_LOST))
+
+
+async def _report(on_sent: Callable[[bool], None] | None, sent: bool) -> None:
+    """Tell the gateway whether the response reached the agent, off the event loop: the callback
+    takes the gateway's lock, which a request's upstream call may hold for long."""
+    if on_sent is not None:
+        await _in_thread(_report_sent, on_sent, sent)
 
 
 def _report_sent(on_sent: Callable[[bool], None] | None, sent: bool) -> None:
