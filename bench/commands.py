@@ -2,7 +2,10 @@
 
     python bench/commands.py [--steps 50000] [--runs 5] [--keep FILE]
 
-1. `agent-tui --help` and `agent-tui list` next to `python -c pass` (goal <= 3x).
+1. `agent-tui --help`, `agent-tui list` and `agent-tui show` of a 3-step
+   transcript next to `python -c pass` (goal <= 3x); next to them, the floor
+   of `show`: a process that only imports the event models the one reader
+   validates with (`import engine.core.events`: pydantic and its schemas).
 2. `agent-tui show FILE` and `agent-tui replay --headless --at end FILE` of a
    100,000-event transcript next to a process that only reads the file and
    `json.loads` every line (goal <= 1.5x each); output goes to /dev/null.
@@ -92,12 +95,25 @@ def main() -> None:
     cli = [py, "-m", "tui.cli"]
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores")
 
-    startup = medians({"python -c pass": [py, "-c", "pass"], "--help": [*cli, "--help"], "list": [*cli, "list"]}, args.runs)
-    print(f"1. python -c pass: {figures(startup['python -c pass'])}")
-    for name in ("--help", "list"):
-        print(f"   agent-tui {name}: {figures(startup[name], startup['python -c pass'])} (goal <= 3x)")
-
     with tempfile.TemporaryDirectory() as tmp:
+        short = Path(tmp) / "three.jsonl"
+        make_transcript(short, 3)
+        startup = medians(
+            {
+                "python -c pass": [py, "-c", "pass"],
+                "--help": [*cli, "--help"],
+                "list": [*cli, "list"],
+                "show (3 steps)": [*cli, "show", str(short)],
+                "import engine.core.events": [py, "-c", "import engine.core.events"],
+            },
+            args.runs,
+        )
+        bare = startup["python -c pass"]
+        print(f"1. python -c pass: {figures(bare)}")
+        for name in ("--help", "list", "show (3 steps)"):
+            print(f"   agent-tui {name}: {figures(startup[name], bare)} (goal <= 3x)")
+        print(f"   floor of show, python -c 'import engine.core.events': {figures(startup['import engine.core.events'], bare)}")
+
         path = args.keep or Path(tmp) / "run.jsonl"
         if not path.exists():
             make_transcript(path, args.steps)

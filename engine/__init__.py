@@ -1,34 +1,57 @@
 """agent-tui's engine: events, tools, policies, approvals, budgets, transcripts.
 
-Pure Python and pydantic; it imports neither textual nor rich.
+Pure Python and pydantic; it imports neither textual nor rich. The names below
+are the public API (`from engine import Tool, ...`, what scenario files import);
+each is imported from its module on first use (PEP 562), so that a command
+reading a transcript never builds the engine it does not run.
 """
 
-from engine import _moved
-from engine.core.engine import Engine, EngineError
-from engine.core.events import Action, Budget, Header, RuleInfo, Usage
-from engine.core.policy import Decision, HumanPolicy, Policy, PolicyError, RunView, ScriptedPolicy
-from engine.core.scenario import Scenario, Task
-from engine.core.tools import Param, Tool, ToolError
+from __future__ import annotations
 
-_moved.install()
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "Action",
-    "Budget",
-    "Decision",
-    "Engine",
-    "EngineError",
-    "Header",
-    "HumanPolicy",
-    "Param",
-    "Policy",
-    "PolicyError",
-    "RuleInfo",
-    "RunView",
-    "Scenario",
-    "ScriptedPolicy",
-    "Task",
-    "Tool",
-    "ToolError",
-    "Usage",
-]
+if TYPE_CHECKING:
+    from engine.core.engine import Engine
+    from engine.core.operator import EngineError
+    from engine.core.events import Action, Budget, Header, RuleInfo, Usage
+    from engine.core.policy import Decision, HumanPolicy, Policy, PolicyError, RunView, ScriptedPolicy
+    from engine.core.scenario import Scenario, Task
+    from engine.core.tools import Param, Tool, ToolError
+
+_HOMES = {
+    "Action": "engine.core.events",
+    "Budget": "engine.core.events",
+    "Decision": "engine.core.policy",
+    "Engine": "engine.core.engine",
+    "EngineError": "engine.core.operator",
+    "Header": "engine.core.events",
+    "HumanPolicy": "engine.core.policy",
+    "Param": "engine.core.tools",
+    "Policy": "engine.core.policy",
+    "PolicyError": "engine.core.policy",
+    "RuleInfo": "engine.core.events",
+    "RunView": "engine.core.policy",
+    "Scenario": "engine.core.scenario",
+    "ScriptedPolicy": "engine.core.policy",
+    "Task": "engine.core.scenario",
+    "Tool": "engine.core.tools",
+    "ToolError": "engine.core.tools",
+    "Usage": "engine.core.events",
+}
+"""Each public name and the module that defines it."""
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

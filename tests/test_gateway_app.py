@@ -9,7 +9,7 @@ from typing import Any
 import openai
 import pytest
 
-from engine.policy import Decision
+from engine.core.policy import Decision
 from tests.cockpit_worlds import wait_until
 from tests.fake_openai import FakeOpenAI, call, say
 from tests.gateway_harness import TOOLS, gateway

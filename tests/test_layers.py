@@ -43,15 +43,36 @@ def test_every_scenario_loads_without_ui() -> None:
     assert out.stdout.strip() == ""
 
 
-def test_old_engine_module_paths_are_the_moved_modules() -> None:
-    """Scenario files written before the rooms keep importing `engine.events`, `engine.safe`..."""
+def test_the_public_names_are_imported_on_first_use() -> None:
+    """`import engine` builds nothing; each name of `from engine import ...` is the object of its
+    module, and `__all__` and `dir()` list every one."""
+    code = (
+        "import sys, engine\n"
+        "before = sorted(m for m in sys.modules if m.startswith('engine.'))\n"
+        "from engine import Tool\n"
+        "print(before, 'engine.core.tools' in sys.modules, 'engine.core.engine' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[] True False"
     import importlib
 
-    from engine._moved import MOVED
+    names = ["Action", "Budget", "Decision", "Engine", "EngineError", "Header", "HumanPolicy", "Param", "Policy",
+             "PolicyError", "RuleInfo", "RunView", "Scenario", "ScriptedPolicy", "Task", "Tool", "ToolError", "Usage"]
+    assert sorted(engine.__all__) == names and set(names) <= set(dir(engine))
+    for name in names:
+        value = getattr(engine, name)
+        assert value is getattr(importlib.import_module(value.__module__), name), name
+        assert value.__module__.startswith("engine.core."), name
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        engine.Nothing  # noqa: B018
+    with pytest.raises(ImportError):
+        from engine import Nothing  # type: ignore[attr-defined] # noqa: F401
 
-    for old, new in MOVED.items():
-        assert importlib.import_module(old) is importlib.import_module(new), old
-    from engine.events import Observed  # type: ignore[import-not-found]
-    from engine.core.events import Observed as moved
 
-    assert Observed is moved
+def test_the_modules_live_only_at_their_own_paths() -> None:
+    """No aliases of the paths from before the engine was grouped into rooms (`engine.events`...)."""
+    import importlib
+
+    for old in ("engine.events", "engine.engine", "engine.policy", "engine.transcript", "engine.run", "engine.safe"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)

@@ -73,6 +73,25 @@ def test_a_command_builds_only_its_own_parser():
     assert heavy(modules, "tui.cli.run", "tui.cli.gateway", "tui.cli.replay", "tui.bench", "tui.cli.importing") == []
 
 
+def three_step_transcript(path: Path) -> Path:
+    """The support desk's return, approved: a transcript of 3 steps written by the real engine."""
+    subprocess.run(
+        [sys.executable, "-m", "tui.cli", "run", "support", "--headless", "--approve", "all", "-o", str(path)],
+        cwd=ROOT, capture_output=True, check=True, timeout=120,
+    )
+    return path
+
+
+def test_show_imports_the_reader_and_the_words_it_prints_only(tmp_path):
+    code, modules = loaded_by("show", str(three_step_transcript(tmp_path / "run.jsonl")))
+    assert code == 0
+    assert {"engine.stored.reader", "tui.plain"} <= modules  # the probe read and printed the run
+    assert heavy(modules, "textual", "rich", "httpx", "scenarios", "engine.model", "engine.sessions", "engine.mcp", "engine.gateway") == []
+    # neither the engine nor the importers of other tools' logs
+    assert heavy(modules, "engine.core.engine", "engine.core.approvals", "engine.core.policy", "engine.core.tools", "engine.core.state") == []
+    assert sorted(m for m in modules if m.startswith("engine.stored.importers.")) == ["engine.stored.importers.formats"]
+
+
 def test_the_listed_help_lines_are_the_ones_the_commands_register():
     """COMMANDS keeps each command's `--help` line so that listing them imports nothing;
     it must say what the command's module says."""

@@ -1,5 +1,5 @@
 """One JSON-schema attribute for a tool's arguments (`Tool.input_schema`), checked one way for MCP
-tools and the tools an agent declares to the gateway; `schema=` (its older name) still works."""
+tools and the tools an agent declares to the gateway."""
 
 from __future__ import annotations
 
@@ -25,14 +25,15 @@ SCHEMA = {
 }
 
 
-def test_the_older_keyword_and_attribute_name_the_same_schema():
-    old = Tool("t", "d", schema=SCHEMA)
-    new = Tool("t", "d", input_schema=SCHEMA)
-    assert old.input_schema is SCHEMA and old.schema is SCHEMA and new.schema is SCHEMA
-    assert old == new and old.json_schema() is SCHEMA
-    assert dataclasses.replace(old, name="u").input_schema is SCHEMA
-    assert [p["name"] for p in old.info().parameters] == ["path", "count", "tags"]
-    assert Tool("t", "d").input_schema is None and Tool("t", "d").schema is None
+def test_a_tool_names_its_schema_one_way():
+    tool = Tool("t", "d", input_schema=SCHEMA)
+    assert tool.json_schema() is SCHEMA and tool == Tool("t", "d", input_schema=dict(SCHEMA))
+    assert dataclasses.replace(tool, name="u").input_schema is SCHEMA
+    assert [p["name"] for p in tool.info().parameters] == ["path", "count", "tags"]
+    assert Tool("t", "d").input_schema is None
+    assert not hasattr(tool, "schema")  # the older name is gone
+    with pytest.raises(TypeError, match="schema"):
+        Tool("t", "d", schema=SCHEMA)  # type: ignore[call-arg]
 
 
 def test_the_gateway_and_mcp_tools_are_checked_the_same_way():

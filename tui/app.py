@@ -1,7 +1,7 @@
 """The cockpit: watch a run step by step and steer it.
 
 The app owns the view state: a fold of the events the bridge delivers
-(`engine.state.RunState`), updated on the UI thread only. Every engine call
+(`engine.core.state.RunState`), updated on the UI thread only. Every engine call
 that may run a policy or a tool goes through `_perform`, a thread worker; the
 app learns what happened from the `EngineEvent` messages and the closing
 `WorkDone` (see `tui.bridge`). While an operation runs (`busy`), only

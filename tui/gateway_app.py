@@ -19,13 +19,13 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Log, Static
 
-from engine.core.engine import EngineError
+from engine.core.operator import EngineError
 from engine.core.events import Event
 from engine.gateway import Gateway, GatewayRun
 from engine.core.policy import Decision
 from engine.core.state import PendingApproval
 from engine.core.text import clean
-from engine.model.config import safe_url
+from engine.core.urls import safe_url
 from tui.keys import QUIT_ON_CTRL_C, approval_bindings, quit_or_copy
 from tui.plain import event_lines, header_lines, outcome_line
 from tui.screens.approval import ApprovalScreen

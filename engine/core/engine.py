@@ -3,7 +3,7 @@
 `step()` advances the run to its next pause point: the policy is asked once,
 then its actions run (or the engine stops in `awaiting_approval` until the
 operator approves, rejects, edits or aborts). Every change is an event; state
-is the fold of those events (`engine.state`). Nothing a policy or tool does
+is the fold of those events (`engine.core.state`). Nothing a policy or tool does
 raises out of the engine: failures become observations or `policy_error`
 events.
 """
@@ -36,7 +36,7 @@ from engine.core.events import (
 )
 from engine.core.decisions import check_decision, unknown_outcome_text, usage_problem
 from engine.core.guards import Interrupted, RecordError, halt_reason, serialised
-from engine.core.operator import EngineError as EngineError, OperatorCalls  # EngineError: re-exported
+from engine.core.operator import OperatorCalls
 from engine.stored.eventlog import EventLog
 from engine.stored.transcript import EventSink
 from engine.core.parse import parse_decision_text

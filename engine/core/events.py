@@ -2,7 +2,7 @@
 
 Every event the engine produces is one of the pydantic models below. The
 transcript file is a header line followed by these events, one JSON object a
-line; run state is a fold over them (see `engine.state`).
+line; run state is a fold over them (see `engine.core.state`).
 """
 
 from __future__ import annotations

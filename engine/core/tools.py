@@ -7,7 +7,7 @@ timeout) becomes an `ToolResult` with `error=True` whose text the policy reads.
 from __future__ import annotations
 
 import time
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 from engine.core.deadline import DeadlineExceeded, call_with_deadline
@@ -76,13 +76,6 @@ class Tool:
     a tool an agent declared in its request to the gateway."""
     server: str | None = None
     """The MCP server that provides the tool (the tool panel groups by it)."""
-    schema: InitVar[dict[str, Any] | None] = None
-    """The older name of `input_schema`, still accepted as a keyword and read as an attribute."""
-
-    def __post_init__(self, schema: dict[str, Any] | None) -> None:
-        if schema is not None and self.input_schema is None:
-            object.__setattr__(self, "input_schema", schema)
-
     def info(self) -> ToolInfo:
         return ToolInfo(
             name=self.name,
@@ -109,9 +102,6 @@ class Tool:
             "properties": props,
             "required": [p.name for p in self.params if p.required],
         }
-
-
-Tool.schema = property(lambda tool: tool.input_schema, doc="The older name of `input_schema`.")  # type: ignore[assignment]
 
 
 @dataclass

@@ -36,7 +36,8 @@ from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
 from engine.gateway.upstream import Upstream, UpstreamPolicy
 from engine.gateway.wire import Response, built_reply, error_response, passthrough, tool_call
-from engine.model.config import Secret, safe_url
+from engine.core.urls import safe_url
+from engine.model.config import Secret
 from engine.core.policy import Decision
 from engine.core.state import PendingApproval
 from engine.sessions.run import default_transcript_path, free_path

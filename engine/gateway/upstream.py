@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 from engine.core.events import Usage
-from engine.core.urls import endpoint, url_secrets
-from engine.model.config import Secret, safe_url
+from engine.core.urls import endpoint, safe_url, url_secrets
+from engine.model.config import Secret
 from engine.model.keymask import KeyMask, MaskedStream
 from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
 from engine.core.policy import Decision, PolicyError, RunView

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterable
 
 from engine.mcp.guard import NOISE, TOO_LONG
-from engine.model.config import KEY_VARIABLES, safe_url
+from engine.core.urls import safe_url
+from engine.model.config import KEY_VARIABLES
 from engine.sessions.config import McpServerConfig
 
 GUARD = Path(__file__).with_name("guard.py")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from engine.core.events import Budget
-from engine.core.urls import safe_url as safe_url  # re-exported: engine.model.config.safe_url
+from engine.core.urls import safe_url
 from engine.model.wire import Mode
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -23,8 +23,8 @@ from engine.core.events import Usage
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.core.state import estimate_tokens
 from engine.core.text import clean
-from engine.core.urls import endpoint, url_secrets
-from engine.model.config import DEFAULT_BASE_URL, KEY_VARIABLES, ModelConfig, Secret, config_from_env, safe_url
+from engine.core.urls import endpoint, safe_url, url_secrets
+from engine.model.config import DEFAULT_BASE_URL, KEY_VARIABLES, ModelConfig, Secret, config_from_env
 from engine.model.messages import MessageLog
 from engine.model.http import RETRY_STATUSES, read_capped, read_reply, retry_after, ssl_context, status_error, timeout_kind
 from engine.model.keymask import KeyMask

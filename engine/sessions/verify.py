@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from engine.core.collector import HeapFreezer
-from engine.core.engine import Engine, EngineError
+from engine.core.engine import Engine
 from engine.core.events import Event, Observed
+from engine.core.operator import EngineError
 from engine.core.policy import Policy
 from engine.core.scenario import Scenario, Task
 from engine.core.state import RunState

@@ -187,7 +187,7 @@ class _Operator:
 def cmd_gateway(args: argparse.Namespace) -> int:
     gateway, server = build(args)
     upstream = gateway.upstream
-    from engine.model.config import safe_url
+    from engine.core.urls import safe_url
 
     banner = f"agent-tui gateway: listening on {server.url} -> {upstream.label} ({safe_url(upstream.url)})"
     if args.headless:

@@ -42,7 +42,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     replay, export and fork open like any run. The format is detected from the content.
     """
     from engine.stored.importers import runs_from_bytes
-    from engine.stored.importers.detect import starts_with_header
+    from engine.stored.importers.formats import starts_with_header
     from engine.stored.reader import run_spans
     from engine.stored.transcript import TranscriptError, read_bytes, write_transcript
 

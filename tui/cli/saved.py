@@ -103,7 +103,6 @@ def print_run(header: Any, events: Any, *, unfinished_note: bool = True, unfinis
     """`unfinished`: the `tool_started` note of a call the run stopped in (a kill): its outcome is unknown."""
     import sys
 
-    from engine.core.engine import unknown_outcome_text
     from tui.plain import event_lines, header_lines
 
     write = sys.stdout.write
@@ -118,6 +117,8 @@ def print_run(header: Any, events: Any, *, unfinished_note: bool = True, unfinis
     if lines:
         write("\n".join(lines) + "\n")
     if unfinished is not None and unfinished_note:
+        from engine.core.decisions import unknown_outcome_text
+
         print(f"  !        {unknown_outcome_text(unfinished)}")
     if unfinished_note and not ended:
         if header.scenario == "imported":

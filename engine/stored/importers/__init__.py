@@ -4,7 +4,7 @@ One module per format, each detected from the content (`detect`):
 
 | format | module | what |
 | --- | --- | --- |
-| jsonl | (engine.transcript) | agent-tui's own transcript |
+| jsonl | (engine.stored.transcript) | agent-tui's own transcript |
 | chat | chat | OpenAI chat messages: a list, {"messages"}, a request body, a request + response, fine-tune JSONL |
 | claude-code | claude_code | Claude Code session JSONL |
 | codex | codex | Codex CLI rollout JSONL |
@@ -27,21 +27,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine.stored.importers.build import IMPORTED, Draft, found, loads
-from engine.stored.importers.chat import read_chat, read_chat_lines
-from engine.stored.importers.claude_code import read_claude_code
-from engine.stored.importers.codex import read_codex
-from engine.stored.importers.detect import FORMAT_NAMES, TEXT_FORMATS, ZIP_MAGIC, Sniffed, decode, json_rows, sniff, starts_with_header
-from engine.stored.importers.gemini_cli import read_gemini_cli
-from engine.stored.importers.opencode import read_opencode
-from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json, read_inspect_messages
-from engine.stored.importers.alfworld import read_alfworld
-from engine.stored.importers.react import read_text
-from engine.stored.importers.swe_agent import read_mini, read_swe_agent
+from engine.stored.importers.formats import FORMAT_NAMES, IMPORTED, TEXT_FORMATS, ZIP_MAGIC, Sniffed, starts_with_header
 from engine.stored.reader import as_utf8, run_bytes, run_spans
 from engine.stored.runs import choose, chosen_run, others_warning, run_id
 from engine.stored.transcript import Transcript, TranscriptError, read_bytes, read_from_bytes
+
+if TYPE_CHECKING:
+    from engine.stored.importers.build import Draft
 
 FORMATS: tuple[str, ...] = ("auto", *FORMAT_NAMES)
 __all__ = ["FORMATS", "FORMAT_NAMES", "IMPORTED", "detect_format", "load_any", "load_runs", "runs_from_bytes"]
@@ -49,6 +43,8 @@ __all__ = ["FORMATS", "FORMAT_NAMES", "IMPORTED", "detect_format", "load_any", "
 
 def detect_format(name: str, text: str) -> str:
     """The format name of `text` (one of FORMATS but 'auto'); TranscriptError when it is none."""
+    from engine.stored.importers.detect import sniff
+
     return sniff(name, text.encode("utf-8")).fmt
 
 
@@ -59,6 +55,9 @@ def _forced(name: str, data: bytes, fmt: str) -> Sniffed:
     """The file read as `fmt`: refused, naming both, when its content is plainly another format
     (a valid chat file given as a Codex rollout); read as `fmt` when detection finds that format
     or none (its JSON parsed once, if it is one document)."""
+    from engine.stored.importers.build import loads
+    from engine.stored.importers.detect import decode
+
     detected = _detected_as(name, data, fmt)
     if fmt == "jsonl":
         return Sniffed(fmt)
@@ -75,6 +74,8 @@ def _forced(name: str, data: bytes, fmt: str) -> Sniffed:
 def _detected_as(name: str, data: bytes, fmt: str) -> Sniffed | None:
     """What detection finds in a file given as `fmt` (None: nothing); TranscriptError naming
     both formats when it is another one (a text trace's dialects count as one)."""
+    from engine.stored.importers.detect import sniff
+
     try:
         detected = sniff(name, data)
     except TranscriptError:
@@ -101,6 +102,8 @@ def _a(words: str) -> str:
 
 
 def _document(name: str, sniffed: Sniffed) -> object:
+    from engine.stored.importers.build import loads
+
     if sniffed.document is not None:
         return sniffed.document
     try:
@@ -112,6 +115,19 @@ def _document(name: str, sniffed: Sniffed) -> object:
 
 
 def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
+    """The runs of a file of another tool's format, each as a Draft (its readers are imported here)."""
+    from engine.stored.importers.alfworld import read_alfworld
+    from engine.stored.importers.chat import read_chat, read_chat_lines
+    from engine.stored.importers.claude_code import read_claude_code
+    from engine.stored.importers.codex import read_codex
+    from engine.stored.importers.build import found
+    from engine.stored.importers.detect import json_rows
+    from engine.stored.importers.gemini_cli import read_gemini_cli
+    from engine.stored.importers.inspect_log import read_eval_zip, read_inspect_json, read_inspect_messages
+    from engine.stored.importers.opencode import read_opencode
+    from engine.stored.importers.react import read_text
+    from engine.stored.importers.swe_agent import read_mini, read_swe_agent
+
     fmt = sniffed.fmt
     if data.startswith(ZIP_MAGIC):
         if fmt == "inspect":
@@ -154,6 +170,8 @@ def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool =
         raise TranscriptError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     data = as_utf8(name, data)  # bytes not read by `read_bytes`: UTF-16 decoded as a file's would be
     if fmt == "auto":
+        from engine.stored.importers.detect import sniff
+
         sniffed = sniff(name, data)
     elif data.startswith(ZIP_MAGIC):
         sniffed = Sniffed(fmt)

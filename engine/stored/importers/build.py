@@ -21,9 +21,9 @@ from typing import Any, Iterator, Union
 from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKind, Observed, RunEnded, ToolInfo, Usage
 from engine.core.jsonvalues import MAX_DEPTH, too_deep
 from engine.core.state import RunState, decision_text, estimate_tokens
+from engine.stored.importers.formats import IMPORTED
 from engine.stored.transcript import Transcript, TranscriptError
 
-IMPORTED = "imported"
 ANSWER_TOOLS = frozenset({"final_result", "final_answer"})
 """Tools whose call is the run's structured answer (pydantic-ai's `final_result`, smolagents' `final_answer`)."""
 _NO_SUCH_TOOL = re.compile(r"tool '?([\w.-]+)'? (?:does not exist|not found)|unknown tool|no such tool", re.I)

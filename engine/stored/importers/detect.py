@@ -11,12 +11,12 @@ was found there and the formats that were tried.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from engine.stored.importers.build import found, loads, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
+from engine.stored.importers.formats import TRIED, ZIP_MAGIC, Sniffed, starts_with_header
 from engine.stored.importers.gemini_cli import is_gemini_session
 from engine.stored.importers.opencode import is_opencode_export
 from engine.stored.importers.inspect_log import is_inspect, is_inspect_messages
@@ -25,51 +25,6 @@ from engine.stored.importers.react import KEYWORD, decolour, dialect
 from engine.stored.importers.swe_agent import is_mini, is_swe_agent
 from engine.stored.reader import as_utf8
 from engine.stored.transcript import TranscriptError
-
-FORMAT_NAMES: dict[str, str] = {
-    "jsonl": "agent-tui transcript",
-    "chat": "OpenAI chat messages (list, {\"messages\"}, request body, request + response, fine-tune JSONL)",
-    "claude-code": "Claude Code session JSONL",
-    "codex": "Codex CLI rollout JSONL",
-    "gemini-cli": "Gemini CLI chat (JSONL, or JSON in older versions)",
-    "opencode": "opencode session (opencode export)",
-    "swe-agent": "SWE-agent .traj",
-    "mini-swe-agent": "mini-swe-agent trajectory",
-    "inspect": "Inspect AI eval log (.json, .eval) or a sample's message list",
-    "trace": "text trace (Question:/Thought:/Action:/Observation:)",
-    "react": "ReAct numbered text (Thought 1:/Action 1:/Observation 1:)",
-    "langchain": "LangChain scratchpad (Action:/Action Input:)",
-    "alfworld": "ALFWorld text game (Your task is to: / > command)",
-}
-TEXT_FORMATS = ("trace", "react", "langchain", "alfworld")
-"""The formats read as text lines, not JSON."""
-TRIED = "tried: " + "; ".join(FORMAT_NAMES.values())
-ZIP_MAGIC = b"PK\x03\x04"
-
-
-@dataclass
-class Sniffed:
-    """The format, and what was already parsed to decide it (so nothing is parsed twice)."""
-
-    fmt: str
-    text: str = ""
-    document: Any = None
-    rows: list[tuple[int, Any]] | None = None
-
-
-def starts_with_header(data: bytes) -> bool:
-    """The first non-blank line is an agent-tui header as the writer writes it (found in the bytes)."""
-    pos = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-    size = len(data)
-    while pos < size:
-        end = data.find(b"\n", pos)
-        end = size if end < 0 else end
-        line = data[pos:end].strip()
-        if line:
-            return line.startswith((b'{"type": "header"', b'{"type":"header"'))
-        pos = end + 1
-    return False
-
 
 def decode(name: str, data: bytes) -> str:
     """The text of a foreign file: UTF-8 (with or without a byte-order mark), or UTF-16 with one
