@@ -185,10 +185,6 @@ def servers_from_args(config: Config, commands: list[str], urls: list[str]) -> l
     return servers
 
 
-def public_servers(servers: list[McpServerConfig]) -> list[dict[str, Any]]:
-    return [s.public() for s in servers]
-
-
 def default_policy(scenario, extras: RunExtras) -> str:
     """The policy a run starts with when neither --policy nor --model is given."""
     if scenario.policies:
