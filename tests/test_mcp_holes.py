@@ -18,7 +18,7 @@ from engine import Decision
 from engine.core.events import RuleInfo
 from engine.core.scenario import Task
 from engine.mcp import McpHub, hub_tools
-from engine.sessions.config import McpServerConfig
+from engine.mcp.servers import McpServerConfig
 from engine.sessions.run import new_run
 from scenarios.mcp import SCENARIO as MCP
 from tests.fake_openai import FakeOpenAI, call, say

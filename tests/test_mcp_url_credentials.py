@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.sessions.config import Config, McpServerConfig, parse_config
+from engine.mcp.servers import McpServerConfig
+from engine.sessions.config import Config, parse_config
 from tui.cli.common import UsageError
 from tui.cli.vouched import vouched_servers
 

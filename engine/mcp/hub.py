@@ -36,7 +36,7 @@ from typing import IO, Any, Callable, Iterable
 
 from engine.mcp.guard import NOISE, TOO_LONG
 from engine.model.config import KEY_VARIABLES, safe_url
-from engine.sessions.config import McpServerConfig
+from engine.mcp.servers import McpServerConfig
 
 GUARD = Path(__file__).with_name("guard.py")
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024

@@ -17,7 +17,8 @@ from tui.cli.common import UsageError, file_name
 from tui.cli.secrets import url_argument
 
 if TYPE_CHECKING:  # engine modules load in the handlers: `--help` imports no engine
-    from engine.sessions.config import Config, McpServerConfig
+    from engine.mcp.servers import McpServerConfig
+    from engine.sessions.config import Config
     from engine.core.events import Budget
     from engine.core.scenario import Task
     from engine.model.policy import ModelConfig
@@ -152,7 +153,7 @@ def named_policies(config: Config) -> dict[str, ModelConfig]:
 
 def servers_from_args(config: Config, commands: list[str], urls: list[str]) -> list[McpServerConfig]:
     """The servers `--mcp` and `--mcp-url` ask for: configured ones by name, others from their command line."""
-    from engine.sessions.config import McpServerConfig
+    from engine.mcp.servers import McpServerConfig
 
     servers: list[McpServerConfig] = []
     taken: set[str] = set()
