@@ -11,7 +11,7 @@ from engine.stored.replay import Timeline
 from engine.sessions.run import new_run
 from tests.cockpit_worlds import fixed_clock, settle, support_run
 from tui.app import CockpitApp
-from tui.cli.common import EXIT_UNFINISHED
+from tui.exits import EXIT_UNFINISHED
 from tui.layout import MIN_HEIGHT, MIN_TRANSCRIPT, MIN_WIDTH, TooSmallScreen, side_width
 from tui.replay_app import ReplayApp
 from tui.widgets.footer import CockpitFooter, FooterKeyLabel

@@ -10,9 +10,9 @@ parser and sets `handler=` to a function `(args) -> exit code`. To add one,
 write the module (import anything heavy inside the handler, so `--help`
 stays fast) and add its name to `SUBCOMMANDS` below. Flags of `run` are added
 in `tui.cli.run.add_arguments`. Report a user's mistake by raising
-`UsageError` (tui.cli.common): `main` prints it and exits 2.
+`UsageError` (tui.exits): `main` prints it and exits 2.
 
-Exit codes (tui.cli.common): 0 answered or ok, 3 stopped by a brake or budget
+Exit codes (tui.exits): 0 answered or ok, 3 stopped by a brake or budget
 (`verify`: differs), 4 handed off to a human, 5 aborted, 6 the cockpit quit on
 a run that can go on (`run --resume` continues it), 2 usage error or a file
 that cannot be read, 1 internal error (`bench`: a check failed).
@@ -25,7 +25,8 @@ import importlib
 import sys
 from typing import Any, Sequence
 
-from tui.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, UsageError, report
+from tui.cli.common import Parser
+from tui.exits import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, report
 
 __all__ = ["COMMANDS", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "build_parser", "console_main", "main"]
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui.cli.common import UsageError, file_name
+from tui.cli.common import file_name
 from tui.cli.secrets import url_argument
+from tui.exits import UsageError
 
 if TYPE_CHECKING:  # engine modules load in the handlers: `--help` imports no engine
     from engine.mcp.servers import McpServerConfig

@@ -15,7 +15,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from engine.core.urls import safe_url
-from tui.cli.common import UsageError
+from tui.exits import UsageError
 
 if TYPE_CHECKING:
     from engine.mcp.servers import McpServerConfig
