@@ -38,7 +38,7 @@ _CLEAN_TOUCHES = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u20
 
 
 def safe_text(value: str) -> str:
-    """Untrusted text made safe to draw: `engine.text.clean`, then tabs expanded.
+    """Untrusted text made safe to draw: `engine.core.text.clean`, then tabs expanded.
 
     Text without a character `clean` acts on is returned as it is, after a
     quick scan (most text; the regexes of `clean` are slow on long outputs).

@@ -13,7 +13,7 @@ INTERFACE (the cockpit and the replay viewer use only this):
     pane.follow                   # True while the pane sticks to the newest line
 
 Untrusted text (thoughts, arguments, observations) is drawn as data: never
-parsed as markup, control characters replaced (engine.text.clean).
+parsed as markup, control characters replaced (engine.core.text.clean).
 
 How it stays fast at 100,000 events: a `RowIndex` (tui/widgets/rows.py)
 keeps, for the current width, only the number of rows each event takes plus
