@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from engine.core.tools import execute  # noqa: E402
 from engine.mcp import McpHub, hub_tools  # noqa: E402
-from engine.sessions.config import McpServerConfig  # noqa: E402
+from engine.mcp.servers import McpServerConfig  # noqa: E402
 from mcp_echo_server import word_count  # noqa: E402
 from bench.options import at_least  # noqa: E402
 

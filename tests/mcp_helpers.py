@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.sessions.config import McpServerConfig
+from engine.mcp.servers import McpServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "mcp_server.py")

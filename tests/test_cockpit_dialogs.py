@@ -14,7 +14,7 @@ from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import HELP, BudgetScreen, ConfirmScreen, FocusBox, HelpScreen, SaveScreen
 from tui.screens.forms import EditArgsScreen, TakeOverScreen
-from tui.widgets.footer import CockpitFooter, FooterKey
+from tui.widgets.footer import CockpitFooter, FooterKeyLabel
 
 SIZE = (120, 40)
 pytestmark = pytest.mark.anyio
@@ -184,14 +184,14 @@ async def test_help_lists_o_and_the_footer_puts_first_things_first(tmp_path: Pat
         await pilot.press("n")
         await settle(pilot)
         footer = app.query_one(CockpitFooter)
-        keys = [key.action for key in footer.query(FooterKey) if key.parent is footer]
+        keys = [key.action for key in footer.query(FooterKeyLabel) if key.parent is footer]
         assert keys[:2] == ["step", "continue_run"] and keys[-1] == "toggle_folds", keys
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         await pilot.pause()
-        keys = [key.action for key in footer.query(FooterKey) if key.parent is footer]
+        keys = [key.action for key in footer.query(FooterKeyLabel) if key.parent is footer]
         assert keys[:2] == ["step", "continue_run"] and "toggle_folds" not in keys, "o does not fit whole at 80: help lists it"
-        always = [key for key in footer.query("#always-keys FooterKey") if key.display]
+        always = [key for key in footer.query("#always-keys FooterKeyLabel") if key.display]
         assert [key.action for key in always] == ["help", "quit"]
         assert all(key.region.right <= 80 and key.region.area > 0 for key in always)
 

@@ -11,10 +11,10 @@ from engine.stored.replay import Timeline
 from engine.sessions.run import new_run
 from tests.cockpit_worlds import fixed_clock, settle, support_run
 from tui.app import CockpitApp
-from tui.cli.common import EXIT_UNFINISHED
+from tui.exits import EXIT_UNFINISHED
 from tui.layout import MIN_HEIGHT, MIN_TRANSCRIPT, MIN_WIDTH, TooSmallScreen, side_width
 from tui.replay_app import ReplayApp
-from tui.widgets.footer import CockpitFooter, FooterKey
+from tui.widgets.footer import CockpitFooter, FooterKeyLabel
 from tui.widgets.grid_map import GridMap
 from tui.widgets.strip import CompactStrip
 from tui.widgets.transcript import TranscriptPane
@@ -36,7 +36,7 @@ def footer_keys_in_view(app, width: int) -> list[str]:
     footer = app.query_one(CockpitFooter)
     return [
         key.action
-        for key in footer.query(FooterKey)
+        for key in footer.query(FooterKeyLabel)
         if key.display and key.region.area > 0 and key.region.right <= width
     ]
 

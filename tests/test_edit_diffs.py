@@ -230,7 +230,7 @@ def test_the_reference_filesystem_server_takes_these_arguments_and_changes_what_
     """The real @modelcontextprotocol/server-filesystem: its write_file and edit_file take the
     table's argument names, and its own dry-run diff of an edit changes the lines ours shows."""
     from engine.mcp import McpHub, hub_tools
-    from engine.sessions.config import McpServerConfig
+    from engine.mcp.servers import McpServerConfig
     from tests.mcp_helpers import filesystem_bin
 
     folder = tmp_path / "files"

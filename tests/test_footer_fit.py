@@ -14,17 +14,17 @@ from tests.test_replay_app import saved_run
 from tui.app import CockpitApp
 from tui.replay_app import ReplayApp, _fork_from
 from tui.screens.approval import ApprovalScreen
-from tui.widgets.footer import CockpitFooter, FooterKey, key_width
+from tui.widgets.footer import CockpitFooter, FooterKeyLabel, key_width
 
 pytestmark = pytest.mark.anyio
 
 
-def shown_keys(app) -> list[FooterKey]:
+def shown_keys(app) -> list[FooterKeyLabel]:
     """The footer's own keys (not the always-shown ones), after checking each is drawn whole
     left of the always-shown keys."""
     footer = app.query_one(CockpitFooter)
     always = footer.query_one("#always-keys")
-    keys = [key for key in footer.children if isinstance(key, FooterKey) and key.display]
+    keys = [key for key in footer.children if isinstance(key, FooterKeyLabel) and key.display]
     for key in keys:
         words = f"{key.key_display} {key.description}"
         assert key.region.width == key_width(key.key_display, key.description), words

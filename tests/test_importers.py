@@ -185,7 +185,7 @@ def test_imports_replay_like_any_run():
     timeline = Timeline(t.header, t.events)
     assert timeline.steps() == 5
     assert [m.kind for m in timeline.markers()] == ["error", "end"]
-    assert timeline.final_state() == fold(t.header, t.events)
+    assert timeline.state_at(len(timeline)) == fold(t.header, t.events)
 
 
 def test_show_and_replay_open_foreign_formats(capsys):

@@ -22,8 +22,8 @@ from tests.cockpit_worlds import settle, support_run
 from tests.test_tmux import Tmux, tmux  # noqa: F401 (fixture)
 from tests.test_tmux_small import start
 from tui.app import CockpitApp
-from tui.cli.common import EXIT_OK, EXIT_UNFINISHED
 from tui.cli.stops import resume_command
+from tui.exits import EXIT_OK, EXIT_UNFINISHED
 from tui.layout import TooSmallScreen
 from tui.replay_app import ReplayApp
 from tui.screens.approval import ApprovalScreen

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine import Decision
-from engine.sessions.config import McpServerConfig
+from engine.mcp.servers import McpServerConfig
 from engine.mcp import McpHub, McpStartError, hub_tools
 from engine.sessions.run import new_run
 from engine.core.tools import validate_args

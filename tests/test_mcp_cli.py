@@ -209,7 +209,8 @@ def test_mcp_url_streamable_http(tmp_path):
 
 
 def test_server_names_from_command_lines_and_urls():
-    from engine.sessions.config import Config, McpServerConfig
+    from engine.mcp.servers import McpServerConfig
+    from engine.sessions.config import Config
     from tui.cli.run_extras import server_name, servers_from_args
 
     assert server_name(["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]) == "filesystem"

@@ -18,7 +18,7 @@ from engine import Decision
 from engine.core.events import RuleInfo
 from engine.core.scenario import Task
 from engine.mcp import McpHub, hub_tools
-from engine.sessions.config import McpServerConfig
+from engine.mcp.servers import McpServerConfig
 from engine.sessions.run import new_run
 from scenarios.mcp import SCENARIO as MCP
 from tests.fake_openai import FakeOpenAI, call, say
@@ -150,8 +150,8 @@ def test_a_server_cannot_take_another_servers_tool_name(tmp_path):
 
 
 def test_names_that_cannot_be_told_apart_are_refused_at_start_naming_both_servers(tmp_path):
-    from tui.cli.common import UsageError
     from tui.cli.run_extras import start_servers
+    from tui.exits import UsageError
 
     a = hostile(tmp_path, "a", [tool("x"), tool("b.x")])
     ab = hostile(tmp_path, "a.b", [tool("x"), tool("b.x")])  # a's `b.x` and a.b's `x` both become `a.b.x`

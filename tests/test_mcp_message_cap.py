@@ -14,7 +14,7 @@ import pytest
 from engine import Decision
 from engine.mcp import McpHub, McpStartError
 from engine.mcp.hub import MAX_MESSAGE_BYTES, McpFault
-from engine.sessions.config import McpServerConfig
+from engine.mcp.servers import McpServerConfig
 from engine.sessions.run import new_run
 from scenarios.mcp import SCENARIO as MCP
 from engine.core.scenario import Task

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.sessions.config import Config, McpServerConfig, parse_config
-from tui.cli.common import UsageError
+from engine.mcp.servers import McpServerConfig
+from engine.sessions.config import Config, parse_config
 from tui.cli.vouched import vouched_servers
+from tui.exits import UsageError
 
 SECRET_URL = "https://user:s3cret@tools.example/mcp?token=t0ken"
 

@@ -123,7 +123,8 @@ def test_an_observation_shares_the_arguments_of_the_call_it_answers(tmp_path):
     second copy of its arguments."""
     path = tmp_path / "run.jsonl"
     lookup_run(path, 3)
-    state = Timeline.open(path).final_state()
+    timeline = Timeline.open(path)
+    state = timeline.state_at(len(timeline))
     assert len(state.history) == 3
     for step in state.history:
         assert step.observations[0].args is step.actions[0].args

@@ -89,14 +89,14 @@ async def test_a_prefix_shows_exactly_the_lines_of_the_list(columns):
             assert base.reads < 120
 
 
-async def test_a_list_after_a_prefix_and_append_after_a_prefix():
+async def test_a_list_after_a_prefix_and_a_longer_prefix():
     events = make_events(40)
     app = Two()
     async with app.run_test(size=(70, 40)) as pilot:
         listed, lazy = app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
         base = Base(events, True)
         lazy.reset(HEADER, Prefix(base, 30, base.figures))
-        lazy.append(events[30])
+        lazy.reset(HEADER, Prefix(base, 31, base.figures))
         listed.reset(HEADER, events[:31])
         await pilot.pause()
         assert lines(lazy) == lines(listed)

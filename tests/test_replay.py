@@ -55,7 +55,7 @@ def test_replay_of_each_builtin_run_reaches_the_live_final_state(tmp_path, name,
     run, path = _saved(tmp_path, name, task, policy)
     timeline = Timeline.open(path, checkpoint_every=2)
     assert len(timeline) == len(run.engine.events)
-    assert timeline.final_state() == run.engine.state
+    assert timeline.state_at(len(timeline)) == run.engine.state
     assert timeline.state_at(len(timeline)) == run.engine.state
     assert timeline.seek(len(timeline)) == run.engine.state
     for k in range(len(timeline) + 1):
@@ -133,7 +133,6 @@ def test_next_and_previous_marker_and_step(tmp_path):
     timeline = Timeline.open(path)
     events = run.engine.events
     decisions = [i for i, e in enumerate(events) if e.type == "decision"]
-    assert timeline.decision_indices() == decisions
     assert timeline.steps() == 5
     assert timeline.step_boundaries() == [0, *decisions[1:], len(events) - 1, len(events)]
     assert timeline.next_step(0) == decisions[1]
@@ -147,7 +146,7 @@ def test_next_and_previous_marker_and_step(tmp_path):
     assert timeline.next_marker(end.position) is None
     assert timeline.prev_marker(end.position) == error
     assert timeline.prev_marker(error.position) is None
-    assert timeline.step_at(0) == 0 and timeline.step_at(1) == 1 and timeline.step_at(len(events)) == 5
+    assert timeline.state_at(0).step == 0 and timeline.state_at(1).step == 1 and timeline.state_at(len(events)).step == 5
 
 
 def test_position_after_step_keeps_whole_steps(tmp_path):
@@ -182,7 +181,7 @@ def test_a_torn_last_line_loads_the_rest_with_a_warning(tmp_path):
     timeline = Timeline.open(path)
     assert len(timeline) == len(run.engine.events) - 1
     assert len(timeline.warnings) == 1 and "cut off" in timeline.warnings[0]
-    assert timeline.final_state() == fold(run.engine.header, run.engine.events[:-1])
+    assert timeline.state_at(len(timeline)) == fold(run.engine.header, run.engine.events[:-1])
 
 
 def test_a_bad_line_in_the_middle_ends_the_timeline_there_and_is_named(tmp_path):

@@ -95,12 +95,12 @@ def test_show_imports_the_reader_and_the_words_it_prints_only(tmp_path):
 def test_the_listed_help_lines_are_the_ones_the_commands_register():
     """COMMANDS keeps each command's `--help` line so that listing them imports nothing;
     it must say what the command's module says."""
-    from tui.cli import COMMANDS, LazySubcommands, build_parser
+    from tui.cli import COMMANDS, build_parser
 
     parser = build_parser()
-    (sub,) = [a for a in parser._actions if isinstance(a, LazySubcommands)]
+    sub = parser.subcommands
     for name, _module, help in COMMANDS:
-        built = sub.parser_for(name)
+        built = sub.build(name)
         assert built.prog == f"agent-tui {name}"
         assert sub.registered_help[name] == help, name
     args = parser.parse_args(["show", "run.jsonl"])

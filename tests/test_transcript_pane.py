@@ -264,12 +264,14 @@ async def test_follows_the_end_unless_scrolled_up() -> None:
     app = PaneApp()
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(TranscriptPane)
-        pane.reset(HEADER, [e for step in range(1, 31) for e in (decision(step), observed(step, f"result {step}"))])
+        events = [e for step in range(1, 31) for e in (decision(step), observed(step, f"result {step}"))]
+        pane.reset(HEADER, events)
         await pilot.pause()
         assert pane.follow
         assert pane.scroll_offset.y == pane.max_scroll_y > 0
 
-        pane.append(decision(31, "the newest thought"))
+        events.append(decision(31, "the newest thought"))
+        pane.reset(HEADER, events)
         await pilot.pause()
         assert pane.follow and pane.scroll_offset.y == pane.max_scroll_y
         assert "the newest thought" in "\n".join(pane.render_line(y).text for y in range(pane.size.height))
@@ -280,8 +282,8 @@ async def test_follows_the_end_unless_scrolled_up() -> None:
         assert not pane.follow
         held = pane.scroll_offset.y
         assert held < pane.max_scroll_y
-        pane.append(observed(31, "appended while scrolled up"))
-        pane.append(decision(32))
+        events += [observed(31, "appended while scrolled up"), decision(32)]
+        pane.reset(HEADER, events)
         await pilot.pause()
         assert pane.scroll_offset.y == held
         assert not pane.follow
@@ -289,7 +291,8 @@ async def test_follows_the_end_unless_scrolled_up() -> None:
         await pilot.press("end")
         await pilot.pause(0.5)
         assert pane.follow
-        pane.append(observed(32, "after returning to the end"))
+        events.append(observed(32, "after returning to the end"))
+        pane.reset(HEADER, events)
         await pilot.pause()
         assert pane.scroll_offset.y == pane.max_scroll_y
         assert "after returning to the end" in "\n".join(pane.render_line(y).text for y in range(pane.size.height))
@@ -324,7 +327,7 @@ async def test_reset_to_a_prefix_and_back() -> None:
         assert pane.event_count == 5
         assert find(rows, "a different third step") and not [r for r in rows if "thought 3" in r]
 
-        pane.append(observed(3, "appended after a fork"))
+        pane.reset(HEADER, [*other, observed(3, "appended after a fork")])
         await pilot.pause()
         assert find(all_rows(pane), "appended after a fork")
 
@@ -345,10 +348,9 @@ async def test_stream_shows_a_partial_thought_until_a_decision() -> None:
         assert not [r for r in all_rows(pane) if "Thinking" in r]
 
         pane.stream("partial")
-        pane.append(observed(1, "an observation keeps the stream"))
         await pilot.pause()
         assert all_rows(pane)[-1].split() == ["Thinking…", "partial"]
-        pane.append(decision(2, "the decided thought"))
+        pane.reset(HEADER, [decision(1), observed(1, "done"), decision(2, "the decided thought")])
         await pilot.pause()
         rows = all_rows(pane)
         assert not [r for r in rows if "Thinking" in r]

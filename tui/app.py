@@ -31,8 +31,8 @@ from engine.core.text import clean
 from engine.stored.lock import open_replace
 from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
-from tui.cli.common import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED
 from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, FOLD_COMMAND, action_applies
+from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED
 from tui.keys import QUIT_ON_CTRL_C, approval_bindings, quit_or_copy
 from tui.layout import TooSmallScreen, fit
 from tui.mcp_cockpit import McpCockpit

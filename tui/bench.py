@@ -24,7 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from tui.cli.common import EXIT_CHECK_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, positive_int
+from tui.cli.common import positive_int
+from tui.exits import EXIT_CHECK_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 RUN_FIELDS = [
     "scenario",

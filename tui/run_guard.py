@@ -32,7 +32,7 @@ def watch_run(app: Any) -> None:
 
 def _terminate(app: Any) -> None:
     """SIGTERM: stop what can be stopped and leave, restoring the terminal."""
-    from tui.cli.common import EXIT_CODES
+    from tui.exits import EXIT_CODES
 
     app.terminated = True
     app.bridge.interrupt.set()

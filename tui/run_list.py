@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from engine.core.text import clean
-from tui.cli.common import UsageError, os_error_text
+from tui.exits import UsageError, os_error_text
 
 COLUMNS = ("when", "source", "task", "policy", "steps", "outcome", "tokens", "cost", "resume", "file")
 _NARROWEST = {"task": 12, "outcome": 8}

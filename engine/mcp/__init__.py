@@ -1,6 +1,29 @@
-"""MCP tool servers in a run: the client hub, and their tools as engine tools."""
+"""MCP tool servers in a run: their configuration, the client hub, and their tools as engine tools.
 
-from engine.mcp.hub import McpFault, McpHub, McpStartError, Progress, kill_all
-from engine.mcp.tools import hub_tools, result_text, tool_kind
+The names below are imported when first used, so reading a server's configuration
+(`engine.mcp.servers`) does not load the hub.
+"""
 
-__all__ = ["McpFault", "McpHub", "McpStartError", "Progress", "hub_tools", "kill_all", "result_text", "tool_kind"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOME = {
+    "McpFault": "engine.mcp.hub",
+    "McpHub": "engine.mcp.hub",
+    "McpStartError": "engine.mcp.hub",
+    "Progress": "engine.mcp.hub",
+    "kill_all": "engine.mcp.hub",
+    "hub_tools": "engine.mcp.tools",
+    "result_text": "engine.mcp.tools",
+    "tool_kind": "engine.mcp.tools",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'engine.mcp' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOME[name]), name)

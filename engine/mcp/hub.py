@@ -37,7 +37,7 @@ from typing import IO, Any, Callable, Iterable
 from engine.mcp.guard import NOISE, TOO_LONG
 from engine.core.urls import safe_url
 from engine.model.config import KEY_VARIABLES
-from engine.sessions.config import McpServerConfig
+from engine.mcp.servers import McpServerConfig
 
 GUARD = Path(__file__).with_name("guard.py")
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024

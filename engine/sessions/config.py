@@ -52,13 +52,13 @@ from urllib.parse import urlsplit
 from engine.core.edits import EditTool, EditToolError, edit_tool
 from engine.core.smallfile import SmallFileError, read_small_text
 from engine.core.urls import safe_url
+from engine.mcp.servers import DEFAULT_MCP_TIMEOUT, McpServerConfig
 
 if TYPE_CHECKING:  # the events (pydantic) load only when a rule is read: `--help` stays light
     from engine.core.events import RuleInfo
 
 
 CONFIG_NAME = "agent-tui.toml"
-DEFAULT_MCP_TIMEOUT = 30.0
 DEFAULT = "default"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -114,40 +114,6 @@ class PolicyConfig:
             system=self.system,
         )
         return replace(config, timeout=self.timeout) if self.timeout is not None else config
-
-
-@dataclass(frozen=True)
-class McpServerConfig:
-    """One MCP tool server: a command to start (stdio) or a URL (streamable HTTP)."""
-
-    name: str
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    url: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    trusted: bool = False
-    timeout: float = DEFAULT_MCP_TIMEOUT
-    source: str = DEFAULT
-
-    @property
-    def transport(self) -> str:
-        return "http" if self.url else "stdio"
-
-    def public(self) -> dict[str, Any]:
-        """What a transcript header records: everything but the environment's values and the
-        credentials a URL may carry (user info, query)."""
-        data: dict[str, Any] = {"name": self.name, "trusted": self.trusted, "timeout": self.timeout}
-        if self.url:
-            data["url"] = safe_url(self.url)  # credentials in the URL stay in memory, never in a transcript
-        else:
-            data["command"] = self.command
-            data["args"] = list(self.args)
-        if self.cwd:
-            data["cwd"] = self.cwd
-        if self.env:
-            data["env_keys"] = sorted(self.env)
-        return data
 
 
 @dataclass

@@ -122,7 +122,6 @@ class Timeline:
         self._markers: list[Marker] = []
         self._rejected_call: tuple[int, int] | None = None  # (step, index) of the last rejected call
         self._after_step: list[int] = []
-        self._decisions: list[int] = []
         self._steps = StepCheck()
         self.index_hooks: list[Callable[[int, Event], None]] = []
         """Called with (index, event) for each event the index pass reads, in order
@@ -238,13 +237,10 @@ class Timeline:
         marker = marker_for(index, event, rejected_call=self._rejected_call)
         if marker is not None:
             self._markers.append(marker)
-        t = event.type
-        if t == "decision":
-            self._decisions.append(index)
-        if t in _STEP_EVENTS:
+        if event.type in _STEP_EVENTS:
             while len(self._after_step) < event.step:
                 self._after_step.append(index)
-        elif t == "run_ended":
+        elif event.type == "run_ended":
             while len(self._after_step) <= max(event.step, step_before):
                 self._after_step.append(index)
 
@@ -287,10 +283,6 @@ class Timeline:
 
     def back(self, count: int = 1) -> RunState:
         return self.seek(self.position - count)
-
-    def final_state(self) -> RunState:
-        self.build_index()
-        return self._running.copy()
 
     # -- navigation ------------------------------------------------------------
 
@@ -349,15 +341,6 @@ class Timeline:
         bounds = self.step_boundaries()
         i = bisect.bisect_left(bounds, here)
         return bounds[i - 1] if i > 0 else 0
-
-    def step_at(self, position: int) -> int:
-        """The step number shown at `position` (0 before the first decision)."""
-        self.build_index()
-        return bisect.bisect_left(self._decisions, position) if position > 0 else 0
-
-    def decision_indices(self) -> list[int]:
-        self.build_index()
-        return list(self._decisions)
 
     def search(self, text: str, start: int = 0) -> list[int]:
         """Indices of events at or after `start` whose words contain `text` (case-insensitive)."""

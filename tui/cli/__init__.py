@@ -10,9 +10,9 @@ parser and sets `handler=` to a function `(args) -> exit code`. To add one,
 write the module (import anything heavy inside the handler, so `--help`
 stays fast) and add its name to `SUBCOMMANDS` below. Flags of `run` are added
 in `tui.cli.run.add_arguments`. Report a user's mistake by raising
-`UsageError` (tui.cli.common): `main` prints it and exits 2.
+`UsageError` (tui.exits): `main` prints it and exits 2.
 
-Exit codes (tui.cli.common): 0 answered or ok, 3 stopped by a brake or budget
+Exit codes (tui.exits): 0 answered or ok, 3 stopped by a brake or budget
 (`verify`: differs), 4 handed off to a human, 5 aborted, 6 the cockpit quit on
 a run that can go on (`run --resume` continues it), 2 usage error or a file
 that cannot be read, 1 internal error (`bench`: a check failed).
@@ -25,7 +25,8 @@ import importlib
 import sys
 from typing import Any, Sequence
 
-from tui.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, UsageError, report
+from tui.cli.common import Parser
+from tui.exits import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, report
 
 __all__ = ["COMMANDS", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "build_parser", "console_main", "main"]
 
@@ -53,38 +54,48 @@ SUBCOMMANDS = tuple(module for _name, module, _help in COMMANDS)
 """The modules that register a subcommand."""
 
 
-class LazySubcommands(argparse._SubParsersAction):
-    """Subcommands listed from `COMMANDS` and built when chosen.
-
-    `agent-tui --help` lists them without importing any subcommand's module,
-    and `agent-tui show FILE` builds only `show`'s parser.
+class Subcommands:
+    """What each command's module registers with (`register(sub)`): every command has an
+    empty parser from the start, so `agent-tui --help` lists them from `COMMANDS`
+    without importing any subcommand's module, and the chosen command's module fills
+    its parser in (`build`), so `agent-tui show FILE` builds only `show`'s parser.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._modules: dict[str, str] = {}
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        chooser = parser.add_subparsers(dest="command", parser_class=Parser)
+        self.parsers: dict[str, argparse.ArgumentParser] = {name: chooser.add_parser(name, help=help) for name, _module, help in COMMANDS}
+        self.modules = {name: module for name, module, _help in COMMANDS}
         self.registered_help: dict[str, str | None] = {}
         """The `help=` each module registered its command with (a test keeps COMMANDS equal)."""
-        for name, module, help in COMMANDS:
-            self._name_parser_map[name] = None  # built on first use
-            self._choices_actions.append(self._ChoicesPseudoAction(name, (), help))
-            self._modules[name] = module
 
-    def parser_for(self, name: str) -> argparse.ArgumentParser:
-        """`name`'s parser, built (its module imported and registered) the first time."""
-        if self._name_parser_map.get(name) is None and name in self._modules:
-            importlib.import_module(self._modules[name]).register(self)
-        return self._name_parser_map[name]
+    def build(self, name: str) -> argparse.ArgumentParser:
+        """`name`'s parser, filled in (its module imported and registered) the first time."""
+        if name not in self.registered_help:
+            importlib.import_module(self.modules[name]).register(self)
+        return self.parsers[name]
 
-    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        if name in self._modules:  # its line in --help comes from COMMANDS
-            self.registered_help[name] = kwargs.pop("help", None)
-            self._name_parser_map.pop(name, None)
-        return super().add_parser(name, **kwargs)
+    def add_parser(self, name: str, *, help: str | None = None, description: str | None = None) -> argparse.ArgumentParser:
+        """The parser of command `name`, for its module to add its flags to."""
+        self.registered_help[name] = help
+        parser = self.parsers[name]
+        parser.description = description
+        return parser
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
-        self.parser_for(values[0])
-        super().__call__(parser, namespace, values, option_string)
+
+class CommandLine(Parser):
+    """The `agent-tui` parser: builds the chosen command's parser before it parses."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.add_argument("--version", action=VersionAction, help="print the version and exit")
+        self.subcommands = Subcommands(self)
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        words = sys.argv[1:] if args is None else list(args)
+        command = next((word for word in words if not word.startswith("-")), None)  # the only options here take no value
+        if command in self.subcommands.modules:
+            self.subcommands.build(command)
+        return super().parse_known_args(args, namespace)
 
 
 def installed_version() -> str:
@@ -115,12 +126,9 @@ class VersionAction(argparse.Action):
         parser.exit(0)
 
 
-def build_parser() -> Parser:
-    """The command line; each subcommand's own parser is built when it is chosen (`LazySubcommands`)."""
-    parser = Parser(prog="agent-tui", description="Watch and steer AI agents one step at a time.")
-    parser.add_argument("--version", action=VersionAction, help="print the version and exit")
-    parser.add_subparsers(dest="command", parser_class=Parser, action=LazySubcommands)
-    return parser
+def build_parser() -> CommandLine:
+    """The command line; each subcommand's own parser is built when it is chosen (`Subcommands`)."""
+    return CommandLine(prog="agent-tui", description="Watch and steer AI agents one step at a time.")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

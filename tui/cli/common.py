@@ -1,4 +1,6 @@
-"""What every subcommand shares: the usage-error type, the error printer, the exit codes, argument types."""
+"""What every subcommand shares: the parser with the project's usage errors, registering a command, argument types.
+
+The exit codes, `UsageError` and the error printer, which the apps share too, are in tui/exits.py."""
 
 from __future__ import annotations
 
@@ -8,40 +10,7 @@ import json
 import sys
 from typing import Any, NoReturn
 
-# The one exit-code table of `agent-tui`.
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_USAGE = 2
-EXIT_STOPPED = 3
-EXIT_HANDED_OFF = 4
-EXIT_ABORTED = 5
-EXIT_DIFFERS = 3  # `verify`: the re-run differs from the file
-EXIT_CHECK_FAILED = 1  # `bench`: a check failed
-EXIT_UNFINISHED = 6  # the cockpit quit on a run that can go on (`run --resume` continues it)
-EXIT_INTERRUPTED = 130  # Ctrl+C outside a run (a run ends aborted: EXIT_ABORTED)
-EXIT_CODES = {"answer": EXIT_OK, "stopped": EXIT_STOPPED, "handed_off": EXIT_HANDED_OFF, "aborted": EXIT_ABORTED}
-"""A run's outcome -> the process's exit code."""
-
-
-class UsageError(Exception):
-    """Bad flags or input (including a file that cannot be read): one line on stderr, exit code 2."""
-
-
-def report(message: str) -> None:
-    """Print a diagnostic on stderr as `agent-tui: message`, without control characters:
-    a message may quote a transcript or a server, and neither may drive the terminal."""
-    from engine.core.text import clean
-
-    print(f"agent-tui: {clean(message)}", file=sys.stderr)
-
-
-def os_error_text(exc: OSError) -> str:
-    """An OSError as words: `PATH: permission denied`, not `[Errno 13] ...`."""
-    if exc.strerror and exc.filename:
-        return f"{exc.filename}: {exc.strerror[0].lower()}{exc.strerror[1:]}"
-    if exc.strerror:
-        return exc.strerror[0].lower() + exc.strerror[1:]
-    return str(exc)
+from tui.exits import EXIT_USAGE, UsageError, report
 
 
 class Parser(argparse.ArgumentParser):

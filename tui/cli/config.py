@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     $XDG_CONFIG_HOME/agent-tui/config.toml, or --config FILE) with the origin of every value.
     """
     from engine.sessions.config import ConfigError, load_config
-    from tui.cli.common import UsageError
+    from tui.exits import UsageError
 
     try:
         config = load_config(args.config)

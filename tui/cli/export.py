@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_OK, UsageError, add_command, file_name, report
+from tui.cli.common import add_command, file_name
 from tui.cli.saved import FORMATS, add_format_argument, add_run_argument, load
+from tui.exits import EXIT_OK, UsageError, report
 
 
 _C1 = re.compile("[\x7f-\x9f\u2028\u2029]")

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tui.cli.common import UsageError, budget_limits
+from tui.cli.common import budget_limits
+from tui.exits import UsageError
 
 RESUME_FIXED = {
     "rules": "--rules",

@@ -17,8 +17,9 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from tui.cli.common import EXIT_CODES, EXIT_INTERNAL, UsageError, add_command, budget_limits, file_name, positive_float, positive_int, price
+from tui.cli.common import add_command, budget_limits, file_name, positive_float, positive_int, price
 from tui.cli.secrets import SecretFlag, add_secret_arguments, secret_value, url_argument
+from tui.exits import EXIT_CODES, EXIT_INTERNAL, UsageError
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 GATEWAY_TOKEN = SecretFlag("token", "AGENT_TUI_GATEWAY_TOKEN", "the bearer token agents must send")

@@ -15,8 +15,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_OK, UsageError, add_command, file_name, report
+from tui.cli.common import add_command, file_name
 from tui.cli.saved import add_format_argument
+from tui.exits import EXIT_OK, UsageError, report
 
 
 def register(sub: Any) -> None:

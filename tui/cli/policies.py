@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, Mapping
 
-from tui.cli.common import UsageError
 from tui.cli.model_flags import config_from_args
+from tui.exits import UsageError
 
 
 def resolve_policy(

@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tui.cli.common import EXIT_OK, EXIT_USAGE, UsageError, add_command, file_name, report, step_or_end
+from tui.cli.common import add_command, file_name, step_or_end
 from tui.cli.saved import add_format_argument, add_run_argument, load, position_for, print_saved
+from tui.exits import EXIT_OK, EXIT_USAGE, UsageError, report
 
 
 def register(sub: Any) -> None:

@@ -7,27 +7,12 @@ import json
 import sys
 from typing import Any
 
-from tui.cli.common import (
-    EXIT_CODES,
-    EXIT_INTERNAL,
-    EXIT_USAGE,
-    UsageError,
-    add_command,
-    budget_limits,
-    file_name,
-    nonempty_name,
-    option_pair,
-    os_error_text,
-    positive_float,
-    positive_int,
-    repetition,
-    report,
-    step_or_end,
-)
+from tui.cli.common import add_command, budget_limits, file_name, nonempty_name, option_pair, positive_float, positive_int, repetition, step_or_end
 from tui.cli.model_flags import add_model_arguments
 from tui.cli.policies import resolve_policy
 from tui.cli.run_extras import add_arguments as add_extra_arguments
 from tui.cli.saved import add_format_argument, add_run_argument
+from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_USAGE, UsageError, os_error_text, report
 
 abandoned_work = False
 """True when the cockpit quit while a policy or tool call could not be cancelled."""

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui.cli.common import UsageError, file_name
+from tui.cli.common import file_name
 from tui.cli.secrets import url_argument
+from tui.exits import UsageError
 
 if TYPE_CHECKING:  # engine modules load in the handlers: `--help` imports no engine
-    from engine.sessions.config import Config, McpServerConfig
+    from engine.mcp.servers import McpServerConfig
+    from engine.sessions.config import Config
     from engine.core.events import Budget
     from engine.core.scenario import Task
     from engine.model.policy import ModelConfig
@@ -152,7 +154,7 @@ def named_policies(config: Config) -> dict[str, ModelConfig]:
 
 def servers_from_args(config: Config, commands: list[str], urls: list[str]) -> list[McpServerConfig]:
     """The servers `--mcp` and `--mcp-url` ask for: configured ones by name, others from their command line."""
-    from engine.sessions.config import McpServerConfig
+    from engine.mcp.servers import McpServerConfig
 
     servers: list[McpServerConfig] = []
     taken: set[str] = set()
@@ -183,10 +185,6 @@ def servers_from_args(config: Config, commands: list[str], urls: list[str]) -> l
         taken.add(name)
         servers.append(McpServerConfig(name=name, url=url, source="--mcp-url"))
     return servers
-
-
-def public_servers(servers: list[McpServerConfig]) -> list[dict[str, Any]]:
-    return [s.public() for s in servers]
 
 
 def default_policy(scenario, extras: RunExtras) -> str:

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.cli.common import EXIT_OK, EXIT_USAGE, UsageError, add_command, report
+from tui.cli.common import add_command
+from tui.exits import EXIT_OK, EXIT_USAGE, UsageError, report
 from tui.run_list import RunChoice, cells, read_folder, runs_folder, table
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui.cli.common import UsageError, report
+from tui.exits import UsageError, report
 
 FORMATS = ["auto", "jsonl", "chat", "claude-code", "codex", "gemini-cli", "opencode", "swe-agent", "mini-swe-agent", "inspect", "trace", "react", "langchain", "alfworld"]
 """engine.stored.importers.FORMATS, spelled out so that `--help` does not load the engine (a test keeps them equal)."""

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tui.cli.common import UsageError, os_error_text, report
+from tui.exits import UsageError, os_error_text, report
 
 MAX_SECRET_BYTES = 64 * 1024
 """The most read from a secret file: a key is short, and `--token-file /dev/zero` must end."""

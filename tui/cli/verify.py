@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tui.cli.common import EXIT_DIFFERS, EXIT_OK, UsageError, add_command, file_name, nonempty_name
+from tui.cli.common import add_command, file_name, nonempty_name
 from tui.cli.saved import load, scenario_of
+from tui.exits import EXIT_DIFFERS, EXIT_OK, UsageError
 
 
 def register(sub: Any) -> None:
@@ -72,7 +73,7 @@ def _say_checked(path: str, transcript: Any, result: Any) -> int:
 def _say_unsealed(transcript: Any, scenario: Any) -> None:
     """Name on stderr the rules a resume or fork of the file here would not use (no valid seal)."""
     from engine.sessions.trust import believe
-    from tui.cli.common import report
+    from tui.exits import report
 
     warning = believe(transcript.header, transcript.events, scenario.rules).warning(transcript.path)
     if warning is not None:

@@ -15,10 +15,11 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from engine.core.urls import safe_url
-from tui.cli.common import UsageError
+from tui.exits import UsageError
 
 if TYPE_CHECKING:
-    from engine.sessions.config import Config, McpServerConfig
+    from engine.mcp.servers import McpServerConfig
+    from engine.sessions.config import Config
 
 
 def _key(name: Any, command: Any, args: Any, url: Any) -> tuple[str, ...] | None:

@@ -30,7 +30,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from engine.core.text import clean
-from tui.cli.common import UsageError
+from tui.exits import UsageError
 from tui.run_list import RunChoice, cells, read_folder, runs_folder
 
 SCREEN_COLUMNS = ("when", "source", "task", "outcome", "steps", "resume", "tokens", "cost", "policy", "file")

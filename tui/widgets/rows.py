@@ -129,24 +129,6 @@ class RowIndex:
         known.extend(events[len(known) :])
         self.shown = n
 
-    def append(self, event: Event) -> None:
-        """One more event after the shown ones."""
-        if self.base is not None:
-            # from a Prefix back to a list of the events shown
-            self.known = [self.known[i] for i in range(self.shown)]
-            self.base = None
-            self.figures = None
-            self.forget_from(self.shown)
-        known = self.known
-        assert isinstance(known, list)
-        if self.shown < len(known):
-            if known[self.shown] is not event:
-                self.forget_from(self.shown)
-                known.append(event)
-        else:
-            known.append(event)
-        self.shown += 1
-
     def forget_from(self, index: int) -> None:
         self.forgets += 1
         if isinstance(self.known, list):

@@ -11,15 +11,23 @@ compares them over many series, widths and heights).
 
 from __future__ import annotations
 
+from rich.color import Color, blend_rgb
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
 from rich.style import Style
 from textual.css.styles import RulesMap
-from textual.renderables._blend_colors import blend_colors
 from textual.renderables.sparkline import Sparkline
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
 from textual.visual import RenderOptions, Visual
+
+
+def blend(low: Color, high: Color, ratio: float) -> Color:
+    """The colour `ratio` of the way from `low` to `high` in RGB (`high` when either has no RGB value),
+    as Textual's sparkline blends them."""
+    if low.triplet is None or high.triplet is None:
+        return high
+    return Color.from_triplet(blend_rgb(low.triplet, high.triplet, ratio))
 
 
 class QuickSparkline(Sparkline[int]):
@@ -74,7 +82,7 @@ class QuickSparkline(Sparkline[int]):
                     continue
                 style = styles.get(ratio)
                 if style is None:
-                    style = styles[ratio] = Style.from_color(blend_colors(min_color, max_color, ratio))
+                    style = styles[ratio] = Style.from_color(blend(min_color, max_color, ratio))
                 row.append(("█" if bar_index >= high else self.BARS[bar_index % per_bar], style))
             rows.append(row)
         return rows

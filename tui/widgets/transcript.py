@@ -3,12 +3,12 @@
 INTERFACE (the cockpit and the replay viewer use only this):
 
     pane = TranscriptPane(id="transcript")
-    pane.reset(header, events)    # show exactly these events (replay seek, resume)
-    pane.append(event)            # one more event (live run); follows the end
-                                  # unless the operator has scrolled up
+    pane.reset(header, events)    # show exactly these events (a live run's Prefix of its log,
+                                  # a replay seek, resume); follows the end unless
+                                  # the operator has scrolled up
     pane.stream(text)             # the thought a model is streaming right now,
                                   # shown below the last event; cleared by the
-                                  # next append of a decision or by stream("")
+                                  # next reset or by stream("")
     pane.event_count              # how many events are shown
     pane.follow                   # True while the pane sticks to the newest line
 
@@ -161,17 +161,6 @@ class TranscriptPane(ScrollView, can_focus=True):
         self.index.show(events)
         if self.index.forgets != forgets:
             self._row_cache.clear()
-        self._update()
-
-    def append(self, event: Event) -> None:
-        """Show one more event after the current ones."""
-        forgets = self.index.forgets
-        self.index.append(event)
-        if self.index.forgets != forgets:
-            self._row_cache.clear()
-        if event.type == "decision" and self._stream_text:
-            self._stream_text = ""
-            self._stream_rows = []
         self._update()
 
     def stream(self, text: str) -> None:
