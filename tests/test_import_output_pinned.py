@@ -158,6 +158,48 @@ def test_what_mutants_of_each_format_import_as_is_unchanged(fmt: str) -> None:
     assert _mutants_digest(fmt) == PINNED_MUTANTS[fmt]
 
 
+EDGE_JSON = [
+    "1e400", "-1e400", "[1.5E+400]", "1e0308", "1" * 250 + ".5", "-" + "9" * 210 + "e2", "1" * 209 + ".5e99", "1" * 4300,
+    "-" + "1" * 4300, "1" * 4301, "1" * 5000, "NaN", "[Infinity, -Infinity]", '"\\ud800"', '{"\\udc00": 1}', '"\\ud83d\\ude00"',
+    '{"a": 1, "b": 2, "a": 3}', "[" * 199 + "]" * 199, "[" * 250 + "]" * 250, "[" * 5000 + "]" * 5000, "\ufeff{}", '"a\x01b"',
+    "{} x", "", " ", "[1,]", "\x0c{}", '"\\u0000\\/"', "0e0", "-0", "5e-324", "1e-400", '{"a": 1}\n{"b": 2}', "tru", '"\ud800"',
+]
+
+
+def _outcome(read, text: str | bytes) -> str:  # type: ignore[no-untyped-def]
+    try:
+        value = read(text)
+    except RecursionError:
+        return "RecursionError"
+    except ValueError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def test_the_fast_json_reading_gives_what_the_exact_one_gives() -> None:
+    """`loads` reads with pydantic's parser when it can: every value and every error is the one
+    Python's `json` with the importers' hooks gives, for the edge cases, every line of every sample
+    and mutants of them (as str and as bytes, checked line by line and as a whole file)."""
+    from engine.stored.importers.build import _exact_loads, loads, plain
+
+    rng = random.Random("fast-json")
+    texts: list[str | bytes] = [*EDGE_JSON, *(t.encode("utf-8", "surrogatepass") for t in EDGE_JSON), "\ufeff{}".encode("utf-16")]
+    for name in SAMPLES:
+        data = (TRACES / name).read_bytes()
+        if data.startswith(b"PK"):
+            continue
+        lines = data.splitlines()
+        texts += [data, *lines]
+        for _ in range(60):
+            mutant = mutate(rng.choice(lines) if lines else data, rng)
+            texts += [mutant, mutant.decode("utf-8", "replace")]
+    for text in texts:
+        expected = _outcome(_exact_loads, text)
+        assert _outcome(loads, text) == expected, text[:200]
+        if plain(text):
+            assert _outcome(lambda t: loads(t, known_plain=True), text) == expected, text[:200]
+
+
 def _print_digests() -> None:  # pragma: no cover - run by hand when the output is meant to change
     import contextlib
     import io

@@ -35,6 +35,8 @@ recursion on the way raised out of the engine's step instead of a policy error."
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether `value` nests objects or lists more than `limit` deep; walked without
     recursion, and depth first, so a structure that holds itself is found quickly."""
+    if type(value) is dict and limit >= 1 and _flat(value):
+        return False
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine.core.collector import collector_paused
 from engine.stored.importers.build import IMPORTED, Draft, found, loads
 from engine.stored.importers.chat import read_chat, read_chat_lines
 from engine.stored.importers.claude_code import read_claude_code
@@ -168,14 +169,15 @@ def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool =
             run, lines_before = run_bytes(data, span)
             runs.append(read_from_bytes(name, run, strict=strict, lines_before=lines_before))
         return runs
-    drafts = _drafts(name, data, sniffed)
     runs: list[Transcript] = []
     empty: list[str] = []
-    for number, draft in enumerate(drafts, 1):
-        if len(drafts) > 1 and not draft.steps():
-            empty.append(str(number))
-            continue
-        runs.append(draft.build())
+    with collector_paused():  # a long file is hundreds of thousands of objects that live on (see `collector_paused`)
+        drafts = _drafts(name, data, sniffed)
+        for number, draft in enumerate(drafts, 1):
+            if len(drafts) > 1 and not draft.steps():
+                empty.append(str(number))
+                continue
+            runs.append(draft.build())
     if not runs:
         raise TranscriptError(f"{name}: none of the {len(drafts)} runs has a step; expected at least one assistant turn")
     if empty:

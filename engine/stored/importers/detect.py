@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.stored.importers.build import found, loads, preview
+from engine.stored.importers.build import found, loads, plain, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
 from engine.stored.importers.gemini_cli import is_gemini_session
@@ -86,11 +86,12 @@ def json_rows(name: str, text: str, *, strict: bool = True) -> list[tuple[int, A
     """Every non-blank line parsed as JSON, with its number."""
     rows = []
     lines = text.splitlines()
+    known_plain = plain(text)
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            rows.append((number, loads(line)))
+            rows.append((number, loads(line, known_plain=known_plain)))
         except (json.JSONDecodeError, RecursionError) as exc:
             if not strict and number == len(lines) and not text.endswith("\n"):
                 continue  # a torn last line
