@@ -37,18 +37,16 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     recursion, and depth first, so a structure that holds itself is found quickly."""
     if type(value) is dict and limit >= 1 and _flat(value):
         return False
-    stack = [(value, 1)]
+    if not isinstance(value, (dict, list, tuple)):
+        return False
+    stack = [(value, 1)]  # containers only
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
-            continue
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list, tuple)):
+                stack.append((child, depth + 1))
     return False
 
 

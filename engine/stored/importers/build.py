@@ -16,16 +16,17 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Iterator, TypeVar, Union
 
 from pydantic_core import from_json
 
 from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKind, Observed, RunEnded, ToolInfo, Usage
 from engine.core.jsonvalues import MAX_DEPTH, too_deep
-from engine.core.state import RunState, estimate_tokens, written_text
+from engine.core.state import RunState, added_words, estimate_tokens, written_text
 from engine.stored.transcript import Transcript, TranscriptError
 
 IMPORTED = "imported"
+_E = TypeVar("_E", DecisionMade, Observed)
 ANSWER_TOOLS = frozenset({"final_result", "final_answer"})
 """Tools whose call is the run's structured answer (pydantic-ai's `final_result`, smolagents' `final_answer`)."""
 _NO_SUCH_TOOL = re.compile(r"tool '?([\w.-]+)'? (?:does not exist|not found)|unknown tool|no such tool", re.I)
@@ -237,7 +238,7 @@ class Step:
     def record_usage(self, input_tokens: Any, output_tokens: Any) -> None:
         """The source's token counts for this turn, when both are plausible counts (else left estimated)."""
         if _count(input_tokens) and _count(output_tokens):
-            self.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
+            self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:
         done = {i for i, _, _ in self.observations}
@@ -394,7 +395,7 @@ class Draft:
         self._settle_answer(steps)
         task_text = self.task_text or ""
         stub = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, policy=IMPORTED)
-        state = RunState.start(stub)
+        context_words = RunState.start(stub).context_words  # and what each event adds (`added_words`): all the fold is asked here
         events: list[Event] = []
         seen: dict[str, dict[str, dict[str, Any]]] = {}
         missing: dict[str, bool] = {}
@@ -403,34 +404,36 @@ class Draft:
         for item in self.items:
             if isinstance(item, NoteItem):
                 events.append(Note(step=number, kind=item.kind, text=item.text, source=item.source))
-                state.apply(events[-1])
+                context_words += added_words(events[-1])
                 continue
             number += 1
             actions = [_writable(a if a.call_id else a.with_call_id(f"s{number}.{i}")) for i, a in enumerate(item.actions)]
             thought = "\n".join(t for t in (item.thought, item.reply) if t)
             words = len(written_text(item.raw, thought, actions, item.answer).split())
-            usage = item.usage or Usage.trusted(input_tokens=state.context_tokens, output_tokens=estimate_tokens(words))
-            decision = DecisionMade(step=number, policy=IMPORTED, thought=thought, actions=actions,
-                                    answer=item.answer, raw=item.raw, usage=usage)
-            events.append(decision)
-            state.apply(decision, decision_words=words)
+            usage = item.usage or Usage.trusted(input_tokens=estimate_tokens(context_words), output_tokens=estimate_tokens(words))
+            values = {"step": number, "policy": IMPORTED, "thought": thought, "actions": actions, "answer": item.answer,
+                      "raw": item.raw, "usage": usage}
+            typed = type(thought) is str and _str_or_none(item.answer) and _str_or_none(item.raw) and all(type(a) is Action for a in actions)
+            events.append(_event(DecisionMade, typed, values))
+            context_words += words
             for note in item.notes:
                 events.append(note.model_copy(update={"step": number}))
-                state.apply(events[-1])
+                context_words += added_words(events[-1])
             for action in actions:
                 _infer(action, seen)
             for index, text, error in sorted(item.observations, key=lambda o: o[0]):
                 action = actions[index] if index < len(actions) else None
                 tool = action.tool if action else None
-                unknown = _NO_SUCH_TOOL.search(text[:400]) is not None
+                head = text[:400]
+                unknown = "tool" in head.lower() and _NO_SUCH_TOOL.search(head) is not None  # each wording says "tool"
                 if error is None:
                     error = text.lstrip().lower().startswith("error") or unknown
                 if tool is not None:
                     missing[tool] = missing.get(tool, True) and unknown
-                obs = Observed(step=number, index=index, tool=tool, args=dict(action.args) if action else {},
-                               text=text, error=error, executed=tool is not None and not unknown)
-                events.append(obs)
-                state.apply(obs)
+                values = {"step": number, "index": index, "tool": tool, "args": dict(action.args) if action else {},
+                          "text": text, "error": error, "executed": tool is not None and not unknown}
+                events.append(_event(Observed, type(index) is int and type(text) is str and type(error) is bool, values))
+                context_words += added_words(events[-1])
             if item.answer is not None and ended is None:
                 ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=item.answer)
         if self.end is not None:
@@ -454,8 +457,7 @@ class Draft:
         last = steps[-1]
         if any(s.answer is not None for s in steps) or self.end is not None:
             return
-        tail = self.items[self.items.index(last) + 1:]
-        if any(isinstance(i, NoteItem) and i.kind == "user" for i in tail):
+        if self._user_note_after(last):
             return
         if last.actions and len(last.actions) == 1 and last.actions[0].tool in ANSWER_TOOLS:
             last.answer = answer_text(last.actions[0].args)
@@ -463,6 +465,16 @@ class Draft:
             last.answer, last.reply = last.reply, ""
         elif self.final_text_is_answer and not last.actions and last.thought:
             last.answer, last.thought = last.thought, ""
+
+    def _user_note_after(self, last: Step) -> bool:
+        """Whether a user note follows `last`, or the first item equal to it (as `list.index` finds
+        it, dataclasses comparing by value); only the items before the last user note are compared,
+        and only the steps of the same thought (a step's comparison builds and compares all its fields)."""
+        users = [i for i, item in enumerate(self.items) if isinstance(item, NoteItem) and item.kind == "user"]
+        if not users:
+            return False
+        return any(item is last or (type(item) is Step and item.thought == last.thought and item == last)
+                   for item in self.items[: users[-1]])
 
     def _nothing(self) -> str:
         said = Counter(i.kind for i in self.items if isinstance(i, NoteItem))
@@ -477,6 +489,17 @@ MAX_TOKENS = 10**12
 
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
+
+
+def _str_or_none(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _event(kind: type[_E], typed: bool, values: dict[str, Any]) -> _E:
+    """An event built as the engine builds its own (`trusted`, without validation) when `typed`:
+    the caller checked that every value read from the source has its field's type; else validated
+    (a value of another type converted or refused as pydantic does)."""
+    return kind.trusted(**values) if typed else kind(**values)
 
 
 def _writable(action: Action) -> Action:
