@@ -421,13 +421,14 @@ class Draft:
                 context_words += added_words(events[-1])
             for action in actions:
                 _infer(action, seen)
-            for index, text, error in sorted(item.observations, key=lambda o: o[0]):
+            observations = item.observations if len(item.observations) < 2 else sorted(item.observations, key=lambda o: o[0])
+            for index, text, error in observations:
                 action = actions[index] if index < len(actions) else None
                 tool = action.tool if action else None
                 head = text[:400]
                 unknown = "tool" in head.lower() and _NO_SUCH_TOOL.search(head) is not None  # each wording says "tool"
                 if error is None:
-                    error = text.lstrip().lower().startswith("error") or unknown
+                    error = text.lstrip()[:5].lower().startswith("error") or unknown  # as of the whole text: each character lowers to one or more
                 if tool is not None:
                     missing[tool] = missing.get(tool, True) and unknown
                 values = {"step": number, "index": index, "tool": tool, "args": dict(action.args) if action else {},
