@@ -126,11 +126,11 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
     if fmt in TEXT_FORMATS:
         return read_text(name, text, fmt)
     if fmt in ("claude-code", "codex") or (fmt == "gemini-cli" and sniffed.document is None):
-        rows = json_rows(name, text, strict=False)
+        rows = json_rows(name, text, strict=False, lines=sniffed.lines)
         readers = {"claude-code": read_claude_code, "codex": read_codex, "gemini-cli": read_gemini_cli}
         return readers[fmt](name, rows)
     if fmt == "chat" and sniffed.document is None:
-        return read_chat_lines(name, json_rows(name, text))
+        return read_chat_lines(name, json_rows(name, text, lines=sniffed.lines))
     document = _document(name, sniffed)
     if fmt == "chat":
         return read_chat(name, document, text)

@@ -221,7 +221,7 @@ def answer_text(args: dict[str, Any]) -> str:
         return repr(args)
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     thought: str = ""
     actions: list[Action] = field(default_factory=list)
@@ -258,7 +258,7 @@ class Step:
         self.observations.append((index, text, error))
 
 
-@dataclass
+@dataclass(slots=True)
 class NoteItem:
     kind: NoteKind
     text: str
@@ -490,6 +490,16 @@ MAX_TOKENS = 10**12
 
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
+
+
+def new_action(*, tool: Any, args: Any, call_id: Any = None, args_error: Any = None) -> Action:
+    """`Action(tool=..., args=..., call_id=..., args_error=...)`: built as the engine builds its own
+    (`trusted`, without validation) when each value has its field's type (as read from JSON, the
+    usual case), else validated (a value of another type converted or refused as pydantic does)."""
+    if (type(tool) is str and type(args) is dict and _str_or_none(call_id) and _str_or_none(args_error)
+            and all(type(key) is str for key in args)):
+        return Action.trusted(tool=tool, args=args, call_id=call_id, args_error=args_error)
+    return Action(tool=tool, args=args, call_id=call_id, args_error=args_error)
 
 
 def _str_or_none(value: Any) -> bool:

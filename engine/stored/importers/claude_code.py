@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core.events import Action, Note
-from engine.stored.importers.build import Draft, Step, found, preview, text_of
+from engine.core.events import Note
+from engine.stored.importers.build import Draft, Step, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 MESSAGE_TYPES = frozenset({"user", "assistant", "summary", "system"})
@@ -183,7 +183,7 @@ class _Reader:
             elif kind in ("tool_use", "server_tool_use") and isinstance(block.get("name"), str):
                 args = block.get("input") if isinstance(block.get("input"), dict) else {"input": block.get("input")}
                 call_id = block.get("id") if isinstance(block.get("id"), str) else None
-                draft.call(step, Action(tool=block["name"], args=args, call_id=call_id))
+                draft.call(step, new_action(tool=block["name"], args=args, call_id=call_id))
                 if block["name"] in ("Task", "Agent"):
                     self.tasks.append(step)
                     if call_id:

@@ -55,6 +55,8 @@ class Sniffed:
     text: str = ""
     document: Any = None
     rows: list[tuple[int, Any]] | None = None
+    lines: list[str] | None = None
+    """`text.splitlines()`, when detection made it."""
 
 
 def starts_with_header(data: bytes) -> bool:
@@ -82,10 +84,10 @@ def decode(name: str, data: bytes) -> str:
         raise TranscriptError(f"{name}:{line}: not UTF-8 text (byte {exc.start}); {TRIED}") from None
 
 
-def json_rows(name: str, text: str, *, strict: bool = True) -> list[tuple[int, Any]]:
-    """Every non-blank line parsed as JSON, with its number."""
+def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None) -> list[tuple[int, Any]]:
+    """Every non-blank line parsed as JSON, with its number (`lines`: `text.splitlines()`, if made already)."""
     rows = []
-    lines = text.splitlines()
+    lines = text.splitlines() if lines is None else lines
     known_plain = plain(text)
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -189,13 +191,13 @@ def sniff(name: str, data: bytes) -> Sniffed:
         raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
     if not first.rstrip().endswith("}"):
         raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
-    return _lines_format(name, text)
+    return _lines_format(name, text, lines)
 
 
-def _lines_format(name: str, text: str) -> Sniffed:
-    """JSON lines: the format of the first line that says which."""
+def _lines_format(name: str, text: str, lines: list[str]) -> Sniffed:
+    """JSON lines: the format of the first line that says which (`lines`: the text's)."""
     first_obj: tuple[int, Any] | None = None
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
@@ -204,7 +206,7 @@ def _lines_format(name: str, text: str) -> Sniffed:
             raise TranscriptError(f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
         fmt = row_format(obj)
         if fmt is not None:
-            return Sniffed(fmt, text)
+            return Sniffed(fmt, text, lines=lines)
         if first_obj is None:
             first_obj = (number, obj)
         if number > 200:

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core.events import Action
-from engine.stored.importers.build import Draft, arguments, found, preview, text_of
+from engine.stored.importers.build import Draft, arguments, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 CONTEXT_PREFIX = "<session_context>"
@@ -152,7 +151,7 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
             continue
         args, error = arguments(call.get("args"))
         call_id = call.get("id") if isinstance(call.get("id"), str) else None
-        draft.call(step, Action(tool=call["name"], args=args, call_id=call_id, args_error=error))
+        draft.call(step, new_action(tool=call["name"], args=args, call_id=call_id, args_error=error))
         results = _responses(call.get("result"))
         for response in results:
             text, failed = _response_text(response)
