@@ -17,7 +17,7 @@ import pytest
 from bench.import_speed import FORMATS as BENCH_FORMATS
 from engine.stored.importers import runs_from_bytes
 from engine.stored.transcript import TranscriptError, dump_event
-from tests.test_fuzz_imports import SOURCES, TRACES, mutate, mutate_tree, mutate_zip, small
+from tests.test_fuzz_imports import SOURCES, TRACES, mutant, mutate, small
 from tui.cli import main
 
 SAMPLES = sorted(p.name for p in TRACES.iterdir() if p.name != "SOURCES.md")
@@ -119,13 +119,7 @@ def _mutants_digest(fmt: str) -> str:
     sources = [small((TRACES / f).read_bytes()) for f in SOURCES[fmt]]
     digest = hashlib.sha256()
     for _ in range(MUTANTS):
-        data = rng.choice(sources)
-        if data.startswith(b"PK\x03\x04"):
-            data = mutate_zip(data, rng)
-        elif rng.random() < 0.5 and fmt not in ("react", "langchain", "trace", "alfworld"):
-            data = mutate_tree(data, rng)
-        else:
-            data = mutate(data, rng)
+        data = mutant(fmt, rng.choice(sources), rng, twice=False)
         try:
             runs = runs_from_bytes(name, data)
         except TranscriptError as exc:
