@@ -431,9 +431,11 @@ class Draft:
                     error = text.lstrip()[:5].lower().startswith("error") or unknown  # as of the whole text: each character lowers to one or more
                 if tool is not None:
                     missing[tool] = missing.get(tool, True) and unknown
-                values = {"step": number, "index": index, "tool": tool, "args": dict(action.args) if action else {},
+                typed = type(index) is int and type(text) is str and type(error) is bool
+                # the call's own arguments: the events are frozen, and the fold shares them the same way
+                values = {"step": number, "index": index, "tool": tool, "args": (action.args if typed else dict(action.args)) if action else {},
                           "text": text, "error": error, "executed": tool is not None and not unknown}
-                events.append(_event(Observed, type(index) is int and type(text) is str and type(error) is bool, values))
+                events.append(_event(Observed, typed, values))
                 context_words += added_words(events[-1])
             if item.answer is not None and ended is None:
                 ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=item.answer)

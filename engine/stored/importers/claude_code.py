@@ -236,8 +236,9 @@ class _Reader:
 
 
 def read_claude_code(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
-    sessions = [obj for _, obj in rows if isinstance(obj, dict) and obj.get("type") in ("user", "assistant")]
-    only_sidechain = bool(sessions) and all(obj.get("isSidechain") is True for obj in sessions)
+    sessions = (obj for _, obj in rows if isinstance(obj, dict) and obj.get("type") in ("user", "assistant"))
+    first = next(sessions, None)
+    only_sidechain = first is not None and first.get("isSidechain") is True and all(obj.get("isSidechain") is True for obj in sessions)
     reader = _Reader(name, nest_sidechains=not only_sidechain)
     for number, obj in rows:
         reader.line(number, obj)

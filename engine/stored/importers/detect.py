@@ -90,7 +90,7 @@ def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | N
     lines = text.splitlines() if lines is None else lines
     known_plain = plain(text)
     for number, line in enumerate(lines, 1):
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
             rows.append((number, loads(line, known_plain=known_plain)))
