@@ -59,13 +59,19 @@ and a surrogate escape. Searched for one at a time: each starts with a fixed cha
 regular expression engine finds quickly (a 25 MB file in a tenth of a second)."""
 _EXACT_ONLY_TEXT = tuple(re.compile(p) for p in _EXACT_ONLY)
 _EXACT_ONLY_BYTES = tuple(re.compile(p.encode()) for p in _EXACT_ONLY)
+_EXACT_ONLY_SHORT = (re.compile("|".join(_EXACT_ONLY)), re.compile("|".join(_EXACT_ONLY).encode()))
+"""All of them in one expression: quicker for a short text (a call's arguments), where each search's
+own cost counts more than the characters it reads."""
+SHORT = 4096
 
 
 def plain(text: str | bytes) -> bool:
     """Whether `text` holds none of what only the exact reading of `loads` gets right (see
     `_EXACT_ONLY`), so the fast one reads it the same: checked once for a whole file of lines."""
-    patterns = _EXACT_ONLY_BYTES if isinstance(text, bytes) else _EXACT_ONLY_TEXT
-    return not any(p.search(text) for p in patterns)
+    binary = isinstance(text, bytes)
+    if len(text) < SHORT:
+        return _EXACT_ONLY_SHORT[binary].search(text) is None
+    return not any(p.search(text) for p in (_EXACT_ONLY_BYTES if binary else _EXACT_ONLY_TEXT))
 
 
 def loads(text: str | bytes, *, known_plain: bool = False) -> Any:
