@@ -141,6 +141,20 @@ def small(data: bytes) -> bytes:
         return b"".join(line[:300] + b"\n" for line in lines)
 
 
+def mutant(fmt: str, data: bytes, rng: random.Random, *, twice: bool = True) -> bytes:
+    """A mutant of a sample of `fmt`: an archive's member, a JSON value or the lines changed, and
+    (`twice`) one time in five mutated again."""
+    if data.startswith(b"PK\x03\x04"):
+        data = mutate_zip(data, rng)
+    elif rng.random() < 0.5 and fmt not in ("react", "langchain", "trace", "alfworld"):
+        data = mutate_tree(data, rng)
+    else:
+        data = mutate(data, rng)
+    if twice and rng.random() < 0.2:
+        data = mutate(data, rng)
+    return data
+
+
 def _check(name: str, data: bytes, outcomes: dict[str, int]) -> None:
     try:
         runs = runs_from_bytes(name, data)
@@ -166,14 +180,5 @@ def test_mutated_foreign_traces_are_read_or_refused_cleanly(fmt):
     assert all(runs_from_bytes(name, data) for data in sources)  # the seeds themselves import
     outcomes = {"read": 0, "refused": 0}
     for _ in range(MUTANTS):
-        data = rng.choice(sources)
-        if data.startswith(b"PK\x03\x04"):
-            data = mutate_zip(data, rng)
-        elif rng.random() < 0.5 and fmt not in ("react", "langchain", "trace", "alfworld"):
-            data = mutate_tree(data, rng)
-        else:
-            data = mutate(data, rng)
-        if rng.random() < 0.2:
-            data = mutate(data, rng)
-        _check(name, data, outcomes)
+        _check(name, mutant(fmt, rng.choice(sources), rng), outcomes)
     assert outcomes["read"] > 0 and outcomes["refused"] > 0, outcomes

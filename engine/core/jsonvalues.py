@@ -35,18 +35,18 @@ recursion on the way raised out of the engine's step instead of a policy error."
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether `value` nests objects or lists more than `limit` deep; walked without
     recursion, and depth first, so a structure that holds itself is found quickly."""
-    stack = [(value, 1)]
+    if type(value) is dict and limit >= 1 and _flat(value):
+        return False
+    if not isinstance(value, (dict, list, tuple)):
+        return False
+    stack = [(value, 1)]  # containers only
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
-            continue
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list, tuple)):
+                stack.append((child, depth + 1))
     return False
 
 

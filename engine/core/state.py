@@ -54,6 +54,17 @@ def decision_text(e: ev.DecisionMade) -> str:
     return written_text(e.raw, e.thought, e.actions, e.answer)
 
 
+def added_words(event: Event) -> int:
+    """The words `event` adds to the context a policy reads next, as the fold counts them into
+    `RunState.context_words`: a decision's text, an observation's or a note's; none for the rest."""
+    kind = event.type
+    if kind == "decision":
+        return len(decision_text(event).split())  # type: ignore[arg-type]
+    if kind == "observation" or kind == "note":
+        return len(event.text.split())  # type: ignore[union-attr]
+    return 0
+
+
 def written_text(raw: str | None, thought: str, actions: Iterable[Action], answer: str | None) -> str:
     """`decision_text` from a decision's parts, before its event exists."""
     if raw is not None:
@@ -208,7 +219,7 @@ class RunState:
         spent.cost += cost
         self.seconds += e.duration
         self.input_tokens_per_step.append(e.usage.input_tokens)
-        self.context_words += len(decision_text(e).split()) if words is None else words
+        self.context_words += added_words(e) if words is None else words
         self.history.append(
             StepView(
                 step=e.step,
@@ -267,7 +278,7 @@ class RunState:
             self.tool_calls[e.tool] = self.tool_calls.get(e.tool, 0) + 1
             self.tool_last_error[e.tool] = e.error
         self.seconds += e.duration
-        self.context_words += len(e.text.split())
+        self.context_words += added_words(e)
         if self.history:
             tool = None if e.tool is None else intern(e.tool)
             current = self.history[-1]
@@ -299,7 +310,7 @@ class RunState:
         self.status = "ready"
 
     def _note(self, e: ev.Note) -> None:
-        self.context_words += len(e.text.split())
+        self.context_words += added_words(e)
         if e.kind == "user":  # a later user turn of an imported run: a fork's model sees it
             (self.history[-1].said if self.history else self.said_before).append(e.text)
 

@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Protocol, Sequence
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
+from engine.core.guards import serialised
 from engine.stored.lock import identity, lock, move_to_recovery, not_empty, open_new, still_named
 from engine.stored.reader import INTENT_TYPE, LineIndex, StepCheck, TranscriptError, read_bytes
 
@@ -215,10 +216,19 @@ class Transcript:
     transcript only grows and only a torn last line is ever cut from it."""
 
 
+WRITE_BATCH = 4096
+"""Lines `write_transcript` hands to the operating system in one write."""
+
+
 def write_transcript(path: str | Path, header: Header, events: Iterable[Event]) -> None:
+    """A whole run written at once (an import, a test's run): each event serialised as the engine
+    serialises it (`engine.core.guards.serialised`), the lines handed over `WRITE_BATCH` at a
+    time, synced at the end."""
     with TranscriptWriter(path, header) as writer:
-        for event in events:
-            writer(event)
+        for count, event in enumerate(events, 1):
+            writer.write(event.type, serialised(event)[1])
+            if count % WRITE_BATCH == 0:
+                writer.flush()
 
 
 def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before: int | None = None) -> Transcript:

@@ -42,6 +42,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     Convert a trace written by another tool into agent-tui transcripts, one per run, that show,
     replay, export and fork open like any run. The format is detected from the content.
     """
+    from engine.core.collector import collector_paused
+
+    with collector_paused():  # the runs read live until the command ends: no pass over them when the reading is done
+        return _import(args)
+
+
+def _import(args: argparse.Namespace) -> int:
     from engine.stored.importers import runs_from_bytes
     from engine.stored.importers.formats import starts_with_header
     from engine.stored.reader import run_spans

@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.core.collector import collector_paused
 from engine.stored.importers.formats import FORMAT_NAMES, IMPORTED, TEXT_FORMATS, ZIP_MAGIC, Sniffed, starts_with_header
 from engine.stored.reader import as_utf8, run_bytes, run_spans
 from engine.stored.runs import choose, chosen_run, others_warning, run_id
@@ -141,11 +142,11 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
     if fmt in TEXT_FORMATS:
         return read_text(name, text, fmt)
     if fmt in ("claude-code", "codex") or (fmt == "gemini-cli" and sniffed.document is None):
-        rows = json_rows(name, text, strict=False)
+        rows = json_rows(name, text, strict=False, lines=sniffed.lines)
         readers = {"claude-code": read_claude_code, "codex": read_codex, "gemini-cli": read_gemini_cli}
         return readers[fmt](name, rows)
     if fmt == "chat" and sniffed.document is None:
-        return read_chat_lines(name, json_rows(name, text))
+        return read_chat_lines(name, json_rows(name, text, lines=sniffed.lines))
     document = _document(name, sniffed)
     if fmt == "chat":
         return read_chat(name, document, text)
@@ -186,14 +187,15 @@ def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool =
             run, lines_before = run_bytes(data, span)
             runs.append(read_from_bytes(name, run, strict=strict, lines_before=lines_before))
         return runs
-    drafts = _drafts(name, data, sniffed)
     runs: list[Transcript] = []
     empty: list[str] = []
-    for number, draft in enumerate(drafts, 1):
-        if len(drafts) > 1 and not draft.steps():
-            empty.append(str(number))
-            continue
-        runs.append(draft.build())
+    with collector_paused():  # a long file is hundreds of thousands of objects that live on (see `collector_paused`)
+        drafts = _drafts(name, data, sniffed)
+        for number, draft in enumerate(drafts, 1):
+            if len(drafts) > 1 and not draft.steps():
+                empty.append(str(number))
+                continue
+            runs.append(draft.build())
     if not runs:
         raise TranscriptError(f"{name}: none of the {len(drafts)} runs has a step; expected at least one assistant turn")
     if empty:

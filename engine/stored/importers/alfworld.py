@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import re
 
-from engine.core.events import Action
-from engine.stored.importers.build import Draft, Step
+from engine.stored.importers.build import Draft, Step, new_action
 from engine.stored.transcript import TranscriptError
 
 TOOL = "act"
@@ -77,7 +76,7 @@ def read_alfworld(name: str, text: str) -> list[Draft]:
                 step.add_thought(think.group(1))
                 awaiting = "ok"
             else:
-                step.actions.append(Action(tool=TOOL, args={"command": said}))
+                step.actions.append(new_action(tool=TOOL, args={"command": said}))
                 step.raw = f"{step.raw}\n> {said}" if step.raw else f"> {said}"
                 awaiting = "reply"
         elif awaiting == "reply" and step is not None:

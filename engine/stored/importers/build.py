@@ -16,14 +16,17 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Iterator, TypeVar, Union
+
+from pydantic_core import from_json
 
 from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKind, Observed, RunEnded, ToolInfo, Usage
 from engine.core.jsonvalues import MAX_DEPTH, too_deep
-from engine.core.state import RunState, decision_text, estimate_tokens
+from engine.core.state import RunState, added_words, estimate_tokens, written_text
 from engine.stored.importers.formats import IMPORTED
 from engine.stored.transcript import Transcript, TranscriptError
 
+_E = TypeVar("_E", DecisionMade, Observed)
 ANSWER_TOOLS = frozenset({"final_result", "final_answer"})
 """Tools whose call is the run's structured answer (pydantic-ai's `final_result`, smolagents' `final_answer`)."""
 _NO_SUCH_TOOL = re.compile(r"tool '?([\w.-]+)'? (?:does not exist|not found)|unknown tool|no such tool", re.I)
@@ -46,14 +49,53 @@ def _float(text: str) -> float | str:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_EXACT_ONLY = (
+    r"\\u[dD][89a-fA-F]",  # a surrogate escape: maybe a lone one
+    r"e[+-]?[0-9]{3}", r"E[+-]?[0-9]{3}",  # an exponent of three digits: maybe past a float's range
+    r"\.(?<=[0-9]{210}\.)", r"e(?<=[0-9]{210}e)", r"E(?<=[0-9]{210}E)",  # so with 210 digits before the point
+)
+"""What only the exact reading of `loads` gets right: a number that may be too large for a float
+and a surrogate escape. Searched for one at a time: each starts with a fixed character, which the
+regular expression engine finds quickly (a 25 MB file in a tenth of a second)."""
+_EXACT_ONLY_TEXT = tuple(re.compile(p) for p in _EXACT_ONLY)
+_EXACT_ONLY_BYTES = tuple(re.compile(p.encode()) for p in _EXACT_ONLY)
+_EXACT_ONLY_SHORT = (re.compile("|".join(_EXACT_ONLY)), re.compile("|".join(_EXACT_ONLY).encode()))
+"""All of them in one expression: quicker for a short text (a call's arguments), where each search's
+own cost counts more than the characters it reads."""
+SHORT = 4096
 
 
-def loads(text: str | bytes) -> Any:
+def plain(text: str | bytes) -> bool:
+    """Whether `text` holds none of what only the exact reading of `loads` gets right (see
+    `_EXACT_ONLY`), so the fast one reads it the same: checked once for a whole file of lines."""
+    binary = isinstance(text, bytes)
+    if len(text) < SHORT:
+        return _EXACT_ONLY_SHORT[binary].search(text) is None
+    return not any(p.search(text) for p in (_EXACT_ONLY_BYTES if binary else _EXACT_ONLY_TEXT))
+
+
+def loads(text: str | bytes, *, known_plain: bool = False) -> Any:
     """JSON as another tool wrote it, with nothing lost and nothing that breaks what reads it next:
     a number too long for an int (over 4,300 digits) or too large for a float (1e400), and the
     NaN / Infinity that Python's JSON accepts, are kept as their text; a lone surrogate (half an
     emoji, which a JavaScript tool that cut a string writes as an escape, and which no UTF-8
-    output can hold) becomes U+FFFD. Raises JSONDecodeError and RecursionError as json.loads does."""
+    output can hold) becomes U+FFFD. Raises JSONDecodeError and RecursionError as json.loads does.
+
+    Read first by pydantic's JSON parser (twice as fast as `json`; it refuses the long ints, NaN
+    and Infinity, nests at most 200 levels and reads every other document as `json` does), then,
+    when that fails or the text holds what it may read otherwise (`plain`; `known_plain`: already
+    checked for the whole file), by `json` with the hooks above, which gives the answer and the error."""
+    try:
+        value = from_json(text, allow_inf_nan=False)
+    except (ValueError, TypeError):
+        pass
+    else:
+        if known_plain or plain(text):
+            return value
+    return _exact_loads(text)
+
+
+def _exact_loads(text: str | bytes) -> Any:
     value = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=str)
     escaped = (_SURROGATE_ESCAPE_BYTES if isinstance(text, bytes) else _SURROGATE_ESCAPE).search(text)
     return _without_lone_surrogates(value) if escaped else value
@@ -185,7 +227,7 @@ def answer_text(args: dict[str, Any]) -> str:
         return repr(args)
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     thought: str = ""
     actions: list[Action] = field(default_factory=list)
@@ -202,7 +244,7 @@ class Step:
     def record_usage(self, input_tokens: Any, output_tokens: Any) -> None:
         """The source's token counts for this turn, when both are plausible counts (else left estimated)."""
         if _count(input_tokens) and _count(output_tokens):
-            self.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
+            self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:
         done = {i for i, _, _ in self.observations}
@@ -222,7 +264,7 @@ class Step:
         self.observations.append((index, text, error))
 
 
-@dataclass
+@dataclass(slots=True)
 class NoteItem:
     kind: NoteKind
     text: str
@@ -359,43 +401,48 @@ class Draft:
         self._settle_answer(steps)
         task_text = self.task_text or ""
         stub = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, policy=IMPORTED)
-        state = RunState.start(stub)
+        context_words = RunState.start(stub).context_words  # and what each event adds (`added_words`): all the fold is asked here
         events: list[Event] = []
-        seen: dict[str, ToolInfo] = {}
+        seen: dict[str, dict[str, dict[str, Any]]] = {}
         missing: dict[str, bool] = {}
         number = 0
         ended: RunEnded | None = None
         for item in self.items:
             if isinstance(item, NoteItem):
                 events.append(Note(step=number, kind=item.kind, text=item.text, source=item.source))
-                state.apply(events[-1])
+                context_words += added_words(events[-1])
                 continue
             number += 1
-            actions = [_writable(a if a.call_id else a.model_copy(update={"call_id": f"s{number}.{i}"})) for i, a in enumerate(item.actions)]
+            actions = [_writable(a if a.call_id else a.with_call_id(f"s{number}.{i}")) for i, a in enumerate(item.actions)]
             thought = "\n".join(t for t in (item.thought, item.reply) if t)
-            decision = DecisionMade(step=number, policy=IMPORTED, thought=thought, actions=actions,
-                                    answer=item.answer, raw=item.raw)
-            usage = item.usage or Usage(input_tokens=state.context_tokens, output_tokens=estimate_tokens(decision_text(decision)))
-            decision = decision.model_copy(update={"usage": usage})
-            events.append(decision)
-            state.apply(decision)
+            words = len(written_text(item.raw, thought, actions, item.answer).split())
+            usage = item.usage or Usage.trusted(input_tokens=estimate_tokens(context_words), output_tokens=estimate_tokens(words))
+            values = {"step": number, "policy": IMPORTED, "thought": thought, "actions": actions, "answer": item.answer,
+                      "raw": item.raw, "usage": usage}
+            typed = type(thought) is str and _str_or_none(item.answer) and _str_or_none(item.raw) and all(type(a) is Action for a in actions)
+            events.append(_event(DecisionMade, typed, values))
+            context_words += words
             for note in item.notes:
                 events.append(note.model_copy(update={"step": number}))
-                state.apply(events[-1])
+                context_words += added_words(events[-1])
             for action in actions:
-                seen[action.tool] = _infer(action, seen.get(action.tool))
-            for index, text, error in sorted(item.observations, key=lambda o: o[0]):
+                _infer(action, seen)
+            observations = item.observations if len(item.observations) < 2 else sorted(item.observations, key=lambda o: o[0])
+            for index, text, error in observations:
                 action = actions[index] if index < len(actions) else None
                 tool = action.tool if action else None
-                unknown = _NO_SUCH_TOOL.search(text[:400]) is not None
+                head = text[:400]
+                unknown = "tool" in head.lower() and _NO_SUCH_TOOL.search(head) is not None  # each wording says "tool"
                 if error is None:
-                    error = text.lstrip().lower().startswith("error") or unknown
+                    error = text.lstrip()[:5].lower().startswith("error") or unknown  # as of the whole text: each character lowers to one or more
                 if tool is not None:
                     missing[tool] = missing.get(tool, True) and unknown
-                obs = Observed(step=number, index=index, tool=tool, args=dict(action.args) if action else {},
-                               text=text, error=error, executed=tool is not None and not unknown)
-                events.append(obs)
-                state.apply(obs)
+                typed = type(index) is int and type(text) is str and type(error) is bool
+                # the call's own arguments: the events are frozen, and the fold shares them the same way
+                values = {"step": number, "index": index, "tool": tool, "args": (action.args if typed else dict(action.args)) if action else {},
+                          "text": text, "error": error, "executed": tool is not None and not unknown}
+                events.append(_event(Observed, typed, values))
+                context_words += added_words(events[-1])
             if item.answer is not None and ended is None:
                 ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=item.answer)
         if self.end is not None:
@@ -403,9 +450,9 @@ class Draft:
         if ended is not None:
             events.append(ended)
         tools = dict(self.declared)
-        for name, info in seen.items():
+        for name, params in seen.items():
             if name not in tools and not missing.get(name, False):
-                tools[name] = info
+                tools[name] = ToolInfo(name=name, parameters=list(params.values()))
         options: dict[str, Any] = {"format": self.fmt, "source": self.name, **self.options}
         if self.system:
             options["system_prompt"] = "\n\n".join(self.system)
@@ -419,8 +466,7 @@ class Draft:
         last = steps[-1]
         if any(s.answer is not None for s in steps) or self.end is not None:
             return
-        tail = self.items[self.items.index(last) + 1:]
-        if any(isinstance(i, NoteItem) and i.kind == "user" for i in tail):
+        if self._user_note_after(last):
             return
         if last.actions and len(last.actions) == 1 and last.actions[0].tool in ANSWER_TOOLS:
             last.answer = answer_text(last.actions[0].args)
@@ -428,6 +474,16 @@ class Draft:
             last.answer, last.reply = last.reply, ""
         elif self.final_text_is_answer and not last.actions and last.thought:
             last.answer, last.thought = last.thought, ""
+
+    def _user_note_after(self, last: Step) -> bool:
+        """Whether a user note follows `last`, or the first item equal to it (as `list.index` finds
+        it, dataclasses comparing by value); only the items before the last user note are compared,
+        and only the steps of the same thought (a step's comparison builds and compares all its fields)."""
+        users = [i for i, item in enumerate(self.items) if isinstance(item, NoteItem) and item.kind == "user"]
+        if not users:
+            return False
+        return any(item is last or (type(item) is Step and item.thought == last.thought and item == last)
+                   for item in self.items[: users[-1]])
 
     def _nothing(self) -> str:
         said = Counter(i.kind for i in self.items if isinstance(i, NoteItem))
@@ -444,6 +500,27 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
 
 
+def new_action(*, tool: Any, args: Any, call_id: Any = None, args_error: Any = None) -> Action:
+    """`Action(tool=..., args=..., call_id=..., args_error=...)`: built as the engine builds its own
+    (`trusted`, without validation) when each value has its field's type (as read from JSON, the
+    usual case), else validated (a value of another type converted or refused as pydantic does)."""
+    if (type(tool) is str and type(args) is dict and _str_or_none(call_id) and _str_or_none(args_error)
+            and all(type(key) is str for key in args)):
+        return Action.trusted(tool=tool, args=args, call_id=call_id, args_error=args_error)
+    return Action(tool=tool, args=args, call_id=call_id, args_error=args_error)
+
+
+def _str_or_none(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _event(kind: type[_E], typed: bool, values: dict[str, Any]) -> _E:
+    """An event built as the engine builds its own (`trusted`, without validation) when `typed`:
+    the caller checked that every value read from the source has its field's type; else validated
+    (a value of another type converted or refused as pydantic does)."""
+    return kind.trusted(**values) if typed else kind(**values)
+
+
 def _writable(action: Action) -> Action:
     """A call whose arguments nest deeper than the engine takes (`engine.core.jsonvalues.MAX_DEPTH`;
     pydantic writes no event nested past about 250 levels) keeps them as JSON text, in its argument error."""
@@ -456,14 +533,18 @@ def _writable(action: Action) -> Action:
     return action.model_copy(update={"args": {}, "args_error": f"the arguments nest deeper than {MAX_DEPTH} levels: {text}"})
 
 
-def _infer(action: Action, before: ToolInfo | None) -> ToolInfo:
-    """A tool as its calls show it: every argument name seen, with the JSON type of its first value
-    (required when every call gave it)."""
-    params = {p["name"]: dict(p) for p in before.parameters} if before else {}
-    for name in params:
-        if name not in action.args:
-            params[name]["required"] = False
-    for key, value in action.args.items():
+def _infer(action: Action, seen: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """A tool as its calls show it, kept in `seen` (tool: parameters by name): every argument name
+    seen, with the JSON type of its first value (required when every call gave it)."""
+    params = seen.get(action.tool)
+    args = action.args
+    if params is None:
+        seen[action.tool] = {key: {"name": key, "type": _JSON_TYPES.get(type(value), "string"), "required": True}
+                             for key, value in args.items()}
+        return
+    for name, param in params.items():
+        if name not in args:
+            param["required"] = False
+    for key, value in args.items():
         if key not in params:
-            params[key] = {"name": key, "type": _JSON_TYPES.get(type(value), "string"), "required": before is None}
-    return ToolInfo(name=action.tool, parameters=list(params.values()))
+            params[key] = {"name": key, "type": _JSON_TYPES.get(type(value), "string"), "required": False}

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from engine.stored.importers.build import Draft, arguments, found, text_of
+from engine.stored.importers.build import Draft, arguments, found, new_action, text_of
 from engine.stored.importers.react import KEYWORD, action_from_text
 from engine.core.events import Action
 from engine.stored.transcript import TranscriptError
@@ -130,7 +130,7 @@ def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str)
                 continue
             args, error = arguments(fn.get("arguments"))
             call_id = call.get("id") if isinstance(call.get("id"), str) else None
-            draft.call(step, Action(tool=fn["name"], args=args, call_id=call_id, args_error=error))
+            draft.call(step, new_action(tool=fn["name"], args=args, call_id=call_id, args_error=error))
         return
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal.strip() and not content.strip():

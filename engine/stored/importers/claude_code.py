@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core.events import Action, Note
-from engine.stored.importers.build import Draft, Step, found, preview, text_of
+from engine.core.events import Note
+from engine.stored.importers.build import Draft, Step, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 MESSAGE_TYPES = frozenset({"user", "assistant", "summary", "system"})
@@ -183,7 +183,7 @@ class _Reader:
             elif kind in ("tool_use", "server_tool_use") and isinstance(block.get("name"), str):
                 args = block.get("input") if isinstance(block.get("input"), dict) else {"input": block.get("input")}
                 call_id = block.get("id") if isinstance(block.get("id"), str) else None
-                draft.call(step, Action(tool=block["name"], args=args, call_id=call_id))
+                draft.call(step, new_action(tool=block["name"], args=args, call_id=call_id))
                 if block["name"] in ("Task", "Agent"):
                     self.tasks.append(step)
                     if call_id:
@@ -236,8 +236,9 @@ class _Reader:
 
 
 def read_claude_code(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
-    sessions = [obj for _, obj in rows if isinstance(obj, dict) and obj.get("type") in ("user", "assistant")]
-    only_sidechain = bool(sessions) and all(obj.get("isSidechain") is True for obj in sessions)
+    sessions = (obj for _, obj in rows if isinstance(obj, dict) and obj.get("type") in ("user", "assistant"))
+    first = next(sessions, None)
+    only_sidechain = first is not None and first.get("isSidechain") is True and all(obj.get("isSidechain") is True for obj in sessions)
     reader = _Reader(name, nest_sidechains=not only_sidechain)
     for number, obj in rows:
         reader.line(number, obj)

@@ -27,8 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.core.events import Action
-from engine.stored.importers.build import Draft, Step, arguments, found, loads, preview, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, loads, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
@@ -186,7 +185,7 @@ class _Reader:
             self.draft.unrecognised("a tool call without a name", payload, source)
             return
         call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
-        self.draft.call(self.current(for_call=True), Action(tool=name, args=args, call_id=call_id, args_error=error))
+        self.draft.call(self.current(for_call=True), new_action(tool=name, args=args, call_id=call_id, args_error=error))
 
 
 def read_codex(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.stored.importers.build import found, loads, preview
+from engine.stored.importers.build import found, loads, plain, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
 from engine.stored.importers.formats import TRIED, ZIP_MAGIC, Sniffed, starts_with_header
@@ -37,15 +37,16 @@ def decode(name: str, data: bytes) -> str:
         raise TranscriptError(f"{name}:{line}: not UTF-8 text (byte {exc.start}); {TRIED}") from None
 
 
-def json_rows(name: str, text: str, *, strict: bool = True) -> list[tuple[int, Any]]:
-    """Every non-blank line parsed as JSON, with its number."""
+def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None) -> list[tuple[int, Any]]:
+    """Every non-blank line parsed as JSON, with its number (`lines`: `text.splitlines()`, if made already)."""
     rows = []
-    lines = text.splitlines()
+    lines = text.splitlines() if lines is None else lines
+    known_plain = plain(text)
     for number, line in enumerate(lines, 1):
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
-            rows.append((number, loads(line)))
+            rows.append((number, loads(line, known_plain=known_plain)))
         except (json.JSONDecodeError, RecursionError) as exc:
             if not strict and number == len(lines) and not text.endswith("\n"):
                 continue  # a torn last line
@@ -143,13 +144,13 @@ def sniff(name: str, data: bytes) -> Sniffed:
         raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
     if not first.rstrip().endswith("}"):
         raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
-    return _lines_format(name, text)
+    return _lines_format(name, text, lines)
 
 
-def _lines_format(name: str, text: str) -> Sniffed:
-    """JSON lines: the format of the first line that says which."""
+def _lines_format(name: str, text: str, lines: list[str]) -> Sniffed:
+    """JSON lines: the format of the first line that says which (`lines`: the text's)."""
     first_obj: tuple[int, Any] | None = None
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
@@ -158,7 +159,7 @@ def _lines_format(name: str, text: str) -> Sniffed:
             raise TranscriptError(f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
         fmt = row_format(obj)
         if fmt is not None:
-            return Sniffed(fmt, text)
+            return Sniffed(fmt, text, lines=lines)
         if first_obj is None:
             first_obj = (number, obj)
         if number > 200:

@@ -42,6 +42,8 @@ class Sniffed:
     text: str = ""
     document: Any = None
     rows: list[tuple[int, Any]] | None = None
+    lines: list[str] | None = None
+    """`text.splitlines()`, when detection made it."""
 
 
 def starts_with_header(data: bytes) -> bool:

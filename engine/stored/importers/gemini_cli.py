@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core.events import Action
-from engine.stored.importers.build import Draft, arguments, found, preview, text_of
+from engine.stored.importers.build import Draft, arguments, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 CONTEXT_PREFIX = "<session_context>"
@@ -128,35 +127,43 @@ def read_gemini_cli(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
 
 
 def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
-    thoughts = record.get("thoughts") if isinstance(record.get("thoughts"), list) else []
+    get = record.get
+    thoughts = get("thoughts")
     thought = "\n".join(
         ": ".join(str(t[k]) for k in ("subject", "description") if isinstance(t.get(k), str) and t[k])
         for t in thoughts
         if isinstance(t, dict)
-    )
+    ) if isinstance(thoughts, list) and thoughts else ""
     step = draft.new_step(thought)
-    text = _text(record.get("content"))
-    calls = record.get("toolCalls") if isinstance(record.get("toolCalls"), list) else []
+    text = _text(get("content"))
+    calls = get("toolCalls")
+    if not isinstance(calls, list):
+        calls = []
     if calls:
         step.add_thought(text)
     else:
         step.add_reply(text)
-    tokens = record.get("tokens")
+    tokens = get("tokens")
     if isinstance(tokens, dict):
         step.record_usage(tokens.get("input"), tokens.get("output"))
-    if isinstance(record.get("model"), str):
-        draft.options.setdefault("model", record["model"])
+    model = get("model")
+    if isinstance(model, str):
+        draft.options.setdefault("model", model)
     for call in calls:
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        name = call.get("name") if isinstance(call, dict) else None
+        if not isinstance(name, str):
             draft.unrecognised("a tool call without a name", call, source)
             continue
         args, error = arguments(call.get("args"))
-        call_id = call.get("id") if isinstance(call.get("id"), str) else None
-        draft.call(step, Action(tool=call["name"], args=args, call_id=call_id, args_error=error))
+        call_id = call.get("id")
+        if not isinstance(call_id, str):
+            call_id = None
+        draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
         results = _responses(call.get("result"))
+        status = call.get("status")
         for response in results:
             text, failed = _response_text(response)
-            draft.result(call_id, text, failed or call.get("status") == "error", source, call["name"])
-        if not results and call.get("status") in ("error", "cancelled") and call_id is not None:
-            shown = call.get("resultDisplay") if isinstance(call.get("resultDisplay"), str) else ""
-            draft.result(call_id, shown or f"the call ended {call['status']}", True, source, call["name"])
+            draft.result(call_id, text, failed or status == "error", source, name)
+        if not results and status in ("error", "cancelled") and call_id is not None:
+            shown = call.get("resultDisplay")
+            draft.result(call_id, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True, source, name)

@@ -19,8 +19,8 @@ import re
 import zipfile
 from typing import Any
 
-from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, Step, arguments, found, loads, preview, text_of
+from engine.core.events import RunEnded
+from engine.stored.importers.build import Draft, Step, arguments, found, loads, new_action, preview, text_of
 from engine.stored.reader import MAX_LINE_BYTES
 from engine.stored.transcript import TranscriptError
 
@@ -78,7 +78,7 @@ def _sample_text(content: Any) -> tuple[str, str, list[dict[str, Any]]]:
 def _server_tool_use(draft: Draft, step: Step, block: dict[str, Any]) -> None:
     """A tool the model's provider ran (web search...): the call and its result, in one content block."""
     args, error = arguments(block.get("arguments"))
-    index = draft.call(step, Action(tool=block["name"], args=args, args_error=error))
+    index = draft.call(step, new_action(tool=block["name"], args=args, args_error=error))
     failure = block.get("error") if isinstance(block.get("error"), str) and block.get("error") else None
     result = text_of(block.get("result")) if not isinstance(block.get("result"), (dict, int, float)) else preview(block["result"], 4000)
     step.observe(index, failure or result, bool(failure))
@@ -149,7 +149,7 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
                 if isinstance(call.get("parse_error"), str) and call["parse_error"]:
                     error = call["parse_error"]
                 cid = call.get("id") if isinstance(call.get("id"), str) else None
-                draft.call(step, Action(tool=fn, args=args, call_id=cid, args_error=error))
+                draft.call(step, new_action(tool=fn, args=args, call_id=cid, args_error=error))
         elif role == "tool":
             error = m.get("error")
             message = str(error["message"]) if isinstance(error, dict) and error.get("message") else ""

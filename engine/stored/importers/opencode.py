@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core.events import Action
-from engine.stored.importers.build import Draft, Step, arguments, found, preview, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 BOOKKEEPING = frozenset({"patch", "snapshot"})
@@ -120,7 +119,7 @@ def _tool(draft: Draft, step: Step, part: dict[str, Any], where: str) -> None:
         return
     args, error = arguments(state.get("input"))
     call_id = part.get("callID") if isinstance(part.get("callID"), str) else None
-    draft.call(step, Action(tool=part["tool"], args=args, call_id=call_id, args_error=error))
+    draft.call(step, new_action(tool=part["tool"], args=args, call_id=call_id, args_error=error))
     status = state.get("status")
     if status == "completed":
         draft.result(call_id, text_of(state.get("output")), False, where, part["tool"])

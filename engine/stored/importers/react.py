@@ -33,7 +33,7 @@ import re
 from typing import Callable, Iterator
 
 from engine.core.events import Action
-from engine.stored.importers.build import Draft, Step, preview
+from engine.stored.importers.build import Draft, Step, new_action, preview
 from engine.core.parse import arguments_from_text
 from engine.stored.transcript import TranscriptError
 
@@ -111,10 +111,10 @@ def action_from_text(text: str) -> Action | None:
     body = text.strip()
     m = _ACTION_BRACKET.match(body)
     if m:
-        return Action(tool=m.group(1), args={"input": m.group(2).strip()})
+        return new_action(tool=m.group(1), args={"input": m.group(2).strip()})
     m = _ACTION_PAREN.match(body)
     if m:
-        return Action(tool=m.group(1), args=arguments_from_text(m.group(2), ()))
+        return new_action(tool=m.group(1), args=arguments_from_text(m.group(2), ()))
     m = _ACTION_BARE.match(body)
     if m:
         return Action(tool=m.group(1))

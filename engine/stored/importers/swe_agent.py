@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, answer_text, arguments, found, loads, text_of
+from engine.stored.importers.build import Draft, answer_text, arguments, found, loads, new_action, text_of
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
 
@@ -117,7 +117,7 @@ def shell_commands(text: str) -> tuple[list[str], str]:
 def _command_action(command: str) -> Action:
     """A SWE-agent command line: the first word is the tool, the rest its input."""
     head, _, rest = command.strip().partition(" ")
-    return Action(tool=head or "command", args={"input": rest.strip()} if rest.strip() else {})
+    return new_action(tool=head or "command", args={"input": rest.strip()} if rest.strip() else {})
 
 
 def _end(draft: Draft, info: Any) -> None:
@@ -214,7 +214,7 @@ def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
                 if isinstance(fn, dict) and isinstance(fn.get("name"), str):
                     args, error = arguments(fn.get("arguments"))
                     cid = call.get("id") if isinstance(call.get("id"), str) else None
-                    draft.call(step, Action(tool=fn["name"], args=args, call_id=cid, args_error=error))
+                    draft.call(step, new_action(tool=fn["name"], args=args, call_id=cid, args_error=error))
                 else:
                     draft.unrecognised("a tool call without a function name", call, source)
             if not calls and isinstance(m.get("action"), str) and m["action"].strip():
@@ -259,7 +259,7 @@ def read_mini(name: str, data: Any) -> list[Draft]:
             blocks = recorded if recorded is not None else blocks
             step = draft.new_step(thought)
             for block in blocks:
-                step.actions.append(Action(tool="bash", args={"command": block}))
+                step.actions.append(new_action(tool="bash", args={"command": block}))
             submitting = any(marker in b for b in blocks for marker in _SUBMIT_MARKERS)
             step.raw = content
         elif role == "user" and _refused(draft, content):

@@ -1,0 +1,236 @@
+"""What an import writes is pinned, byte for byte: every real sample in tests/data/traces and a
+file of each shape bench/import_speed.py times, imported by `agent-tui import` (the transcripts,
+stdout and stderr), and the outcome of mutants of each format (the transcript lines, warnings and
+errors of what is read, the message of what is refused). A change to what an import produces,
+a speed-up that is not only one, fails here; a change meant to alter the output updates the
+digests (`python -m tests.test_import_output_pinned` prints them)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.import_speed import FORMATS as BENCH_FORMATS
+from engine.stored.importers import runs_from_bytes
+from engine.stored.transcript import TranscriptError, dump_event
+from tests.test_fuzz_imports import SOURCES, TRACES, mutant, mutate, small
+from tui.cli import main
+
+SAMPLES = sorted(p.name for p in TRACES.iterdir() if p.name != "SOURCES.md")
+MUTANTS = 150
+
+PINNED_SAMPLES = {
+    'chat_openai_cookbook_toy_chat_fine_tuning.jsonl': 'e4b951f36fa76e301a4c9b5b113136e872f5cc7279d8e5d9303a9f1231d220ec',
+    'chat_pydantic_ai_tool_output_exchange.json': '9f94de6ea33f89ac31c45ea0fb66a30c24db98ecdfbf835f09e4de1c0c03a7bb',
+    'chat_pydantic_ai_tool_output_request.json': 'df6e9717c89121d61c18ca31e9f94f2dbf07e0f37bf8363138fe65d929450e92',
+    'claude_code_2_1_197_recorded.jsonl': '7881c57ade1b6195dbfc5b1b5735db1d169764a85724ea193e4a6e7ac8f0a809',
+    'claude_code_kvsankar_golden.jsonl': 'fc8cfb7c8fc45a128307e999f987628593bce438e7c6ac89d6a2cdbf1331bc54',
+    'claude_code_simonw_sample_session.jsonl': 'eb5b324a969a4440c343894ad3371ddac47715f0a693b39b964c1b61850760cb',
+    'claude_code_spotter_subagent_file.jsonl': 'aa31c623c99da21da0590a09fca12f92e1871371fb9493757773ef7068c0d443',
+    'claude_code_spotter_task_subagent.jsonl': 'ceb0e748c67e66a53d5accc3ef190e092495caaf2881c4c3e7183e88f464ed8e',
+    'codex_kvsankar_golden.jsonl': '2865c327d33eb9618931b682e8b87394f2e0a2ffab97c9950a30fd868e74759d',
+    'codex_kvsankar_with_escalation.jsonl': 'c09cddaf5a832574889145863e2dcb4e3a6cb1f06decdd4b82f91a6d46165345',
+    'codex_localpush_parallel_calls.jsonl': '286948e594370c151e6f2b6e50427b16a8c81d7427c5cb38f61856e2a4f1dc95',
+    'codex_simonw_sample_session.jsonl': '6e2fd65085bfff0eb79f05eed1e4661a4be95c298f5da1e065dbb88b23e8f869',
+    'gemini_cli_0_61_0_recorded.jsonl': 'ebbc353d0d153e232d127908845d211210821b2724a912b2f28e7b02e50f721b',
+    'inspect_ai_browser_excerpt.json': '91d60288505c4fcd95ce14e8ddca3b540d0fb943b07955d38918ecab0db40e0c',
+    'inspect_ai_browser_messages.json': '330532bd8f7ef2dfac3c84479120afb241a3fed0603b7f288c778ca52cc8e76e',
+    'inspect_ai_message_deduplication.eval': '4f4015f87b8bd0f762ddbc02c3aa78304d73e072ff1caee3c18535548e80f869',
+    'inspect_ai_popularity_excerpt.json': 'f6b3980a454d31034b0ae27586ab96d4d8a6efec838bc76e29b5375d30d5a1c6',
+    'inspect_scout_websearch_addition.eval': '97b3180d0f432bb9fb17f1875844f5360f762a4507b52afeae6f8edba165b090',
+    'langchain_docs_debugging_verbose.txt': 'd727cff015cb47d65c3c64b11bece7fd25edd58783fe68fcc152251651ab00c3',
+    'langchain_pinecone_conversational_agent.txt': '4ec6f42d1d0f8f6cfd2823ed962d9c476fac056d9d955e8599555ed6bc08442a',
+    'langchain_pinecone_docstore_agent.txt': '433afe28a1adb397c1675c125bbc08c0fb2cfd4b3c68cdf1696b9e39ba6f2475',
+    'langchain_pinecone_sql_agent_coloured.txt': '96b7193540286c2717f3ef25b81cfc688753ce160426fbd768920d6f5f7afd6c',
+    'mini_swe_agent_github_issue.traj.json': '951f335e9ec461e64f883774ae45e4d91ad300b5374ea0e4a62d1e7024badd03',
+    'mini_swe_agent_gruckion_django_13670.traj.json': 'd602636fc8619b761d407a5a6f9538a9a8c08e6481cc0f2b7d9a7c9851d98831',
+    'mini_swe_agent_local.traj.json': '4556274dc5e02fcbcce112ba054a88e0cb4469a01d8fb195378b9aee1e1058ed',
+    'mini_swe_agent_recorded_v2.traj.json': '0c06fda0bb04a44a49069ce6d795dfb10ba57620830f642c10ec2388edac6004',
+    'opencode_1_18_33_export.json': 'a7be3400247ef3c9b0e8f7736ed2180fdc5a2a347238951d86ae2709619ad0ec',
+    'react_paper_alfworld_put_prompt.txt': '749e8b5cfae8e3e6d02f8038dcb8d523d21df2ebb30b4f8f9bbc2ab751598b86',
+    'react_paper_fever_webthink_simple3.txt': '7df5c20c3237baceabc4d00ecf7c9ed8417b9f52933a7e04f162f881aba95784',
+    'react_paper_hotpotqa_webthink_simple6.txt': 'c4963051bace711fe84738eae7217dcadf4aaf18264cd87bfad64be05a884a1c',
+    'react_reflexion_reflections.txt': '12216dfca1d631cd00a3ef9a085154891c16fedb029fc150c61e6c2500593a26',
+    'swe_agent_function_calling_simple.traj': '652372aa4a1f7279c974c87862d2267d36ae1f7277ce920729bd16231452b109',
+    'swe_agent_test_repo.traj': '392d18003e543267760e3597868f6953b08df9a44890c45d402aae423b03c8a0',
+}
+
+PINNED_BENCH = {
+    'alfworld': 'eb87ba5dacca87484fc6ad2f55f9eec08ad5029bf9e149d021942a26e537c747',
+    'claude-code': '7ffe58c8084461014ad435b3c4ce6bf7bbdf421de972e490e1b926acf2f30862',
+    'codex': 'a97ec03281f23381635658a95ad0b7a04908ce50a8d8d8dd35a06dfdce5e1727',
+    'gemini-cli': '877f71c19d590a6e69a52501aa9cd3d80e531940dbc0e333f05704c275f46741',
+    'opencode': '2e740567035d9ab55dd4356274d037f6e7ddd5581be95ecb59e2674d41ed818e',
+    'react': 'cadeed6d7a7ca0f861a74a0611f1c0ce080971f387c7d6f2e8d63a8fe2ece183',
+}
+
+PINNED_MUTANTS = {
+    'alfworld': 'fac6ff6a6d3e3c3c234e2e58eb1149f45d368fa8c7e8a8b6ebb7d97dde057319',
+    'chat': 'ebf79b9b408add1afc2e3b736ba7d58d74e80c603ce70101cd4919262083c791',
+    'claude-code': 'ba6c31d64fdd51852024e134646b39427da8cdb8e42f81e7f087cfa78a017954',
+    'codex': '457e10742b5af890ef00a6e9cba4c4e697cbd6fa771b450f13e115a696da3080',
+    'gemini-cli': '7b1fdf409d5994d99afe806c7b5b0988db53ce5af6b39e64f281fbe241f2379c',
+    'inspect': 'f97ef96670cb4df269b4dc698943f12b3fa3ca37153fabb7f265eb41ee711396',
+    'langchain': '9927905a04172af77236734eb3d9721fe9ae63a0a168d137ec4fab84d05338e2',
+    'mini-swe-agent': '1e7239ebc40ea5626ca49186b10411657337283fc8f10c958907d2467a240567',
+    'opencode': 'f6718aad637f4f5888a7f05baea4e3b6020c5a4abad13cdf79a379913131f88a',
+    'react': '1015756486e7e00d6c840c60b16496d78307aa149905a7ef044be592fd50095c',
+    'swe-agent': '29a78827c0641781a362ce6f24fbd8b048dfb0d5516bb55692e9488e16a59000',
+    'trace': '88e43ae3545a2e0c76c3c0ee6b13b472a609d64eec74fba1c0b3cb8810f35e6e',
+}
+
+
+def _import_digest(source: Path, folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """sha256 of `agent-tui import SOURCE -o out.jsonl` run in `folder`: its exit code, stdout,
+    stderr and every file it wrote (names relative to the folder)."""
+    digest = hashlib.sha256()
+    capsys.readouterr()
+    code = main(["import", source.name, "-o", "out.jsonl"])
+    out, err = capsys.readouterr()
+    digest.update(f"{code}\n{out}\n{err}\n".encode())
+    for path in sorted(folder.glob("out*.jsonl")):
+        digest.update(path.name.encode() + b"\n" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _sample_digest(name: str, folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    source = folder / name
+    source.write_bytes((TRACES / name).read_bytes())
+    return _import_digest(source, folder, capsys)
+
+
+def _bench_digest(fmt: str, folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    suffix, writer, _ = BENCH_FORMATS[fmt]
+    source = folder / f"bench{suffix}"
+    source.write_text("\n".join(writer(40)) + "\n")
+    return _import_digest(source, folder, capsys)
+
+
+def _mutants_digest(fmt: str) -> str:
+    """sha256 of what `runs_from_bytes` makes of MUTANTS mutants of the format's samples (as
+    tests/test_fuzz_imports.py makes them): each run's lines as the transcript writer writes
+    them, its warnings and errors, or the refusal."""
+    rng = random.Random(f"import-pinned-{fmt}")
+    name = f"mutant.{fmt}"
+    sources = [small((TRACES / f).read_bytes()) for f in SOURCES[fmt]]
+    digest = hashlib.sha256()
+    for _ in range(MUTANTS):
+        data = mutant(fmt, rng.choice(sources), rng, twice=False)
+        try:
+            runs = runs_from_bytes(name, data)
+        except TranscriptError as exc:
+            digest.update(f"refused {exc}\n".encode())
+            continue
+        for run in runs:
+            digest.update(f"run {run.warnings} {run.errors}\n".encode())
+            digest.update(dump_event(run.header).encode() + b"\n")
+            for event in run.events:
+                digest.update(dump_event(event).encode() + b"\n")
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_the_import_of_each_real_sample_is_unchanged(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _sample_digest(name, tmp_path, capsys) == PINNED_SAMPLES[name]
+
+
+@pytest.mark.parametrize("fmt", sorted(BENCH_FORMATS))
+def test_the_import_of_each_bench_shape_is_unchanged(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _bench_digest(fmt, tmp_path, capsys) == PINNED_BENCH[fmt]
+
+
+@pytest.mark.parametrize("fmt", sorted(SOURCES))
+def test_what_mutants_of_each_format_import_as_is_unchanged(fmt: str) -> None:
+    assert _mutants_digest(fmt) == PINNED_MUTANTS[fmt]
+
+
+EDGE_JSON = [
+    "1e400", "-1e400", "[1.5E+400]", "1e0308", "1" * 250 + ".5", "-" + "9" * 210 + "e2", "1" * 209 + ".5e99", "1" * 4300,
+    "-" + "1" * 4300, "1" * 4301, "1" * 5000, "NaN", "[Infinity, -Infinity]", '"\\ud800"', '{"\\udc00": 1}', '"\\ud83d\\ude00"',
+    '{"a": 1, "b": 2, "a": 3}', "[" * 199 + "]" * 199, "[" * 250 + "]" * 250, "[" * 5000 + "]" * 5000, "\ufeff{}", '"a\x01b"',
+    "{} x", "", " ", "[1,]", "\x0c{}", '"\\u0000\\/"', "0e0", "-0", "5e-324", "1e-400", '{"a": 1}\n{"b": 2}', "tru", '"\ud800"',
+]
+
+
+def _outcome(read, text: str | bytes) -> str:  # type: ignore[no-untyped-def]
+    try:
+        value = read(text)
+    except RecursionError:
+        return "RecursionError"
+    except ValueError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def test_the_fast_json_reading_gives_what_the_exact_one_gives() -> None:
+    """`loads` reads with pydantic's parser when it can: every value and every error is the one
+    Python's `json` with the importers' hooks gives, for the edge cases, every line of every sample
+    and mutants of them (as str and as bytes, checked line by line and as a whole file)."""
+    from engine.stored.importers.build import _exact_loads, loads, plain
+
+    rng = random.Random("fast-json")
+    texts: list[str | bytes] = [*EDGE_JSON, *(t.encode("utf-8", "surrogatepass") for t in EDGE_JSON), "\ufeff{}".encode("utf-16")]
+    for name in SAMPLES:
+        data = (TRACES / name).read_bytes()
+        if data.startswith(b"PK"):
+            continue
+        lines = data.splitlines()
+        texts += [data, *lines]
+        for _ in range(60):
+            mutant = mutate(rng.choice(lines) if lines else data, rng)
+            texts += [mutant, mutant.decode("utf-8", "replace")]
+    for text in texts:
+        expected = _outcome(_exact_loads, text)
+        assert _outcome(loads, text) == expected, text[:200]
+        if plain(text):
+            assert _outcome(lambda t: loads(t, known_plain=True), text) == expected, text[:200]
+
+
+def _print_digests() -> None:  # pragma: no cover - run by hand when the output is meant to change
+    import contextlib
+    import io
+    import os
+    import tempfile
+
+    class Capture:
+        def __init__(self) -> None:
+            self.out, self.err = io.StringIO(), io.StringIO()
+
+        def readouterr(self) -> tuple[str, str]:
+            out, err = self.out.getvalue(), self.err.getvalue()
+            self.out.seek(0), self.out.truncate(), self.err.seek(0), self.err.truncate()
+            return out, err
+
+    def each(make, keys):  # type: ignore[no-untyped-def]
+        rows = {}
+        for key in keys:
+            with tempfile.TemporaryDirectory() as tmp:
+                here = os.getcwd()
+                os.chdir(tmp)
+                capture = Capture()
+                try:
+                    with contextlib.redirect_stdout(capture.out), contextlib.redirect_stderr(capture.err):
+                        rows[key] = make(key, Path(tmp), capture)
+                finally:
+                    os.chdir(here)
+        return rows
+
+    for title, rows in (("PINNED_SAMPLES", each(_sample_digest, SAMPLES)), ("PINNED_BENCH", each(_bench_digest, sorted(BENCH_FORMATS))),
+                        ("PINNED_MUTANTS", {fmt: _mutants_digest(fmt) for fmt in sorted(SOURCES)})):
+        print(f"{title} = {{")
+        for key, value in rows.items():
+            print(f"    {key!r}: {value!r},")
+        print("}\n")
+
+
+if __name__ == "__main__":
+    _print_digests()
+    sys.exit(0)
