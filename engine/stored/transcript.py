@@ -21,7 +21,6 @@ from typing import Callable, Iterable, Protocol, Sequence
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
-from engine.core.guards import serialised
 from engine.stored.lock import identity, lock, move_to_recovery, not_empty, open_new, still_named
 from engine.stored.reader import INTENT_TYPE, LineIndex, StepCheck, TranscriptError, read_bytes
 
@@ -224,6 +223,8 @@ def write_transcript(path: str | Path, header: Header, events: Iterable[Event]) 
     """A whole run written at once (an import, a test's run): each event serialised as the engine
     serialises it (`engine.core.guards.serialised`), the lines handed over `WRITE_BATCH` at a
     time, synced at the end."""
+    from engine.core.guards import serialised  # the engine's guards: not on the path that only reads
+
     with TranscriptWriter(path, header) as writer:
         for count, event in enumerate(events, 1):
             writer.write(event.type, serialised(event)[1])
