@@ -59,6 +59,15 @@ def test_runs_screen_at_80x24(snap_compare, runs: Path) -> None:
         names = [Path(s.path).name for s in screen.shown]
         assert names == ["4-library.jsonl", "3-research.jsonl", "2-support.jsonl", "1-support.jsonl", "0-calculator.jsonl", "notes.txt"]
         assert screen.shown[3].resumable and screen.shown[-1].problem is not None
+        # the table sizes its columns to their cells on a later refresh: wait for that state
+        table = screen.query_one(DataTable)
+        widest = {key: max(len(str(row[n])) for row in (table.get_row_at(i) for i in range(table.row_count)))
+                  for n, key in enumerate(table.columns)}
+        for _ in range(200):
+            if all(table.columns[key].content_width >= width for key, width in widest.items()):
+                break
+            await pilot.pause()
+        assert all(table.columns[key].content_width >= width for key, width in widest.items())
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
