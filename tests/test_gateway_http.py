@@ -128,7 +128,7 @@ def test_an_idle_connection_is_closed(tmp_path: Path) -> None:
             assert idle.recv(1) == b""  # the gateway hung up (its keep-alive timeout), it did not wait forever
 
 
-def test_connections_are_bounded_and_the_operator_is_told(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def _hit_the_connection_limit(tmp_path: Path) -> None:
     with FakeOpenAI() as fake:
         gw = Gateway([Upstream("fake", fake.url)], out=tmp_path / "g.jsonl")
         server = GatewayServer(gw, "127.0.0.1", 0, max_connections=2, keep_alive=120.0)  # the idle two stay for the check
@@ -144,7 +144,20 @@ def test_connections_are_bounded_and_the_operator_is_told(tmp_path: Path, capfd:
         finally:
             gw.stop("the test ended")
             server.close()
+
+
+def test_connections_are_bounded_and_the_operator_is_told(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    _hit_the_connection_limit(tmp_path)
     assert "agent-tui gateway: too many connections at once" in capfd.readouterr().err
+
+
+def test_each_gateway_of_a_process_tells_of_its_own_limit(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The notices are kept to one every few seconds; a second gateway in the same process (a
+    test run, a program embedding two) still tells of its own."""
+    for n in (1, 2):
+        (tmp_path / str(n)).mkdir()
+        _hit_the_connection_limit(tmp_path / str(n))
+        assert "agent-tui gateway: too many connections at once" in capfd.readouterr().err, f"gateway {n}"
 
 
 _LOW_LIMIT = textwrap.dedent(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import itertools
 import ipaddress
 import json
 import logging
@@ -40,6 +41,8 @@ DEFAULT_KEEP_ALIVE = 5.0
 _CHAT = ("/v1/chat/completions", "/chat/completions")
 _MODELS = ("/v1/models", "/models")
 _THREAD = "gateway-http"
+_SERVERS = itertools.count(1)
+"""Numbers the servers' threads, so each server's notices are counted on their own."""
 _LOST = "agent_tui.connection_lost"
 """Set in a request's scope when its connection is lost (see `_Protocol`)."""
 
@@ -76,16 +79,17 @@ class _Notice(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self._last: dict[str, float] = {}
+        self._last: dict[tuple[str, str], float] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.threadName != _THREAD:  # another event loop of the process (the cockpit's)
+        thread = record.threadName or ""
+        if not thread.startswith(_THREAD):  # another event loop of the process (the cockpit's)
             return
         text = _notice_text(record)
         now = time.monotonic()
-        if now - self._last.get(text, -self._EVERY) < self._EVERY:
+        if now - self._last.get((thread, text), -self._EVERY) < self._EVERY:  # each server's own
             return
-        self._last[text] = now
+        self._last[(thread, text)] = now
         try:
             print(f"agent-tui gateway: {text}", file=sys.stderr, flush=True)
         except (OSError, ValueError):
@@ -184,7 +188,7 @@ class GatewayServer:
             finally:
                 listener.close()
 
-        self._thread = threading.Thread(target=serve, name=_THREAD, daemon=True)
+        self._thread = threading.Thread(target=serve, name=f"{_THREAD}-{next(_SERVERS)}", daemon=True)
         self._thread.start()
         ready.wait(30)
 
