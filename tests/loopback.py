@@ -11,13 +11,16 @@ import uvicorn
 
 
 class Loopback:
-    """`with Loopback(app) as server:` serves `app` on `server.url` (a free port) until the block ends."""
+    """`with Loopback(app) as server:` serves `app` on `server.url` (a free port) until the block ends.
+
+    `log_config=None`: uvicorn's default configures the process's logging, which would take
+    the handlers off the loggers the gateway under test listens to."""
 
     def __init__(self, app: Any) -> None:
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+        self._server = uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off"))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
 
     @property

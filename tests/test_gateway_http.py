@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
 import pytest
 
 from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer, Upstream
@@ -354,3 +355,22 @@ def test_an_on_sent_that_raises_does_not_break_the_server(capfd: pytest.CaptureF
     finally:
         server.close()
     assert "reporting a sent response failed: RuntimeError: boom" in capfd.readouterr().err
+
+
+def test_the_operator_is_told_of_the_limit_also_after_uvicorn_configured_logging(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """uvicorn's default logging configuration (another server of the process made with it)
+    takes the handlers off its loggers; the gateway puts its own back when it starts."""
+    import logging
+
+    names = ("uvicorn", "uvicorn.error", "uvicorn.access")
+    before = {name: (list(logging.getLogger(name).handlers), logging.getLogger(name).level, logging.getLogger(name).propagate) for name in names}
+    try:
+        uvicorn.Config(lambda scope, receive, send: None)  # configures logging as uvicorn's default does
+        _hit_the_connection_limit(tmp_path)
+        assert "agent-tui gateway: too many connections at once" in capfd.readouterr().err
+    finally:  # the rest of this process's tests log as they did
+        for name, (handlers, level, propagate) in before.items():
+            logger = logging.getLogger(name)
+            logger.handlers[:] = handlers
+            logger.setLevel(level)
+            logger.propagate = propagate

@@ -107,8 +107,18 @@ def _notice_text(record: logging.LogRecord) -> str:
 
 
 _NOTICE = _Notice()
-for _name in ("uvicorn.error", "asyncio"):
-    logging.getLogger(_name).addHandler(_NOTICE)
+
+
+def _listen_for_notices() -> None:
+    """Put the notice handler on uvicorn's and asyncio's loggers (again, if a logging
+    configuration of the process, uvicorn's own default among them, took it off)."""
+    for name in ("uvicorn.error", "asyncio"):
+        logger = logging.getLogger(name)
+        if _NOTICE not in logger.handlers:
+            logger.addHandler(_NOTICE)
+
+
+_listen_for_notices()
 
 
 class GatewayServer:
@@ -142,6 +152,7 @@ class GatewayServer:
 
     def start(self) -> None:
         """Listen and serve in a background thread; raises OSError when the address cannot be used."""
+        _listen_for_notices()
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         listener = socket.socket(family, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
