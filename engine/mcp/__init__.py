@@ -6,8 +6,7 @@ The names below are imported when first used, so reading a server's configuratio
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from engine.core.lazy import lazy_names
 
 _HOME = {
     "McpFault": "engine.mcp.hub",
@@ -23,7 +22,4 @@ _HOME = {
 __all__ = sorted(_HOME)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'engine.mcp' has no attribute {name!r}")
-    return getattr(importlib.import_module(_HOME[name]), name)
+__getattr__, __dir__ = lazy_names(__name__, _HOME)
