@@ -58,3 +58,16 @@ def _shown(match: re.Match[str]) -> str:
     code = ord(char)
     return f"<U+{code:04X}>" if code > 0xFF else f"\\x{code:02x}"
 
+
+
+def one_line(text: str, limit: int = 60) -> str:
+    """`text` on one line (each run of white space one space), at most `limit` characters, cut with "…"."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def with_article(words: str) -> str:
+    """`a Codex CLI rollout JSONL`, `an observation`; a plural (`OpenAI chat messages`) as it is."""
+    if words.split(" (")[0].endswith("s"):
+        return words
+    return ("an " if words[:1].lower() in ("a", "e", "i", "o", "u") else "a ") + words

@@ -29,7 +29,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable
 
 from engine.core.schema import schema_refusal
-from engine.core.text import clean
+from engine.core.text import clean, one_line
 from engine.core.tools import Tool, ToolError, ToolFault, cap_text
 from engine.stored.reader import MAX_LINE_BYTES
 
@@ -163,10 +163,9 @@ def _warn(hub: McpHub, message: str) -> None:
         hub.warnings.append(message)
 
 
-def _short(text: str, limit: int = 200) -> str:
-    """Server text in a message: one line, control characters removed, at most `limit` characters."""
-    text = clean(text).replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _short(text: str) -> str:
+    """Server text in a message: control characters removed, one line of at most 200 characters."""
+    return one_line(clean(text), 200)
 
 
 def _caller(hub: McpHub, server: str, tool: str) -> Any:

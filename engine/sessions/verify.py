@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from engine.core.text import with_article
 from engine.core.collector import HeapFreezer
 from engine.core.engine import Engine
 from engine.core.events import Event, Observed
@@ -284,5 +285,5 @@ def check_recorded(transcript: Transcript) -> VerifyResult:
     )
 
 
-def _a(word: str) -> str:
-    return ("an " if word[0] in "aeiou" else "a ") + word.replace("_", " ")
+def _a(event_type: str) -> str:
+    return with_article(event_type.replace("_", " "))

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
+from engine.core.text import one_line
 from engine.core.events import Event
 
 MarkerKind = Literal["approval", "rejection", "error", "policy_swap", "budget", "end"]
@@ -26,11 +27,6 @@ class Marker:
         return self.index + 1
 
 
-def _short(text: str, limit: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def marker_for(index: int, event: Event, *, rejected_call: tuple[int, int] | None = None) -> Marker | None:
     """The marker an event makes, if any. `rejected_call` is the (step, index) of the
     call the operator last rejected: its observation is not a second marker."""
@@ -38,12 +34,12 @@ def marker_for(index: int, event: Event, *, rejected_call: tuple[int, int] | Non
     if t == "approval_requested":
         return Marker(index, "approval", f"step {event.step}: {event.tool} needs approval")
     if t == "approval_decided" and event.choice in ("reject", "abort"):
-        why = f": {_short(event.reason)}" if event.reason else ""
+        why = f": {one_line(event.reason)}" if event.reason else ""
         return Marker(index, "rejection", f"step {event.step}: {event.choice}ed{why}")
     if t == "observation" and event.error and (event.step, event.index) != rejected_call:
-        return Marker(index, "error", f"step {event.step}: {_short(event.text)}")
+        return Marker(index, "error", f"step {event.step}: {one_line(event.text)}")
     if t == "policy_error":
-        return Marker(index, "error", f"step {event.step}: policy {event.policy} failed: {_short(event.message)}")
+        return Marker(index, "error", f"step {event.step}: policy {event.policy} failed: {one_line(event.message)}")
     if t == "policy_swapped":
         return Marker(index, "policy_swap", f"policy {event.old} -> {event.new} from step {event.step}")
     if t == "budget_warning":
@@ -51,7 +47,7 @@ def marker_for(index: int, event: Event, *, rejected_call: tuple[int, int] | Non
     if t == "budget_exhausted":
         return Marker(index, "budget", f"{event.kind} budget reached: {event.used:g} of {event.limit:g}")
     if t == "run_ended":
-        return Marker(index, "end", f"{event.outcome}: {_short(event.answer or event.reason)}")
+        return Marker(index, "end", f"{event.outcome}: {one_line(event.answer or event.reason)}")
     return None
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.core.collector import collector_paused
+from engine.core.text import with_article
 from engine.stored.importers.formats import FORMAT_NAMES, IMPORTED, TEXT_FORMATS, ZIP_MAGIC, Sniffed, starts_with_header
 from engine.stored.reader import as_utf8, run_bytes, run_spans
 from engine.stored.runs import choose, chosen_run, others_warning, run_id
@@ -83,7 +84,7 @@ def _detected_as(name: str, data: bytes, fmt: str) -> Sniffed | None:
         return None
     if detected.fmt != fmt and not (detected.fmt in _TEXT_TRACES and fmt in _TEXT_TRACES):
         raise TranscriptError(
-            f"{name}:{_first_line(data)}: not {_a(FORMAT_NAMES[fmt])}; it reads as {FORMAT_NAMES[detected.fmt]} "
+            f"{name}:{_first_line(data)}: not {with_article(FORMAT_NAMES[fmt])}; it reads as {FORMAT_NAMES[detected.fmt]} "
             f"(format {detected.fmt}, found without naming a format)"
         )
     return detected
@@ -95,11 +96,6 @@ def _first_line(data: bytes) -> int:
     return data[: len(data) - len(stripped)].count(b"\n") + 1
 
 
-def _a(words: str) -> str:
-    """`a Codex CLI rollout JSONL`, `an Inspect AI eval log`, `OpenAI chat messages`."""
-    if words.split(" (")[0].endswith("s"):
-        return words
-    return ("an " if words[0].lower() in "aeiou" else "a ") + words
 
 
 def _document(name: str, sniffed: Sniffed) -> object:

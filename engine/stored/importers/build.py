@@ -20,6 +20,7 @@ from typing import Any, Iterator, TypeVar, Union
 
 from pydantic_core import from_json
 
+from engine.core.text import one_line
 from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKind, Observed, RunEnded, ToolInfo, Usage
 from engine.core.jsonvalues import MAX_DEPTH, too_deep
 from engine.core.state import RunState, added_words, estimate_tokens, written_text
@@ -140,8 +141,7 @@ def preview(value: Any, limit: int = 60) -> str:
             text = repr(value)
     else:
         text = str(value)
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def found(obj: Any) -> str:
