@@ -9,7 +9,7 @@ from engine import Decision
 from engine.stored.importers import load_any
 from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript
-from tests.helpers import counting_run
+from tests.support.helpers import counting_run
 from tui.export import code, escape, inline, markdown_report
 
 DATA = Path(__file__).resolve().parent / "data"

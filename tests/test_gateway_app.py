@@ -10,9 +10,9 @@ import openai
 import pytest
 
 from engine.core.policy import Decision
-from tests.cockpit_worlds import wait_until
-from tests.fake_openai import FakeOpenAI, call, say
-from tests.gateway_harness import TOOLS, gateway
+from tests.support.cockpit_worlds import wait_until
+from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.gateway_harness import TOOLS, gateway
 from tui.gateway_app import GatewayApp
 from tui.screens.approval import ApprovalScreen
 from tui.screens.forms import ReasonScreen
@@ -90,7 +90,7 @@ async def test_take_over_writes_the_reply_in_the_cockpit(tmp_path: Path) -> None
 
 async def test_the_footer_at_80x24_lists_whole_keys_and_the_approval_keys_only_while_a_call_waits(tmp_path: Path) -> None:
     """Textual's own footer listed every key and cut the row at 80 columns (`r rejec`)."""
-    from tests.test_footer_fit import actions
+    from tests.support.cockpit_worlds import actions
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step") as (gw, server):
         fake.add(call("delete_file", path="notes.txt", id="c1"), say("Kept it."))

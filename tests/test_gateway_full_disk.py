@@ -12,8 +12,8 @@ import pytest
 
 from engine.core.guards import RecordError
 from engine.stored.transcript import TranscriptWriter
-from tests.fake_openai import FakeOpenAI, calls, say
-from tests.gateway_harness import TOOLS, Files, Operator, gateway
+from tests.support.fake_openai import FakeOpenAI, calls, say
+from tests.support.gateway_harness import TOOLS, Files, Operator, gateway
 
 USER = [{"role": "user", "content": "Tidy the folder."}]
 

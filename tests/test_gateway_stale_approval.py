@@ -13,9 +13,9 @@ import openai
 import pytest
 
 from engine.gateway.controller import StaleApproval
-from tests.cockpit_worlds import wait_until
-from tests.fake_openai import FakeOpenAI, call, say
-from tests.gateway_harness import TOOLS, Files, gateway
+from tests.support.cockpit_worlds import wait_until
+from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.gateway_harness import TOOLS, Files, gateway
 from tui.gateway_app import GatewayApp
 from tui.screens.approval import ApprovalScreen
 

@@ -10,7 +10,7 @@ from engine import Budget, Decision, Scenario, Task
 from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript
 from scenarios import grid
-from tests.helpers import script
+from tests.support.helpers import script
 
 # The seed's printed output, verbatim.
 SEED_OUTPUT = [

@@ -17,7 +17,7 @@ import pytest
 from bench.import_speed import FORMATS as BENCH_FORMATS
 from engine.stored.importers import runs_from_bytes
 from engine.stored.transcript import TranscriptError, dump_event
-from tests.test_fuzz_imports import SOURCES, TRACES, mutant, mutate, small
+from tests.support.mutation import SOURCES, TRACES, mutant, mutate, small
 from tui.cli import main
 
 SAMPLES = sorted(p.name for p in TRACES.iterdir() if p.name != "SOURCES.md")

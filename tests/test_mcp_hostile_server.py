@@ -21,9 +21,9 @@ from engine.mcp import McpHub, hub_tools
 from engine.mcp.servers import McpServerConfig
 from engine.sessions.run import new_run
 from scenarios.mcp import SCENARIO as MCP
-from tests.fake_openai import FakeOpenAI, call, say
-from tests.helpers import script
-from tests.mcp_helpers import ROOT
+from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.helpers import script
+from tests.support.mcp_helpers import ROOT
 
 HOSTILE = str(ROOT / "tests" / "data" / "hostile_mcp.py")
 NOT_MATCHING = "a" * 40 + "!"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool
-from engine.core.events import Header
 from engine.sessions.run import Run, new_run
 
 
