@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 from engine.core.approvals import rule_warnings
 from engine.core.collector import collector_paused
@@ -32,13 +32,16 @@ from engine.core.events import Event, Header, Observed, RuleInfo, ToolStarted
 from engine.core.policy import Decision, HumanPolicy, Policy, RunView
 from engine.stored.lock import check_new
 from engine.stored.replay import Timeline
-from engine.sessions.policies import make_policy
+from engine.sessions.policies import resolve_policy
 from engine.sessions.run import Run, default_transcript_path
 from engine.sessions.trust import Trust, believe
 from engine.core.scenario import Restorable, Scenario, Task
 from engine.core.state import RunState, fold
 from engine.core.tools import Tool
 from engine.stored.transcript import Transcript, TranscriptError, TranscriptWriter, dump_event, read_transcript
+
+if TYPE_CHECKING:
+    from engine.model.config import ModelConfig
 
 IMPORTED = "imported"
 
@@ -105,6 +108,8 @@ def _rebuild(
     state: RunState,
     warnings: list[str],
     path: object,
+    model: ModelConfig | None = None,
+    named: Mapping[str, ModelConfig] | None = None,
 ) -> tuple[Task, object, Policy, HumanPolicy]:
     """Task, world restored from the recorded executions, and the policy to continue with."""
     task = _task(scenario, header)
@@ -116,7 +121,7 @@ def _rebuild(
         warnings.append(no_restore_warning(scenario.name, len(executed)))
     human = HumanPolicy()
     try:
-        policy_obj = make_policy(state.policy if policy is None else policy, scenario, world, task, human)
+        policy_obj = resolve_policy(state.policy if policy is None else policy, scenario, world, task, human, model=model, named=named)
     except (KeyError, ValueError) as exc:
         raise ResumeError(exc.args[0]) from None
     return task, world, policy_obj, human
@@ -229,6 +234,8 @@ def resume_run(
     listeners: Sequence[Listener] = (),
     extra_tools: Sequence[Tool] = (),
     operator_rules: Sequence[RuleInfo] = (),
+    model: ModelConfig | None = None,
+    named: Mapping[str, ModelConfig] | None = None,
 ) -> Run:
     """Continue a run that did not end, appending to its own transcript.
 
@@ -237,7 +244,8 @@ def resume_run(
     without it the header's are the scenario's and `operator_rules` (the configuration's).
 
     `policy` defaults to the policy in charge when the file stops; another one
-    is recorded as a policy swap. Raises ResumeError if the run has ended, is
+    is recorded as a policy swap; `model` (the flags' endpoint) and `named` (the configured
+    model policies) are the model policies a name may be. Raises ResumeError if the run has ended, is
     an import, or is not of `scenario`.
     """
     _check_source(scenario, transcript, "resumed")
@@ -256,7 +264,9 @@ def resume_run(
     try:
         _same_as_read(path, transcript)
         _repair_tail(path)
-        task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path)
+        task, world, policy_obj, human = _rebuild(
+            scenario, header, events, policy, state, warnings, transcript.path, model, named
+        )
         engine = _engine(
             header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer,
             extra_tools,
@@ -366,6 +376,8 @@ def fork_run(
     folded: RunState | None = None,
     added_rules: Sequence[RuleInfo] = (),
     operator_rules: Sequence[RuleInfo] = (),
+    model: ModelConfig | None = None,
+    named: Mapping[str, ModelConfig] | None = None,
 ) -> Run:
     """Start a new run from the first `position` events of a saved one (`mcp`: the
     restarted servers, for the new header; `header_changes`: rules, budget or
@@ -375,7 +387,7 @@ def fork_run(
     it, from `fork_point` or a timeline's `state_at`, taken over instead of folding).
 
     The saved run's approval rules are believed only with this machine's seal, as for
-    `resume_run` (`operator_rules` likewise); the fork's header and the "approve always"
+    `resume_run` (`operator_rules`, `model` and `named` likewise); the fork's header and the "approve always"
     it believes are sealed again for the fork.
 
     `position` is an event position (see `fork_position` for a step). The new
@@ -395,7 +407,7 @@ def fork_run(
     if refusal is not None:
         raise ResumeError(f"{transcript.path}: cannot fork at event {position}: {refusal}; fork at an earlier step")
     warnings: list[str] = []
-    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path)
+    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path, model, named)
     started = clock()
     child = trust.seal(header.model_copy(
         update={

@@ -16,7 +16,7 @@ from engine.core.events import Budget, Header, RuleInfo
 from engine.core.policy import HumanPolicy, Policy
 from engine.core.scenario import Scenario, Task, World
 from engine.sessions.folders import user_data_dir
-from engine.sessions.policies import make_policy
+from engine.sessions.policies import model_of, resolve_policy
 from engine.sessions.seals import Sealer, key_or_problem, seal_header
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
@@ -82,19 +82,11 @@ class Run:
         return [*names, *(n for n in self.named if n not in names)]
 
     def make_policy(self, name: str) -> Policy:
-        """A fresh policy by name ("human" is the operator, "model" the flags' endpoint, a
-        configured name its endpoint, priced at its own prices)."""
-        if name == "human":
-            return self.human
-        if name == "model" and self.model is not None:
-            from engine.model.policy import ModelPolicy
-
-            return priced(self.engine, ModelPolicy(self.model), self.model)
-        if name in self.named:
-            from engine.model.policy import ModelPolicy
-
-            return priced(self.engine, ModelPolicy(self.named[name], name=name), self.named[name])
-        return self.scenario.policy(name, self.world, self.task)
+        """A fresh policy by name (`engine.sessions.policies.resolve_policy`); a model policy
+        is priced at its own prices."""
+        policy = resolve_policy(name, self.scenario, self.world, self.task, self.human, model=self.model, named=self.named)
+        endpoint = model_of(name, self.scenario, self.model, self.named)
+        return policy if endpoint is None else priced(self.engine, policy, endpoint[0])
 
     def set_task(self, text: str) -> None:
         """Give a run that has no task yet (MCP tools only) the operator's task, before its first event."""
@@ -168,12 +160,7 @@ def new_run(
     named = dict(named or {})
     if policy is None:
         policy = scenario.default_policy
-    if isinstance(policy, str) and policy in named and policy not in scenario.policies:
-        from engine.model.policy import ModelPolicy
-
-        policy_obj: Policy = ModelPolicy(named[policy], name=policy)
-    else:
-        policy_obj = make_policy(policy, scenario, world, task, human, model)
+    policy_obj = resolve_policy(policy, scenario, world, task, human, model=model, named=named)
     threshold = scenario.repetition_threshold if repetition_threshold == "default" else repetition_threshold
     header = Header(
         scenario=scenario.name,
