@@ -58,7 +58,7 @@ def _fork_from(timeline: Timeline, position: int, policy: str):
     with the operator or the configured model. A configuration that cannot be read
     refuses the fork with its message (the viewer shows it)."""
     import scenarios
-    from engine.sessions.resume import fork_run
+    from engine.sessions.resume import continue_run
 
     model = None
     if timeline.header.scenario == "imported":
@@ -83,7 +83,7 @@ def _fork_from(timeline: Timeline, position: int, policy: str):
     # As `run --fork` does: a header without this machine's seal gives way to the
     # scenario's rules and the configuration's, so a deny the operator keeps there holds.
     rules = load_config().rules
-    return fork_run(scenario, transcript, position, policy, interactive=True, operator_rules=rules, model=model)
+    return continue_run(scenario, transcript, policy, position=position, interactive=True, operator_rules=rules, model=model)
 
 
 def imported_fork_policies() -> list[str]:

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 from engine.core.approvals import rule_warnings
 from engine.core.collector import collector_paused
 from engine.core.engine import ApproveMode, Engine, Listener
+from engine.sessions.build import build_engine
+from engine.sessions.seals import Sealer
 from engine.core.events import Event, Header, Observed, RuleInfo, ToolStarted
 from engine.core.policy import Decision, HumanPolicy, Policy, RunView
 from engine.stored.lock import check_new
@@ -141,11 +143,14 @@ def _engine(
     sink: TranscriptWriter | None = None,
     extra_tools: Sequence[Tool] = (),
     event_lines: Sequence[bytes] | None = None,
+    sealer: Sealer | None = None,
 ) -> Engine:
-    engine = Engine(
+    engine = build_engine(
         header,
         [*world.tools, *extra_tools],  # type: ignore[attr-defined]
         _Named(state.policy),
+        writer=sink,
+        sealer=sealer,
         events=events,
         state=state if state.header is header else None,  # a fork's header is its own: folded again under it
         event_lines=event_lines,
@@ -154,7 +159,6 @@ def _engine(
         interactive=interactive,
         approve=approve,
         unfinished=unfinished,
-        sink=sink,
     )
     if state.history and state.history[-1].answer is not None:
         engine.end_answered()  # cut between an answer and its end: the answer stands
@@ -269,7 +273,7 @@ def resume_run(
         )
         engine = _engine(
             header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer,
-            extra_tools,
+            extra_tools, sealer=trust.sealer(transcript.header),  # the file's header: the next resume checks against it
         )
     except BaseException:
         writer.close()
@@ -277,7 +281,6 @@ def resume_run(
     # One rule for an approval the earlier session reached, whether its line was
     # recorded (the run is awaiting it) or torn (its action is still queued): ask again.
     engine.ask_again = {(state.step, index) for index, _ in state.queue}
-    engine.seal_approval = trust.sealer(transcript.header)  # the file's header: the next resume checks against it
     _say(trust, transcript.path, warnings)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]
 
@@ -442,7 +445,50 @@ def fork_run(
         raise
     engine = _engine(
         child, world, events, state.under(child) or fold(child, trust.events), policy_obj, listeners, clock, interactive,
-        approve, sink=writer, extra_tools=extra_tools, event_lines=lines,
+        approve, sink=writer, extra_tools=extra_tools, event_lines=lines, sealer=trust.sealer(child),
     )
-    engine.seal_approval = trust.sealer(child)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]
+
+
+def continue_run(
+    scenario: Scenario,
+    transcript: Transcript,
+    policy: str | Policy | None = None,
+    *,
+    resume: bool = False,
+    at: int | Literal["end"] | None = None,
+    position: int | None = None,
+    clock: Callable[[], float] = time.time,
+    interactive: bool = False,
+    approve: ApproveMode = "ask",
+    listeners: Sequence[Listener] = (),
+    extra_tools: Sequence[Tool] = (),
+    operator_rules: Sequence[RuleInfo] = (),
+    model: ModelConfig | None = None,
+    named: Mapping[str, ModelConfig] | None = None,
+    out: str | Path | None = None,
+    mcp: Sequence[dict] | None = None,
+    header_changes: dict[str, Any] | None = None,
+    added_rules: Sequence[RuleInfo] = (),
+) -> Run:
+    """A saved run continued, from the command line (`run --resume` / `--fork`) or the viewer (`f`):
+    resumed in its own file (`resume`), or forked into a new one at step `at` (N or "end", the
+    default; see `fork_position`) or at the event `position` the viewer shows.
+
+    `out`, `mcp`, `header_changes` and `added_rules` are a fork's (see `fork_run`); the rest
+    go to both (see `resume_run`)."""
+    common: dict[str, Any] = dict(
+        clock=clock, interactive=interactive, approve=approve, listeners=listeners, extra_tools=extra_tools,
+        operator_rules=operator_rules, model=model, named=named,
+    )
+    if resume:
+        if at is not None or position is not None or out is not None or mcp is not None or header_changes or added_rules:
+            raise ValueError("a resume continues its own file where it stopped: a fork point, a new file or new header fields go with a fork")
+        return resume_run(scenario, transcript, policy, **common)
+    folded = None
+    if position is None:
+        position, folded = fork_point(transcript, "end" if at is None else at)
+    return fork_run(
+        scenario, transcript, position, policy, out=out, mcp=mcp, header_changes=header_changes, folded=folded,
+        added_rules=added_rules, **common,
+    )

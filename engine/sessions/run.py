@@ -17,7 +17,8 @@ from engine.core.policy import HumanPolicy, Policy
 from engine.core.scenario import Scenario, Task, World
 from engine.sessions.folders import user_data_dir
 from engine.sessions.policies import model_of, resolve_policy
-from engine.sessions.seals import Sealer, key_or_problem, seal_header
+from engine.sessions.build import build_engine
+from engine.sessions.seals import Sealer, key_or_problem, sealed_run
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
@@ -100,9 +101,7 @@ class Run:
         header = self.engine.header.model_copy(update={"task_text": text, "seal": None})
         if self.writer is not None:
             key, _problem = key_or_problem()  # said when the run opened
-            if key is not None:
-                header = seal_header(key, header)
-            self.engine.seal_approval = None if key is None else Sealer(key, header)
+            header, self.engine.seal_approval = sealed_run(key, header)
             self.writer.rewrite_header(header)
         self.task = Task(self.task.id, text)
         self.engine.header = header
@@ -176,29 +175,20 @@ def new_run(
         mcp=list(mcp),
     )
     warnings = rule_warnings(header.rules, [*world.tools, *extra_tools])
-    key: bytes | None = None
+    sealer: Sealer | None = None
+    path: Path | None = None
+    writer: TranscriptWriter | None = None
     if save:
         key, problem = key_or_problem()
         if key is None:
             warnings.append(f"{problem}: this run's approval rules will not be believed when it is resumed or forked")
-        else:
-            header = seal_header(key, header)
-    path: Path | None = None
-    writer: TranscriptWriter | None = None
-    if save:
+        header, sealer = sealed_run(key, header)
         path = Path(out) if out is not None else default_transcript_path(scenario.name, task.id, header.started_at)
         writer = TranscriptWriter(path, header)
-    engine = Engine(
-        header,
-        [*world.tools, *extra_tools],
-        policy_obj,
-        listeners=listeners,
-        clock=clock,
-        interactive=interactive,
-        approve=approve,
-        sink=writer,
+    engine = build_engine(
+        header, [*world.tools, *extra_tools], policy_obj, writer=writer, sealer=sealer, listeners=listeners, clock=clock,
+        interactive=interactive, approve=approve,
     )
-    engine.seal_approval = None if key is None else Sealer(key, header)
     for config in [*([model] if model is not None else []), *named.values()]:
         if config.prices is not None:
             engine.prices[named_of(config, named)] = config.prices

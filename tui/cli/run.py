@@ -178,7 +178,7 @@ def check_options(scenario: Any, options: dict[str, Any]) -> None:
 def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     """The Run for `run --resume FILE` or `run --fork FILE [--at N]`."""
     from engine.sessions.policies import model_of
-    from engine.sessions.resume import ResumeError, fork_point, fork_run, resume_run
+    from engine.sessions.resume import ResumeError, continue_run
     from tui.cli.fixed_flags import fork_changes, fork_rules, refuse_fixed_flags
     from engine.stored.lock import TranscriptBusy
     from tui.cli.saved import load, scenario_of
@@ -204,19 +204,12 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
         raise UsageError("an imported log has no policy of its own to go on with: give --policy human or --policy model")
     hub, tools = extras.restart(transcript.header.mcp, args, transcript.path)
     try:
-        if args.resume:
-            run = resume_run(
-                scenario, transcript, policy, interactive=interactive, approve=args.approve, extra_tools=tools,
-                operator_rules=extras.config.rules, model=model, named=extras.named,
-            )
-        else:
-            position, folded = fork_point(transcript, "end" if args.at is None else args.at)
-            run = fork_run(
-                scenario, transcript, position, policy, out=args.out, interactive=interactive, approve=args.approve,
-                extra_tools=tools, mcp=hub.public() if hub is not None else None,
-                header_changes=fork_changes(args, transcript.header), folded=folded,
-                added_rules=fork_rules(args), operator_rules=extras.config.rules, model=model, named=extras.named,
-            )
+        run = continue_run(
+            scenario, transcript, policy, resume=bool(args.resume), at=args.at, interactive=interactive, approve=args.approve,
+            extra_tools=tools, operator_rules=extras.config.rules, model=model, named=extras.named, out=args.out,
+            mcp=hub.public() if hub is not None and args.fork else None, header_changes=fork_changes(args, transcript.header),
+            added_rules=fork_rules(args),
+        )
     except BaseException as exc:
         if hub is not None:
             hub.close()
