@@ -458,37 +458,20 @@ def continue_run(
     resume: bool = False,
     at: int | Literal["end"] | None = None,
     position: int | None = None,
-    clock: Callable[[], float] = time.time,
-    interactive: bool = False,
-    approve: ApproveMode = "ask",
-    listeners: Sequence[Listener] = (),
-    extra_tools: Sequence[Tool] = (),
-    operator_rules: Sequence[RuleInfo] = (),
-    model: ModelConfig | None = None,
-    named: Mapping[str, ModelConfig] | None = None,
-    out: str | Path | None = None,
-    mcp: Sequence[dict] | None = None,
-    header_changes: dict[str, Any] | None = None,
-    added_rules: Sequence[RuleInfo] = (),
+    **options: Any,
 ) -> Run:
     """A saved run continued, from the command line (`run --resume` / `--fork`) or the viewer (`f`):
     resumed in its own file (`resume`), or forked into a new one at step `at` (N or "end", the
     default; see `fork_position`) or at the event `position` the viewer shows.
 
-    `out`, `mcp`, `header_changes` and `added_rules` are a fork's (see `fork_run`); the rest
-    go to both (see `resume_run`)."""
-    common: dict[str, Any] = dict(
-        clock=clock, interactive=interactive, approve=approve, listeners=listeners, extra_tools=extra_tools,
-        operator_rules=operator_rules, model=model, named=named,
-    )
+    `options` are `resume_run`'s or `fork_run`'s; a fork's own (`out`, `mcp`, `header_changes`,
+    `added_rules`) are refused with a resume when they say anything."""
     if resume:
-        if at is not None or position is not None or out is not None or mcp is not None or header_changes or added_rules:
+        fork_only = [k for k in ("out", "mcp", "header_changes", "added_rules") if options.pop(k, None)]
+        if at is not None or position is not None or fork_only:
             raise ValueError("a resume continues its own file where it stopped: a fork point, a new file or new header fields go with a fork")
-        return resume_run(scenario, transcript, policy, **common)
+        return resume_run(scenario, transcript, policy, **options)
     folded = None
     if position is None:
         position, folded = fork_point(transcript, "end" if at is None else at)
-    return fork_run(
-        scenario, transcript, position, policy, out=out, mcp=mcp, header_changes=header_changes, folded=folded,
-        added_rules=added_rules, **common,
-    )
+    return fork_run(scenario, transcript, position, policy, folded=folded, **options)
