@@ -40,7 +40,9 @@ from engine.core.urls import safe_url
 from engine.model.config import Secret
 from engine.core.policy import Decision
 from engine.core.state import PendingApproval
+from engine.sessions.build import build_engine
 from engine.sessions.run import default_transcript_path, free_path
+from engine.sessions.seals import Sealer, key_or_problem, sealed_run
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
@@ -285,11 +287,14 @@ class Gateway:
         )
         path: Path | None = None
         writer: TranscriptWriter | None = None
+        sealer: Sealer | None = None
         taken: list[Path] = []
         if self.save:
+            header, sealer = sealed_run(key_or_problem()[0], header)
             path, writer, taken = self._writer(number, task, header)
-        engine = Engine(
-            header, tools, policy, clock=self.clock, interactive=True, approve=self.approve_mode, sink=writer, tools_elsewhere=True
+        engine = build_engine(
+            header, tools, policy, writer=writer, sealer=sealer, clock=self.clock, interactive=True, approve=self.approve_mode,
+            tools_elsewhere=True,
         )
         run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
         engine.listeners.append(lambda event: self._on_event(run, event))
