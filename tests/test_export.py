@@ -32,9 +32,9 @@ def test_report_has_steps_approvals_end_and_usage(tmp_path):
     for section in ("## Steps", "## End", "## Usage"):
         assert section in report
     assert "### Step 1 · scripted" in report and "### Step 3 · scripted" in report
-    assert "**Approval asked** for `open_return_request(order_id=\"1187\")`" in report
-    assert "**Rejected** by operator: the customer changed their mind" in report
-    assert "**Answered** after 3 steps: final answer." in report
+    assert "> **Approval** `open_return_request(order_id=\"1187\") needs approval (irreversible tool)`" in report
+    assert "**Rejected** rejected by operator: the customer changed their mind" in report
+    assert "**Run ended: answer after 3 steps**: final answer." in report
     assert "| Steps | 3 |" in report and "| Approvals asked | 1 |" in report and "| Rejections | 1 |" in report
     assert "| `get_order_status` | 1 |" in report
     assert "(estimated)" in report
