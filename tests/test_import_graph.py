@@ -128,10 +128,6 @@ def wrong_way(importer: str, imported: str) -> str | None:
 
 
 KNOWN_WRONG_WAY = {
-    # The engine writes each line to an EventSink, a Protocol defined beside the transcript
-    # writer in engine/stored/transcript.py; it moves to engine/core together with the next
-    # change to the writer, which then imports it from there.
-    ("engine.core.engine", "engine.stored.transcript"),
     # The engine keeps a live run's events in the stored layer's EventLog (JSON lines read
     # back through engine/stored/source.py's cache and index); moving it down drags the
     # event sources with it.
