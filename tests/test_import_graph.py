@@ -132,9 +132,6 @@ KNOWN_WRONG_WAY = {
     # back through engine/stored/source.py's cache and index); moving it down drags the
     # event sources with it.
     ("engine.core.engine", "engine.stored.eventlog"),
-    # scenarios/grid.py hosts the grid benchmark, which builds runs with new_run; the
-    # benchmark leaves scenarios/ in its own change.
-    ("scenarios.grid", "engine.sessions.run"),
     # The MCP progress bar is typed by the hub's Progress and the tool panel words a tool's
     # kind with engine/mcp/tools.py's kind_source: both stay until the MCP types move to
     # a module of their own with the servers' configuration.
