@@ -288,7 +288,7 @@ def test_replay_without_headless_needs_the_viewer(tmp_path, capsys, monkeypatch)
     import types
 
     module = types.ModuleType("tui.replay_app")
-    module.open_replay = fake_open
+    module.run_viewer = fake_open
     monkeypatch.setitem(sys.modules, "tui.replay_app", module)
     assert main(["replay", str(path), "--at", "1"]) == 0
     assert seen == {"at": 2, "events": 8, "lazy": True}
