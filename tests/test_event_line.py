@@ -3,19 +3,14 @@ fork's copied lines are `engine.core.sink.event_line`, byte for byte."""
 
 from __future__ import annotations
 
-import scenarios
 from engine.core.sink import event_line
-from engine.sessions.run import new_run
 from engine.stored.eventlog import EventLog
+from tests.helpers import rejected_support_run
 
 
 def test_the_file_and_the_event_log_hold_the_lines_event_line_writes(tmp_path) -> None:
     path = tmp_path / "run.jsonl"
-    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
-    run.engine.run()
-    run.engine.reject("not yet")
-    run.engine.run()
-    run.close()
+    run = rejected_support_run(path)
     header, *events = path.read_bytes().splitlines()
     assert header == event_line(run.engine.header)
     assert [line for line in events if b'"tool_started"' not in line] == [event_line(e) for e in run.engine.events]

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import scenarios
 from engine import Decision
 from engine.stored.importers import load_any
-from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript
-from tests.helpers import counting_run
+from tests.helpers import counting_run, rejected_support_run
 from tui.export import code, escape, inline, markdown_report
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -17,11 +15,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def _support_with_rejection(tmp_path):
     path = tmp_path / "support.jsonl"
-    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
-    run.engine.run()
-    run.engine.reject("the customer changed their mind")
-    run.engine.run()
-    run.close()
+    rejected_support_run(path)
     return path
 
 
