@@ -47,9 +47,20 @@ def approval_question(tool: str, args: dict[str, Any], reason: str, thought: str
 _GUTTER = " " * 11
 
 
+_LEADS: dict[str, str] = {}
+"""A block's label as the start of its first line (`  observe  `), by the block's label."""
+
+
+def _lead(label: str) -> str:
+    lead = _LEADS.get(label)
+    if lead is None:
+        lead = _LEADS[label] = f"  {label.lower():<8} "
+    return lead
+
+
 def _indent(label: str, text: str) -> list[str]:
     text = clean(text)
-    first = f"  {label:<8} "
+    first = _LEADS.get(label) or _lead(label)
     if "\n" not in text:
         return [first + text]
     lines = text.split("\n")
@@ -91,11 +102,12 @@ def event_lines(event: Event) -> list[str]:
     if event.type == "run_ended":
         return [outcome_line(event)]
     out = [f"step {event.step}  [{clean(event.policy)}]"] if event.type == "decision" else []
-    for block in event_blocks(event):
-        if block.kind == "action" or event.type == "approval_requested":
-            out.append(f"  {block.label.lower():<8} {visible(block.text, one_line=True)}")
+    asked = event.type == "approval_requested"
+    for label, kind, text, _ in event_blocks(event):
+        if kind == "action" or asked:
+            out.append((_LEADS.get(label) or _lead(label)) + visible(text, one_line=True))
         else:
-            out += _indent(block.label.lower(), block.text)
+            out += _indent(label, text)
     return out
 
 

@@ -89,28 +89,33 @@ def _shown_in_step(reason: str) -> bool:
     return reason == "final answer" or reason.endswith(" called")
 
 
+_new = tuple.__new__
+"""`Block(...)` without NamedTuple's Python-level `__new__`: the two kinds of event every
+step has (a decision, its observations) are described for each line `show` prints."""
+
+
 def event_blocks(event: Event) -> list[Block]:
     """What one event says, as labelled blocks (a decision without any text gives none)."""
     t = event.type
+    if t == "observation":
+        if event.error:
+            return [_new(Block, ("Error", "error", event.text, True))]
+        return [_new(Block, ("Observe", "observe", event.text, True))]
     if t == "decision":
         blocks = []
         if event.thought:
-            blocks.append(Block("Thought", "thought", event.thought))
+            blocks.append(_new(Block, ("Thought", "thought", event.thought, False)))
         if event.parse_error:
             blocks.append(Block("Invalid", "error", event.parse_error))
             if event.raw is not None:
                 blocks.append(Block("Wrote", "observe", event.raw, True))
         for action in event.actions:
-            blocks.append(Block("Action", "action", call_text(action.tool, action.args)))
+            blocks.append(_new(Block, ("Action", "action", call_text(action.tool, action.args), False)))
             if action.args_error is not None:
                 blocks.append(Block("Unread", "error", action.args_error))
         if event.answer is not None:
             blocks.append(Block("Answer", "answer", event.answer))
         return blocks
-    if t == "observation":
-        if event.error:
-            return [Block("Error", "error", event.text, True)]
-        return [Block("Observe", "observe", event.text, True)]
     if t == "approval_requested":
         return [Block("Approval", "approval", f"{call_text(event.tool, event.args)} needs approval ({event.reason})")]
     if t == "approval_decided":
