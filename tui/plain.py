@@ -52,9 +52,7 @@ _LEADS: dict[str, str] = {}
 
 
 def _lead(label: str) -> str:
-    lead = _LEADS.get(label)
-    if lead is None:
-        lead = _LEADS[label] = f"  {label.lower():<8} "
+    lead = _LEADS[label] = f"  {label.lower():<8} "
     return lead
 
 
@@ -64,7 +62,8 @@ def _indent(label: str, text: str) -> list[str]:
     if "\n" not in text:
         return [first + text]
     lines = text.split("\n")
-    return [first + lines[0], *[_GUTTER + line for line in lines[1:]]]
+    gutter = _GUTTER if len(first) == len(_GUTTER) else " " * len(first)  # a label longer than 8 (sub-agent)
+    return [first + lines[0], *[gutter + line for line in lines[1:]]]
 
 
 def header_lines(header: Header) -> list[str]:
