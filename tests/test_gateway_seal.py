@@ -6,8 +6,8 @@ from pathlib import Path
 
 from engine.sessions.seals import Sealer, header_sealed, load_key
 from engine.stored.transcript import read_transcript
-from tests.fake_openai import FakeOpenAI, calls, say
-from tests.gateway_harness import TOOLS, Operator, agent_client, gateway
+from tests.support.fake_openai import FakeOpenAI, calls, say
+from tests.support.gateway_harness import TOOLS, Operator, agent_client, gateway
 
 USER = [{"role": "user", "content": "Tidy the folder."}]
 

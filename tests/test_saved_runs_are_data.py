@@ -59,7 +59,7 @@ def test_the_viewer_loads_no_scenario_file_named_by_the_transcript(evil, monkeyp
 
     path, mark = evil
     monkeypatch.setattr(replay_app.ReplayApp, "run", lambda self: None)
-    assert replay_app.open_replay(open_timeline(str(path))) is None
+    assert replay_app.run_viewer(open_timeline(str(path))) is None
     assert not mark.exists()
 
 

@@ -38,8 +38,8 @@ from engine.core.decisions import check_decision, unknown_outcome_text, usage_pr
 from engine.core.guards import Interrupted, RecordError, halt_reason, serialised
 from engine.core.operator import OperatorCalls
 from engine.stored.eventlog import EventLog
-from engine.stored.transcript import EventSink
 from engine.core.parse import parse_decision_text
+from engine.core.sink import EventSink
 from engine.core.policy import AwaitingInput, HumanPolicy, Policy, PolicyError, RunView
 from engine.core.collector import HeapFreezer
 from engine.core.state import RunState, RunStatus, estimate_tokens, fold, run_status, written_text

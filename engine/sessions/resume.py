@@ -38,9 +38,10 @@ from engine.sessions.policies import resolve_policy
 from engine.sessions.run import Run, default_transcript_path
 from engine.sessions.trust import Trust, believe
 from engine.core.scenario import Restorable, Scenario, Task
+from engine.core.sink import event_line
 from engine.core.state import RunState, fold
 from engine.core.tools import Tool
-from engine.stored.transcript import Transcript, TranscriptError, TranscriptWriter, dump_event, read_transcript
+from engine.stored.transcript import Transcript, TranscriptError, TranscriptWriter, read_transcript
 
 if TYPE_CHECKING:
     from engine.model.config import ModelConfig
@@ -435,7 +436,7 @@ def fork_run(
         raise ResumeError(str(exc)) from None
     writer = TranscriptWriter(path, child)
     events = trust.resealed(events, child)
-    lines = [dump_event(event).encode() for event in events]  # the event log keeps them too
+    lines = [event_line(event) for event in events]  # the event log keeps them too
     try:
         for event, line in zip(events, lines):  # one write to the system at the end, not one an event
             writer.write(event.type, line)
