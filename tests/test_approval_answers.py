@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.app import App
 
 from engine import Answer, Decision, Engine, EngineError
 from engine.core.answers import auto_answer
 from engine.core.operator import Operator, StaleApproval
 from engine.core.state import PendingApproval
 from tests.helpers import counting_run, types
+from tui.screens.approval import ApprovalForm, ApprovalScreen
+from tui.screens.forms import EditArgsScreen, ReasonScreen
+
+pytestmark = pytest.mark.anyio
+
 
 def decided(run) -> list[Any]:
     return [e for e in run.engine.events if e.type == "approval_decided"]
@@ -97,3 +104,53 @@ def test_the_old_operator_calls_still_answer() -> None:
     run.engine.step()
     run.engine.approve(always=True)
     assert decided(run)[0].choice == "approve_always" and decided(run)[0].rule is not None
+
+
+class Host(App[None]):
+    """An app that shows one screen and keeps what it was dismissed with."""
+
+    def __init__(self, screen: Any) -> None:
+        super().__init__()
+        self.shown = screen
+        self.results: list[Any] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(self.shown, self.results.append)
+
+
+def pending_pay() -> PendingApproval:
+    return PendingApproval(1, 0, "pay", {"amount": 5}, "irreversible tool", "pay it")
+
+
+@pytest.mark.parametrize(
+    ("key", "result"),
+    [("a", Answer.approve()), ("A", Answer.approve_always()), ("r", ApprovalForm.REJECT), ("e", ApprovalForm.EDIT)],
+)
+async def test_the_approval_dialog_is_dismissed_with_a_typed_result(key: str, result: Any) -> None:
+    app = Host(ApprovalScreen(pending_pay(), "Pay.", "irreversible"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press(key)
+        await pilot.pause()
+    assert app.results == [result]
+
+
+async def test_the_reason_form_is_dismissed_with_a_rejection() -> None:
+    app = Host(ReasonScreen("pay"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press(*"too much", "enter")
+        await pilot.pause()
+    assert app.results == [Answer.reject("too much")]
+
+
+async def test_the_edit_form_is_dismissed_with_an_edit(tmp_path: Path) -> None:
+    run = counting_run(Decision.act("t", "pay", amount=5))
+    run.engine.step()
+    tool = run.engine.tools["pay"]
+    app = Host(EditArgsScreen(tool, {"amount": 5}, run.engine.check_edit))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("backspace", "3", "ctrl+r")
+        await pilot.pause()
+    assert app.results == [Answer.edit({"amount": 3})]
