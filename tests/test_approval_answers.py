@@ -154,3 +154,42 @@ async def test_the_edit_form_is_dismissed_with_an_edit(tmp_path: Path) -> None:
         await pilot.press("backspace", "3", "ctrl+r")
         await pilot.pause()
     assert app.results == [Answer.edit({"amount": 3})]
+
+
+class Answerer:
+    """Whatever the headless prompt answers (an engine, the gateway's runs): keeps the answers."""
+
+    ask_again: frozenset[tuple[int, int]] = frozenset()
+
+    def __init__(self) -> None:
+        self.state = type("State", (), {"pending": pending_pay()})()
+        self.answers: list[Answer] = []
+
+    def answer(self, answer: Answer) -> None:
+        self.answers.append(answer)
+
+
+@pytest.mark.parametrize(
+    ("typed", "answer"),
+    [
+        (["a"], Answer.approve()),
+        (["A"], Answer.approve_always()),
+        (["r", "too much"], Answer.reject("too much")),
+        (["e", '{"amount": 3}'], Answer.edit({"amount": 3})),
+        (["x"], Answer.abort()),
+    ],
+)
+def test_the_headless_prompt_answers_with_a_typed_answer(monkeypatch, capsys, typed: list[str], answer: Answer) -> None:
+    import builtins
+    import io
+
+    from tui.cli.run import _ask_on_terminal
+
+    lines = iter(typed)
+    monkeypatch.setattr(builtins, "input", lambda prompt="": next(lines))
+    tty = io.StringIO()
+    tty.isatty = lambda: True  # type: ignore[method-assign]
+    monkeypatch.setattr("sys.stdin", tty)
+    answerer = Answerer()
+    assert _ask_on_terminal(answerer)
+    assert answerer.answers == [answer]
