@@ -121,7 +121,7 @@ class Operator:
         `answer` goes on from it; the engine's own `--approve` answerers call this mid-queue."""
         run = self.run
         pending = self._require_pending(expected)
-        step, index, tool = pending.step, pending.index, run.tools[pending.tool]
+        step, index = pending.step, pending.index
         if answer.choice in ("reject", "abort"):
             run._emit(ApprovalDecided(at=run.clock(), step=step, index=index, choice=answer.choice, reason=answer.reason, by=answer.by))
             if answer.choice == "abort":
@@ -144,7 +144,7 @@ class Operator:
         if rule is not None and run.seal_approval is not None:
             decided = run.seal_approval(decided)
         run._emit(decided)
-        run._execute(index, tool, args)
+        run._execute(index, run.tools[pending.tool], args)
 
     def check_edit(self, args: dict[str, Any]) -> dict[str, Any]:
         """Validate edited arguments for the pending action; raises ValueError."""
