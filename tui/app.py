@@ -23,6 +23,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 
+from engine.core.answers import Answer
 from engine.core.engine import Engine
 from engine.core.policy import Cancellable, Policy
 from engine.sessions.run import Run
@@ -37,7 +38,7 @@ from tui.keys import QUIT_ON_CTRL_C, approval_bindings, quit_or_copy
 from tui.layout import TooSmallScreen, fit
 from tui.mcp_cockpit import McpCockpit
 from tui.run_guard import watch_run
-from tui.screens.approval import ApprovalScreen
+from tui.screens.approval import ApprovalForm, ApprovalResult, ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, QuitScreen, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
 from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
@@ -340,34 +341,29 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             return False
         return True
 
+    def answer_approval(self, answer: Answer | None) -> None:
+        """Apply the operator's answer to the pending approval off the UI thread (None: no answer)."""
+        if answer is not None:
+            self.start(answer.what, lambda engine: engine.answer(answer))
+
     def action_approve(self) -> None:
-        self.start("approve", lambda engine: engine.approve())
+        self.answer_approval(Answer.approve())
 
     def action_approve_always(self) -> None:
-        self.start("approve always", lambda engine: engine.approve(always=True))
+        self.answer_approval(Answer.approve_always())
 
     def action_reject(self) -> None:
         pending = self.view_state.pending
         if pending is None:
             return
-
-        def rejected(reason: str | None) -> None:
-            if reason is not None:
-                self.start("reject", lambda engine: engine.reject(reason))
-
-        self.push_screen(ReasonScreen(pending.tool), rejected)
+        self.push_screen(ReasonScreen(pending.tool), self.answer_approval)
 
     def action_edit(self) -> None:
         pending = self.view_state.pending
         if pending is None:
             return
         tool = self.engine.tools[pending.tool]
-
-        def edited(args: dict[str, Any] | None) -> None:
-            if args is not None:
-                self.start("edit", lambda engine: engine.modify(args))
-
-        self.push_screen(EditArgsScreen(tool, pending.args, self.engine.check_edit), edited)
+        self.push_screen(EditArgsScreen(tool, pending.args, self.engine.check_edit), self.answer_approval)
 
     def action_review(self) -> None:
         pending = self.view_state.pending
@@ -377,14 +373,12 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "", self.run_.edit_tools)
         self.push_screen(screen, self._approval_answered)
 
-    def _approval_answered(self, choice: str | None) -> None:
-        if choice == "approve":
-            self.action_approve()
-        elif choice == "approve_always":
-            self.action_approve_always()
-        elif choice == "reject":
+    def _approval_answered(self, result: ApprovalResult | None) -> None:
+        if isinstance(result, Answer):
+            self.answer_approval(result)
+        elif result is ApprovalForm.REJECT:
             self.action_reject()
-        elif choice == "edit":
+        elif result is ApprovalForm.EDIT:
             self.action_edit()
 
     def action_budget(self) -> None:

@@ -19,6 +19,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Log, Static
 
+from engine.core.answers import Answer
 from engine.core.operator import EngineError
 from engine.core.events import Event
 from engine.gateway import Gateway, GatewayRun
@@ -28,7 +29,7 @@ from engine.core.text import clean
 from engine.core.urls import safe_url
 from tui.keys import QUIT_ON_CTRL_C, approval_bindings, quit_or_copy
 from tui.plain import event_lines, header_lines, outcome_line
-from tui.screens.approval import ApprovalScreen
+from tui.screens.approval import ApprovalForm, ApprovalResult, ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, PolicyPicker
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOver, TakeOverScreen
 from tui.widgets.footer import CockpitFooter
@@ -183,38 +184,32 @@ class GatewayApp(App[None]):
     # Each answer names the approval the operator saw: the gateway refuses it if an agent's
     # request has replaced that approval since (the operator never approves a call unseen).
 
+    def answer_approval(self, answer: Answer | None, seen: PendingApproval) -> None:
+        if answer is not None:
+            self.perform(answer.what, lambda: self.gateway.answer(answer, expected=seen))
+
     def action_approve(self, seen: PendingApproval | None = None) -> None:
         pending = seen or self._pending()
         if pending is not None:
-            self.perform("approve", lambda: self.gateway.approve(expected=pending))
+            self.answer_approval(Answer.approve(), pending)
 
     def action_approve_always(self, seen: PendingApproval | None = None) -> None:
         pending = seen or self._pending()
         if pending is not None:
-            self.perform("approve always", lambda: self.gateway.approve(always=True, expected=pending))
+            self.answer_approval(Answer.approve_always(), pending)
 
     def action_reject(self, seen: PendingApproval | None = None) -> None:
         pending = seen or self._pending()
-        if pending is None:
-            return
-
-        def rejected(reason: str | None) -> None:
-            if reason is not None:
-                self.perform("reject", lambda: self.gateway.reject(reason, expected=pending))
-
-        self.push_screen(ReasonScreen(pending.tool), rejected)
+        if pending is not None:
+            self.push_screen(ReasonScreen(pending.tool), lambda answer: self.answer_approval(answer, pending))
 
     def action_edit(self, seen: PendingApproval | None = None) -> None:
         pending = seen or self._pending()
         if pending is None:
             return
         engine = self.gateway.engine
-
-        def edited(args: dict[str, Any] | None) -> None:
-            if args is not None:
-                self.perform("edit", lambda: self.gateway.modify(args, expected=pending))
-
-        self.push_screen(EditArgsScreen(engine.tools[pending.tool], pending.args, engine.check_edit), edited)
+        form = EditArgsScreen(engine.tools[pending.tool], pending.args, engine.check_edit)
+        self.push_screen(form, lambda answer: self.answer_approval(answer, pending))
 
     def action_review(self) -> None:
         pending = self._pending()
@@ -222,17 +217,15 @@ class GatewayApp(App[None]):
             return
         tool = self.gateway.engine.tools.get(pending.tool)
         kind = "asks unless a rule allows it"
-        self.push_screen(ApprovalScreen(pending, tool.description if tool else "", kind), lambda choice: self._answered(choice, pending))
+        self.push_screen(ApprovalScreen(pending, tool.description if tool else "", kind), lambda result: self._answered(result, pending))
 
-    def _answered(self, choice: str | None, seen: PendingApproval) -> None:
-        actions = {
-            "approve": self.action_approve,
-            "approve_always": self.action_approve_always,
-            "reject": self.action_reject,
-            "edit": self.action_edit,
-        }
-        if choice in actions:
-            actions[choice](seen)
+    def _answered(self, result: ApprovalResult | None, seen: PendingApproval) -> None:
+        if isinstance(result, Answer):
+            self.answer_approval(result, seen)
+        elif result is ApprovalForm.REJECT:
+            self.action_reject(seen)
+        elif result is ApprovalForm.EDIT:
+            self.action_edit(seen)
 
     def action_take_over(self) -> None:
         engine = self.gateway.engine

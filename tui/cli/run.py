@@ -244,6 +244,7 @@ PROMPT_DIFF_LINES = 200
 def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> bool:
     """Ask the operator about the pending approval on the terminal; False if there is none to ask.
     A file edit (a row of `edit_tools`, the built-in ones by default) prints its diff first."""
+    from engine.core.answers import Answer
     from engine.core.edits import EDIT_TOOLS, edit_preview
     from engine.core.text import visible
     from tui.plain import approval_question
@@ -270,20 +271,20 @@ def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> 
         except EOFError:
             answer = "x"
         if answer in ("a", "approve"):
-            engine.approve()
+            engine.answer(Answer.approve())
         elif answer == "A":
-            engine.approve(always=True)
+            engine.answer(Answer.approve_always())
         elif answer in ("r", "reject"):
             reason = _line("  reason the policy will read > ")
             if reason is None:
                 continue
-            engine.reject(reason)
+            engine.answer(Answer.reject(reason))
         elif answer in ("e", "edit"):
             raw = _line(f"  new arguments as JSON {json.dumps(pending.args)} > ")
             if raw is None:
                 continue
             try:
-                engine.modify(json.loads(raw))
+                engine.answer(Answer.edit(json.loads(raw)))
             except (ValueError, TypeError) as exc:
                 print(f"  not accepted: {exc}")
                 continue
@@ -291,7 +292,7 @@ def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> 
                 print("  not accepted: the JSON is nested too deeply")
                 continue
         elif answer in ("x", "abort"):
-            engine.abort()
+            engine.answer(Answer.abort())
         else:
             print(f"  not an answer: {answer!r}; type a (approve), A (approve always), r (reject), e (edit) or x (abort)")
             continue
