@@ -132,11 +132,6 @@ KNOWN_WRONG_WAY = {
     # back through engine/stored/source.py's cache and index); moving it down drags the
     # event sources with it.
     ("engine.core.engine", "engine.stored.eventlog"),
-    # The MCP progress bar is typed by the hub's Progress and the tool panel words a tool's
-    # kind with engine/mcp/tools.py's kind_source: both stay until the MCP types move to
-    # a module of their own with the servers' configuration.
-    ("tui.widgets.mcp_progress", "engine.mcp.hub"),
-    ("tui.widgets.tools", "engine.mcp.tools"),
 }
 """Arrows that go the wrong way today, each with why it is left: the test fails on any other,
 and on one of these once it is gone (so the list only shrinks)."""

@@ -95,7 +95,7 @@ def test_a_trusted_servers_hints_set_the_kind(tmp_path):
 
 
 def test_the_kind_says_where_it_came_from():
-    from engine.mcp.tools import kind_source
+    from engine.core.describe import kind_source
 
     assert kind_source("irreversible", trusted=False) == "ask: untrusted server"
     assert kind_source("ordinary", trusted=True) == "ordinary: trusted server's hint"

@@ -23,7 +23,7 @@ from tui.widgets.mcp_progress import CallProgress
 from tui.widgets.transcript import Prefix, TranscriptPane
 
 if TYPE_CHECKING:
-    from engine.mcp.hub import Progress
+    from engine.core.tools import Progress
 
 FAULT_TITLE = "A tool server failed: n goes on, p swaps, x aborts"
 TOOL_NAMES_SHOWN = 200

@@ -159,3 +159,21 @@ def event_words(event: Event) -> str:
     elif event.type == "run_ended":
         words += [event.reason, event.answer or ""]
     return "\n".join(words)
+
+
+# -- a run's tools: where an MCP tool's kind came from ---------------------------
+
+
+def kind_source(kind: str, trusted: bool) -> str:
+    """Where an MCP tool's kind came from, in a few words (the tool panel shows them; a server
+    the configuration does not trust has every tool ask, engine/mcp/tools.py)."""
+    if not trusted:
+        return "ask: untrusted server"
+    if kind == "ordinary":
+        return "ordinary: trusted server's hint"
+    return "ask: trusted server's hints say it may change things"
+
+
+def trust_words(trusted: bool) -> str:
+    """What a server's trust means for the kinds of its tools."""
+    return "trusted: its hints set the kinds" if trusted else "untrusted: every tool asks"

@@ -267,3 +267,14 @@ def execute(
 def _failed(message: str, cap: int | None, duration: float) -> ToolResult:
     text, truncated = cap_text(message, cap)
     return ToolResult(text, error=True, executed=True, truncated=truncated, duration=duration)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A progress notification of a running call (an MCP server's `notifications/progress`)."""
+
+    server: str
+    tool: str
+    progress: float
+    total: float | None
+    message: str | None

@@ -12,7 +12,7 @@ _HOME = {
     "McpFault": "engine.mcp.hub",
     "McpHub": "engine.mcp.hub",
     "McpStartError": "engine.mcp.hub",
-    "Progress": "engine.mcp.hub",
+    "Progress": "engine.core.tools",
     "kill_all": "engine.mcp.hub",
     "hub_tools": "engine.mcp.tools",
     "result_text": "engine.mcp.tools",

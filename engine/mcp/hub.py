@@ -34,6 +34,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable
 
+from engine.core.tools import Progress
 from engine.mcp.guard import NOISE, TOO_LONG
 from engine.core.urls import safe_url
 from engine.model.config import KEY_VARIABLES
@@ -58,16 +59,6 @@ class McpStartError(Exception):
 class McpFault(Exception):
     """A server died, hung past its timeout or answered with garbage during a call."""
 
-
-@dataclass(frozen=True)
-class Progress:
-    """A progress notification of a running call."""
-
-    server: str
-    tool: str
-    progress: float
-    total: float | None
-    message: str | None
 
 
 @dataclass

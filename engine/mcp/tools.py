@@ -4,7 +4,7 @@ Kinds follow the spec: a server's annotations are untrusted unless the
 operator trusts the server (`trusted = true` in its configuration). Every
 tool of an untrusted server is irreversible (it asks); a trusted server's
 `readOnlyHint: true` or `destructiveHint: false` makes its tool ordinary, and
-an unset hint still means "may destroy". `kind_source` says which of these
+an unset hint still means "may destroy". `engine.core.describe.kind_source` says which of these
 made a tool's kind.
 
 Names are unique and cannot be forged: a tool keeps its server's name unless
@@ -50,20 +50,6 @@ def tool_kind(annotations: Any, trusted: bool) -> str:
     if getattr(annotations, "readOnlyHint", None) is True or getattr(annotations, "destructiveHint", None) is False:
         return "ordinary"
     return "irreversible"
-
-
-def kind_source(kind: str, trusted: bool) -> str:
-    """Where an MCP tool's kind came from, in a few words (the tool panel shows them)."""
-    if not trusted:
-        return "ask: untrusted server"
-    if kind == "ordinary":
-        return "ordinary: trusted server's hint"
-    return "ask: trusted server's hints say it may change things"
-
-
-def trust_words(trusted: bool) -> str:
-    """What a server's trust means for the kinds of its tools."""
-    return "trusted: its hints set the kinds" if trusted else "untrusted: every tool asks"
 
 
 def hub_tools(hub: McpHub, taken: Iterable[str] = ()) -> list[Tool]:

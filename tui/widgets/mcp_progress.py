@@ -1,6 +1,6 @@
 """The progress of a running MCP call, as a bar at the foot of the tool panel.
 
-Fed by the server's progress notifications (`engine.mcp.Progress`); hidden
+Fed by the server's progress notifications (`engine.core.tools.Progress`); hidden
 while no call reports progress, cleared when the call's observation arrives.
 """
 
@@ -17,7 +17,7 @@ from engine.core.text import clean
 from tui.widgets.gauges import append_bar
 
 if TYPE_CHECKING:
-    from engine.mcp.hub import Progress
+    from engine.core.tools import Progress
 
 BAR_WIDTH = 16
 NAME_WIDTH = 20

@@ -5,7 +5,7 @@ server when the run has some, and at the foot the progress bar of a running
 MCP call that reports progress. A server's title says whether the operator
 trusts it (an untrusted server's tools all ask; a trusted one's hints set the
 kinds), and an MCP tool's tooltip where its kind came from
-(`engine.mcp.tools.kind_source`). The tool of the pending action
+(`engine.core.describe.kind_source`). The tool of the pending action
 carries the `-pending` class, a tool whose last call erred `-error`; the app's
 stylesheet colours them.
 """
@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from engine.core.events import ToolInfo
 from engine.core.text import clean
-from engine.mcp.tools import kind_source, trust_words
+from engine.core.describe import kind_source, trust_words
 from tui.widgets.mcp_progress import CallProgress
 
 KIND_WORDS = {"ordinary": "ordinary", "irreversible": "irreversible", "exit": "exit"}
