@@ -214,3 +214,14 @@ def test_a_retry_of_a_released_request_gets_the_same_reply_and_asks_nothing_agai
 
 def _main(fake: FakeAnthropic) -> list[dict[str, Any]]:
     return [body for path, _, body in fake.requests if path == "/v1/messages"]
+
+
+def test_an_upstream_flag_names_its_wire() -> None:
+    from tui.cli.gateway import _upstreams
+    from tui.exits import UsageError
+
+    claude, chat_server = _upstreams(["anthropic+https://api.anthropic.com#claude-x", "local=http://127.0.0.1:9/v1"], None)
+    assert (claude.name, claude.url, claude.model, claude.wire) == ("api.anthropic.com", "https://api.anthropic.com", "claude-x", "anthropic")
+    assert (chat_server.name, chat_server.wire) == ("local", "chat")
+    with pytest.raises(UsageError, match="no wire 'grpc'"):
+        _upstreams(["grpc+http://127.0.0.1:9"], None)
