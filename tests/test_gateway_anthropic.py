@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from engine.core.events import Observed
-from engine.gateway import Gateway, GatewayServer, Upstream
+from engine.gateway import Gateway, GatewayServer
 from engine.model.config import Secret
 from engine.wires import anthropic
 from tests.fake_anthropic import FakeAnthropic, Turn
