@@ -21,8 +21,7 @@ import pytest
 import uvicorn
 from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer, Upstream
 from engine.gateway.client import UpstreamClient
-from engine.gateway.wire import Response
-
+from engine.wires.neutral import Response
 from tests.support.fake_openai import Drip, FakeOpenAI, Status, say
 from tests.support.gateway_harness import gateway
 from tests.support.waiting import wait_for
@@ -285,7 +284,7 @@ class _OneResponse:
         self.before = before
         self.left: list[Future[Response]] = []
 
-    def submit(self, body: Any) -> Future[Response]:
+    def submit(self, body: Any, wire: Any = None, headers: Any = None) -> Future[Response]:
         self.before()
         future: Future[Response] = Future()
         future.set_result(self.response)

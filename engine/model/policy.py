@@ -23,19 +23,14 @@ from engine.core.events import Usage
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.core.state import estimate_tokens
 from engine.core.text import clean
-from engine.core.urls import endpoint, safe_url, url_secrets
+from engine.core.urls import safe_url, url_secrets
 from engine.model.config import DEFAULT_BASE_URL, KEY_VARIABLES, ModelConfig, Secret, config_from_env
 from engine.model.messages import MessageLog
 from engine.model.http import RETRY_STATUSES, read_capped, read_reply, retry_after, ssl_context, status_error, timeout_kind
 from engine.model.keymask import KeyMask
-from engine.model.wire import (
-    STOP_TEXT,
-    Reply,
-    WireError,
-    action_from_call,
-    cut_at_observation,
-    tool_schemas,
-)
+from engine.model.wire import STOP_TEXT, action_from_call, cut_at_observation, tool_schemas
+from engine.wires import Wire, chat
+from engine.wires.neutral import Reply, WireError
 
 __all__ = ["DEFAULT_BASE_URL", "INTERRUPTED", "KEY_VARIABLES", "ModelConfig", "ModelPolicy", "Secret", "config_from_env"]
 
@@ -58,6 +53,8 @@ class ModelPolicy:
         self._messages = MessageLog(config.mode, config.system)
         self._mask = KeyMask(config.api_key.reveal() if config.api_key else None, url_secrets(config.base_url))
         self._time_left: float | None = None
+        self.wire: Wire = chat
+        """The model API it speaks (`engine.wires`): the request goes out and the reply is read in it."""
 
     def __repr__(self) -> str:
         return f"ModelPolicy({self.config!r})"
@@ -159,7 +156,7 @@ class ModelPolicy:
         import httpx  # imported on first use: the CLI reads the model flags without it
 
         cfg = self.config
-        url = endpoint(cfg.base_url, "chat/completions")
+        url = self.wire.endpoint(cfg.base_url)
         where = safe_url(cfg.base_url)
         timeout = httpx.Timeout(cfg.timeout)
         retries = 0
@@ -181,7 +178,7 @@ class ModelPolicy:
                                     raise status_error(response, error_body, retries, cfg.max_retries, self._mask)
                                 retries += 1
                             else:
-                                return await read_reply(response, on_delta, cfg.stream, self._mask)
+                                return await read_reply(response, on_delta, cfg.stream, self._mask, self.wire)
                 except TimeoutError:
                     if budget_bound:
                         raise PolicyError("the seconds budget ran out while waiting for the model", retryable=False) from None
