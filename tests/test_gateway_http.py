@@ -23,7 +23,7 @@ import pytest
 
 from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer, Upstream
 from engine.gateway.client import UpstreamClient
-from engine.gateway.wire import Response
+from engine.wires.neutral import Response
 from tests.fake_openai import Drip, FakeOpenAI, Status, say
 from tests.gateway_harness import gateway
 
@@ -292,7 +292,7 @@ class _OneResponse:
         self.before = before
         self.left: list[Future[Response]] = []
 
-    def submit(self, body: Any) -> Future[Response]:
+    def submit(self, body: Any, wire: Any = None, headers: Any = None) -> Future[Response]:
         self.before()
         future: Future[Response] = Future()
         future.set_result(self.response)

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
 from engine.model.http import MAX_REPLY_BYTES, ssl_context
-from engine.model.wire import WireError
+from engine.wires.neutral import WireError
 
 if TYPE_CHECKING:
     import httpx

@@ -31,11 +31,13 @@ from typing import Any, Callable, Literal, Sequence
 from engine.core.engine import ApproveMode, Engine
 from engine.core.guards import RecordError
 from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
-from engine.gateway.conversation import Conversation, NewMessages, check_request, message_text
+from engine.gateway.conversation import Conversation, NewMessages, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
 from engine.gateway.upstream import Upstream, UpstreamPolicy
-from engine.gateway.wire import Response, built_reply, error_response, passthrough, tool_call
+from engine.wires import Wire, chat, wire_named
+from engine.wires.chat import tool_call
+from engine.wires.neutral import Response, passthrough
 from engine.core.urls import safe_url
 from engine.model.config import Secret
 from engine.core.policy import Decision
@@ -115,6 +117,11 @@ class Gateway:
         self._credit = 0
         self._key = key
         self._client = UpstreamClient(timeout)
+        self._swapped = False
+        self._agent_wire: Wire = chat
+        """The wire of the latest agent request."""
+        self._said: set[tuple[int, str]] = set()
+        """(run number, what the upstream's wire could not carry) already noted on that run."""
 
     # -- reading ---------------------------------------------------------------
 
@@ -143,27 +150,38 @@ class Gateway:
 
     # -- requests --------------------------------------------------------------
 
-    def submit(self, body: Any) -> Future[Response]:
-        """Take an agent's chat completions request; the future resolves to its response."""
+    def submit(self, body: Any, wire: Wire = chat, headers: dict[str, str] | None = None) -> Future[Response]:
+        """Take an agent's request in `wire` (its HTTP `headers`); the future resolves to its response."""
         future: Future[Response] = Future()
-        problem = check_request(body)
+        problem = wire.check_request(body)
         tools: list[Tool] = []
         if problem is None:
+            body = wire.to_neutral(body, headers or {})
             try:
                 tools = self._tools(body.get("tools"))
             except ToolsError as exc:
                 problem = str(exc)
         if problem is not None:
-            future.set_result(error_response(400, f"agent-tui gateway: {problem}"))
+            future.set_result(wire.error_response(400, f"agent-tui gateway: {problem}"))
             return future
         with self.lock:
+            self._agent_wire = wire
             try:
-                self._take(body, tools, future)
+                self._take(body, tools, future, wire)
                 self._advance()
             except (RecordError, OSError) as exc:  # the transcript cannot be written: nothing is released
                 self._cannot_record(future, exc)
         self._changed()
         return future
+
+    def pass_through(self, wire: Wire, route: str, body: bytes, headers: dict[str, str]) -> Response:
+        """A request that steers nothing (Anthropic's `count_tokens`) sent as it is to the upstream
+        of its wire, and its answer, the key masked, back."""
+        upstream = self._upstream_for(wire)
+        if upstream.wire != wire.NAME:
+            return wire.error_response(404, f"agent-tui gateway: no {wire.NAME} upstream to pass {route} to (the upstream {upstream.name} speaks {upstream.wire})")
+        policy = UpstreamPolicy(upstream, dict, key=self._key, client=self._client)
+        return policy.pass_through(route, body, headers)
 
     def _tools(self, spec: Any) -> list[Tool]:
         """The request's tools; the previous request's `Tool`s when it declared the same ones
@@ -186,13 +204,14 @@ class Gateway:
 
         engine = self.engine
         reason = engine.halted if engine is not None and engine.halted is not None else halt_reason(exc)
-        response = error_response(503, f"agent-tui gateway: {reason}", "agent_tui", "transcript_unwritable")
+        wire = self.held.wire if self.held is not None else self._agent_wire
+        response = wire.error_response(503, f"agent-tui gateway: {reason}", "agent_tui", "transcript_unwritable")
         if self.held is not None:
             self._respond(response)
         if not future.done():
             future.set_result(response)
 
-    def _take(self, body: dict[str, Any], tools: list[Tool], future: Future[Response]) -> None:
+    def _take(self, body: dict[str, Any], tools: list[Tool], future: Future[Response], wire: Wire) -> None:
         messages = body["messages"]
         run = self.current
         if self.held is not None:
@@ -224,7 +243,7 @@ class Gateway:
             conversation = Conversation(self._conversations)
             found = conversation.take(messages)
             run = self._start(conversation, tools, found.user or [message_text(messages[-1].get("content"))])
-        self.held = Held(body, future)
+        self.held = Held(body, future, wire)
 
     def _deliver(self, run: GatewayRun, found: NewMessages) -> None:
         """The new messages into the run: each released call's result, or why there is none
@@ -265,14 +284,15 @@ class Gateway:
         conversation.turns += 1
         number = len(self.runs) + 1
         task = f"conversation-{conversation.number}-turn-{conversation.turns}"
-        policy = self._policy(self.upstream)
+        upstream = self._upstream_for(self._agent_wire)
+        policy = self._policy(upstream)
         header = Header(
             scenario="gateway",
             task=task,
             task_text="\n".join(user),
             options={
-                "upstream": safe_url(self.upstream.url),
-                "model": self.upstream.model,
+                "upstream": safe_url(upstream.url),
+                "model": upstream.model,
                 "conversation": conversation.number,
                 "turn": conversation.turns,
             },
@@ -326,6 +346,13 @@ class Gateway:
             self._out_number = n
             return path, writer, taken
 
+    def _upstream_for(self, wire: Wire) -> Upstream:
+        """The upstream for an agent of `wire`: the one the operator chose, else the first of
+        that wire (translated to the current one when there is none)."""
+        if self._swapped or self.upstream.wire == wire.NAME:
+            return self.upstream
+        return next((u for u in self.upstreams if u.wire == wire.NAME), self.upstream)
+
     def _policy(self, upstream: Upstream) -> UpstreamPolicy:
         return UpstreamPolicy(upstream, self._upstream_body, key=self._key, client=self._client)
 
@@ -378,7 +405,7 @@ class Gateway:
             decision = self.turn.decision
             if decision is not None and not engine.state.queue:
                 if self.turn.asks >= MAX_ASKS:
-                    self._respond(error_response(409, f"agent-tui gateway: every call was refused {MAX_ASKS} times in a row", "refused"))
+                    self._respond(self.held.wire.error_response(409, f"agent-tui gateway: every call was refused {MAX_ASKS} times in a row", "refused"))
                     return
                 self._refused_go_upstream(decision, now=True)
                 self.turn.decision = None
@@ -393,10 +420,21 @@ class Gateway:
             before = len(engine.events)
             try:
                 engine.step()
+                self._note_untranslated(engine)
             except RecordError:
                 continue  # halted: answered at the top of the loop
             if len(engine.events) == before:
                 return
+
+    def _note_untranslated(self, engine: Engine) -> None:
+        """Say once on the run what the agent's request had that the upstream's wire cannot carry."""
+        policy, run = engine.policy, self.current
+        if not isinstance(policy, UpstreamPolicy) or run is None:
+            return
+        for what in policy.untranslated:
+            if (run.number, what) not in self._said:
+                self._said.add((run.number, what))
+                engine.note(f"not sent to the upstream ({policy.wire.NAME} wire: no counterpart): {what}")
 
     def _refused_go_upstream(self, decision: DecisionMade, now: bool) -> None:
         ids = call_ids(decision.actions)
@@ -418,7 +456,7 @@ class Gateway:
             and len(released) == len(decision.actions)
             and all(released[i] == a.args for i, a in enumerate(decision.actions))
         )
-        if unchanged and reply.stream == self.held.stream and reply.raw_safe:
+        if unchanged and self._as_it_came(reply):
             return passthrough(reply.raw, reply.stream)
         if renamed:
             said = "; ".join(f"call {i + 1} had {old!r}, sent as {new!r}" for i, old, new in renamed)
@@ -432,27 +470,36 @@ class Gateway:
         usage = decision.usage if decision is not None and not decision.usage.estimated else None
         include = bool((body.get("stream_options") or {}).get("include_usage"))
         model = str(self.upstream.model or body.get("model") or "agent-tui")
-        return built_reply(content, calls, model=model, stream=self.held.stream, usage=usage, include_usage=include)
+        original = self.turn.reply.reply if self.turn.reply is not None else None
+        return self.held.wire.built_reply(content, calls, model=model, stream=self.held.stream, usage=usage, include_usage=include, original=original)
+
+    def _as_it_came(self, reply: Any) -> bool:
+        """Whether the upstream's reply can go to the held request byte for byte: the same wire,
+        streamed or not as asked, and no key spelled across its pieces."""
+        return reply.reply.wire == self.held.wire.NAME and reply.stream == self.held.stream and reply.raw_safe
 
     def _end_response(self) -> Response:
         ended: RunEnded = self.current.engine.state.ended
         decision, reply = self.turn.decision, self.turn.reply
         if ended.outcome == "answer" and decision is not None and decision.answer is not None:
-            if reply is not None and reply.stream == self.held.stream and reply.raw_safe:
+            if reply is not None and self._as_it_came(reply):
                 return passthrough(reply.raw, reply.stream)
             return self._built(decision.answer, [], decision)
         code = "budget_exhausted" if "budget reached" in ended.reason else "run_ended"
-        return error_response(400, f"agent-tui gateway: the run has ended ({ended.outcome}): {ended.reason}", "agent_tui", code)
+        return self.held.wire.error_response(400, f"agent-tui gateway: the run has ended ({ended.outcome}): {ended.reason}", "agent_tui", code)
 
     def _failure_response(self) -> Response:
         failure = self.turn.failure
         self.turn.failure = None
         policy = self.current.engine.policy
         kept = policy.last_failure if isinstance(policy, UpstreamPolicy) else None
+        wire = self.held.wire
         if kept is not None:
             body = kept.body
+            if kept.wire != wire.NAME:
+                body = wire.error_response(kept.status, wire_named(kept.wire).error_detail(body), "upstream_error").body
             return Response(kept.status, body, "application/json", dict(kept.headers))
-        return error_response(502, f"agent-tui gateway: {failure.message if failure else 'the policy failed'}", "upstream_error")
+        return wire.error_response(502, f"agent-tui gateway: {failure.message if failure else 'the policy failed'}", "upstream_error")
 
     def _respond(self, response: Response, waiting: bool = True) -> None:
         """Answer the held request; `waiting` False when no agent's connection waits for it."""
@@ -548,7 +595,7 @@ class Gateway:
         """A decision finished while no request waits (the agent left): keep the response for its retry."""
         decision = self.turn.decision
         if engine.released and decision is not None and self.answered is None:
-            self.held = Held({"stream": self.turn.reply.stream if self.turn.reply else False}, Future())
+            self.held = Held({"stream": self.turn.reply.stream if self.turn.reply else False}, Future(), self._agent_wire)
             self._respond(self._released_response(decision), waiting=False)
 
     def step(self) -> None:
@@ -608,6 +655,7 @@ class Gateway:
             raise ValueError(f"no upstream named {name!r} (upstreams: {', '.join(u.name for u in self.upstreams)})")
         with self.lock:
             self.upstream = chosen
+            self._swapped = True
             engine = self.engine
             if engine is not None and not engine.ended:
                 engine.swap_policy(self._policy(chosen))
@@ -623,7 +671,7 @@ class Gateway:
                 except RecordError:
                     pass  # halted: nothing more can be recorded; the held request is told below
             if self.held is not None and not self.held.future.done():
-                self.held.future.set_result(error_response(503, f"agent-tui gateway: {reason}", "unavailable"))
+                self.held.future.set_result(self.held.wire.error_response(503, f"agent-tui gateway: {reason}", "unavailable"))
                 self.held = None
             if run is not None:
                 run.close()

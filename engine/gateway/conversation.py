@@ -15,9 +15,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
-
-
 def message_text(content: Any) -> str:
     """The text of a message's content (a string or a list of parts)."""
     if content is None:
@@ -105,53 +102,3 @@ class Conversation:
             self.upstream.extend(spliced)
         else:
             self.splice.extend(spliced)
-
-
-def check_request(body: Any) -> str | None:
-    """Why a chat completions request cannot be served (None when it can), naming the field."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' must be a non-empty list of messages"
-    for n, m in enumerate(messages):
-        problem = _message_problem(m, f"messages[{n}]")
-        if problem is not None:
-            return problem
-    if "stream" in body and not isinstance(body["stream"], bool):
-        return "'stream' must be true or false"
-    if body.get("stream_options") is not None and not isinstance(body["stream_options"], dict):
-        return "'stream_options' must be an object"
-    if body.get("n") not in (None, 1) or isinstance(body.get("n"), bool):
-        return "the gateway serves one choice per request ('n' must be 1)"
-    return None
-
-
-def _message_problem(m: Any, where: str) -> str | None:
-    if not isinstance(m, dict):
-        return f"{where} must be an object"
-    role = m.get("role")
-    if not isinstance(role, str) or role not in ROLES:
-        return f"{where} has no valid role (system, developer, user, assistant or tool)"
-    if role == "tool" and not isinstance(m.get("tool_call_id"), str):
-        return f"{where} is a tool message without a tool_call_id"
-    content = m.get("content")
-    if content is not None and not isinstance(content, (str, list)):
-        return f"{where}.content must be a string, a list of parts or null"
-    calls = m.get("tool_calls")
-    if calls is None:
-        return None
-    if not isinstance(calls, list):
-        return f"{where}.tool_calls must be a list of tool calls"
-    for k, c in enumerate(calls):
-        at = f"{where}.tool_calls[{k}]"
-        if not isinstance(c, dict):
-            return f"{at} must be an object"
-        if not isinstance(c.get("id", ""), str):
-            return f"{at}.id must be a string"
-        function = c.get("function")
-        if not isinstance(function, dict):
-            return f"{at}.function must be an object with a name and arguments"
-        if not isinstance(function.get("name", ""), str):
-            return f"{at}.function.name must be a string"
-    return None

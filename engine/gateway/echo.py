@@ -30,7 +30,7 @@ def masked_json(mask: KeyMask, raw: bytes) -> bytes:
     return raw if masked == data else json.dumps(masked).encode()
 
 
-_TEXT = frozenset({"content", "arguments", "refusal", "reasoning", "reasoning_content", "text"})
+_TEXT = frozenset({"content", "arguments", "refusal", "reasoning", "reasoning_content", "text", "partial_json", "thinking"})
 """The streamed fields a client joins into text (a delta's content, a call's arguments...)."""
 
 
@@ -40,10 +40,13 @@ class StreamEcho:
     such join: every field's pieces in order (by path, a list item by its `index`); every field
     across all choices and calls (a client that reads `choices[0]` whatever the index, or joins
     every choice); two such fields one after the other (content, then arguments); every text piece
-    in arrival order, and every string under the choices in arrival order."""
+    in arrival order, and every string under the choices in arrival order. `within`: the key of
+    an event under which those strings are (`choices` for chat completions; None: anywhere, as in
+    a Messages stream, whose deltas a client joins per block index)."""
 
-    def __init__(self, mask: KeyMask) -> None:
+    def __init__(self, mask: KeyMask, within: str | None = "choices") -> None:
         self._mask = mask
+        self._within = within
         self._fields: dict[tuple[Any, ...], list[str]] = {}
         self._across: dict[tuple[Any, ...], list[str]] = {}
         self._texts: list[str] = []
@@ -66,7 +69,7 @@ class StreamEcho:
     def _collect(self, value: Any, path: tuple[Any, ...], across: tuple[Any, ...]) -> None:
         if isinstance(value, str):
             self._fields.setdefault(path, []).append(value)
-            if across and across[0] == "choices":
+            if across and (self._within is None or across[0] == self._within):
                 self._across.setdefault(across, []).append(value)
                 self._strings.append(value)
                 if across[-1] in _TEXT:

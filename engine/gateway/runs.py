@@ -12,7 +12,8 @@ from engine.core.events import DecisionMade, PolicyFailed, RunEnded
 from engine.core.policy import HumanPolicy
 from engine.gateway.conversation import Conversation
 from engine.gateway.upstream import UpstreamReply
-from engine.gateway.wire import Response
+from engine.wires import Wire, chat
+from engine.wires.neutral import Response
 from engine.stored.transcript import TranscriptWriter
 
 
@@ -91,7 +92,10 @@ class Held:
     """An agent request waiting for its response."""
 
     body: dict[str, Any]
+    """The request in the neutral form (`engine.wires.neutral`)."""
     future: Future[Response]
+    wire: Wire = chat
+    """The wire the agent speaks: its response is written in it."""
 
     @property
     def stream(self) -> bool:

@@ -4,7 +4,10 @@ uvicorn does the HTTP/1.1 work (parsing, keep-alive, HEAD, pipelining, the
 accept loop that survives running out of file descriptors, graceful
 shutdown); this module is the application: who may ask (the listening
 address as the `Host`, no browser `Origin` unless allowed, the bearer token),
-the routes (`POST /v1/chat/completions`, `GET /v1/models`, `GET`/`HEAD /`),
+the routes (each wire's, `engine.wires`: `POST /v1/chat/completions`,
+`POST /v1/messages`, its `count_tokens` passed through; `GET /v1/models`,
+`GET`/`HEAD /`; a `HEAD` answered with the headers alone; any other route a 404
+in the error shape of the wire the request looks like),
 the body (JSON, at most `max_body` bytes: more is a 413, read to its end so
 the client sees the answer) and the wait: the gateway's work (the upstream
 call) runs on a worker thread, and a held request waits on its future while
@@ -33,12 +36,13 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from engine.gateway.controller import Gateway
-from engine.gateway.wire import Response, error_response, models_list
+from engine.wires import Wire, anthropic, chat, wire_for_path
+from engine.wires.chat import models_list
+from engine.wires.neutral import Response
 
 DEFAULT_MAX_BODY = 10 * 1024 * 1024
 DEFAULT_MAX_CONNECTIONS = 100
 DEFAULT_KEEP_ALIVE = 5.0
-_CHAT = ("/v1/chat/completions", "/chat/completions")
 _MODELS = ("/v1/models", "/models")
 _THREAD = "gateway-http"
 _SERVERS = itertools.count(1)
@@ -235,34 +239,40 @@ class GatewayServer:
     async def _answer(self, scope: Scope, receive: Receive) -> tuple[Response, Callable[[bool], None] | None]:
         headers = _headers(scope)
         method, path = scope["method"], scope["path"].rstrip("/") or "/"
-        refused = self._refusal(headers)
+        routed = wire_for_path(path)
+        wire = routed or _looks_like(path, headers)
+        refused = self._refusal(headers, wire)
         if refused is not None:
             return refused, None
         if path == "/" and method in ("GET", "HEAD"):
             return Response(200, b"", "text/plain; charset=utf-8"), None
         if path in _MODELS and method in ("GET", "HEAD"):
             return models_list(self.gateway.model_names()), None
-        if path not in _CHAT:
+        if routed is None:
             shown = scope["path"].encode("ascii", "backslashreplace").decode()[:200]
-            return error_response(404, f"agent-tui gateway: no route {method} {shown}"), None
+            return wire.error_response(404, f"agent-tui gateway: no route {method} {shown}"), None
         if method != "POST":
-            return error_response(405, "agent-tui gateway: use POST for /v1/chat/completions"), None
+            return wire.error_response(405, f"agent-tui gateway: use POST for {path}"), None
         if headers.get("content-type", "").split(";", 1)[0].strip().lower() != "application/json":
-            return error_response(415, "agent-tui gateway: the request body must be JSON, sent with Content-Type: application/json"), None
+            return wire.error_response(415, "agent-tui gateway: the request body must be JSON, sent with Content-Type: application/json"), None
         body = await self._body(headers, receive)
         if body is None:
-            return error_response(413, f"agent-tui gateway: the request body is over {self.max_body} bytes"), None
+            return wire.error_response(413, f"agent-tui gateway: the request body is over {self.max_body} bytes"), None
+        if path in wire.PASSED_ROUTES:
+            return await _in_thread(self.gateway.pass_through, wire, wire.PASSED_ROUTES[path], body, headers), None
         try:
             data: Any = json.loads(body)
         except (ValueError, RecursionError) as exc:
-            return error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})"), None
-        future = await _in_thread(self.gateway.submit, data)
-        response = await self._wait(future, receive)
+            return wire.error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})"), None
+        future = await _in_thread(self.gateway.submit, data, wire, headers)
+        response = await self._wait(future, receive, wire)
         return response, (response.on_sent if response is not None else None)
 
-    def _refusal(self, headers: dict[str, str]) -> Response | None:
+    def _refusal(self, headers: dict[str, str], wire: Wire) -> Response | None:
         """A request the gateway does not serve: another `Host` (a page's DNS rebinding), a
-        browser's `Origin` not allowed, or no bearer token when one is set."""
+        browser's `Origin` not allowed, or no token when one is set (the bearer token, or
+        Anthropic's `x-api-key`); answered in the error shape of `wire`."""
+        error_response = wire.error_response
         host = headers.get("host", "").lower()
         if self._hosts and host not in self._hosts:
             shown = host.encode("ascii", "backslashreplace").decode()[:100] or "none"
@@ -273,7 +283,10 @@ class GatewayServer:
             return error_response(403, f"agent-tui gateway: requests from web pages are refused (Origin {shown}); allow one with --allow-origin", "invalid_request_error", "origin_refused")
         if self.token is not None:
             given = headers.get("authorization", "")
-            if not hmac.compare_digest(given.encode("latin-1"), f"Bearer {self.token}".encode()):
+            keyed = headers.get("x-api-key", "")
+            if not hmac.compare_digest(given.encode("latin-1"), f"Bearer {self.token}".encode()) and not hmac.compare_digest(
+                keyed.encode("latin-1"), self.token.encode()
+            ):
                 return error_response(401, "agent-tui gateway: this gateway needs its token as the bearer token", "authentication_error")
         return None
 
@@ -297,10 +310,10 @@ class GatewayServer:
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    async def _wait(self, future: Future[Response], receive: Receive) -> Response | None:
+    async def _wait(self, future: Future[Response], receive: Receive, wire: Wire) -> Response | None:
         """The response once decided; None when the agent left first (reported to the gateway)."""
         if future.done():
-            return _result(future)
+            return _result(future, wire)
         loop = asyncio.get_running_loop()
         decided = asyncio.Event()
         future.add_done_callback(lambda _: _wake(loop, decided))
@@ -312,7 +325,7 @@ class GatewayServer:
             done.cancel()
         if future.done():
             left.cancel()
-            return _result(future)
+            return _result(future, wire)
         await _in_thread(self.gateway.disconnected, future)
         return None
 
@@ -327,9 +340,10 @@ class GatewayServer:
         if response.content_type == "text/event-stream":
             headers.append((b"cache-control", b"no-cache"))
         headers.extend((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items())
+        body = b"" if scope["method"] == "HEAD" else response.body  # a HEAD's headers say what a GET would get
         try:
             await send({"type": "http.response.start", "status": response.status, "headers": headers})
-            await send({"type": "http.response.body", "body": response.body, "more_body": False})
+            await send({"type": "http.response.body", "body": body, "more_body": False})
         except Exception:
             await _report(on_sent, False)
             raise
@@ -359,9 +373,9 @@ def _wake(loop: asyncio.AbstractEventLoop, decided: asyncio.Event) -> None:
         pass
 
 
-def _result(future: Future[Response]) -> Response:
+def _result(future: Future[Response], wire: Wire) -> Response:
     if future.cancelled() or future.exception() is not None:  # a newer request took this one's place
-        return error_response(409, "agent-tui gateway: a newer request took this one's place", "superseded")
+        return wire.error_response(409, "agent-tui gateway: a newer request took this one's place", "superseded")
     return future.result()
 
 
@@ -402,6 +416,14 @@ async def _when(condition: Callable[[], bool], then: Callable[[], None]) -> None
     while not condition():
         await asyncio.sleep(0.005)
     then()
+
+
+def _looks_like(path: str, headers: dict[str, str]) -> Wire:
+    """The wire a request off every route is most likely meant for (its error shape): Anthropic's
+    when it has that API's headers or path, else chat completions."""
+    if "anthropic-version" in headers or "x-api-key" in headers or path.startswith(("/v1/messages", "/messages")):
+        return anthropic
+    return chat
 
 
 def _headers(scope: Scope) -> dict[str, str]:

@@ -1,15 +1,16 @@
 """The gateway's policy: the upstream model, reached with the agent's own request.
 
 `UpstreamPolicy.decide` sends the conversation's messages and the agent's
-request parameters to an OpenAI-compatible endpoint and reads the reply (whole
-or streamed) into a `Decision`: tool calls are the actions, the text is the
+request parameters to the upstream, in its wire (`engine.wires`: the request
+translated from the neutral form, what it cannot carry listed in
+`untranslated`), and reads the reply (whole or streamed) into a `Decision`: tool calls are the actions, the text is the
 thought, a reply without tool calls is the answer. It keeps the reply's raw
 bytes so a response released unchanged goes back to the agent exactly as the
 upstream sent it. A refused connection, a timeout (`engine.gateway.client`
 bounds the whole reply) or an error status is a `PolicyError`; `last_failure`
 keeps the status, body and the headers worth passing on (`Retry-After`,
-`x-ratelimit-*`) to give the agent. The key is sent as the upstream's bearer
-token and never written: an upstream that echoes it, or a credential of its
+`x-ratelimit-*`) to give the agent. The key is sent as the wire sends it (a bearer token, Anthropic's `x-api-key`)
+and never written: an upstream that echoes it, or a credential of its
 URL (user info, `?key=`), in a reply, tool arguments, an error body or a
 header has it masked (`engine.model.keymask`) before anything reads, cuts or
 passes it on.
@@ -22,13 +23,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 from engine.core.events import Usage
-from engine.core.urls import endpoint, safe_url, url_secrets
+from engine.core.urls import safe_url, url_secrets
 from engine.model.config import Secret
 from engine.model.keymask import KeyMask, MaskedStream
-from engine.model.wire import Reply, StreamReader, WireError, action_from_call, reply_from_json
+from engine.model.wire import action_from_call
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.gateway.client import Unreachable, UpstreamClient
 from engine.gateway.echo import StreamEcho, masked_json
+from engine.wires import Wire, wire_named
+from engine.wires.neutral import ORIGINAL, Reply, Response, WireError
 
 if TYPE_CHECKING:
     import httpx
@@ -42,11 +45,12 @@ def _passed_on(name: str) -> bool:
 
 @dataclass(frozen=True)
 class Upstream:
-    """A named OpenAI-compatible endpoint and, optionally, the model to use there."""
+    """A named model endpoint, the wire it speaks (`engine.wires`) and, optionally, the model to use there."""
 
     name: str
     url: str
     model: str | None = None
+    wire: str = "chat"
 
     @property
     def label(self) -> str:
@@ -60,6 +64,8 @@ class Failure:
     status: int
     body: bytes
     headers: dict[str, str] = field(default_factory=dict)
+    wire: str = "chat"
+    """The wire `body` is written in."""
 
 
 @dataclass
@@ -91,8 +97,11 @@ class UpstreamPolicy:
         self._mask = KeyMask(key.reveal() if key else None, url_secrets(upstream.url))
         self._timeout = timeout
         self._client = client or UpstreamClient(timeout)
+        self.wire: Wire = wire_named(upstream.wire)
         self.last_reply: UpstreamReply | None = None
         self.last_failure: Failure | None = None
+        self.untranslated: list[str] = []
+        """What the last request had that the upstream's wire has no counterpart for."""
 
     def __repr__(self) -> str:
         return f"UpstreamPolicy({self.upstream.label!r})"
@@ -104,20 +113,19 @@ class UpstreamPolicy:
         return body
 
     def decide(self, view: RunView) -> Decision:
-        body = self.request_body()
+        neutral = self.request_body()
+        body, self.untranslated = self.wire.from_neutral(neutral)
         self.last_reply, self.last_failure = None, None
-        headers = {"Content-Type": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key.reveal()}"
-        url = endpoint(self.upstream.url, "chat/completions")
+        headers = self.wire.headers(self._key.reveal() if self._key else None, neutral)
+        url = self.wire.endpoint(self.upstream.url)
         stream = bool(body.get("stream"))
         payload = json.dumps(body).encode()
         try:
             with self._client.post(url, payload, headers) as response:
                 if response.status_code != 200:
                     raw = masked_json(self._mask, self._masked(self._client.whole(response)))
-                    self._fail(response.status_code, raw, response.headers, _detail(raw))
-                got = self._read_stream(response, view) if stream else _read_whole(masked_json(self._mask, self._masked(self._client.whole(response))))
+                    self._fail(response.status_code, raw, response.headers, self.wire.error_detail(raw))
+                got = self._read_stream(response, view) if stream else self._read_whole(masked_json(self._mask, self._masked(self._client.whole(response))))
         except TimeoutError:
             self._fail(504, None, {}, f"the upstream {safe_url(self.upstream.url)} did not answer in time")
         except OSError as exc:
@@ -131,10 +139,25 @@ class UpstreamPolicy:
         self._mask.reply(got.reply)  # a key split across streamed pieces
         return _decision(got.reply)
 
+    def pass_through(self, route: str, body: bytes, agent_headers: dict[str, str]) -> Response:
+        """`body` posted as it is to `route` (a `PASSED_ROUTES` path) upstream; its answer with the key masked."""
+        neutral = {ORIGINAL: {"wire": self.wire.NAME, "headers": {k: v for k, v in agent_headers.items() if k.startswith("anthropic-")}}}
+        headers = self.wire.headers(self._key.reveal() if self._key else None, neutral)
+        try:
+            with self._client.post(self.wire.endpoint(self.upstream.url, route), body, headers) as response:
+                raw = masked_json(self._mask, self._masked(self._client.whole(response)))
+                return Response(response.status_code, raw, response.headers.get("content-type", "application/json"))
+        except TimeoutError:
+            message = f"the upstream {safe_url(self.upstream.url)} did not answer in time"
+            return self.wire.error_response(504, message, "upstream_error")
+        except (OSError, WireError) as exc:
+            kind = exc.kind if isinstance(exc, Unreachable) else type(exc).__name__
+            return self.wire.error_response(502, f"cannot reach the upstream {safe_url(self.upstream.url)}: {kind}", "upstream_error")
+
     def _read_stream(self, response: httpx.Response, view: RunView) -> UpstreamReply:
         shown = MaskedStream(self._mask, view.stream)
-        reader = StreamReader(shown)
-        echo = StreamEcho(self._mask)
+        reader = self.wire.stream_reader(shown)
+        echo = StreamEcho(self._mask, self.wire.ECHO_WITHIN)
         lines: list[bytes] = []
         for line in self._client.lines(response):
             line = echo.line(self._masked(line))
@@ -144,6 +167,13 @@ class UpstreamPolicy:
             raise WireError("the stream ended before the reply was complete")
         shown.close()
         return UpstreamReply(reader.reply, True, b"".join(lines), raw_safe=not echo.carries_key)
+
+    def _read_whole(self, raw: bytes) -> UpstreamReply:
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise WireError("the reply is not JSON") from None
+        return UpstreamReply(self.wire.read_whole(data), False, raw, data)
 
     def _masked(self, raw: bytes) -> bytes:
         """`raw` with the key masked (undecodable bytes kept as they are)."""
@@ -155,8 +185,8 @@ class UpstreamPolicy:
 
     def _fail(self, status: int, raw: bytes | None, headers: Any, message: str) -> NoReturn:
         kept = {k.lower(): self._mask(v) for k, v in headers.items() if _passed_on(k)}
-        body = raw if raw else json.dumps({"error": {"message": message, "type": "upstream_error"}}).encode()
-        self.last_failure = Failure(status, body, kept)
+        body = raw if raw else self.wire.error_response(status, message, "upstream_error").body
+        self.last_failure = Failure(status, body, kept, self.wire.NAME)
         raise PolicyError(f"upstream status {status}: {message}")
 
     def close(self) -> None:
@@ -167,14 +197,6 @@ class UpstreamPolicy:
         self._client.interrupt()
 
 
-def _read_whole(raw: bytes) -> UpstreamReply:
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise WireError("the reply is not JSON") from None
-    return UpstreamReply(reply_from_json(data), False, raw, data)
-
-
 def _decision(reply: Reply) -> Decision:
     usage = None
     if reply.input_tokens is not None and reply.output_tokens is not None:
@@ -183,16 +205,3 @@ def _decision(reply: Reply) -> Decision:
         return Decision(answer=reply.content, usage=usage)
     actions = [action_from_call(call, 0, n) for n, call in enumerate(reply.tool_calls)]
     return Decision(thought=reply.content, actions=actions, usage=usage)
-
-
-def _detail(raw: bytes) -> str:
-    try:
-        data = json.loads(raw)
-        error = data.get("error") if isinstance(data, dict) else None
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])[:300]
-    except (ValueError, RecursionError):
-        pass
-    return raw[:300].decode("utf-8", "replace") or "no detail"
-
-

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from engine.core.policy import PolicyError
 from engine.model.keymask import KeyMask, MaskedStream
-from engine.model.wire import Reply, StreamReader, WireError, reply_from_json
+from engine.wires.chat import StreamReader, reply_from_json
+from engine.wires.neutral import Reply, WireError
 
 if TYPE_CHECKING:
     import httpx

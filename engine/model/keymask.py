@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from engine.wires.neutral import Reply
+
 MASK = "***"
 _GAP = r"(?:\s|\\[nrt]){0,8}"
 """Whitespace a server may put inside the key (a line break in a wrapped body), raw or
@@ -46,12 +48,17 @@ class KeyMask:
     def matches(self, text: str) -> list[re.Match[str]]:
         return [] if self._pattern is None else list(self._pattern.finditer(text))
 
-    def reply(self, reply: Any) -> None:
-        """Mask every text of a model reply in place: its content, finish reason and tool calls."""
+    def reply(self, reply: Reply) -> None:
+        """Mask every text of a model reply in place: its content, finish reason and tool calls,
+        and the whole reply its wire keeps (`message`)."""
+        if self._pattern is None:
+            return
         reply.content = self(reply.content)
         reply.finish_reason = self(reply.finish_reason) if isinstance(reply.finish_reason, str) else None
         for call in reply.tool_calls:
             call.name, call.arguments, call.id = self(call.name), self(call.arguments), self(call.id)
+        if reply.message is not None:
+            reply.message = self.value(reply.message)
 
     def value(self, data: Any) -> Any:
         """A JSON-like value with the key masked in every string (keys of objects too)."""

@@ -28,14 +28,8 @@ from engine.model.config import DEFAULT_BASE_URL, KEY_VARIABLES, ModelConfig, Se
 from engine.model.messages import MessageLog
 from engine.model.http import RETRY_STATUSES, read_capped, read_reply, retry_after, ssl_context, status_error, timeout_kind
 from engine.model.keymask import KeyMask
-from engine.model.wire import (
-    STOP_TEXT,
-    Reply,
-    WireError,
-    action_from_call,
-    cut_at_observation,
-    tool_schemas,
-)
+from engine.model.wire import STOP_TEXT, action_from_call, cut_at_observation, tool_schemas
+from engine.wires.neutral import Reply, WireError
 
 __all__ = ["DEFAULT_BASE_URL", "INTERRUPTED", "KEY_VARIABLES", "ModelConfig", "ModelPolicy", "Secret", "config_from_env"]
 

@@ -1,22 +1,23 @@
-"""The chat completions wire format: requests built from a run, replies read back.
+"""A run as a model's messages, in the engine's neutral form (`engine.wires.neutral`), and a reply's calls as actions.
 
 Pure functions, no network: `build_messages` turns a `RunView` into the
 messages a model sees (whoever made the earlier steps: a scripted policy, the
 operator or the model itself), `tool_schemas` offers the scenario's tools as
-functions, `StreamReader` folds server-sent-event chunks into a `Reply`, and
-`reply_from_json` reads a whole (non-streamed) response.
+functions, `action_from_call` reads a reply's tool call as an action. The
+wire modules (`engine.wires`) turn these into each API's requests and read
+its replies back.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from engine.core.events import Action
 from engine.core.policy import ObservationView, RunView, StepView
 from engine.core.tools import Tool, validate_args
+from engine.wires.neutral import ToolCall
 
 Mode = Literal["tools", "text"]
 
@@ -43,10 +44,6 @@ The tools:
 STOP_TEXT = "\nObservation:"
 _CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _NO_RESULT = "(no result: the run moved on before this action ran)"
-
-
-class WireError(Exception):
-    """The server's reply could not be read (malformed JSON, a wrong shape, an error chunk)."""
 
 
 # -- requests -------------------------------------------------------------------
@@ -188,150 +185,6 @@ def step_messages(
         messages.append({"role": "user", "content": "\n".join(o.text for o in extra)})
     messages.extend({"role": "user", "content": text} for text in s.said)
     return messages
-
-
-# -- replies --------------------------------------------------------------------
-
-
-@dataclass
-class ToolCall:
-    id: str = ""
-    name: str = ""
-    arguments: str = ""
-
-
-@dataclass
-class Reply:
-    """One assistant reply, streamed or whole."""
-
-    content: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    finish_reason: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-
-
-def _text_of(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    raise WireError(f"the reply's content is a {type(content).__name__}, not text")
-
-
-def _read_usage(reply: Reply, usage: Any) -> None:
-    if not isinstance(usage, dict):
-        return
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if isinstance(prompt, int) and isinstance(completion, int):
-        reply.input_tokens, reply.output_tokens = prompt, completion
-
-
-def _error_of(data: dict[str, Any]) -> str | None:
-    error = data.get("error")
-    if error is None:
-        return None
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("type") or error)
-    return str(error)
-
-
-def reply_from_json(data: Any) -> Reply:
-    """Read a whole chat completions response."""
-    if not isinstance(data, dict):
-        raise WireError("the reply is not a JSON object")
-    error = _error_of(data)
-    if error is not None:
-        raise WireError(f"the server reported an error: {error}")
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise WireError("the reply has no choices")
-    message = choices[0].get("message")
-    if not isinstance(message, dict):
-        raise WireError("the reply's first choice has no message")
-    reply = Reply(content=_text_of(message.get("content")), finish_reason=choices[0].get("finish_reason"))
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict):
-            raise WireError("a tool call in the reply has no function")
-        arguments = function.get("arguments")
-        if isinstance(arguments, dict):  # some servers send an object instead of a JSON string
-            arguments = json.dumps(arguments)
-        reply.tool_calls.append(
-            ToolCall(id=str(call.get("id") or ""), name=str(function.get("name") or ""), arguments=arguments or "")
-        )
-    _read_usage(reply, data.get("usage"))
-    return reply
-
-
-class StreamReader:
-    """Folds server-sent-event lines into a `Reply`, passing content deltas on."""
-
-    def __init__(self, on_delta: Callable[[str], None]) -> None:
-        self.reply = Reply()
-        self.done = False
-        self._on_delta = on_delta
-        self._calls: dict[int, ToolCall] = {}
-
-    def feed(self, line: str) -> None:
-        """One line of the event stream (comments, `event:` lines and blanks are ignored)."""
-        if not line.startswith("data:"):
-            return
-        payload = line[5:].strip()
-        if not payload:
-            return
-        if payload == "[DONE]":
-            self.done = True
-            return
-        try:
-            chunk = json.loads(payload)
-        except (json.JSONDecodeError, RecursionError):
-            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
-        if not isinstance(chunk, dict):
-            raise WireError("a stream chunk is not a JSON object")
-        error = _error_of(chunk)
-        if error is not None:
-            raise WireError(f"the server reported an error mid-stream: {error}")
-        _read_usage(self.reply, chunk.get("usage"))
-        for choice in chunk.get("choices") or []:
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-                continue
-            delta = choice.get("delta") or {}
-            text = _text_of(delta.get("content"))
-            if text:
-                self.reply.content += text
-                self._on_delta(text)
-            for n, call in enumerate(delta.get("tool_calls") or []):
-                self._tool_call_delta(n, call)
-            if choice.get("finish_reason"):
-                self.reply.finish_reason = choice["finish_reason"]
-
-    def _tool_call_delta(self, position: int, call: Any) -> None:
-        if not isinstance(call, dict):
-            raise WireError("a tool call delta is not a JSON object")
-        index = call.get("index", position)
-        current = self._calls.get(index)
-        if current is None:
-            current = self._calls[index] = ToolCall()
-            self.reply.tool_calls.append(current)
-        if call.get("id") and not current.id:
-            current.id = str(call["id"])
-        function = call.get("function") or {}
-        name = function.get("name")
-        if name and name != current.name:
-            current.name += name
-        arguments = function.get("arguments")
-        if isinstance(arguments, dict):
-            current.arguments += json.dumps(arguments)
-        elif arguments:
-            current.arguments += arguments
-
-    @property
-    def complete(self) -> bool:
-        """The stream ended properly (a `[DONE]` line or a finish reason), not cut."""
-        return self.done or self.reply.finish_reason is not None
 
 
 def action_from_call(call: ToolCall, step: int, index: int) -> Action:

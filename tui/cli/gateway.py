@@ -31,8 +31,8 @@ def register(sub: Any) -> None:
         "--upstream",
         action="append",
         default=[],
-        metavar="[NAME=]URL[#MODEL]",
-        help="the model endpoint the agent's requests go to; repeat to swap between several (p in the cockpit)",
+        metavar="[NAME=][WIRE+]URL[#MODEL]",
+        help="the model endpoint the agent's requests go to (WIRE: chat, the default, or anthropic); repeat to swap between several (p in the cockpit)",
         type=url_argument("--upstream", "give the key in $AGENT_TUI_API_KEY or $OPENAI_API_KEY instead"),
     )
     gw.add_argument("--model", metavar="NAME", help="the model to ask upstream (default: the one the agent names)")
@@ -61,6 +61,7 @@ def register(sub: Any) -> None:
 
 def _upstreams(entries: list[str], model: str | None):
     from engine.gateway import Upstream
+    from engine.wires import WIRES
 
     if not entries:
         raise UsageError("give the model endpoint: --upstream URL (e.g. https://api.openai.com/v1)")
@@ -71,6 +72,12 @@ def _upstreams(entries: list[str], model: str | None):
         if "=" in entry and "/" not in head and ":" not in head:
             name, url = entry.split("=", 1)
         url, _, chosen = url.partition("#")
+        wire = "chat"
+        scheme = url.split("://", 1)[0]
+        if "+" in scheme:
+            wire, url = url.split("+", 1)
+            if wire not in WIRES:
+                raise UsageError(f"--upstream {entry!r}: no wire {wire!r} (wires: {', '.join(WIRES)})")
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise UsageError(f"--upstream {entry!r}: expected an http(s) URL such as https://api.openai.com/v1")
@@ -80,7 +87,7 @@ def _upstreams(entries: list[str], model: str | None):
                 name = f"{name}-{n}"
         if any(u.name == name for u in out):
             raise UsageError(f"--upstream: the name {name!r} is given twice")
-        out.append(Upstream(name, url, chosen or model))
+        out.append(Upstream(name, url, chosen or model, wire))
     return out
 
 

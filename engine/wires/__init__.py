@@ -1,0 +1,91 @@
+"""The wires: one module per model API, each translating that API to the engine's neutral form and back.
+
+The neutral form (`engine.wires.neutral`) is chat completions shaped: a request
+is a chat completions body, a reply a `Reply`. Each wire module (`chat`,
+`anthropic`; later `responses`, `gemini`) provides the `Wire` functions below,
+used by the gateway on both of its sides (the agent's requests in, its replies
+out; the upstream's requests out, its replies in) and by the model policy
+(`engine.model`) as a client. No translation lives anywhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+from engine.core.events import Usage
+from engine.wires import anthropic, chat
+from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, passthrough
+
+
+class StreamReader(Protocol):
+    """Folds a stream's server-sent-event lines into `reply`, passing text deltas on as they come."""
+
+    reply: Reply
+    done: bool
+
+    def feed(self, line: str) -> None: ...
+
+    @property
+    def complete(self) -> bool:
+        """The stream ended properly, not cut."""
+        ...
+
+
+class Wire(Protocol):
+    """What each wire module provides (module-level names)."""
+
+    NAME: str
+    ROUTES: tuple[str, ...]
+    """The paths the gateway serves this wire's requests on."""
+    PASSED_ROUTES: dict[str, str]
+    """Agent paths passed through as they are to this path under the upstream of this wire (count_tokens)."""
+    ECHO_WITHIN: str | None
+    """The key of a stream event under which an agent's client joins strings into text (None: anywhere)."""
+
+    # the agent's side (the gateway)
+    def check_request(self, body: Any) -> str | None: ...
+    def to_neutral(self, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]: ...
+    def built_reply(
+        self,
+        content: str | None,
+        calls: list[dict[str, Any]],
+        *,
+        model: str,
+        stream: bool,
+        usage: Usage | None = None,
+        include_usage: bool = False,
+        original: Reply | None = None,
+    ) -> Response: ...
+    def error_response(self, status: int, message: str, kind: str = ..., code: str | None = None) -> Response: ...
+
+    # the upstream's side (the gateway and the model policy)
+    def from_neutral(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]: ...
+    def endpoint(self, base: str, route: str | None = None) -> str:
+        """The URL of the API (or of `route`, a `PASSED_ROUTES` value) under the server's base URL."""
+        ...
+    def headers(self, key: str | None, body: dict[str, Any]) -> dict[str, str]: ...
+    def read_whole(self, data: Any) -> Reply: ...
+    def stream_reader(self, on_delta: Callable[[str], None]) -> StreamReader: ...
+    def error_detail(self, raw: bytes) -> str: ...
+
+
+WIRES: dict[str, Wire] = {chat.NAME: chat, anthropic.NAME: anthropic}
+
+
+def wire_named(name: str) -> Wire:
+    """The wire module called `name`; ValueError naming the known ones otherwise."""
+    try:
+        return WIRES[name]
+    except KeyError:
+        raise ValueError(f"no wire {name!r} (wires: {', '.join(WIRES)})") from None
+
+
+def wire_for_path(path: str) -> Wire | None:
+    """The wire whose routes (served or passed through) include `path`."""
+    for wire in WIRES.values():
+        if path in wire.ROUTES or path in wire.PASSED_ROUTES:
+            return wire
+    return None
+
+
+__all__ = ["ORIGINAL", "Reply", "Response", "StreamReader", "ToolCall", "WIRES", "Wire", "WireError", "passthrough", "wire_for_path", "wire_named"]

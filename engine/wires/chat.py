@@ -1,0 +1,322 @@
+"""The chat completions wire: the engine's neutral form is this API's own shape.
+
+Agent side (the gateway): `check_request` says why a request cannot be served,
+`to_neutral` is the request itself, `reply` builds a `chat.completion` (or, for
+a streaming request, server-sent `chat.completion.chunk`s ending in `[DONE]`,
+the shapes the openai client parses) and `error` this API's error body.
+Upstream side (the gateway and the model policy): `from_neutral` is the body
+without what other wires kept on it, `endpoint` and `headers` address the
+server, `read_whole` reads a whole `chat.completion` and `StreamReader` folds
+its server-sent events into a `Reply`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable
+
+from engine.core.events import Usage
+from engine.core.urls import endpoint as join_endpoint
+from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, without_original
+
+NAME = "chat"
+ROUTES = ("/v1/chat/completions", "/chat/completions")
+PASSED_ROUTES: dict[str, str] = {}
+"""Agent routes passed through to the same path upstream (none for this wire)."""
+ECHO_WITHIN: str | None = "choices"
+"""Where in a stream chunk the strings an agent's client joins into text are (see `engine.gateway.echo`)."""
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+
+# -- the agent's request ----------------------------------------------------------
+
+
+def check_request(body: Any) -> str | None:
+    """Why a chat completions request cannot be served (None when it can), naming the field."""
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty list of messages"
+    for n, m in enumerate(messages):
+        problem = _message_problem(m, f"messages[{n}]")
+        if problem is not None:
+            return problem
+    if "stream" in body and not isinstance(body["stream"], bool):
+        return "'stream' must be true or false"
+    if body.get("stream_options") is not None and not isinstance(body["stream_options"], dict):
+        return "'stream_options' must be an object"
+    if body.get("n") not in (None, 1) or isinstance(body.get("n"), bool):
+        return "the gateway serves one choice per request ('n' must be 1)"
+    return None
+
+
+def _message_problem(m: Any, where: str) -> str | None:
+    if not isinstance(m, dict):
+        return f"{where} must be an object"
+    role = m.get("role")
+    if not isinstance(role, str) or role not in ROLES:
+        return f"{where} has no valid role (system, developer, user, assistant or tool)"
+    if role == "tool" and not isinstance(m.get("tool_call_id"), str):
+        return f"{where} is a tool message without a tool_call_id"
+    content = m.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        return f"{where}.content must be a string, a list of parts or null"
+    calls = m.get("tool_calls")
+    if calls is None:
+        return None
+    if not isinstance(calls, list):
+        return f"{where}.tool_calls must be a list of tool calls"
+    for k, c in enumerate(calls):
+        at = f"{where}.tool_calls[{k}]"
+        if not isinstance(c, dict):
+            return f"{at} must be an object"
+        if not isinstance(c.get("id", ""), str):
+            return f"{at}.id must be a string"
+        function = c.get("function")
+        if not isinstance(function, dict):
+            return f"{at}.function must be an object with a name and arguments"
+        if not isinstance(function.get("name", ""), str):
+            return f"{at}.function.name must be a string"
+    return None
+
+
+def to_neutral(body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    """The request in neutral form: the body itself."""
+    return body
+
+
+# -- the request upstream ----------------------------------------------------------
+
+def from_neutral(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The chat completions request for a neutral body: the body itself, without what another
+    wire kept on it, and what that wire's request had that this API has no counterpart for."""
+    kept = body.get(ORIGINAL)
+    if kept is None:
+        return body, []
+    out = without_original(body)
+    out["messages"] = [without_original(m) if isinstance(m, dict) else m for m in out.get("messages") or []]
+    return out, list(kept.get("untranslated") or [])
+
+
+def endpoint(base: str, route: str | None = None) -> str:
+    """The URL of the API's endpoint (or of a `PASSED_ROUTES` path) under the server's base URL (which ends in /v1)."""
+    return join_endpoint(base, route or "chat/completions")
+
+
+def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
+    """The request's headers: the key as the bearer token."""
+    out = {"Content-Type": "application/json"}
+    if key:
+        out["Authorization"] = f"Bearer {key}"
+    return out
+
+
+def read_whole(data: Any) -> Reply:
+    """Read a whole reply (a parsed JSON body)."""
+    return reply_from_json(data)
+
+
+def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
+    return StreamReader(on_delta)
+
+
+# -- replies --------------------------------------------------------------------
+
+
+def _text_of(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    raise WireError(f"the reply's content is a {type(content).__name__}, not text")
+
+
+def _read_usage(reply: Reply, usage: Any) -> None:
+    if not isinstance(usage, dict):
+        return
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if isinstance(prompt, int) and isinstance(completion, int):
+        reply.input_tokens, reply.output_tokens = prompt, completion
+
+
+def _error_of(data: dict[str, Any]) -> str | None:
+    error = data.get("error")
+    if error is None:
+        return None
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("type") or error)
+    return str(error)
+
+
+def reply_from_json(data: Any) -> Reply:
+    """Read a whole chat completions response."""
+    if not isinstance(data, dict):
+        raise WireError("the reply is not a JSON object")
+    error = _error_of(data)
+    if error is not None:
+        raise WireError(f"the server reported an error: {error}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise WireError("the reply has no choices")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise WireError("the reply's first choice has no message")
+    reply = Reply(content=_text_of(message.get("content")), finish_reason=choices[0].get("finish_reason"))
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            raise WireError("a tool call in the reply has no function")
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # some servers send an object instead of a JSON string
+            arguments = json.dumps(arguments)
+        reply.tool_calls.append(
+            ToolCall(id=str(call.get("id") or ""), name=str(function.get("name") or ""), arguments=arguments or "")
+        )
+    _read_usage(reply, data.get("usage"))
+    return reply
+
+
+class StreamReader:
+    """Folds server-sent-event lines into a `Reply`, passing content deltas on."""
+
+    def __init__(self, on_delta: Callable[[str], None]) -> None:
+        self.reply = Reply()
+        self.done = False
+        self._on_delta = on_delta
+        self._calls: dict[int, ToolCall] = {}
+
+    def feed(self, line: str) -> None:
+        """One line of the event stream (comments, `event:` lines and blanks are ignored)."""
+        if not line.startswith("data:"):
+            return
+        payload = line[5:].strip()
+        if not payload:
+            return
+        if payload == "[DONE]":
+            self.done = True
+            return
+        try:
+            chunk = json.loads(payload)
+        except (json.JSONDecodeError, RecursionError):
+            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
+        if not isinstance(chunk, dict):
+            raise WireError("a stream chunk is not a JSON object")
+        error = _error_of(chunk)
+        if error is not None:
+            raise WireError(f"the server reported an error mid-stream: {error}")
+        _read_usage(self.reply, chunk.get("usage"))
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            text = _text_of(delta.get("content"))
+            if text:
+                self.reply.content += text
+                self._on_delta(text)
+            for n, call in enumerate(delta.get("tool_calls") or []):
+                self._tool_call_delta(n, call)
+            if choice.get("finish_reason"):
+                self.reply.finish_reason = choice["finish_reason"]
+
+    def _tool_call_delta(self, position: int, call: Any) -> None:
+        if not isinstance(call, dict):
+            raise WireError("a tool call delta is not a JSON object")
+        index = call.get("index", position)
+        current = self._calls.get(index)
+        if current is None:
+            current = self._calls[index] = ToolCall()
+            self.reply.tool_calls.append(current)
+        if call.get("id") and not current.id:
+            current.id = str(call["id"])
+        function = call.get("function") or {}
+        name = function.get("name")
+        if name and name != current.name:
+            current.name += name
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):
+            current.arguments += json.dumps(arguments)
+        elif arguments:
+            current.arguments += arguments
+
+    @property
+    def complete(self) -> bool:
+        """The stream ended properly (a `[DONE]` line or a finish reason), not cut."""
+        return self.done or self.reply.finish_reason is not None
+
+
+# -- what goes back to the agent ----------------------------------------------------
+
+
+def error_response(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> Response:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return Response(status, json.dumps(body).encode())
+
+
+def built_reply(
+    content: str | None,
+    calls: list[dict[str, Any]],
+    *,
+    model: str,
+    stream: bool,
+    usage: Usage | None = None,
+    include_usage: bool = False,
+    original: Reply | None = None,
+) -> Response:
+    """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
+    (`original`, the upstream's reply it replaces, adds nothing here: this API's replies hold
+    no field the neutral form does not.)"""
+    created = int(time.time())
+    ident = f"chatcmpl-agent-tui-{time.monotonic_ns()}"
+    finish = "tool_calls" if calls else "stop"
+    usage_body = (
+        {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens, "total_tokens": usage.input_tokens + usage.output_tokens}
+        if usage is not None
+        else None
+    )
+    if not stream:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            message["tool_calls"] = calls
+        data: dict[str, Any] = {
+            "id": ident,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        }
+        if usage_body is not None:
+            data["usage"] = usage_body
+        return Response(200, json.dumps(data).encode())
+    base = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model}
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": content or ""}]
+    for n, call in enumerate(calls):
+        deltas.append({"tool_calls": [{"index": n, **call}]})
+    chunks = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    if include_usage and usage_body is not None:
+        chunks.append({**base, "choices": [], "usage": usage_body})
+    text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    return Response(200, text.encode(), "text/event-stream")
+
+
+def tool_call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def models_list(names: list[str]) -> Response:
+    data = [{"id": n, "object": "model", "created": 0, "owned_by": "agent-tui"} for n in names]
+    return Response(200, json.dumps({"object": "list", "data": data}).encode())
+
+
+def error_detail(raw: bytes) -> str:
+    try:
+        data = json.loads(raw)
+        error = data.get("error") if isinstance(data, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:300]
+    except (ValueError, RecursionError):
+        pass
+    return raw[:300].decode("utf-8", "replace") or "no detail"
