@@ -28,12 +28,21 @@ from tests.loopback import Loopback
 
 @dataclass
 class Turn:
-    """One reply of the model: text, then function calls (name, args); or an error status."""
+    """One reply of the model: text, then function calls (name, args); or an error status (the
+    text its message) with `headers`. `{key}` in the text, the arguments' strings or a header
+    is the request's bearer key (an upstream that echoes it)."""
 
     text: str = ""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     status: int = 200
     chunk_size: int = 16
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def echoing(self, key: str) -> Turn:
+        """The turn with `{key}` replaced by `key`."""
+        calls = [(name, json.loads(json.dumps(args).replace("{key}", key))) for name, args in self.calls]
+        headers = {k: v.replace("{key}", key) for k, v in self.headers.items()}
+        return Turn(self.text.replace("{key}", key), calls, self.status, self.chunk_size, headers)
 
 
 def function_outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -85,7 +94,7 @@ def response_object(body: dict[str, Any], number: int, output: list[dict[str, An
         "usage": (
             {
                 "input_tokens": 120,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
                 "output_tokens": 24,
                 "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": 144,
@@ -146,9 +155,10 @@ class FakeResponses(Loopback):
             self.requests.append((request.url.path, dict(request.headers), body))
             number = len(self.requests)
         turn = self.turns[min(len(function_outputs(body)), len(self.turns) - 1)]
+        turn = turn.echoing(request.headers.get("authorization", "").removeprefix("Bearer "))
         if turn.status != 200:
             error = {"message": turn.text or "the fake failed", "type": "server_error", "param": None, "code": None}
-            return JSONResponse({"error": error}, status_code=turn.status)
+            return JSONResponse({"error": error}, status_code=turn.status, headers=turn.headers)
         if not body.get("stream"):
             return JSONResponse(response_object(body, number, output_items(turn, number)))
 

@@ -81,7 +81,7 @@ def _message_problem(m: Any, where: str) -> str | None:
     return None
 
 
-def to_neutral(body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+def to_neutral(body: dict[str, Any], headers: dict[str, str], path: str = "") -> dict[str, Any]:
     """The request in neutral form: the body itself."""
     return body
 
@@ -99,7 +99,7 @@ def from_neutral(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return out, list(kept.get("untranslated") or [])
 
 
-def endpoint(base: str, route: str | None = None) -> str:
+def endpoint(base: str, route: str | None = None, body: dict[str, Any] | None = None) -> str:
     """The URL of the API's endpoint (or of a `PASSED_ROUTES` path) under the server's base URL (which ends in /v1)."""
     return join_endpoint(base, route or "chat/completions")
 
