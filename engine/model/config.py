@@ -59,6 +59,8 @@ class ModelConfig:
     stream: bool = True
     temperature: float | None = None
     system: str | None = None
+    wire: str = "chat"
+    """The server's API (`engine.wires`: chat, anthropic, responses, gemini)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.api_key, str):
@@ -67,6 +69,9 @@ class ModelConfig:
             raise ValueError(f"model mode must be 'tools' or 'text', not {self.mode!r}")
         if not self.model.strip():
             raise ValueError("the model name is empty")
+        from engine.wires import wire_named
+
+        wire_named(self.wire)  # ValueError naming the wires
 
     @property
     def policy_name(self) -> str:
@@ -84,6 +89,7 @@ class ModelConfig:
             "price_out_per_1k": self.price_out_per_1k,
             "mode": self.mode,
             "stream": self.stream,
+            "wire": self.wire,
         }
 
     @property

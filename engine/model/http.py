@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from engine.core.policy import PolicyError
 from engine.model.keymask import KeyMask, MaskedStream
-from engine.wires.chat import StreamReader, reply_from_json
+from engine.wires import Wire, chat
 from engine.wires.neutral import Reply, WireError
 
 if TYPE_CHECKING:
@@ -41,14 +41,14 @@ async def read_capped(response: httpx.Response) -> bytes:
     return b"".join(chunks)
 
 
-async def read_reply(response: httpx.Response, on_delta: Callable[[str], None], stream: bool, mask: KeyMask) -> Reply:
+async def read_reply(response: httpx.Response, on_delta: Callable[[str], None], stream: bool, mask: KeyMask, wire: Wire = chat) -> Reply:
     """The reply, streamed or whole, capped in size; every text from the server has the
     key masked before anything cuts it (the streamed preview holds back what could be
     the start of the key)."""
     content_type = response.headers.get("content-type", "")
     if stream and "text/event-stream" in content_type:
         shown = MaskedStream(mask, on_delta)
-        reader = StreamReader(shown)
+        reader = wire.stream_reader(shown)
         size = 0
         async for line in response.aiter_lines():
             size += len(line) + 1
@@ -66,7 +66,7 @@ async def read_reply(response: httpx.Response, on_delta: Callable[[str], None], 
         data = json.loads(text)
     except (ValueError, RecursionError):
         raise WireError(f"the reply is not valid JSON: {text[:120]!r}") from None
-    reply = reply_from_json(mask.value(data))
+    reply = wire.read_whole(mask.value(data))
     if reply.content:
         on_delta(reply.content)
     return reply
