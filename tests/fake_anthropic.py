@@ -27,10 +27,14 @@ from tests.loopback import Loopback
 
 @dataclass
 class Turn:
-    """One reply of the model: text, then tool uses (name, input)."""
+    """One reply of the model: thinking (with its signature), text, then tool uses (name, input);
+    or, with `status`, an error of that status (`text` its message, `headers` sent with it)."""
 
     text: str = ""
     tool_uses: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    thinking: str = ""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def _tool_results(body: dict[str, Any]) -> int:
@@ -44,6 +48,8 @@ def _tool_results(body: dict[str, Any]) -> int:
 
 def _blocks(turn: Turn, number: int) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
+    if turn.thinking:
+        blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": f"sig-{number:04d}"})
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
     for n, (name, args) in enumerate(turn.tool_uses):
@@ -64,7 +70,12 @@ def _events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": 120, "output_tokens": 1}}
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
+        if block["type"] == "thinking":
+            opened = {"type": "thinking", "thinking": "", "signature": ""}
+            events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": opened}))
+            for delta in ({"type": "thinking_delta", "thinking": block["thinking"]}, {"type": "signature_delta", "signature": block["signature"]}):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+        elif block["type"] == "text":
             events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}))
             text = block["text"]
             for at in range(0, len(text), 12):
@@ -101,6 +112,7 @@ class FakeAnthropic(Loopback):
         return Response(status_code=200) if request.method == "HEAD" else JSONResponse({"ok": True})
 
     async def _count(self, request: Request) -> Response:
+        self.requests.append((str(request.url.path), dict(request.headers), await request.json()))
         return JSONResponse({"input_tokens": 120})
 
     async def _messages(self, request: Request) -> Response:
@@ -114,6 +126,9 @@ class FakeAnthropic(Loopback):
             turn = self.turns[min(done, len(self.turns) - 1)]
         else:
             turn = Turn(text=self.side_text)
+        if turn.status != 200:
+            error = {"type": "error", "error": {"type": "rate_limit_error", "message": turn.text}}
+            return JSONResponse(error, status_code=turn.status, headers=turn.headers)
         message = _message(_blocks(turn, number), str(body.get("model") or "claude-fake"), number)
         if not body.get("stream"):
             return JSONResponse(message)

@@ -7,7 +7,7 @@ address as the `Host`, no browser `Origin` unless allowed, the bearer token),
 the routes (each wire's, `engine.wires`: `POST /v1/chat/completions`,
 `POST /v1/messages`, its `count_tokens` passed through, `POST /v1/responses`,
 `POST /v1beta/models/MODEL:generateContent` and `:streamGenerateContent`; `GET /v1/models`,
-`GET`/`HEAD /`; a `HEAD` answered with the headers alone; any other route a 404
+`GET`/`HEAD /` (uvicorn sends a HEAD's headers alone); any other route a 404
 in the error shape of the wire the request looks like),
 the body (JSON, at most `max_body` bytes: more is a 413, read to its end so
 the client sees the answer) and the wait: the gateway's work (the upstream
@@ -341,10 +341,9 @@ class GatewayServer:
         if response.content_type == "text/event-stream":
             headers.append((b"cache-control", b"no-cache"))
         headers.extend((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items())
-        body = b"" if scope["method"] == "HEAD" else response.body  # a HEAD's headers say what a GET would get
         try:
             await send({"type": "http.response.start", "status": response.status, "headers": headers})
-            await send({"type": "http.response.body", "body": body, "more_body": False})
+            await send({"type": "http.response.body", "body": response.body, "more_body": False})
         except Exception:
             await _report(on_sent, False)
             raise

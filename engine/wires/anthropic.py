@@ -37,6 +37,8 @@ ECHO_WITHIN: str | None = None
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 """`max_tokens` for a request from another wire that sets none (this API requires one)."""
+REFUSED = "REJECTED"
+"""How the engine's result of a call the operator refused begins: sent as an error result."""
 _PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
 _ROLES = frozenset({"user", "assistant", "system"})
 _MAPPED = frozenset({"model", "messages", "system", "tools", "tool_choice", "stream", "max_tokens", "temperature", "top_p", "stop_sequences"})
@@ -298,7 +300,10 @@ def _built_messages(neutral: list[dict[str, Any]]) -> tuple[str, list[dict[str, 
                 blocks.append({"type": "tool_use", "id": call.get("id") or "", "name": function.get("name") or "", "input": _input(function.get("arguments"))})
             add("assistant", blocks or [{"type": "text", "text": "(no reply)"}])
         elif role in ("tool", "function"):
-            add("user", [{"type": "tool_result", "tool_use_id": str(m.get("tool_call_id") or ""), "content": text}])
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(m.get("tool_call_id") or ""), "content": text}
+            if text.startswith(REFUSED):
+                result["is_error"] = True
+            add("user", [result])
         else:
             add("user", [{"type": "text", "text": text or "(empty)"}])
     return "\n\n".join(system), out
@@ -509,8 +514,8 @@ def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
 # -- what goes back to the agent ----------------------------------------------------
 
 
-def error_response(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> Response:
-    """This API's error body; a kind it does not have becomes the one for the status."""
+def error_response(status: int, message: str, kind: str | None = None, code: str | None = None) -> Response:
+    """This API's error body; no kind, or one it does not have, becomes the one for the status."""
     if kind not in _OWN_ERROR_TYPES:
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     body = {"type": "error", "error": {"type": kind, "message": message}}

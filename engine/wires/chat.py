@@ -250,7 +250,8 @@ class StreamReader:
 # -- what goes back to the agent ----------------------------------------------------
 
 
-def error_response(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> Response:
+def error_response(status: int, message: str, kind: str | None = None, code: str | None = None) -> Response:
+    kind = kind or "invalid_request_error"
     body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
     return Response(status, json.dumps(body).encode())
 
