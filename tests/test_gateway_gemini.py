@@ -148,3 +148,19 @@ def test_an_echoed_upstream_key_reaches_no_file_and_not_the_agent(tmp_path: Path
     for path in files:
         assert sorted(p for p in PIECES if p in path.read_text(errors="replace")) == [], f"the key is in {path}"
     assert "***" in seen + "".join(p.read_text(errors="replace") for p in files), "the echo never arrived"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_partly_released_reply_is_rebuilt_and_the_refused_call_goes_upstream_after_the_results(tmp_path: Path, stream: bool) -> None:
+    both = Turn(text="Reading, then deleting.", calls=[("read_file", {"path": "notes.txt"}), ("delete_file", {"path": "notes.txt"})])
+    with gateway([both, DONE, DONE], tmp_path) as (fake, gw, root):
+        files = Files(tmp_path)
+        operator = Operator(gw, lambda g: g.reject("keep it"))
+        assert agent_loop(root, files, stream) == "All done."
+        operator.join()
+    assert files.notes_exist and operator.seen == ["delete_file"]
+    contents = fake.requests[-1][2]["contents"]
+    calls = [p["functionCall"]["name"] for c in contents for p in c["parts"] if "functionCall" in p]
+    answers = [(r["name"], r["response"]) for r in _function_responses(fake.requests[-1][2])]
+    assert calls == ["read_file", "delete_file"]
+    assert answers == [("read_file", {"output": "keep me"}), ("delete_file", {"error": "REJECTED by the operator: keep it"})]

@@ -155,3 +155,20 @@ def test_an_echoed_upstream_key_reaches_no_file_and_not_the_agent(tmp_path: Path
     for path in files:
         assert sorted(p for p in PIECES if p in path.read_text(errors="replace")) == [], f"the key is in {path}"
     assert "***" in seen + "".join(p.read_text(errors="replace") for p in files), "the echo never arrived"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_partly_released_reply_is_rebuilt_and_the_refused_call_goes_upstream_after_the_results(tmp_path: Path, stream: bool) -> None:
+    both = Turn(text="Reading, then deleting.", calls=[("read_file", {"path": "notes.txt"}), ("delete_file", {"path": "notes.txt"})])
+    with gateway([both, DONE, DONE], tmp_path) as (fake, gw, server):
+        files = Files(tmp_path)
+        operator = Operator(gw, lambda g: g.reject("keep it"))
+        client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0)
+        assert agent_loop(client, files, stream) == "All done."
+        operator.join()
+    assert files.notes_exist and operator.seen == ["delete_file"]
+    last = fake.requests[-1][2]["input"]
+    calls = [(i["call_id"], i["name"]) for i in last if i.get("type") == "function_call"]
+    outputs = {i["call_id"]: i["output"] for i in last if i.get("type") == "function_call_output"}
+    assert calls == [("call_1_0", "read_file"), ("call_1_1", "delete_file")]
+    assert outputs == {"call_1_0": "keep me", "call_1_1": "REJECTED by the operator: keep it"}
