@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
@@ -21,27 +20,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.fake_responses import Turn
 from tests.loopback import Loopback
 
-
-@dataclass
-class Turn:
-    """One reply of the model: text (streamed in pieces of `chunk_size`), then function calls
-    (name, args); or an error status (the text its message) with `headers`. `{key}` in the
-    text, the arguments' strings or a header is the request's `x-goog-api-key` (an upstream
-    that echoes it)."""
-
-    text: str = ""
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    status: int = 200
-    chunk_size: int = 16
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def echoing(self, key: str) -> Turn:
-        """The turn with `{key}` replaced by `key`."""
-        calls = [(name, json.loads(json.dumps(args).replace("{key}", key))) for name, args in self.calls]
-        headers = {k: v.replace("{key}", key) for k, v in self.headers.items()}
-        return Turn(self.text.replace("{key}", key), calls, self.status, self.chunk_size, headers)
+__all__ = ["FakeGemini", "Turn"]
 
 
 def _function_responses(body: dict[str, Any]) -> int:

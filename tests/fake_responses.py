@@ -28,9 +28,10 @@ from tests.loopback import Loopback
 
 @dataclass
 class Turn:
-    """One reply of the model: text, then function calls (name, args); or an error status (the
-    text its message) with `headers`. `{key}` in the text, the arguments' strings or a header
-    is the request's bearer key (an upstream that echoes it)."""
+    """One reply of the model (of this fake and tests/fake_gemini.py): text (streamed in pieces
+    of `chunk_size`), then function calls (name, args); or an error status (the text its
+    message) with `headers`. `{key}` in the text, the arguments' strings or a header is the
+    request's key (an upstream that echoes it)."""
 
     text: str = ""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)

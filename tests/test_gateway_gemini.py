@@ -21,13 +21,13 @@ from engine.gateway import Gateway, GatewayServer, Upstream
 from engine.model.config import Secret
 from tests.fake_gemini import FakeGemini, Turn
 from tests.gateway_harness import READ_RULE, Files, Operator
+from tests.test_gateway_responses import assert_key_nowhere
 
 DELETE = Turn(text="Deleting the notes.", calls=[("delete_file", {"path": "notes.txt"})])
 DONE = Turn(text="All done.")
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 TOOLS = [{"functionDeclarations": [{"name": n, "description": n, "parametersJsonSchema": SCHEMA} for n in ("read_file", "delete_file")]}]
 KEY = "AIzaSy-upstream-3f9a1c7e5b2d4a6c8e0f1a3c5e"
-PIECES = {KEY[i : i + 10] for i in range(len(KEY) - 9)}
 
 
 @contextmanager
@@ -143,11 +143,7 @@ def test_an_echoed_upstream_key_reaches_no_file_and_not_the_agent(tmp_path: Path
         if stream and got.status_code == 200:  # what a client joins from the pieces
             seen += "".join(p.get("text", "") for p in parts_of(got, True))
         assert fake.requests[0][1]["x-goog-api-key"] == KEY
-    assert sorted(p for p in PIECES if p in seen) == [], f"the agent received the key ({echo})"
-    files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    for path in files:
-        assert sorted(p for p in PIECES if p in path.read_text(errors="replace")) == [], f"the key is in {path}"
-    assert "***" in seen + "".join(p.read_text(errors="replace") for p in files), "the echo never arrived"
+    assert_key_nowhere(KEY, seen, tmp_path, echo)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])

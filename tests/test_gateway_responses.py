@@ -28,7 +28,6 @@ DELETE = Turn(text="Deleting the notes.", calls=[("delete_file", {"path": "notes
 DONE = Turn(text="All done.")
 TOOLS = [{"type": "function", "name": n, "description": n, "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}} for n in ("read_file", "delete_file")]
 KEY = "sk-upstream-3f9a1c7e5b2d4a6c8e0f1a3c5e7b9d1f"
-PIECES = {KEY[i : i + 10] for i in range(len(KEY) - 9)}
 
 
 @contextmanager
@@ -150,10 +149,17 @@ def test_an_echoed_upstream_key_reaches_no_file_and_not_the_agent(tmp_path: Path
             events = [json.loads(line[5:]) for line in got.text.splitlines() if line.startswith("data:")]
             seen += "".join(e.get("delta", "") for e in events if isinstance(e.get("delta"), str))
         assert fake.requests[0][1]["authorization"] == f"Bearer {KEY}"
-    assert sorted(p for p in PIECES if p in seen) == [], f"the agent received the key ({echo})"
-    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert_key_nowhere(KEY, seen, tmp_path, echo)
+
+
+def assert_key_nowhere(key: str, seen: str, folder: Path, echo: str) -> None:
+    """No 10-character piece of `key` in what the agent `seen` nor in a file under `folder`, and the
+    masked echo (`***`) somewhere: the upstream did echo it."""
+    pieces = {key[i : i + 10] for i in range(len(key) - 9)}
+    assert sorted(p for p in pieces if p in seen) == [], f"the agent received the key ({echo})"
+    files = [p for p in folder.rglob("*") if p.is_file()]
     for path in files:
-        assert sorted(p for p in PIECES if p in path.read_text(errors="replace")) == [], f"the key is in {path}"
+        assert sorted(p for p in pieces if p in path.read_text(errors="replace")) == [], f"the key is in {path}"
     assert "***" in seen + "".join(p.read_text(errors="replace") for p in files), "the echo never arrived"
 
 

@@ -142,7 +142,8 @@ def _read_usage(reply: Reply, usage: Any) -> None:
         reply.input_tokens, reply.output_tokens = prompt, completion
 
 
-def _error_of(data: dict[str, Any]) -> str | None:
+def error_of(data: dict[str, Any]) -> str | None:
+    """The message of an `{"error": ...}` body (OpenAI's, and Google's shape alike), None when there is no error."""
     error = data.get("error")
     if error is None:
         return None
@@ -155,7 +156,7 @@ def reply_from_json(data: Any) -> Reply:
     """Read a whole chat completions response."""
     if not isinstance(data, dict):
         raise WireError("the reply is not a JSON object")
-    error = _error_of(data)
+    error = error_of(data)
     if error is not None:
         raise WireError(f"the server reported an error: {error}")
     choices = data.get("choices")
@@ -204,7 +205,7 @@ class StreamReader:
             raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
         if not isinstance(chunk, dict):
             raise WireError("a stream chunk is not a JSON object")
-        error = _error_of(chunk)
+        error = error_of(chunk)
         if error is not None:
             raise WireError(f"the server reported an error mid-stream: {error}")
         _read_usage(self.reply, chunk.get("usage"))

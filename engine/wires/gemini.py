@@ -25,6 +25,8 @@ import re
 from typing import Any, Callable
 
 from engine.core.events import Usage
+from engine.wires.chat import error_detail as chat_error_detail
+from engine.wires.chat import error_of
 from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, original_of
 
 NAME = "gemini"
@@ -269,20 +271,11 @@ def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
 # -- replies --------------------------------------------------------------------
 
 
-def _error_of(data: dict[str, Any]) -> str | None:
-    error = data.get("error")
-    if error is None:
-        return None
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("status") or error)
-    return str(error)
-
-
 def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None) -> None:
     """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`."""
     if not isinstance(data, dict):
         raise WireError("the reply is not a JSON object")
-    error = _error_of(data)
+    error = error_of(data)
     if error is not None:
         raise WireError(f"the server reported an error: {error}")
     usage = data.get("usageMetadata")
@@ -360,16 +353,15 @@ def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
 
 
 def error_detail(raw: bytes) -> str:
-    try:
-        data = json.loads(raw)
-        if isinstance(data, list) and data:  # a streamed error comes as a list of one
-            data = data[0]
-        message = _error_of(data) if isinstance(data, dict) else None
-        if message:
-            return message[:300]
-    except (ValueError, RecursionError):
-        pass
-    return raw[:300].decode("utf-8", "replace") or "no detail"
+    """The error body's message (a streamed request's error comes as a list of one body)."""
+    if raw.lstrip().startswith(b"["):
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, list) and data and isinstance(data[0], dict):
+            return chat_error_detail(json.dumps(data[0]).encode())
+    return chat_error_detail(raw)
 
 
 # -- what goes back to the agent ----------------------------------------------------

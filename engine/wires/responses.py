@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from engine.core.events import Usage
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.chat import error_detail, error_response
+from engine.wires.chat import error_detail, error_of, error_response, headers
 from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, original_of
 
 NAME = "responses"
@@ -228,24 +228,7 @@ def endpoint(base: str, route: str | None = None, body: dict[str, Any] | None = 
     return join_endpoint(base, route or "responses")
 
 
-def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
-    """The request's headers: the key as the bearer token."""
-    out = {"Content-Type": "application/json"}
-    if key:
-        out["Authorization"] = f"Bearer {key}"
-    return out
-
-
 # -- replies --------------------------------------------------------------------
-
-
-def _error_of(data: dict[str, Any]) -> str | None:
-    error = data.get("error")
-    if error is None:
-        return None
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("code") or error)
-    return str(error)
 
 
 def _usage(reply: Reply, usage: Any) -> None:
@@ -264,7 +247,7 @@ def read_whole(data: Any) -> Reply:
     """Read a whole `response` object."""
     if not isinstance(data, dict):
         raise WireError("the reply is not a JSON object")
-    error = _error_of(data)
+    error = error_of(data)
     if error is not None:
         raise WireError(f"the server reported an error: {error}")
     output = data.get("output")
@@ -313,7 +296,7 @@ class StreamReader:
             raise WireError("a stream event is not a JSON object")
         kind = event.get("type")
         if kind == "error" or kind == "response.failed":
-            error = event.get("message") or _error_of(event.get("response") or {}) or _error_of(event) or "the response failed"
+            error = event.get("message") or error_of(event.get("response") or {}) or error_of(event) or "the response failed"
             raise WireError(f"the server reported an error mid-stream: {error}")
         if kind == "response.output_text.delta":
             delta = event.get("delta")
