@@ -16,7 +16,6 @@ import openai
 
 from engine.core.events import RuleInfo
 from engine.gateway import Gateway, GatewayServer, Upstream
-from tests.fake_openai import FakeOpenAI
 
 READ_RULE = RuleInfo(tool="read_*", effect="allow", source="test")
 
@@ -76,12 +75,13 @@ def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 30.0) ->
 
 
 @contextmanager
-def gateway(fake: FakeOpenAI, tmp_path: Path, **options: Any) -> Iterator[tuple[Gateway, GatewayServer]]:
+def gateway(fake: Any, tmp_path: Path, wire: str = "chat", **options: Any) -> Iterator[tuple[Gateway, GatewayServer]]:
+    """A gateway in front of `fake` (a fake upstream speaking `wire`) on 127.0.0.1."""
     options.setdefault("rules", [READ_RULE])
     options.setdefault("out", tmp_path / "gateway.jsonl")
     token = options.pop("token", None)
     max_body = options.pop("max_body", 1 << 20)
-    gw = Gateway([Upstream("fake", fake.url)], **options)
+    gw = Gateway([Upstream("fake", fake.url, wire=wire)], **options)
     server = GatewayServer(gw, "127.0.0.1", 0, token=token, max_body=max_body)
     server.start()
     try:

@@ -4,9 +4,8 @@ upstreams speaking Messages (tests/fake_anthropic.py) or chat completions, HEAD 
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -17,6 +16,7 @@ from engine.model.config import Secret
 from engine.wires import anthropic
 from tests.fake_anthropic import FakeAnthropic, Turn
 from tests.fake_openai import FakeOpenAI, call
+from tests import gateway_harness as harness
 from tests.gateway_harness import Operator
 
 KEY = "sk-ant-upstream-key-0123456789abcdef"
@@ -36,17 +36,8 @@ def request(stream: bool, messages: list[dict[str, Any]] | None = None, **extra:
     return body
 
 
-@contextmanager
-def gateway(url: str, tmp_path: Path, wire: str = "anthropic", **options: Any) -> Iterator[tuple[Gateway, GatewayServer]]:
-    token = options.pop("token", None)
-    gw = Gateway([Upstream("fake", url, wire=wire)], out=tmp_path / "gateway.jsonl", **options)
-    server = GatewayServer(gw, "127.0.0.1", 0, token=token)
-    server.start()
-    try:
-        yield gw, server
-    finally:
-        gw.stop("the test ended")
-        server.close()
+def gateway(fake: Any, tmp_path: Path, wire: str = "anthropic", **options: Any) -> Any:
+    return harness.gateway(fake, tmp_path, wire, rules=[], **options)
 
 
 def root(server: GatewayServer) -> str:
@@ -70,7 +61,7 @@ def message_of(response: httpx.Response) -> dict[str, Any]:
 
 
 def test_head_and_get_of_the_root_answer_with_headers_and_no_body(tmp_path: Path) -> None:
-    with FakeAnthropic([Turn(text="hi")]) as fake, gateway(fake.url, tmp_path, token="gw-token") as (_, server):
+    with FakeAnthropic([Turn(text="hi")]) as fake, gateway(fake, tmp_path, token="gw-token") as (_, server):
         with httpx.Client(base_url=root(server), timeout=10) as client:
             refused = client.head("/")  # Claude Code's first request, without the gateway's token
             assert refused.status_code == 401 and refused.content == b""
@@ -83,7 +74,7 @@ def test_head_and_get_of_the_root_answer_with_headers_and_no_body(tmp_path: Path
 
 
 def test_an_unknown_route_is_a_404_in_the_anthropic_error_shape(tmp_path: Path) -> None:
-    with FakeAnthropic([Turn(text="hi")]) as fake, gateway(fake.url, tmp_path) as (_, server):
+    with FakeAnthropic([Turn(text="hi")]) as fake, gateway(fake, tmp_path) as (_, server):
         response = post(server, {}, "/v1/messages/batches")
         assert response.status_code == 404
         assert response.json()["type"] == "error" and response.json()["error"]["type"] == "not_found_error"
@@ -92,7 +83,7 @@ def test_an_unknown_route_is_a_404_in_the_anthropic_error_shape(tmp_path: Path) 
 
 
 def test_count_tokens_is_passed_through_to_the_upstream_with_the_key(tmp_path: Path) -> None:
-    with FakeAnthropic([Turn(text="hi")]) as fake, gateway(fake.url, tmp_path, key=Secret(KEY)) as (_, server):
+    with FakeAnthropic([Turn(text="hi")]) as fake, gateway(fake, tmp_path, key=Secret(KEY)) as (_, server):
         response = post(server, {"model": "claude-fake", "messages": [{"role": "user", "content": "hi"}]}, "/v1/messages/count_tokens?beta=true")
         assert response.json() == {"input_tokens": 120}
         path, headers, body = fake.requests[-1]
@@ -103,7 +94,7 @@ def test_count_tokens_is_passed_through_to_the_upstream_with_the_key(tmp_path: P
 @pytest.mark.parametrize("stream", [True, False])
 def test_an_approved_call_goes_to_the_agent_as_the_upstream_sent_it(tmp_path: Path, stream: bool) -> None:
     turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)], thinking="The user wants it gone.")]
-    with FakeAnthropic(turns) as fake, gateway(fake.url, tmp_path, key=Secret(KEY)) as (gw, server):
+    with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, key=Secret(KEY)) as (gw, server):
         operator = Operator(gw, lambda g: g.approve())
         response = post(server, request(stream))
         operator.join()
@@ -118,7 +109,7 @@ def test_an_approved_call_goes_to_the_agent_as_the_upstream_sent_it(tmp_path: Pa
 @pytest.mark.parametrize("stream", [True, False])
 def test_an_edited_call_is_rebuilt_with_the_thinking_and_its_signature_kept(tmp_path: Path, stream: bool) -> None:
     turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)], thinking="The user wants it gone.")]
-    with FakeAnthropic(turns) as fake, gateway(fake.url, tmp_path) as (gw, server):
+    with FakeAnthropic(turns) as fake, gateway(fake, tmp_path) as (gw, server):
         operator = Operator(gw, lambda g: g.modify({**BASH, "command": "rm -rf build/tmp"}))
         response = post(server, request(stream))
         operator.join()
@@ -132,7 +123,7 @@ def test_an_edited_call_is_rebuilt_with_the_thinking_and_its_signature_kept(tmp_
 
 def test_a_rejected_call_goes_back_upstream_as_an_error_tool_result_and_the_agent_never_sees_it(tmp_path: Path) -> None:
     turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)]), Turn(text="Understood, I will leave it.")]
-    with FakeAnthropic(turns) as fake, gateway(fake.url, tmp_path) as (gw, server):
+    with FakeAnthropic(turns) as fake, gateway(fake, tmp_path) as (gw, server):
         operator = Operator(gw, lambda g: g.reject("keep the build folder"))
         response = post(server, request(True))
         operator.join()
@@ -150,7 +141,7 @@ def test_a_rejected_call_goes_back_upstream_as_an_error_tool_result_and_the_agen
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_key_the_upstream_echoes_reaches_neither_the_agent_nor_the_transcript(tmp_path: Path, stream: bool) -> None:
     turns = [Turn(text=f"Your key is {KEY}, noted.", tool_uses=[("Bash", {"command": f"echo {KEY}"})])]
-    with FakeAnthropic(turns) as fake, gateway(fake.url, tmp_path, key=Secret(KEY)) as (gw, server):
+    with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, key=Secret(KEY)) as (gw, server):
         operator = Operator(gw, lambda g: g.approve())
         response = post(server, request(stream))
         operator.join()
@@ -162,14 +153,14 @@ def test_a_key_the_upstream_echoes_reaches_neither_the_agent_nor_the_transcript(
 
 def test_an_upstream_error_reaches_the_agent_in_its_shape_with_the_key_masked(tmp_path: Path) -> None:
     turns = [Turn(text=f"slow down, {KEY}", status=429, headers={"retry-after": "3", "x-ratelimit-note": KEY})]
-    with FakeAnthropic(turns) as fake, gateway(fake.url, tmp_path, key=Secret(KEY)) as (_, server):
+    with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, key=Secret(KEY)) as (_, server):
         response = post(server, request(False))
         assert response.status_code == 429 and response.headers["retry-after"] == "3"
         assert response.json()["type"] == "error" and KEY not in response.text and KEY not in response.headers["x-ratelimit-note"]
 
 
 def test_a_messages_agent_on_a_chat_completions_upstream_is_translated_and_told_what_cannot_be(tmp_path: Path) -> None:
-    with FakeOpenAI() as fake, gateway(fake.url, tmp_path, wire="chat") as (gw, server):
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, wire="chat") as (gw, server):
         fake.add(call("Bash", content="Removing it.", id="call_1", **BASH))
         operator = Operator(gw, lambda g: g.approve())
         response = post(server, request(True))
@@ -183,3 +174,27 @@ def test_a_messages_agent_on_a_chat_completions_upstream_is_translated_and_told_
         notes = [e.text for e in gw.engine.events if isinstance(e, Observed) and e.index == -1]
         said = [n for n in notes if "no counterpart" in n]
         assert len(said) == 2 and any("'thinking'" in n for n in said) and any("cache_control" in n for n in said)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_chat_completions_agent_on_a_messages_upstream_gets_a_chat_completion(tmp_path: Path, stream: bool) -> None:
+    turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)], thinking="gone"), Turn(text="Left it.")]
+    with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, key=Secret(KEY)) as (gw, server):
+        operator = Operator(gw, lambda g: g.approve())
+        client = harness.agent_client(server)
+        tools = [{"type": "function", "function": {"name": "Bash", "parameters": TOOLS[0]["input_schema"]}}]
+        messages: list[Any] = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "clean the build"}]
+        if stream:
+            chunks = list(client.chat.completions.create(model="m", messages=messages, tools=tools, stream=True, logprobs=True))
+            calls = [c.choices[0].delta.tool_calls[0] for c in chunks if c.choices and c.choices[0].delta.tool_calls]
+            arguments, call_id = calls[0].function.arguments, calls[0].id
+        else:
+            reply = client.chat.completions.create(model="m", messages=messages, tools=tools, logprobs=True)
+            arguments, call_id = reply.choices[0].message.tool_calls[0].function.arguments, reply.choices[0].message.tool_calls[0].id
+        operator.join()
+        assert json.loads(arguments) == BASH and call_id == "toolu_fake0100"
+        path, headers, sent = fake.requests[0]
+        assert path == "/v1/messages" and headers["x-api-key"] == KEY and sent["system"] == "be brief"
+        assert sent["tools"][0]["input_schema"] == TOOLS[0]["input_schema"] and sent["max_tokens"] == anthropic.DEFAULT_MAX_TOKENS
+        notes = [e.text for e in gw.engine.events if isinstance(e, Observed) and e.index == -1]
+        assert [n for n in notes if "no counterpart" in n] == ["not sent to the upstream (anthropic wire: no counterpart): 'logprobs'"]

@@ -15,16 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-def message_text(content: Any) -> str:
-    """The text of a message's content (a string or a list of parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return json.dumps(content, sort_keys=True)
-
+from engine.wires.neutral import message_text
 
 def _arguments(raw: Any) -> str:
     if isinstance(raw, str):

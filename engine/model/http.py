@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from engine.core.policy import PolicyError
 from engine.model.keymask import KeyMask, MaskedStream
-from engine.wires import Wire, chat
+from engine.wires import Wire
 from engine.wires.neutral import Reply, WireError
 
 if TYPE_CHECKING:
@@ -41,8 +41,8 @@ async def read_capped(response: httpx.Response) -> bytes:
     return b"".join(chunks)
 
 
-async def read_reply(response: httpx.Response, on_delta: Callable[[str], None], stream: bool, mask: KeyMask, wire: Wire = chat) -> Reply:
-    """The reply, streamed or whole, capped in size; every text from the server has the
+async def read_reply(response: httpx.Response, on_delta: Callable[[str], None], stream: bool, mask: KeyMask, wire: Wire) -> Reply:
+    """The reply in `wire`, streamed or whole, capped in size; every text from the server has the
     key masked before anything cuts it (the streamed preview holds back what could be
     the start of the key)."""
     content_type = response.headers.get("content-type", "")

@@ -54,7 +54,8 @@ class ModelPolicy:
         self._messages = MessageLog(config.mode, config.system)
         self._mask = KeyMask(config.api_key.reveal() if config.api_key else None, url_secrets(config.base_url))
         self._time_left: float | None = None
-        self._wire: Wire = wire_named(config.wire)
+        self.wire: Wire = wire_named(config.wire)
+        """The model API it speaks (`engine.wires`, the configuration's `wire`): the request goes out and the reply is read in it."""
 
     def __repr__(self) -> str:
         return f"ModelPolicy({self.config!r})"
@@ -148,14 +149,14 @@ class ModelPolicy:
 
     def _headers(self, body: dict[str, Any]) -> dict[str, str]:
         key = self.config.api_key.reveal() if self.config.api_key else None
-        return {**self._wire.headers(key, body), "Accept": "application/json, text/event-stream"}
+        return {**self.wire.headers(key, body), "Accept": "application/json, text/event-stream"}
 
     async def _request(self, body: dict[str, Any], on_delta: Callable[[str], None]) -> Reply:
         import httpx  # imported on first use: the CLI reads the model flags without it
 
         cfg = self.config
-        url = self._wire.endpoint(cfg.base_url, None, body)
-        payload, _ = self._wire.from_neutral(body)  # the run's own messages: nothing another wire kept
+        url = self.wire.endpoint(cfg.base_url, None, body)
+        payload, _ = self.wire.from_neutral(body)  # the run's own messages: nothing another wire kept
         where = safe_url(cfg.base_url)
         timeout = httpx.Timeout(cfg.timeout)
         retries = 0
@@ -177,7 +178,7 @@ class ModelPolicy:
                                     raise status_error(response, error_body, retries, cfg.max_retries, self._mask)
                                 retries += 1
                             else:
-                                return await read_reply(response, on_delta, cfg.stream, self._mask, self._wire)
+                                return await read_reply(response, on_delta, cfg.stream, self._mask, self.wire)
                 except TimeoutError:
                     if budget_bound:
                         raise PolicyError("the seconds budget ran out while waiting for the model", retryable=False) from None

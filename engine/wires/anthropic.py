@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from engine.core.events import Usage
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, original_of
+from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, message_text, messages_problem, original_of
 
 NAME = "anthropic"
 ROUTES = ("/v1/messages", "/messages")
@@ -55,22 +55,14 @@ _OWN_ERROR_TYPES = frozenset(_ERROR_TYPES.values()) | {"api_error"}
 
 def check_request(body: Any) -> str | None:
     """Why a Messages request cannot be served (None when it can), naming the field."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' must be a non-empty list of messages"
-    for n, m in enumerate(messages):
-        problem = _message_problem(m, f"messages[{n}]")
-        if problem is not None:
-            return problem
+    problem = messages_problem(body, _message_problem)
+    if problem is not None:
+        return problem
     system = body.get("system")
     if system is not None and not isinstance(system, (str, list)):
         return "'system' must be a string or a list of text blocks"
     if isinstance(system, list) and not all(isinstance(b, dict) for b in system):
         return "'system' blocks must be objects"
-    if "stream" in body and not isinstance(body["stream"], bool):
-        return "'stream' must be true or false"
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -290,7 +282,7 @@ def _built_messages(neutral: list[dict[str, Any]]) -> tuple[str, list[dict[str, 
 
     for m in neutral:
         role = m.get("role")
-        text = _plain(m.get("content"))
+        text = message_text(m.get("content"))
         if role in ("system", "developer"):
             system.append(text)
         elif role == "assistant":
@@ -307,16 +299,6 @@ def _built_messages(neutral: list[dict[str, Any]]) -> tuple[str, list[dict[str, 
         else:
             add("user", [{"type": "text", "text": text or "(empty)"}])
     return "\n\n".join(system), out
-
-
-def _plain(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return str(content)
 
 
 def _input(arguments: Any) -> dict[str, Any]:

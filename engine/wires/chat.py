@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from engine.core.events import Usage
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, without_original
+from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, messages_problem, without_original
 
 NAME = "chat"
 ROUTES = ("/v1/chat/completions", "/chat/completions")
@@ -33,17 +33,9 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function
 
 def check_request(body: Any) -> str | None:
     """Why a chat completions request cannot be served (None when it can), naming the field."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' must be a non-empty list of messages"
-    for n, m in enumerate(messages):
-        problem = _message_problem(m, f"messages[{n}]")
-        if problem is not None:
-            return problem
-    if "stream" in body and not isinstance(body["stream"], bool):
-        return "'stream' must be true or false"
+    problem = messages_problem(body, _message_problem)
+    if problem is not None:
+        return problem
     if body.get("stream_options") is not None and not isinstance(body["stream_options"], dict):
         return "'stream_options' must be an object"
     if body.get("n") not in (None, 1) or isinstance(body.get("n"), bool):

@@ -18,6 +18,7 @@ content type.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -80,3 +81,31 @@ def without_original(value: dict[str, Any]) -> dict[str, Any]:
     if ORIGINAL not in value:
         return value
     return {k: v for k, v in value.items() if k != ORIGINAL}
+
+
+def message_text(content: Any) -> str:
+    """The text of a neutral message's content (a string or a list of parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return json.dumps(content, sort_keys=True)
+
+
+def messages_problem(body: Any, message_problem: Callable[[Any, str], str | None]) -> str | None:
+    """Why a request's body and its `messages` cannot be served (each message checked by
+    `message_problem(message, where)`), and a `stream` that is not a boolean; None when they can."""
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty list of messages"
+    for n, m in enumerate(messages):
+        problem = message_problem(m, f"messages[{n}]")
+        if problem is not None:
+            return problem
+    if "stream" in body and not isinstance(body["stream"], bool):
+        return "'stream' must be true or false"
+    return None

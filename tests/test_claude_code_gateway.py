@@ -1,0 +1,102 @@
+"""The real Claude Code (.agents, pinned; .ci/run installs it) steered through the gateway, offline:
+its Bash call to write a file is held; rejected with a reason, the model (tests/fake_anthropic.py)
+reads the reason and the command never runs; approved, the file exists; edited, the edited command
+runs and the transcript shows both the command asked for and the one run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from engine.gateway import Gateway, GatewayServer, Upstream
+from engine.stored.transcript import read_transcript
+from tests.fake_anthropic import FakeAnthropic, Turn, _tool_results
+from tests.gateway_harness import wait_for
+
+CLAUDE = Path(__file__).resolve().parent.parent / ".agents" / "node_modules" / ".bin" / "claude"
+TOKEN = "gateway-token-for-claude-0123"
+ASKED = {"command": "echo hello > note.txt", "description": "Write hello to note.txt"}
+TASK = "Write hello to note.txt"
+SETTINGS = {
+    "ANTHROPIC_API_KEY": TOKEN, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+}
+
+
+@pytest.fixture(autouse=True)
+def _installed() -> None:
+    if not CLAUDE.exists():
+        pytest.skip(f"{CLAUDE} is not installed (.ci/run installs it: npm install --prefix .agents @anthropic-ai/claude-code@2.1.197)")
+
+
+@contextmanager
+def claude_through_gateway(tmp_path: Path, answer: Callable[[Gateway], None]) -> Iterator[tuple[FakeAnthropic, Gateway, Path, subprocess.CompletedProcess[str]]]:
+    """Run `claude -p` against the gateway in front of the fake model; `answer` decides the held Bash call."""
+    turns = [Turn(text="I'll write the note.", tool_uses=[("Bash", ASKED)]), Turn(text="Finished.")]
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    with FakeAnthropic(turns) as fake:
+        gw = Gateway([Upstream("fake", fake.url, wire="anthropic")], out=tmp_path / "claude.jsonl", mode="continue")
+        server = GatewayServer(gw, "127.0.0.1", 0, token=TOKEN)
+        server.start()
+        try:
+            operator = threading.Thread(target=_answer_bash, args=(gw, answer), daemon=True)
+            operator.start()
+            env = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.port}", **SETTINGS}
+            done = subprocess.run(
+                [str(CLAUDE), "-p", TASK, "--allowedTools", "Bash"], cwd=work, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL
+            )
+            operator.join(30)
+            yield fake, gw, work, done
+        finally:
+            gw.stop("the test ended")
+            server.close()
+
+
+def _answer_bash(gw: Gateway, answer: Callable[[Gateway], None]) -> None:
+    def held() -> bool:
+        engine = gw.engine
+        return engine is not None and engine.status == "awaiting_approval" and engine.state.pending.tool == "Bash"
+
+    wait_for(held, "Claude Code's Bash call to be held", timeout=120)
+    answer(gw)
+
+
+def _main_requests(fake: FakeAnthropic) -> list[dict[str, Any]]:
+    return [body for path, _, body in fake.requests if path == "/v1/messages" and body.get("tools")]
+
+
+def test_a_rejected_bash_call_never_runs_and_the_model_reads_the_reason(tmp_path: Path) -> None:
+    with claude_through_gateway(tmp_path, lambda g: g.reject("not today: write nothing")) as (fake, gw, work, done):
+        assert done.returncode == 0, done.stderr
+        assert not (work / "note.txt").exists()
+        asked_again = next(b for b in _main_requests(fake) if _tool_results(b))
+        results = [block for m in asked_again["messages"] if isinstance(m["content"], list) for block in m["content"] if block.get("type") == "tool_result"]
+        assert results[-1]["is_error"] is True and "not today: write nothing" in str(results[-1]["content"])
+        assert "Finished." in done.stdout
+
+
+def test_an_approved_bash_call_writes_the_file(tmp_path: Path) -> None:
+    with claude_through_gateway(tmp_path, lambda g: g.approve()) as (fake, gw, work, done):
+        assert done.returncode == 0, done.stderr
+        assert (work / "note.txt").read_text() == "hello\n"
+        assert "Finished." in done.stdout
+
+
+def test_an_edited_bash_call_runs_as_edited_and_the_transcript_shows_both(tmp_path: Path) -> None:
+    edited = {**ASKED, "command": "echo edited > note.txt"}
+    with claude_through_gateway(tmp_path, lambda g: g.modify(edited)) as (fake, gw, work, done):
+        assert done.returncode == 0, done.stderr
+        assert (work / "note.txt").read_text() == "edited\n"
+        events = [e for run in gw.runs if run.path is not None for e in read_transcript(run.path).events]
+        decision = next(e for e in events if e.type == "decision" and e.actions)
+        assert decision.actions[0].args["command"] == "echo hello > note.txt"
+        ran = next(e for e in events if e.type == "observation" and e.index == 0 and e.executed)
+        assert ran.args["command"] == "echo edited > note.txt"
