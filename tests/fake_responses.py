@@ -38,12 +38,14 @@ class Turn:
     status: int = 200
     chunk_size: int = 16
     headers: dict[str, str] = field(default_factory=dict)
+    call_ids: tuple[str, ...] = ()
+    """The calls' ids (`call_id`) in this fake, when not its own distinct ones."""
 
     def echoing(self, key: str) -> Turn:
         """The turn with `{key}` replaced by `key`."""
         calls = [(name, json.loads(json.dumps(args).replace("{key}", key))) for name, args in self.calls]
         headers = {k: v.replace("{key}", key) for k, v in self.headers.items()}
-        return Turn(self.text.replace("{key}", key), calls, self.status, self.chunk_size, headers)
+        return Turn(self.text.replace("{key}", key), calls, self.status, self.chunk_size, headers, self.call_ids)
 
 
 def function_outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -73,7 +75,7 @@ def output_items(turn: Turn, number: int) -> list[dict[str, Any]]:
                 "id": f"fc_{number}_{n}",
                 "type": "function_call",
                 "status": "completed",
-                "call_id": f"call_{number}_{n}",
+                "call_id": turn.call_ids[n] if n < len(turn.call_ids) else f"call_{number}_{n}",
                 "name": name,
                 "arguments": json.dumps(args),
             }

@@ -160,3 +160,16 @@ def test_a_partly_released_reply_is_rebuilt_and_the_refused_call_goes_upstream_a
     answers = [(r["name"], r["response"]) for r in _function_responses(fake.requests[-1][2])]
     assert calls == ["read_file", "delete_file"]
     assert answers == [("read_file", {"output": "keep me"}), ("delete_file", {"error": "REJECTED by the operator: keep it"})]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_retry_after_release_gets_the_same_response_and_the_call_runs_once(tmp_path: Path, stream: bool) -> None:
+    with gateway([DELETE, DONE], tmp_path) as (fake, gw, root):
+        operator = Operator(gw, lambda g: g.approve())
+        contents = [{"role": "user", "parts": [{"text": "Tidy the folder."}]}]
+        first = ask(root, contents, stream)
+        operator.join()
+        again = ask(root, contents, stream)
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content and b"delete_file" in first.content
+    assert len(fake.requests) == 1 and operator.seen == ["delete_file"]

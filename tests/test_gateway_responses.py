@@ -178,3 +178,34 @@ def test_a_partly_released_reply_is_rebuilt_and_the_refused_call_goes_upstream_a
     outputs = {i["call_id"]: i["output"] for i in last if i.get("type") == "function_call_output"}
     assert calls == [("call_1_0", "read_file"), ("call_1_1", "delete_file")]
     assert outputs == {"call_1_0": "keep me", "call_1_1": "REJECTED by the operator: keep it"}
+
+
+def test_released_calls_sharing_an_id_reach_the_agent_with_distinct_ids_and_keep_both_results(tmp_path: Path) -> None:
+    from engine.core.events import Observed
+
+    twins = Turn(calls=[("read_file", {"path": "a"}), ("read_file", {"path": "b"})], call_ids=("c1", "c1"))
+    with gateway([twins, DONE, DONE], tmp_path) as (fake, gw, server):
+        client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0)
+        items: list[Any] = [{"role": "user", "content": "Read both."}]
+        response = client.responses.create(model="m", input=items, tools=TOOLS, store=False)
+        ids = [o.call_id for o in response.output if o.type == "function_call"]
+        assert len(ids) == 2 and len(set(ids)) == 2 and ids[0] == "c1"
+        items += [o.model_dump(exclude_none=True) for o in response.output]
+        items += [{"type": "function_call_output", "call_id": o.call_id, "output": f"text of {json.loads(o.arguments)['path']}"} for o in response.output]
+        assert client.responses.create(model="m", input=items, tools=TOOLS, store=False).output_text == "All done."
+        observed = {e.index: e.text for e in gw.runs[0].engine.events if isinstance(e, Observed) and e.executed}
+    assert observed == {0: "text of a", 1: "text of b"}
+    assert [o["call_id"] for o in function_outputs(fake.requests[-1][2])] == ids
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_retry_after_release_gets_the_same_response_and_the_call_runs_once(tmp_path: Path, stream: bool) -> None:
+    with gateway([DELETE, DONE], tmp_path) as (fake, gw, server):
+        operator = Operator(gw, lambda g: g.approve())
+        body = {"model": "m", "input": "Tidy the folder.", "tools": TOOLS, "stream": stream, "store": False}
+        first = httpx.post(f"{server.url}/responses", json=body, timeout=30)
+        operator.join()
+        again = httpx.post(f"{server.url}/responses", json=body, timeout=30)
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content and b"delete_file" in first.content
+    assert len(fake.requests) == 1 and operator.seen == ["delete_file"]
