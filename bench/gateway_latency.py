@@ -1,13 +1,14 @@
 """Latency `agent-tui gateway` adds to a released model turn, next to calling the upstream directly.
 
-    python bench/gateway_latency.py [--requests 300] [--turns 20]
+    python bench/gateway_latency.py [--requests 300] [--turns 20] [--wire chat|anthropic]
 
 An agent loop of `--turns` requests per conversation (each request carries
 the whole history and one more tool result) runs against the loopback fake
 upstream twice per request, in the same run: once directly, once through a
 headless gateway in passthrough (continue) mode whose rule allows every call,
 writing its transcript; one reused `httpx.Client` for both. Whole and
-streamed replies. Prints, for each, the median and 95th percentile of both,
+streamed replies. `--wire anthropic`: an agent speaking Anthropic Messages to
+the fake Messages model (tests/fake_anthropic.py) instead of chat completions. Prints, for each, the median and 95th percentile of both,
 the added latency per request (median and 95th percentile of the
 differences) and the ratio. On a shared, loaded machine wall-clock figures
 mostly measure waiting for a core (every thread hand-off costs a time
@@ -34,6 +35,8 @@ import httpx  # noqa: E402
 
 from engine.core.events import RuleInfo  # noqa: E402
 from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
+from engine.wires import anthropic  # noqa: E402
+from tests.fake_anthropic import FakeAnthropic, Turn  # noqa: E402
 from tests.fake_openai import FakeOpenAI, call  # noqa: E402
 from bench.options import at_least  # noqa: E402
 
@@ -49,20 +52,69 @@ TOOLS = [
 ]
 
 
-def _timed(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, float]:
-    """Wall-clock and process CPU milliseconds of one request, its body read to the end."""
+def _timed(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, float, bytes]:
+    """Wall-clock and process CPU milliseconds of one request, its body read to the end (and the body)."""
     started, cpu = time.perf_counter(), time.process_time()
     if body.get("stream"):
         with client.stream("POST", url, json=body) as response:
-            for _ in response.iter_bytes():
-                pass
+            raw = b"".join(response.iter_bytes())
             status = response.status_code
     else:
-        status = client.post(url, json=body).status_code
+        response = client.post(url, json=body)
+        status, raw = response.status_code, response.content
     elapsed, cpu_used = time.perf_counter() - started, time.process_time() - cpu
     if status != 200:
         raise SystemExit(f"request failed with {status}")
-    return elapsed * 1000, cpu_used * 1000
+    return elapsed * 1000, cpu_used * 1000, raw
+
+
+def measure_messages(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, list[float]]:
+    """`measure` for an agent speaking Anthropic Messages to a Messages upstream."""
+    got: dict[str, list[float]] = {"direct": [], "through": [], "direct_cpu": [], "through_cpu": []}
+    tools = [{"name": "lookup", "description": "Look a key up.", "input_schema": TOOLS[0]["function"]["parameters"]}]
+    with FakeAnthropic([Turn(text="Looking it up.", tool_uses=[("lookup", {"key": f"item-{n}"})]) for n in range(turns + 1)]) as fake:
+        gw = Gateway(
+            [Upstream("fake", fake.url, wire="anthropic")],
+            rules=[RuleInfo(tool="*", effect="allow")],
+            headless=True,
+            out=folder / f"bench-messages-{'stream' if stream else 'whole'}.jsonl",
+        )
+        server = GatewayServer(gw, "127.0.0.1", 0)
+        server.start()
+        client = httpx.Client(timeout=30, trust_env=False)
+        try:
+            messages: list[dict[str, Any]] = []
+            for n in range(requests):
+                if n % turns == 0:
+                    messages = [{"role": "user", "content": f"Conversation {n // turns}: look up every key."}]
+                body = {"model": "m", "max_tokens": 1024, "system": [{"type": "text", "text": "Be brief."}], "messages": messages, "tools": tools, "stream": stream}
+                raw = b""
+                for kind, url in (("direct", fake.url), ("through", f"http://127.0.0.1:{server.port}")):
+                    wall, cpu, raw = _timed(client, url + "/v1/messages", body)
+                    got[kind].append(wall)
+                    got[f"{kind}_cpu"].append(cpu)
+                message = _message(raw, stream)
+                use = next(b for b in message["content"] if b["type"] == "tool_use")
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": message["content"]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": f"value is {n * 7}"}]},
+                ]
+        finally:
+            client.close()
+            gw.stop("the benchmark ended")
+            server.close()
+    return got
+
+
+def _message(raw: bytes, stream: bool) -> dict[str, Any]:
+    if not stream:
+        return json.loads(raw)
+    reader = anthropic.StreamReader(lambda _: None)
+    for line in raw.decode().splitlines():
+        reader.feed(line)
+    assert reader.reply.message is not None
+    return reader.reply.message
 
 
 def measure(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, list[float]]:
@@ -86,7 +138,7 @@ def measure(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, 
                 fake.add(call("lookup", id=call_id, key=f"item-{n}"), call("lookup", id=call_id, key=f"item-{n}"))
                 body = {"model": "m", "messages": messages, "tools": TOOLS, "stream": stream}
                 for kind, url in (("direct", fake.url), ("through", server.url)):
-                    wall, cpu = _timed(client, url + "/chat/completions", body)
+                    wall, cpu, _ = _timed(client, url + "/chat/completions", body)
                     got[kind].append(wall)
                     got[f"{kind}_cpu"].append(cpu)
                 messages = [
@@ -109,10 +161,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=at_least(20), default=300)
     parser.add_argument("--turns", type=at_least(1), default=20, help="requests per conversation")
+    parser.add_argument("--wire", choices=["chat", "anthropic"], default="chat", help="the API the agent and the upstream speak")
     args = parser.parse_args()
+    run = measure_messages if args.wire == "anthropic" else measure
     with tempfile.TemporaryDirectory() as tmp:
         for stream in (False, True):
-            got = measure(args.requests, args.turns, stream, Path(tmp))
+            got = run(args.requests, args.turns, stream, Path(tmp))
             direct, through = got["direct"], got["through"]
             added = [b - a for a, b in zip(direct, through)]
             cpu = statistics.median(got["through_cpu"]) - statistics.median(got["direct_cpu"])

@@ -198,3 +198,30 @@ def test_a_chat_completions_agent_on_a_messages_upstream_gets_a_chat_completion(
         assert sent["tools"][0]["input_schema"] == TOOLS[0]["input_schema"] and sent["max_tokens"] == anthropic.DEFAULT_MAX_TOKENS
         notes = [e.text for e in gw.engine.events if isinstance(e, Observed) and e.index == -1]
         assert [n for n in notes if "no counterpart" in n] == ["not sent to the upstream (anthropic wire: no counterpart): 'logprobs'"]
+
+
+def test_a_retry_of_a_released_request_gets_the_same_reply_and_asks_nothing_again(tmp_path: Path) -> None:
+    turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)])]
+    with FakeAnthropic(turns) as fake, gateway(fake, tmp_path) as (gw, server):
+        operator = Operator(gw, lambda g: g.approve())
+        first = post(server, request(True))
+        operator.join()
+        again = post(server, request(True))
+        assert again.status_code == 200 and again.content == first.content
+        assert len(_main(fake)) == 1 and list(gw.engine.released) == [0]
+        assert len([e for e in gw.engine.events if e.type == "decision"]) == 1
+
+
+def _main(fake: FakeAnthropic) -> list[dict[str, Any]]:
+    return [body for path, _, body in fake.requests if path == "/v1/messages"]
+
+
+def test_an_upstream_flag_names_its_wire() -> None:
+    from tui.cli.gateway import _upstreams
+    from tui.exits import UsageError
+
+    claude, chat_server = _upstreams(["anthropic+https://api.anthropic.com#claude-x", "local=http://127.0.0.1:9/v1"], None)
+    assert (claude.name, claude.url, claude.model, claude.wire) == ("api.anthropic.com", "https://api.anthropic.com", "claude-x", "anthropic")
+    assert (chat_server.name, chat_server.wire) == ("local", "chat")
+    with pytest.raises(UsageError, match="no wire 'grpc'"):
+        _upstreams(["grpc+http://127.0.0.1:9"], None)

@@ -137,3 +137,13 @@ def test_errors_have_the_messages_shape_and_routes_find_their_wire() -> None:
 def test_a_malformed_request_is_refused_naming_the_field(bad: dict[str, Any], why: str) -> None:
     problem = anthropic.check_request(bad)
     assert problem is not None and re.search(why, problem)
+
+
+def test_calls_that_shared_an_id_are_rebuilt_each_with_its_own_id_and_input() -> None:
+    twice = {**MESSAGE, "content": [
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pwd"}},
+    ]}
+    calls = [chat.tool_call("t1", "Bash", {"command": "ls"}), chat.tool_call("t1_2", "Bash", {"command": "pwd"})]
+    rebuilt = json.loads(anthropic.built_reply("", calls, model="m", stream=False, original=anthropic.read_whole(twice)).body)
+    assert [(b["id"], b["input"]["command"]) for b in rebuilt["content"]] == [("t1", "ls"), ("t1_2", "pwd")]

@@ -549,29 +549,25 @@ def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rebuilt(message: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """`message` with its tool uses replaced by `calls` (matched by id, else by name in order); the rest as it came."""
-    uses = [_tool_use(c) for c in calls]
-    by_id = {u["id"]: u for u in uses}
-    left = [u for u in uses if not any(b.get("type") == "tool_use" and b.get("id") == u["id"] for b in message["content"])]
+    """`message` with its tool uses replaced by `calls`, in order: each block takes the first call
+    left with its id, else (a call given an id of its own: the upstream repeated one) the first call
+    left of its name whose id no block has; a block no call takes is dropped. The rest as it came."""
+    left = [_tool_use(c) for c in calls]
+    ids = {b.get("id") for b in message["content"] if b.get("type") == "tool_use"}
     blocks: list[dict[str, Any]] = []
     for block in message["content"]:
         if block.get("type") != "tool_use":
             blocks.append({k: v for k, v in block.items() if k != ORIGINAL})
             continue
-        use = by_id.get(block.get("id"))
+        use = next((u for u in left if u["id"] == block.get("id")), None)
         if use is None:
-            use = next((u for u in left if u["name"] == block.get("name")), None)
-            if use is not None:
-                left.remove(use)
+            use = next((u for u in left if u["id"] not in ids and u["name"] == block.get("name")), None)
         if use is not None:
+            left.remove(use)
             blocks.append({**block, "id": use["id"], "input": use["input"]})
     blocks.extend(left)
-    rebuilt = {**message, "content": blocks}
-    if not any(b.get("type") == "tool_use" for b in blocks) and rebuilt.get("stop_reason") == "tool_use":
-        rebuilt["stop_reason"] = "end_turn"
-    elif any(b.get("type") == "tool_use" for b in blocks):
-        rebuilt["stop_reason"] = "tool_use"
-    return rebuilt
+    uses = any(b.get("type") == "tool_use" for b in blocks)
+    return {**message, "content": blocks, "stop_reason": "tool_use" if uses else ("end_turn" if message.get("stop_reason") == "tool_use" else message.get("stop_reason"))}
 
 
 def events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
