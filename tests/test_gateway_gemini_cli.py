@@ -16,6 +16,7 @@ import pytest
 
 from engine.gateway import Gateway, GatewayServer, Upstream
 from tests import cli_agents
+from tui.cli import main
 from tests.fake_gemini import FakeGemini, Turn
 from tests.gateway_harness import Operator
 
@@ -79,3 +80,15 @@ def test_an_edited_shell_call_runs_as_edited_and_the_transcript_shows_both(tmp_p
     assert call["args"]["command"] == "echo edited > note.txt"
     transcripts = "".join(p.read_text() for p in tmp_path.glob("gateway*.jsonl"))
     assert "echo hello > note.txt" in transcripts and "echo edited > note.txt" in transcripts
+
+
+def test_the_runs_open_in_show_replay_and_export(tmp_path, capsys):
+    steer(tmp_path, lambda gw: gw.approve())
+    transcripts = sorted(tmp_path.glob("gateway*.jsonl"))
+    assert transcripts
+    capsys.readouterr()
+    for argv in (["show"], ["replay", "--headless", "--at", "end"], ["export"]):
+        for path in transcripts:
+            assert main([*argv, str(path)]) == 0, argv
+    out = capsys.readouterr().out
+    assert "run_shell_command" in out and "echo hello > note.txt" in out
