@@ -209,3 +209,26 @@ def test_a_retry_after_release_gets_the_same_response_and_the_call_runs_once(tmp
     assert first.status_code == again.status_code == 200
     assert again.content == first.content and b"delete_file" in first.content
     assert len(fake.requests) == 1 and operator.seen == ["delete_file"]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_responses_agent_on_a_chat_completions_upstream(tmp_path: Path, stream: bool) -> None:
+    from tests.fake_openai import FakeOpenAI, call, say
+
+    with FakeOpenAI() as fake:
+        fake.add(call("delete_file", path="notes.txt", id="call_del"), say("Kept it."))
+        gw = Gateway([Upstream("chat", fake.url)], rules=[READ_RULE], out=tmp_path / "gateway.jsonl")
+        server = GatewayServer(gw, "127.0.0.1", 0)
+        server.start()
+        try:
+            files = Files(tmp_path)
+            operator = Operator(gw, lambda g: g.reject("keep it"))
+            client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0)
+            assert agent_loop(client, files, stream) == "Kept it."
+            operator.join()
+        finally:
+            gw.stop("the test ended")
+            server.close()
+    assert files.notes_exist
+    second = fake.requests[-1].messages
+    assert second[-1] == {"role": "tool", "tool_call_id": "call_del", "content": "REJECTED by the operator: keep it"}

@@ -148,3 +148,11 @@ def test_errors_are_googles_error_body():
     body = json.loads(gemini.error_response(404, "agent-tui gateway: no route").body)
     assert body["error"]["code"] == 404 and body["error"]["status"] == "NOT_FOUND" and body["error"]["message"] == "agent-tui gateway: no route"
     assert gemini.error_detail(b'[{"error": {"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}}]') == "bad"
+
+
+def test_a_reply_of_another_wire_is_written_anew():
+    from engine.wires.neutral import Reply
+
+    other = Reply(content="hi", wire="anthropic", message={"parts": [{"text": "secret plan", "thought": True}]})
+    body = json.loads(gemini.built_reply("hi", [], model="m", stream=False, original=other).body)
+    assert body["candidates"][0]["content"]["parts"] == [{"text": "hi"}]

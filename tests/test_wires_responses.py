@@ -157,3 +157,12 @@ def test_errors_are_openai_error_bodies():
     body = json.loads(responses.error_response(404, "no route").body)
     assert body == {"error": {"message": "no route", "type": "invalid_request_error", "param": None, "code": None}}
     assert responses.error_detail(b'{"error": {"message": "slow down"}}') == "slow down"
+
+
+def test_a_reply_of_another_wire_is_written_anew():
+    from engine.wires.neutral import Reply
+
+    chat_reply = Reply(content="hi", wire="chat", message={"id": "chatcmpl-1", "object": "chat.completion", "output": [REASONING]})
+    parsed = OpenAIResponse.model_validate_json(responses.built_reply("hi", [], model="m", stream=False, original=chat_reply).body)
+    assert parsed.object == "response" and parsed.id != "chatcmpl-1"
+    assert [o.type for o in parsed.output] == ["message"]

@@ -386,11 +386,12 @@ def built_reply(
     original: Reply | None = None,
 ) -> Response:
     """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
-    The thoughts of `original` (the upstream's reply it replaces) are kept as they came, and a
-    call's `thoughtSignature` on the call it stays with."""
+    The thoughts of `original` (the upstream's reply it replaces, when it came in this wire) are
+    kept as they came, and a call's `thoughtSignature` on the call it stays with; a reply of
+    another wire is written anew."""
     parts: list[dict[str, Any]] = []
     signatures: dict[str, Any] = {}
-    if original is not None and isinstance(original.message, dict):
+    if original is not None and original.wire == NAME and isinstance(original.message, dict):
         n = 0
         for part in original.message.get("parts") or []:
             if part.get("thought"):

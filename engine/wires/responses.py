@@ -360,12 +360,13 @@ def built_reply(
     original: Reply | None = None,
 ) -> Response:
     """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
-    The items of `original` (the upstream's reply it replaces) other than its text and calls
-    (reasoning, with its encrypted content) are kept as they came, and its fields."""
+    The items of `original` (the upstream's reply it replaces, when it came in this wire) other
+    than its text and calls (reasoning, with its encrypted content) are kept as they came, and
+    its fields; a reply of another wire is written anew."""
     ident = f"resp_agent_tui_{time.monotonic_ns()}"
     base: dict[str, Any] = {}
     kept: list[dict[str, Any]] = []
-    if original is not None and isinstance(original.message, dict):
+    if original is not None and original.wire == NAME and isinstance(original.message, dict):
         base = {k: v for k, v in original.message.items() if k not in ("output", "usage", "output_text")}
         kept = [i for i in original.message.get("output") or [] if isinstance(i, dict) and i.get("type") not in ("message", "function_call")]
     base.setdefault("id", ident)
