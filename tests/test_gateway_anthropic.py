@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from engine.core.events import Observed
-from engine.gateway import Gateway, GatewayServer, Upstream
+from engine.gateway import Gateway, GatewayServer
 from engine.model.config import Secret
 from engine.wires import anthropic
 from tests.fake_anthropic import FakeAnthropic, Turn
@@ -225,3 +225,10 @@ def test_an_upstream_flag_names_its_wire() -> None:
     assert (chat_server.name, chat_server.wire) == ("local", "chat")
     with pytest.raises(UsageError, match="no wire 'grpc'"):
         _upstreams(["grpc+http://127.0.0.1:9"], None)
+
+
+def test_count_tokens_without_a_messages_upstream_is_a_404_in_the_messages_shape(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, wire="chat") as (_, server):
+        response = post(server, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}, "/v1/messages/count_tokens")
+        assert response.status_code == 404 and response.json()["error"]["type"] == "not_found_error"
+        assert "no anthropic upstream" in response.json()["error"]["message"] and fake.requests == []

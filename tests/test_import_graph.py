@@ -97,10 +97,11 @@ def part(module: str) -> str:
     return parts[0]
 
 
-ENGINE_RANK = {"core": 0, "stored": 1, "model": 1, "mcp": 2, "sessions": 3, "gateway": 4}
+ENGINE_RANK = {"core": 0, "stored": 1, "wires": 1, "model": 2, "mcp": 3, "sessions": 4, "gateway": 5}
 """Within engine/, a package imports only packages of a lower rank: the core below the
-stored runs and the model client, those below MCP, all of them below the sessions, which
-the gateway builds on; `engine` (the public API) sits above them all."""
+stored runs and the wire modules (each model API's translation), the wires below the model
+client, those below MCP, all of them below the sessions, which the gateway builds on;
+`engine` (the public API) sits above them all."""
 
 
 def wrong_way(importer: str, imported: str) -> str | None:

@@ -288,7 +288,7 @@ class GatewayServer:
             if not hmac.compare_digest(given.encode("latin-1"), f"Bearer {self.token}".encode()) and not hmac.compare_digest(
                 keyed.encode("latin-1"), self.token.encode()
             ):
-                return error_response(401, "agent-tui gateway: this gateway needs its token as the bearer token", "authentication_error")
+                return error_response(401, "agent-tui gateway: this gateway needs its token as the bearer token (or as x-api-key)", "authentication_error")
         return None
 
     async def _body(self, headers: dict[str, str], receive: Receive) -> bytes | None:
