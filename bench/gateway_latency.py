@@ -28,8 +28,9 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -74,21 +75,28 @@ def _timed(client: httpx.Client, url: str, body: dict[str, Any], stream: bool | 
     return elapsed * 1000, cpu_used * 1000, raw
 
 
+@contextmanager
+def _released_all(upstream: Upstream, out: Path) -> Iterator[tuple[GatewayServer, httpx.Client]]:
+    """A headless gateway in front of `upstream` whose rule allows every call, writing its
+    transcript to `out`, and the one `httpx.Client` both ways of asking use."""
+    gw = Gateway([upstream], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=out)
+    server = GatewayServer(gw, "127.0.0.1", 0)
+    server.start()
+    client = httpx.Client(timeout=30, trust_env=False)
+    try:
+        yield server, client
+    finally:
+        client.close()
+        gw.stop("the benchmark ended")
+        server.close()
+
+
 def measure_messages(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, list[float]]:
     """`measure` for an agent speaking Anthropic Messages to a Messages upstream."""
     got: dict[str, list[float]] = {"direct": [], "through": [], "direct_cpu": [], "through_cpu": []}
     tools = [{"name": "lookup", "description": "Look a key up.", "input_schema": TOOLS[0]["function"]["parameters"]}]
     with FakeAnthropic([Turn(text="Looking it up.", tool_uses=[("lookup", {"key": f"item-{n}"})]) for n in range(turns + 1)]) as fake:
-        gw = Gateway(
-            [Upstream("fake", fake.url, wire="anthropic")],
-            rules=[RuleInfo(tool="*", effect="allow")],
-            headless=True,
-            out=folder / f"bench-messages-{'stream' if stream else 'whole'}.jsonl",
-        )
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        client = httpx.Client(timeout=30, trust_env=False)
-        try:
+        with _released_all(Upstream("fake", fake.url, wire="anthropic"), folder / f"bench-messages-{'stream' if stream else 'whole'}.jsonl") as (server, client):
             messages: list[dict[str, Any]] = []
             for n in range(requests):
                 if n % turns == 0:
@@ -106,10 +114,6 @@ def measure_messages(requests: int, turns: int, stream: bool, folder: Path) -> d
                     {"role": "assistant", "content": message["content"]},
                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": f"value is {n * 7}"}]},
                 ]
-        finally:
-            client.close()
-            gw.stop("the benchmark ended")
-            server.close()
     return got
 
 
@@ -129,23 +133,14 @@ def measure_items(requests: int, turns: int, stream: bool, folder: Path, wire: s
     script = [ScriptedTurn(text="Looking it up.", calls=[("lookup", {"key": f"item-{n}"})]) for n in range(turns + 1)]
     parameters = TOOLS[0]["function"]["parameters"]
     with (FakeResponses(script) if wire == "responses" else FakeGemini(script)) as fake:
-        gw = Gateway(
-            [Upstream("fake", fake.url + ("/v1" if wire == "responses" else ""), wire=wire)],
-            rules=[RuleInfo(tool="*", effect="allow")],
-            headless=True,
-            out=folder / f"bench-{wire}-{'stream' if stream else 'whole'}.jsonl",
-        )
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        client = httpx.Client(timeout=30, trust_env=False)
-        root = f"http://127.0.0.1:{server.port}"
-        if wire == "responses":
-            path = "/v1/responses"
-            tools: list[dict[str, Any]] = [{"type": "function", "name": "lookup", "description": "Look a key up.", "parameters": parameters}]
-        else:
-            path = f"/v1beta/models/m:{'streamGenerateContent?alt=sse' if stream else 'generateContent'}"
-            tools = [{"functionDeclarations": [{"name": "lookup", "description": "Look a key up.", "parametersJsonSchema": parameters}]}]
-        try:
+        with _released_all(Upstream("fake", fake.url + ("/v1" if wire == "responses" else ""), wire=wire), folder / f"bench-{wire}-{'stream' if stream else 'whole'}.jsonl") as (server, client):
+            root = f"http://127.0.0.1:{server.port}"
+            if wire == "responses":
+                path = "/v1/responses"
+                tools: list[dict[str, Any]] = [{"type": "function", "name": "lookup", "description": "Look a key up.", "parameters": parameters}]
+            else:
+                path = f"/v1beta/models/m:{'streamGenerateContent?alt=sse' if stream else 'generateContent'}"
+                tools = [{"functionDeclarations": [{"name": "lookup", "description": "Look a key up.", "parametersJsonSchema": parameters}]}]
             history: list[dict[str, Any]] = []
             for n in range(requests):
                 if n % turns == 0:
@@ -161,10 +156,6 @@ def measure_items(requests: int, turns: int, stream: bool, folder: Path, wire: s
                     got[kind].append(wall)
                     got[f"{kind}_cpu"].append(cpu)
                 history = [*history, *_turn_items(raw, stream, wire, n)]
-        finally:
-            client.close()
-            gw.stop("the benchmark ended")
-            server.close()
     return got
 
 
@@ -190,16 +181,7 @@ def _turn_items(raw: bytes, stream: bool, wire: str, n: int) -> list[dict[str, A
 def measure(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, list[float]]:
     got: dict[str, list[float]] = {"direct": [], "through": [], "direct_cpu": [], "through_cpu": []}
     with FakeOpenAI() as fake:
-        gw = Gateway(
-            [Upstream("fake", fake.url)],
-            rules=[RuleInfo(tool="*", effect="allow")],
-            headless=True,
-            out=folder / f"bench-{'stream' if stream else 'whole'}.jsonl",
-        )
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        client = httpx.Client(timeout=30, trust_env=False)
-        try:
+        with _released_all(Upstream("fake", fake.url), folder / f"bench-{'stream' if stream else 'whole'}.jsonl") as (server, client):
             messages: list[dict[str, Any]] = []
             for n in range(requests):
                 if n % turns == 0:
@@ -216,10 +198,6 @@ def measure(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, 
                     {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"key": f"item-{n}"})}}]},
                     {"role": "tool", "tool_call_id": call_id, "content": f"value of item-{n} is {n * 7}"},
                 ]
-        finally:
-            client.close()
-            gw.stop("the benchmark ended")
-            server.close()
     return got
 
 

@@ -3,11 +3,14 @@
 Each function writes an agent's settings into a fresh home folder and returns the
 environment that points it at `url` (a fake model, or a gateway in front of one):
 telemetry, updates and error reports off, so only loopback connections are made.
-`run` runs one non-interactive command in that home.
+`run` runs one non-interactive command in that home; `shown_everywhere` opens the
+transcripts a run wrote in `show`, `replay` and `export`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -64,3 +67,16 @@ def run(argv: list[str], home: Path, work: Path, env: dict[str, str], timeout: f
     """`argv` in `work` with `home` as its home and only `env` (and PATH) in its environment."""
     full = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", **env}
     return subprocess.run(argv, cwd=work, env=full, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def shown_everywhere(transcripts: list[Path]) -> str:
+    """What `show`, `replay --headless --at end` and `export` print of each transcript (each must succeed)."""
+    from tui.cli import main
+
+    assert transcripts, "no transcript"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for argv in (["show"], ["replay", "--headless", "--at", "end"], ["export"]):
+            for path in transcripts:
+                assert main([*argv, str(path)]) == 0, (argv, path)
+    return printed.getvalue()

@@ -17,7 +17,6 @@ import pytest
 
 from engine.gateway import Gateway, GatewayServer, Upstream
 from tests import cli_agents
-from tui.cli import main
 from tests.fake_responses import FakeResponses, Turn, function_outputs
 from tests.gateway_harness import Operator
 
@@ -80,13 +79,7 @@ def test_an_edited_shell_call_runs_as_edited_and_the_transcript_shows_both(tmp_p
     assert "echo hello > note.txt" in transcript and "echo edited > note.txt" in transcript
 
 
-def test_the_runs_open_in_show_replay_and_export(tmp_path, capsys):
+def test_the_runs_open_in_show_replay_and_export(tmp_path):
     steer(tmp_path, lambda gw: gw.approve())
-    transcripts = sorted(tmp_path.glob("gateway*.jsonl"))
-    assert transcripts
-    capsys.readouterr()
-    for argv in (["show"], ["replay", "--headless", "--at", "end"], ["export"]):
-        for path in transcripts:
-            assert main([*argv, str(path)]) == 0, argv
-    out = capsys.readouterr().out
+    out = cli_agents.shown_everywhere(sorted(tmp_path.glob("gateway*.jsonl")))
     assert "exec_command" in out and "echo hello > note.txt" in out

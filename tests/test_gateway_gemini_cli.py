@@ -16,7 +16,6 @@ import pytest
 
 from engine.gateway import Gateway, GatewayServer, Upstream
 from tests import cli_agents
-from tui.cli import main
 from tests.fake_gemini import FakeGemini, Turn
 from tests.gateway_harness import Operator
 
@@ -82,13 +81,7 @@ def test_an_edited_shell_call_runs_as_edited_and_the_transcript_shows_both(tmp_p
     assert "echo hello > note.txt" in transcripts and "echo edited > note.txt" in transcripts
 
 
-def test_the_runs_open_in_show_replay_and_export(tmp_path, capsys):
+def test_the_runs_open_in_show_replay_and_export(tmp_path):
     steer(tmp_path, lambda gw: gw.approve())
-    transcripts = sorted(tmp_path.glob("gateway*.jsonl"))
-    assert transcripts
-    capsys.readouterr()
-    for argv in (["show"], ["replay", "--headless", "--at", "end"], ["export"]):
-        for path in transcripts:
-            assert main([*argv, str(path)]) == 0, argv
-    out = capsys.readouterr().out
+    out = cli_agents.shown_everywhere(sorted(tmp_path.glob("gateway*.jsonl")))
     assert "run_shell_command" in out and "echo hello > note.txt" in out
