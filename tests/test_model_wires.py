@@ -73,3 +73,27 @@ def test_a_named_policy_names_its_wire(tmp_path: Path) -> None:
     assert parse_config(text.replace('wire = "gemini"\n', ""), path).policy("g").model_config({}).wire == "chat"
     with pytest.raises(ConfigError, match=r"agent-tui.toml:5: .*no wire 'soap'"):
         parse_config(text.replace('"gemini"', '"soap"'), path)
+
+
+def test_policy_model_names_its_wire_by_flag_or_environment(tmp_path: Path) -> None:
+    import argparse
+
+    from engine.model.config import config_from_env
+    from tui.cli.model_flags import add_model_arguments, config_from_args
+
+    parser = argparse.ArgumentParser()
+    add_model_arguments(parser)
+    args = parser.parse_args(["--model", "gemini-test", "--base-url", "http://127.0.0.1:9", "--model-wire", "gemini"])
+    assert config_from_args(args, env={}).wire == "gemini"
+    assert config_from_env("m", env={"AGENT_TUI_MODEL_WIRE": "responses"}).wire == "responses"
+    assert config_from_env("m", env={}).wire == "chat"
+    with pytest.raises(ValueError, match="no wire 'soap'"):
+        config_from_env("m", env={"AGENT_TUI_MODEL_WIRE": "soap"})
+
+
+def test_a_bad_wire_flag_is_a_one_line_usage_error(capsys) -> None:
+    from tui.cli import main
+
+    assert main(["run", "calculator", "--headless", "--policy", "model", "--model", "m", "--model-wire", "soap"]) == 2
+    err = capsys.readouterr().err
+    assert "no wire 'soap'" in err and "Traceback" not in err

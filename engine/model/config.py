@@ -133,6 +133,7 @@ def config_from_env(
     price_in: float | str | None = None,
     price_out: float | str | None = None,
     mode: Mode | None = None,
+    wire: str | None = None,
     stream: bool | None = None,
     timeout: float | None = None,
     max_retries: int | None = None,
@@ -142,7 +143,8 @@ def config_from_env(
 
     Environment: AGENT_TUI_MODEL, AGENT_TUI_BASE_URL (or OPENAI_BASE_URL), the key
     from AGENT_TUI_API_KEY (or OPENAI_API_KEY), AGENT_TUI_PRICE_IN and
-    AGENT_TUI_PRICE_OUT (dollars per 1,000 tokens), AGENT_TUI_MODEL_MODE.
+    AGENT_TUI_PRICE_OUT (dollars per 1,000 tokens), AGENT_TUI_MODEL_MODE,
+    AGENT_TUI_MODEL_WIRE (the server's API, `engine.wires`; chat completions by default).
     The key is read only from the environment, never from a flag.
     """
     env = os.environ if env is None else env
@@ -164,6 +166,7 @@ def config_from_env(
         ),
         mode=chosen_mode,  # type: ignore[arg-type]
         stream=True if stream is None else stream,
+        wire=wire or env.get("AGENT_TUI_MODEL_WIRE") or "chat",
     )
     changes: dict[str, Any] = {}
     if timeout is not None:
