@@ -1,6 +1,6 @@
 """Latency `agent-tui gateway` adds to a released model turn, next to calling the upstream directly.
 
-    python bench/gateway_latency.py [--requests 300] [--turns 20] [--wire chat|anthropic]
+    python bench/gateway_latency.py [--requests 300] [--turns 20] [--wire chat|anthropic|responses|gemini]
 
 An agent loop of `--turns` requests per conversation (each request carries
 the whole history and one more tool result) runs against the loopback fake
@@ -8,7 +8,9 @@ upstream twice per request, in the same run: once directly, once through a
 headless gateway in passthrough (continue) mode whose rule allows every call,
 writing its transcript; one reused `httpx.Client` for both. Whole and
 streamed replies. `--wire anthropic`: an agent speaking Anthropic Messages to
-the fake Messages model (tests/support/fake_anthropic.py) instead of chat completions. Prints, for each, the median and 95th percentile of both,
+the fake Messages model (tests/support/fake_anthropic.py) instead of chat completions;
+`--wire responses` / `gemini`: the OpenAI Responses or Gemini API to
+tests/support/fake_responses.py or tests/support/fake_gemini.py. Prints, for each, the median and 95th percentile of both,
 the added latency per request (median and 95th percentile of the
 differences) and the ratio. On a shared, loaded machine wall-clock figures
 mostly measure waiting for a core (every thread hand-off costs a time
@@ -26,8 +28,9 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -35,9 +38,12 @@ import httpx  # noqa: E402
 
 from engine.core.events import RuleInfo  # noqa: E402
 from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
-from engine.wires import anthropic  # noqa: E402
+from engine.wires import anthropic, gemini, responses  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic, Turn  # noqa: E402
+from tests.support.fake_gemini import FakeGemini  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, call  # noqa: E402
+from tests.support.fake_responses import FakeResponses  # noqa: E402
+from tests.support.fake_responses import Turn as ScriptedTurn  # noqa: E402
 from bench.options import at_least  # noqa: E402
 
 TOOLS = [
@@ -52,10 +58,11 @@ TOOLS = [
 ]
 
 
-def _timed(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, float, bytes]:
-    """Wall-clock and process CPU milliseconds of one request, its body read to the end (and the body)."""
+def _timed(client: httpx.Client, url: str, body: dict[str, Any], stream: bool | None = None) -> tuple[float, float, bytes]:
+    """Wall-clock and process CPU milliseconds of one request, its body read to the end (and the body);
+    streamed when `stream` (or, when it is None, the body's `stream`) says so."""
     started, cpu = time.perf_counter(), time.process_time()
-    if body.get("stream"):
+    if body.get("stream") if stream is None else stream:
         with client.stream("POST", url, json=body) as response:
             raw = b"".join(response.iter_bytes())
             status = response.status_code
@@ -68,21 +75,28 @@ def _timed(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float,
     return elapsed * 1000, cpu_used * 1000, raw
 
 
+@contextmanager
+def _released_all(upstream: Upstream, out: Path) -> Iterator[tuple[GatewayServer, httpx.Client]]:
+    """A headless gateway in front of `upstream` whose rule allows every call, writing its
+    transcript to `out`, and the one `httpx.Client` both ways of asking use."""
+    gw = Gateway([upstream], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=out)
+    server = GatewayServer(gw, "127.0.0.1", 0)
+    server.start()
+    client = httpx.Client(timeout=30, trust_env=False)
+    try:
+        yield server, client
+    finally:
+        client.close()
+        gw.stop("the benchmark ended")
+        server.close()
+
+
 def measure_messages(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, list[float]]:
     """`measure` for an agent speaking Anthropic Messages to a Messages upstream."""
     got: dict[str, list[float]] = {"direct": [], "through": [], "direct_cpu": [], "through_cpu": []}
     tools = [{"name": "lookup", "description": "Look a key up.", "input_schema": TOOLS[0]["function"]["parameters"]}]
     with FakeAnthropic([Turn(text="Looking it up.", tool_uses=[("lookup", {"key": f"item-{n}"})]) for n in range(turns + 1)]) as fake:
-        gw = Gateway(
-            [Upstream("fake", fake.url, wire="anthropic")],
-            rules=[RuleInfo(tool="*", effect="allow")],
-            headless=True,
-            out=folder / f"bench-messages-{'stream' if stream else 'whole'}.jsonl",
-        )
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        client = httpx.Client(timeout=30, trust_env=False)
-        try:
+        with _released_all(Upstream("fake", fake.url, wire="anthropic"), folder / f"bench-messages-{'stream' if stream else 'whole'}.jsonl") as (server, client):
             messages: list[dict[str, Any]] = []
             for n in range(requests):
                 if n % turns == 0:
@@ -100,10 +114,6 @@ def measure_messages(requests: int, turns: int, stream: bool, folder: Path) -> d
                     {"role": "assistant", "content": message["content"]},
                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": f"value is {n * 7}"}]},
                 ]
-        finally:
-            client.close()
-            gw.stop("the benchmark ended")
-            server.close()
     return got
 
 
@@ -117,19 +127,61 @@ def _message(raw: bytes, stream: bool) -> dict[str, Any]:
     return reader.reply.message
 
 
+def measure_items(requests: int, turns: int, stream: bool, folder: Path, wire: str) -> dict[str, list[float]]:
+    """`measure` for an agent speaking the Responses (`wire` "responses") or the Gemini API to the fake of that API."""
+    got: dict[str, list[float]] = {"direct": [], "through": [], "direct_cpu": [], "through_cpu": []}
+    script = [ScriptedTurn(text="Looking it up.", calls=[("lookup", {"key": f"item-{n}"})]) for n in range(turns + 1)]
+    parameters = TOOLS[0]["function"]["parameters"]
+    with (FakeResponses(script) if wire == "responses" else FakeGemini(script)) as fake:
+        with _released_all(Upstream("fake", fake.url + ("/v1" if wire == "responses" else ""), wire=wire), folder / f"bench-{wire}-{'stream' if stream else 'whole'}.jsonl") as (server, client):
+            root = f"http://127.0.0.1:{server.port}"
+            if wire == "responses":
+                path = "/v1/responses"
+                tools: list[dict[str, Any]] = [{"type": "function", "name": "lookup", "description": "Look a key up.", "parameters": parameters}]
+            else:
+                path = f"/v1beta/models/m:{'streamGenerateContent?alt=sse' if stream else 'generateContent'}"
+                tools = [{"functionDeclarations": [{"name": "lookup", "description": "Look a key up.", "parametersJsonSchema": parameters}]}]
+            history: list[dict[str, Any]] = []
+            for n in range(requests):
+                if n % turns == 0:
+                    task = f"Conversation {n // turns}: look up every key."
+                    history = [{"role": "user", "content": task}] if wire == "responses" else [{"role": "user", "parts": [{"text": task}]}]
+                if wire == "responses":
+                    body: dict[str, Any] = {"model": "m", "input": history, "tools": tools, "stream": stream, "store": False}
+                else:
+                    body = {"contents": history, "tools": tools}
+                raw = b""
+                for kind, url in (("direct", fake.url), ("through", root)):
+                    wall, cpu, raw = _timed(client, url + path, body, stream)
+                    got[kind].append(wall)
+                    got[f"{kind}_cpu"].append(cpu)
+                history = [*history, *_turn_items(raw, stream, wire, n)]
+    return got
+
+
+def _turn_items(raw: bytes, stream: bool, wire: str, n: int) -> list[dict[str, Any]]:
+    """The reply in `raw` and the result of its call, as the next request's history gets them."""
+    module = responses if wire == "responses" else gemini
+    if stream:
+        reader = module.StreamReader(lambda _: None)
+        for line in raw.decode().splitlines():
+            reader.feed(line)
+        reply = reader.reply
+    else:
+        reply = module.read_whole(json.loads(raw))
+    assert reply.message is not None and reply.tool_calls
+    if wire == "responses":
+        output = reply.message["output"]
+        calls = [i for i in output if i["type"] == "function_call"]
+        return [*output, *({"type": "function_call_output", "call_id": c["call_id"], "output": f"value is {n * 7}"} for c in calls)]
+    answers = [{"functionResponse": {"name": "lookup", "response": {"output": f"value is {n * 7}"}}} for _ in reply.tool_calls]
+    return [{"role": "model", "parts": reply.message["parts"]}, {"role": "user", "parts": answers}]
+
+
 def measure(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, list[float]]:
     got: dict[str, list[float]] = {"direct": [], "through": [], "direct_cpu": [], "through_cpu": []}
     with FakeOpenAI() as fake:
-        gw = Gateway(
-            [Upstream("fake", fake.url)],
-            rules=[RuleInfo(tool="*", effect="allow")],
-            headless=True,
-            out=folder / f"bench-{'stream' if stream else 'whole'}.jsonl",
-        )
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        client = httpx.Client(timeout=30, trust_env=False)
-        try:
+        with _released_all(Upstream("fake", fake.url), folder / f"bench-{'stream' if stream else 'whole'}.jsonl") as (server, client):
             messages: list[dict[str, Any]] = []
             for n in range(requests):
                 if n % turns == 0:
@@ -146,10 +198,6 @@ def measure(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, 
                     {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"key": f"item-{n}"})}}]},
                     {"role": "tool", "tool_call_id": call_id, "content": f"value of item-{n} is {n * 7}"},
                 ]
-        finally:
-            client.close()
-            gw.stop("the benchmark ended")
-            server.close()
     return got
 
 
@@ -161,9 +209,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=at_least(20), default=300)
     parser.add_argument("--turns", type=at_least(1), default=20, help="requests per conversation")
-    parser.add_argument("--wire", choices=["chat", "anthropic"], default="chat", help="the API the agent and the upstream speak")
+    parser.add_argument("--wire", choices=["chat", "anthropic", "responses", "gemini"], default="chat", help="the API the agent and the upstream speak")
     args = parser.parse_args()
-    run = measure_messages if args.wire == "anthropic" else measure
+    runs = {"chat": measure, "anthropic": measure_messages}
+    run = runs.get(args.wire) or (lambda requests, turns, stream, folder: measure_items(requests, turns, stream, folder, args.wire))
     with tempfile.TemporaryDirectory() as tmp:
         for stream in (False, True):
             got = run(args.requests, args.turns, stream, Path(tmp))

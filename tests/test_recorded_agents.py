@@ -1,4 +1,4 @@
-"""The real Claude Code, Gemini CLI and opencode, run offline against the scripted fake models, write session
+"""The real Claude Code, Gemini CLI, opencode and Codex CLI, run offline against the scripted fake models, write session
 files that `agent-tui` imports without loss: every call, result and answer the file holds (counted
 from the file as tests/test_import_samples.py counts the samples) is in the run, and the shell call
 the model asked for is the run's action. The agents are installed pinned into .agents (.ci/run does)."""
@@ -13,13 +13,14 @@ import pytest
 
 from engine.stored.importers import load_runs
 from tests.support import agent_sessions as record
+from tests.support.cli_agents import AGENTS, INSTALL
 from tests.support.samples import import_counts, source_counts
 
-AGENTS = Path(__file__).resolve().parent.parent / ".agents" / "node_modules" / ".bin"
-INSTALL = "npm install --no-audit --no-fund --save-exact --prefix .agents @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 opencode-ai@1.18.33"
 
-
-@pytest.mark.parametrize("agent, binary, fmt", [("claude", "claude", "claude-code"), ("gemini", "gemini", "gemini-cli"), ("opencode", "opencode", "opencode")])
+@pytest.mark.parametrize(
+    "agent, binary, fmt",
+    [("claude", "claude", "claude-code"), ("gemini", "gemini", "gemini-cli"), ("opencode", "opencode", "opencode"), ("codex", "codex", "codex")],
+)
 def test_a_fresh_session_of_the_real_agent_imports_whole(agent: str, binary: str, fmt: str, tmp_path: Path) -> None:
     program = AGENTS / binary
     if not program.exists():
@@ -35,5 +36,5 @@ def test_a_fresh_session_of_the_real_agent_imports_whole(agent: str, binary: str
     assert import_counts(runs) == source_counts(copy, fmt) == (1, 1, 1, 1)
     (run,) = runs
     action = next(e for e in run.events if e.type == "decision").actions[0]
-    assert action.args["command"] == "echo hello > note.txt"
+    assert action.args.get("command", action.args.get("cmd")) == "echo hello > note.txt"
     assert not [e for e in run.events if e.type == "note" and e.kind == "unrecognised"]

@@ -154,13 +154,13 @@ class Gateway:
 
     # -- requests --------------------------------------------------------------
 
-    def submit(self, body: Any, wire: Wire = chat, headers: dict[str, str] | None = None) -> Future[Response]:
-        """Take an agent's request in `wire` (its HTTP `headers`); the future resolves to its response."""
+    def submit(self, body: Any, wire: Wire = chat, headers: dict[str, str] | None = None, path: str = "") -> Future[Response]:
+        """Take an agent's request in `wire` (its HTTP `headers`, sent to `path`); the future resolves to its response."""
         future: Future[Response] = Future()
         problem = wire.check_request(body)
         tools: list[Tool] = []
         if problem is None:
-            body = wire.to_neutral(body, headers or {})
+            body = wire.to_neutral(body, headers or {}, path)
             try:
                 tools = self._tools(body.get("tools"))
             except ToolsError as exc:

@@ -5,7 +5,8 @@ accept loop that survives running out of file descriptors, graceful
 shutdown); this module is the application: who may ask (the listening
 address as the `Host`, no browser `Origin` unless allowed, the bearer token),
 the routes (each wire's, `engine.wires`: `POST /v1/chat/completions`,
-`POST /v1/messages`, its `count_tokens` passed through; `GET /v1/models`,
+`POST /v1/messages`, its `count_tokens` passed through, `POST /v1/responses`,
+`POST /v1beta/models/MODEL:generateContent` and `:streamGenerateContent`; `GET /v1/models`,
 `GET`/`HEAD /` (uvicorn sends a HEAD's headers alone); any other route a 404
 in the error shape of the wire the request looks like),
 the body (JSON, at most `max_body` bytes: more is a 413, read to its end so
@@ -36,7 +37,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from engine.gateway.controller import Gateway
-from engine.wires import Wire, anthropic, chat, wire_for_path
+from engine.wires import Wire, anthropic, chat, gemini, wire_for_path
 from engine.wires.chat import models_list
 from engine.wires.neutral import Response
 
@@ -264,14 +265,14 @@ class GatewayServer:
             data: Any = json.loads(body)
         except (ValueError, RecursionError) as exc:
             return wire.error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})"), None
-        future = await _in_thread(self.gateway.submit, data, wire, headers)
+        future = await _in_thread(self.gateway.submit, data, wire, headers, path)
         response = await self._wait(future, receive, wire)
         return response, (response.on_sent if response is not None else None)
 
     def _refusal(self, headers: dict[str, str], wire: Wire) -> Response | None:
         """A request the gateway does not serve: another `Host` (a page's DNS rebinding), a
         browser's `Origin` not allowed, or no token when one is set (the bearer token, or
-        Anthropic's `x-api-key`); answered in the error shape of `wire`."""
+        Anthropic's `x-api-key`, Gemini's `x-goog-api-key`); answered in the error shape of `wire`."""
         error_response = wire.error_response
         host = headers.get("host", "").lower()
         if self._hosts and host not in self._hosts:
@@ -283,7 +284,7 @@ class GatewayServer:
             return error_response(403, f"agent-tui gateway: requests from web pages are refused (Origin {shown}); allow one with --allow-origin", "invalid_request_error", "origin_refused")
         if self.token is not None:
             given = headers.get("authorization", "")
-            keyed = headers.get("x-api-key", "")
+            keyed = headers.get("x-api-key", "") or headers.get("x-goog-api-key", "")
             if not hmac.compare_digest(given.encode("latin-1"), f"Bearer {self.token}".encode()) and not hmac.compare_digest(
                 keyed.encode("latin-1"), self.token.encode()
             ):
@@ -419,9 +420,12 @@ async def _when(condition: Callable[[], bool], then: Callable[[], None]) -> None
 
 def _looks_like(path: str, headers: dict[str, str]) -> Wire:
     """The wire a request off every route is most likely meant for (its error shape): Anthropic's
-    when it has that API's headers or path, else chat completions."""
+    or Gemini's when it has that API's headers or path, else chat completions (whose error body
+    the Responses API shares)."""
     if "anthropic-version" in headers or "x-api-key" in headers or path.startswith(("/v1/messages", "/messages")):
         return anthropic
+    if "x-goog-api-key" in headers or path.startswith("/v1beta/"):
+        return gemini
     return chat
 
 

@@ -117,8 +117,8 @@ class UpstreamPolicy:
         body, self.untranslated = self.wire.from_neutral(neutral)
         self.last_reply, self.last_failure = None, None
         headers = self.wire.headers(self._key.reveal() if self._key else None, neutral)
-        url = self.wire.endpoint(self.upstream.url)
-        stream = bool(body.get("stream"))
+        url = self.wire.endpoint(self.upstream.url, None, neutral)
+        stream = bool(neutral.get("stream"))
         payload = json.dumps(body).encode()
         try:
             with self._client.post(url, payload, headers) as response:
@@ -173,7 +173,9 @@ class UpstreamPolicy:
             data = json.loads(raw)
         except (ValueError, RecursionError):
             raise WireError("the reply is not JSON") from None
-        return UpstreamReply(self.wire.read_whole(data), False, raw, data)
+        echo = StreamEcho(self._mask, self.wire.ECHO_WITHIN)  # a key spelled across the reply's parts
+        echo.line(b"data: " + raw)
+        return UpstreamReply(self.wire.read_whole(data), False, raw, data, raw_safe=not echo.carries_key)
 
     def _masked(self, raw: bytes) -> bytes:
         """`raw` with the key masked (undecodable bytes kept as they are)."""

@@ -59,6 +59,8 @@ class ModelConfig:
     stream: bool = True
     temperature: float | None = None
     system: str | None = None
+    wire: str = "chat"
+    """The server's API (`engine.wires`: chat, anthropic, responses, gemini)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.api_key, str):
@@ -67,6 +69,9 @@ class ModelConfig:
             raise ValueError(f"model mode must be 'tools' or 'text', not {self.mode!r}")
         if not self.model.strip():
             raise ValueError("the model name is empty")
+        from engine.wires import wire_named
+
+        wire_named(self.wire)  # ValueError naming the wires
 
     @property
     def policy_name(self) -> str:
@@ -84,6 +89,7 @@ class ModelConfig:
             "price_out_per_1k": self.price_out_per_1k,
             "mode": self.mode,
             "stream": self.stream,
+            "wire": self.wire,
         }
 
     @property
@@ -127,6 +133,7 @@ def config_from_env(
     price_in: float | str | None = None,
     price_out: float | str | None = None,
     mode: Mode | None = None,
+    wire: str | None = None,
     stream: bool | None = None,
     timeout: float | None = None,
     max_retries: int | None = None,
@@ -136,7 +143,8 @@ def config_from_env(
 
     Environment: AGENT_TUI_MODEL, AGENT_TUI_BASE_URL (or OPENAI_BASE_URL), the key
     from AGENT_TUI_API_KEY (or OPENAI_API_KEY), AGENT_TUI_PRICE_IN and
-    AGENT_TUI_PRICE_OUT (dollars per 1,000 tokens), AGENT_TUI_MODEL_MODE.
+    AGENT_TUI_PRICE_OUT (dollars per 1,000 tokens), AGENT_TUI_MODEL_MODE,
+    AGENT_TUI_MODEL_WIRE (the server's API, `engine.wires`; chat completions by default).
     The key is read only from the environment, never from a flag.
     """
     env = os.environ if env is None else env
@@ -158,6 +166,7 @@ def config_from_env(
         ),
         mode=chosen_mode,  # type: ignore[arg-type]
         stream=True if stream is None else stream,
+        wire=wire or env.get("AGENT_TUI_MODEL_WIRE") or "chat",
     )
     changes: dict[str, Any] = {}
     if timeout is not None:

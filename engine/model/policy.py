@@ -1,4 +1,5 @@
-"""A policy backed by any OpenAI-compatible chat completions endpoint.
+"""A policy backed by a model server: chat completions (any OpenAI-compatible endpoint), or the
+API its configuration's `wire` names (`engine.wires`: anthropic, responses, gemini).
 
 The scenario's tools are offered as functions; the model's tool calls become
 actions (several in one reply run in order, each with its own approval), its
@@ -29,7 +30,7 @@ from engine.model.messages import MessageLog
 from engine.model.http import RETRY_STATUSES, read_capped, read_reply, retry_after, ssl_context, status_error, timeout_kind
 from engine.model.keymask import KeyMask
 from engine.model.wire import STOP_TEXT, action_from_call, cut_at_observation, tool_schemas
-from engine.wires import Wire, chat
+from engine.wires import Wire, wire_named
 from engine.wires.neutral import Reply, WireError
 
 __all__ = ["DEFAULT_BASE_URL", "INTERRUPTED", "KEY_VARIABLES", "ModelConfig", "ModelPolicy", "Secret", "config_from_env"]
@@ -41,7 +42,7 @@ INTERRUPTED = "interrupted by the operator"
 
 
 class ModelPolicy:
-    """Asks a chat completions endpoint for each decision."""
+    """Asks the model server, in its wire, for each decision."""
 
     def __init__(self, config: ModelConfig, name: str | None = None) -> None:
         self.config = config
@@ -53,8 +54,8 @@ class ModelPolicy:
         self._messages = MessageLog(config.mode, config.system)
         self._mask = KeyMask(config.api_key.reveal() if config.api_key else None, url_secrets(config.base_url))
         self._time_left: float | None = None
-        self.wire: Wire = chat
-        """The model API it speaks (`engine.wires`): the request goes out and the reply is read in it."""
+        self.wire: Wire = wire_named(config.wire)
+        """The model API it speaks (`engine.wires`, the configuration's `wire`): the request goes out and the reply is read in it."""
 
     def __repr__(self) -> str:
         return f"ModelPolicy({self.config!r})"
@@ -146,17 +147,16 @@ class ModelPolicy:
 
     # -- HTTP --------------------------------------------------------------------
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-        if self.config.api_key:
-            headers["Authorization"] = f"Bearer {self.config.api_key.reveal()}"
-        return headers
+    def _headers(self, body: dict[str, Any]) -> dict[str, str]:
+        key = self.config.api_key.reveal() if self.config.api_key else None
+        return {**self.wire.headers(key, body), "Accept": "application/json, text/event-stream"}
 
     async def _request(self, body: dict[str, Any], on_delta: Callable[[str], None]) -> Reply:
         import httpx  # imported on first use: the CLI reads the model flags without it
 
         cfg = self.config
-        url = self.wire.endpoint(cfg.base_url)
+        url = self.wire.endpoint(cfg.base_url, None, body)
+        payload, _ = self.wire.from_neutral(body)  # the run's own messages: nothing another wire kept
         where = safe_url(cfg.base_url)
         timeout = httpx.Timeout(cfg.timeout)
         retries = 0
@@ -170,7 +170,7 @@ class ModelPolicy:
             while True:
                 try:
                     async with asyncio.timeout(deadline):
-                        async with client.stream("POST", url, json=body, headers=self._headers()) as response:
+                        async with client.stream("POST", url, json=payload, headers=self._headers(body)) as response:
                             if response.status_code >= 400:
                                 error_body = await read_capped(response)
                                 wait = self._retry_wait(response, retries)

@@ -15,6 +15,7 @@ environment variable that holds it (`api_key_env`).
     price_in = 0.00015          # dollars per 1,000 input tokens
     price_out = 0.0006
     mode = "tools"              # or "text"
+    wire = "chat"               # the server's API: chat, anthropic, responses or gemini
 
     [[mcp]]
     name = "fs"
@@ -67,6 +68,7 @@ _RESERVED_POLICIES = ("human", "model")
 
 _POLICY_KEYS = {
     "name", "model", "base_url", "api_key_env", "price_in", "price_out", "mode", "timeout", "stream", "temperature", "system",
+    "wire",
 }
 _MCP_KEYS = {"name", "command", "args", "url", "env", "cwd", "trusted", "timeout"}
 _BUDGET_KEYS = {"max_steps": int, "max_tokens": int, "max_cost": float, "max_seconds": float}
@@ -91,6 +93,8 @@ class PolicyConfig:
     stream: bool = True
     temperature: float | None = None
     system: str | None = None
+    wire: str = "chat"
+    """The API of the model server (`engine.wires`): chat, anthropic, responses or gemini."""
     source: str = DEFAULT
 
     def model_config(self, env: Mapping[str, str] | None = None):  # -> engine.model.ModelConfig
@@ -112,6 +116,7 @@ class PolicyConfig:
             stream=self.stream,
             temperature=self.temperature,
             system=self.system,
+            wire=self.wire,
         )
         return replace(config, timeout=self.timeout) if self.timeout is not None else config
 
@@ -330,6 +335,13 @@ class _Reader:
             raise self.fail("policy", index, "base_url", f"base_url must start with http:// or https://, not {base_url!r}")
         if base_url is not None and "@" in urlsplit(base_url).netloc:
             raise self.fail("policy", index, "base_url", "base_url must not carry credentials; use api_key_env")
+        wire = self._string("policy", index, item, "wire") or "chat"
+        try:
+            from engine.wires import wire_named
+
+            wire_named(wire)
+        except ValueError as exc:
+            raise self.fail("policy", index, "wire", str(exc)) from None
         source = self._record(f"policy.{name}", "policy", index, item)
         return PolicyConfig(
             name=name,
@@ -343,6 +355,7 @@ class _Reader:
             stream=stream,
             temperature=self._number("policy", index, item, "temperature"),
             system=self._string("policy", index, item, "system"),
+            wire=wire,
             source=source,
         )
 

@@ -2,7 +2,7 @@
 
 The neutral form (`engine.wires.neutral`) is chat completions shaped: a request
 is a chat completions body, a reply a `Reply`. Each wire module (`chat`,
-`anthropic`; later `responses`, `gemini`) provides the `Wire` functions below,
+`anthropic`, `responses`, `gemini`) provides the `Wire` functions below,
 used by the gateway on both of its sides (the agent's requests in, its replies
 out; the upstream's requests out, its replies in) and by the model policy
 (`engine.model`) as a client. No translation lives anywhere else.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol
 
 from engine.core.events import Usage
-from engine.wires import anthropic, chat
+from engine.wires import anthropic, chat, gemini, responses
 from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, passthrough
 
 
@@ -44,7 +44,9 @@ class Wire(Protocol):
 
     # the agent's side (the gateway)
     def check_request(self, body: Any) -> str | None: ...
-    def to_neutral(self, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]: ...
+    def to_neutral(self, body: dict[str, Any], headers: dict[str, str], path: str = "") -> dict[str, Any]:
+        """The request (sent to `path`) in neutral form."""
+        ...
     def built_reply(
         self,
         content: str | None,
@@ -62,8 +64,9 @@ class Wire(Protocol):
 
     # the upstream's side (the gateway and the model policy)
     def from_neutral(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]: ...
-    def endpoint(self, base: str, route: str | None = None) -> str:
-        """The URL of the API (or of `route`, a `PASSED_ROUTES` value) under the server's base URL."""
+    def endpoint(self, base: str, route: str | None = None, body: dict[str, Any] | None = None) -> str:
+        """The URL of the API (or of `route`, a `PASSED_ROUTES` value) under the server's base URL,
+        for the neutral request `body` (whose model and `stream` Gemini's URL names)."""
         ...
     def headers(self, key: str | None, body: dict[str, Any]) -> dict[str, str]: ...
     def read_whole(self, data: Any) -> Reply: ...
@@ -71,7 +74,7 @@ class Wire(Protocol):
     def error_detail(self, raw: bytes) -> str: ...
 
 
-WIRES: dict[str, Wire] = {chat.NAME: chat, anthropic.NAME: anthropic}
+WIRES: dict[str, Wire] = {chat.NAME: chat, anthropic.NAME: anthropic, responses.NAME: responses, gemini.NAME: gemini}
 
 
 def wire_named(name: str) -> Wire:
@@ -87,7 +90,7 @@ def wire_for_path(path: str) -> Wire | None:
     for wire in WIRES.values():
         if path in wire.ROUTES or path in wire.PASSED_ROUTES:
             return wire
-    return None
+    return gemini if gemini.route(path) is not None else None  # its paths name the model
 
 
 __all__ = ["ORIGINAL", "Reply", "Response", "StreamReader", "ToolCall", "WIRES", "Wire", "WireError", "passthrough", "wire_for_path", "wire_named"]

@@ -97,7 +97,7 @@ def _message_problem(m: Any, where: str) -> str | None:
     return None
 
 
-def to_neutral(body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+def to_neutral(body: dict[str, Any], headers: dict[str, str], path: str = "") -> dict[str, Any]:
     """The request in neutral form, keeping the request itself (and what another wire would lose)."""
     untranslated = [f"'{k}'" for k in body if k not in _MAPPED]
     lost: set[str] = set()
@@ -325,7 +325,7 @@ def _built_choice(choice: Any) -> dict[str, Any] | None:
     return {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}.get(choice) if isinstance(choice, str) else None
 
 
-def endpoint(base: str, route: str | None = None) -> str:
+def endpoint(base: str, route: str | None = None, body: dict[str, Any] | None = None) -> str:
     """`/v1/messages` (or a `PASSED_ROUTES` path) under the server's base URL, with or without its `/v1`."""
     path = route or "messages"
     root = urlsplit(base).path.rstrip("/")

@@ -74,7 +74,7 @@ def _message_problem(m: Any, where: str) -> str | None:
     return None
 
 
-def to_neutral(body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+def to_neutral(body: dict[str, Any], headers: dict[str, str], path: str = "") -> dict[str, Any]:
     """The request in neutral form: the body itself."""
     return body
 
@@ -92,7 +92,7 @@ def from_neutral(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return out, list(kept.get("untranslated") or [])
 
 
-def endpoint(base: str, route: str | None = None) -> str:
+def endpoint(base: str, route: str | None = None, body: dict[str, Any] | None = None) -> str:
     """The URL of the API's endpoint (or of a `PASSED_ROUTES` path) under the server's base URL (which ends in /v1)."""
     return join_endpoint(base, route or "chat/completions")
 
@@ -132,7 +132,8 @@ def _read_usage(reply: Reply, usage: Any) -> None:
         reply.input_tokens, reply.output_tokens = prompt, completion
 
 
-def _error_of(data: dict[str, Any]) -> str | None:
+def error_of(data: dict[str, Any]) -> str | None:
+    """The message of an `{"error": ...}` body (OpenAI's, and Google's shape alike), None when there is no error."""
     error = data.get("error")
     if error is None:
         return None
@@ -145,7 +146,7 @@ def reply_from_json(data: Any) -> Reply:
     """Read a whole chat completions response."""
     if not isinstance(data, dict):
         raise WireError("the reply is not a JSON object")
-    error = _error_of(data)
+    error = error_of(data)
     if error is not None:
         raise WireError(f"the server reported an error: {error}")
     choices = data.get("choices")
@@ -194,7 +195,7 @@ class StreamReader:
             raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
         if not isinstance(chunk, dict):
             raise WireError("a stream chunk is not a JSON object")
-        error = _error_of(chunk)
+        error = error_of(chunk)
         if error is not None:
             raise WireError(f"the server reported an error mid-stream: {error}")
         _read_usage(self.reply, chunk.get("usage"))

@@ -1,13 +1,15 @@
 """Run a real agent offline against a scripted fake model and keep the session file it writes.
 
-    npm install --prefix .agents --save-exact @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 opencode-ai@1.18.33
+    npm install --prefix .agents --save-exact @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 opencode-ai@1.18.33 @openai/codex@0.171.0
     .venv/bin/python tests/support/agent_sessions.py claude .agents/node_modules/.bin/claude OUT.jsonl
     .venv/bin/python tests/support/agent_sessions.py gemini .agents/node_modules/.bin/gemini OUT.jsonl
     .venv/bin/python tests/support/agent_sessions.py opencode .agents/node_modules/.bin/opencode OUT.json
+    .venv/bin/python tests/support/agent_sessions.py codex .agents/node_modules/.bin/codex OUT.jsonl
 
 Each agent runs in a fresh home folder with only loopback traffic (telemetry,
 updates and error reports off, the model's URL on 127.0.0.1), on one task with one shell call, against tests/support/fake_anthropic.py,
-tests/support/fake_gemini.py or tests/support/fake_openai.py; the session file it writes (for
+tests/support/fake_gemini.py, tests/support/fake_openai.py or tests/support/fake_responses.py (the settings
+are tests/support/cli_agents.py's); the session file it writes (for
 opencode, which keeps sessions in a database, what `opencode export` writes) is
 copied to OUT. The dummy
 key must not be in it (checked).
@@ -16,16 +18,14 @@ key must not be in it (checked).
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.support import fake_anthropic, fake_gemini  # noqa: E402
+from tests.support import cli_agents, fake_anthropic, fake_gemini, fake_responses  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, call, say  # noqa: E402
 
 TASK = "Write hello to note.txt"
@@ -46,17 +46,20 @@ def claude(binary: str, home: Path, work: Path) -> Path:
 
 
 def gemini(binary: str, home: Path, work: Path) -> Path:
-    (home / ".gemini").mkdir()
-    settings = {
-        "security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False},
-        "general": {"disableAutoUpdate": True, "disableUpdateNag": True}, "telemetry": {"enabled": False},
-    }
-    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
     turns = [fake_gemini.Turn(text="I'll write the note.", calls=[("run_shell_command", SHELL)]), fake_gemini.Turn(text="I wrote hello to note.txt.")]
     with fake_gemini.FakeGemini(turns) as fake:
-        env = {"GOOGLE_GEMINI_BASE_URL": fake.url, "GEMINI_API_KEY": KEY}
-        _run([binary, "-p", TASK, "--approval-mode", "yolo", "--skip-trust"], home, work, env)
+        env = cli_agents.gemini_home(home, fake.url, KEY)
+        _run([binary, *cli_agents.gemini_argv(TASK)[1:]], home, work, env)
     (session,) = home.glob(".gemini/tmp/*/chats/session-*.json*")
+    return session
+
+
+def codex(binary: str, home: Path, work: Path) -> Path:
+    turns = [fake_responses.Turn(text="I'll write the note.", calls=[("exec_command", {"cmd": SHELL["command"]})]), fake_responses.Turn(text="I wrote hello to note.txt.")]
+    with fake_responses.FakeResponses(turns) as fake:
+        env = cli_agents.codex_home(home, fake.url + "/v1", KEY)
+        _run([binary, *cli_agents.codex_argv(TASK)[1:]], home, work, env)
+    (session,) = home.glob(".codex/sessions/*/*/*/rollout-*.jsonl")
     return session
 
 
@@ -83,8 +86,7 @@ def opencode(binary: str, home: Path, work: Path) -> Path:
 
 
 def _run(argv: list[str], home: Path, work: Path, env: dict[str, str], check_note: bool = True) -> str:
-    full = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", **env}
-    done = subprocess.run(argv, cwd=work, env=full, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    done = cli_agents.run(argv, home, work, env)
     if done.returncode != 0 or (check_note and (work / "note.txt").read_text() != "hello\n"):
         raise SystemExit(f"{argv[0]} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     return done.stdout
@@ -93,7 +95,7 @@ def _run(argv: list[str], home: Path, work: Path, env: dict[str, str], check_not
 def main(agent: str, binary: str, out: str) -> int:
     binary = str(Path(binary).resolve())
     home, work = Path(tempfile.mkdtemp(prefix="rec-home-")), Path(tempfile.mkdtemp(prefix="rec-work-"))
-    session = {"claude": claude, "gemini": gemini, "opencode": opencode}[agent](binary, home, work)
+    session = {"claude": claude, "gemini": gemini, "opencode": opencode, "codex": codex}[agent](binary, home, work)
     if KEY in session.read_text():
         print("the key reached the session file", file=sys.stderr)
         return 1

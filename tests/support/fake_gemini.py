@@ -4,16 +4,15 @@
 conversation from a script of turns, chosen by how many `functionResponse`
 parts the conversation already holds (a retry gets the same turn again), as
 server-sent events each holding a `GenerateContentResponse`.
-`POST /v1beta/models/MODEL:generateContent` (Gemini CLI's model router and
-other side requests, which ask for JSON) gets `side_text` whole. Every request
-is recorded with its headers.
+`POST /v1beta/models/MODEL:generateContent` without tools (Gemini CLI's model
+router and other side requests, which ask for JSON) gets `side_text` whole;
+with tools, the turn whole. Every request is recorded with its headers.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
@@ -21,15 +20,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.support.fake_responses import Turn
 from tests.support.loopback import Loopback
 
-
-@dataclass
-class Turn:
-    """One reply of the model: text, then function calls (name, args)."""
-
-    text: str = ""
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+__all__ = ["FakeGemini", "Turn"]
 
 
 def _function_responses(body: dict[str, Any]) -> int:
@@ -68,17 +62,22 @@ class FakeGemini(Loopback):
             self.requests.append((call, dict(request.headers), body))
         if method == "countTokens":
             return JSONResponse({"totalTokens": 120})
-        if method == "generateContent":
+        if method == "generateContent" and not body.get("tools"):
             return JSONResponse(_response([{"text": self.side_text}], model))
-        if method != "streamGenerateContent":
+        if method not in ("generateContent", "streamGenerateContent"):
             return JSONResponse({"error": {"code": 404, "message": f"no method {method}", "status": "NOT_FOUND"}}, status_code=404)
-        turn = self.turns[min(_function_responses(body), len(self.turns) - 1)]
+        turn = self.turns[min(_function_responses(body), len(self.turns) - 1)].echoing(request.headers.get("x-goog-api-key", ""))
+        if turn.status != 200:
+            error = {"code": turn.status, "message": turn.text or "the fake failed", "status": "INVALID_ARGUMENT"}
+            return JSONResponse({"error": error}, status_code=turn.status, headers=turn.headers)
         pieces: list[list[dict[str, Any]]] = []
         text = turn.text
-        for at in range(0, len(text), 16):
-            pieces.append([{"text": text[at : at + 16]}])
+        for at in range(0, len(text), turn.chunk_size):
+            pieces.append([{"text": text[at : at + turn.chunk_size]}])
         if turn.calls:
             pieces.append([{"functionCall": {"name": name, "args": args}} for name, args in turn.calls])
+        if method == "generateContent":
+            return JSONResponse(_response([part for parts in pieces for part in parts], model))
 
         async def stream():
             for parts in pieces or [[{"text": ""}]]:

@@ -177,3 +177,14 @@ def _streamed(client: openai.OpenAI, messages: list[dict[str, Any]]) -> tuple[st
                     slot[1] += (c.function.name or "") if c.function else ""
                     slot[2] += (c.function.arguments or "") if c.function else ""
     return content, [tuple(v) for _, v in sorted(calls.items())]
+
+
+def assert_key_nowhere(key: str, seen: str, folder: Path, echo: str) -> None:
+    """No 10-character piece of `key` in what the agent `seen` nor in a file under `folder`, and the
+    masked echo (`***`) somewhere: the upstream did echo it."""
+    pieces = {key[i : i + 10] for i in range(len(key) - 9)}
+    assert sorted(p for p in pieces if p in seen) == [], f"the agent received the key ({echo})"
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    for path in files:
+        assert sorted(p for p in pieces if p in path.read_text(errors="replace")) == [], f"the key is in {path}"
+    assert "***" in seen + "".join(p.read_text(errors="replace") for p in files), "the echo never arrived"

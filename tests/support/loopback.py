@@ -8,6 +8,18 @@ import time
 from typing import Any
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+
+class _NoDelay(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol without Nagle's delay: a response's headers and body (and a
+    stream's events) are separate writes, which would otherwise wait for the client's delayed ACK."""
+
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 class Loopback:
@@ -20,7 +32,8 @@ class Loopback:
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
-        self._server = uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off"))
+        config = uvicorn.Config(app, http=_NoDelay, log_config=None, log_level="warning", access_log=False, lifespan="off")
+        self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
 
     @property

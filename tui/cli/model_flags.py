@@ -18,7 +18,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The model flags for a CLI subcommand (`run`); the key only comes from the environment."""
     group = parser.add_argument_group(
-        "model", "an OpenAI-compatible endpoint; the key is read from AGENT_TUI_API_KEY or OPENAI_API_KEY"
+        "model", "a model server (chat completions unless --model-wire); the key is read from AGENT_TUI_API_KEY or OPENAI_API_KEY"
     )
     group.add_argument("--model", metavar="NAME", help="the model name (or AGENT_TUI_MODEL); enables --policy model")
     group.add_argument(
@@ -31,6 +31,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--model-mode",
         choices=("tools", "text"),
         help="tools: function calling (default); text: the Thought/Action format, for models without tools",
+    )
+    group.add_argument(
+        "--model-wire", metavar="WIRE",
+        help="the server's API: chat (chat completions, the default), anthropic, responses or gemini (or AGENT_TUI_MODEL_WIRE)",
     )
     group.add_argument("--no-stream", action="store_true", help="ask for whole replies instead of a stream")
     group.add_argument("--timeout", type=positive_float, metavar="SECONDS", help="deadline for each whole request (default 60)")
@@ -46,6 +50,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = N
         price_in=getattr(args, "price_in", None),
         price_out=getattr(args, "price_out", None),
         mode=getattr(args, "model_mode", None),
+        wire=getattr(args, "model_wire", None),
         stream=False if getattr(args, "no_stream", False) else None,
         timeout=getattr(args, "timeout", None),
         env=env,

@@ -12,8 +12,10 @@ One `{"timestamp", "type", "payload"}` object a line:
   found by `call_id`);
 - `event_msg`: a `token_count`'s `last_token_usage` is the last step's usage,
   a `turn_aborted` a system note; the rest repeat the response items for the
-  terminal and, with `turn_context` and the `ghost_snapshot` items (the undo
-  feature's git snapshots), are bookkeeping, skipped and counted;
+  terminal and, with `turn_context`, `world_state` (the environment Codex
+  0.171 tells the model of), `token_usage_record` (the token counts again)
+  and the `ghost_snapshot` items (the undo feature's git snapshots), are
+  bookkeeping, skipped and counted;
 - `compacted` (the summary of the conversation before it) and `compaction`
   items (the same, encrypted): system notes.
 
@@ -30,7 +32,7 @@ from typing import Any
 from engine.stored.importers.build import Draft, Step, arguments, found, loads, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
 
-LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
+LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted", "world_state", "token_usage_record"})
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
                      "<permissions instructions>", "<user_shell_command>")
 CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"}

@@ -1,0 +1,85 @@
+"""Codex CLI (the real binary, .agents) steered through the gateway's Responses wire, offline.
+
+Codex sends `POST /v1/responses` streamed, with `store: false` and its whole `input`
+every turn; the gateway's upstream is tests/support/fake_responses.py. Its shell call
+(`exec_command`) is held: rejected with a reason, the model reads the reason and the
+command never runs; approved, the file exists; edited, the edited command runs and the
+transcript shows both.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from engine.gateway import Gateway, GatewayServer, Upstream
+from tests.support import cli_agents
+from tests.support.fake_responses import FakeResponses, Turn, function_outputs
+from tests.support.gateway_harness import Operator
+
+
+@pytest.fixture(autouse=True)
+def _installed() -> None:
+    if not (cli_agents.AGENTS / "codex").exists():
+        pytest.fail(f"Codex CLI is not installed: {cli_agents.INSTALL} (.ci/run does)")
+
+KEY = "codex-agent-key-0123456789"
+WRITE = {"cmd": "echo hello > note.txt"}
+TURNS = [Turn(text="I'll write the note.", calls=[("exec_command", WRITE)]), Turn(text="Done with the note.")]
+
+
+def steer(tmp_path: Path, *answers) -> tuple[FakeResponses, Gateway, Path, str]:
+    """Codex on one task through a gateway in front of the fake; `answers` answer its held calls."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    with FakeResponses(TURNS) as fake:
+        gw = Gateway([Upstream("fake", fake.url + "/v1", wire="responses")], out=tmp_path / "gateway.jsonl")
+        server = GatewayServer(gw, "127.0.0.1", 0)
+        server.start()
+        try:
+            operator = Operator(gw, *answers)
+            env = cli_agents.codex_home(home, server.url, KEY)
+            done = cli_agents.run(cli_agents.codex_argv("Write hello to note.txt"), home, work, env)
+            operator.join()
+        finally:
+            gw.stop("the test ended")
+            server.close()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert operator.seen == ["exec_command"] * len(answers)
+    return fake, gw, work, done.stdout
+
+
+def test_a_rejected_shell_call_never_runs_and_the_model_reads_why(tmp_path):
+    fake, gw, work, out = steer(tmp_path, lambda gw: gw.reject("not in this folder"))
+    assert not (work / "note.txt").exists()
+    last = fake.requests[-1][2]
+    (answer,) = function_outputs(last)
+    assert "not in this folder" in answer["output"]
+    assert last["store"] is False
+    assert "Done with the note." in out
+
+
+def test_an_approved_shell_call_runs(tmp_path):
+    fake, gw, work, out = steer(tmp_path, lambda gw: gw.approve())
+    assert (work / "note.txt").read_text() == "hello\n"
+    (answer,) = function_outputs(fake.requests[-1][2])
+    assert "exited with code 0" in answer["output"]
+
+
+def test_an_edited_shell_call_runs_as_edited_and_the_transcript_shows_both(tmp_path):
+    fake, gw, work, out = steer(tmp_path, lambda gw: gw.modify({"cmd": "echo edited > note.txt"}))
+    assert (work / "note.txt").read_text() == "edited\n"
+    (call,) = [i for i in fake.requests[-1][2]["input"] if i.get("type") == "function_call"]
+    assert json.loads(call["arguments"]) == {"cmd": "echo edited > note.txt"}
+    transcript = (tmp_path / "gateway.jsonl").read_text()
+    assert "echo hello > note.txt" in transcript and "echo edited > note.txt" in transcript
+
+
+def test_the_runs_open_in_show_replay_and_export(tmp_path):
+    steer(tmp_path, lambda gw: gw.approve())
+    out = cli_agents.shown_everywhere(sorted(tmp_path.glob("gateway*.jsonl")))
+    assert "exec_command" in out and "echo hello > note.txt" in out

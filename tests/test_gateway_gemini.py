@@ -1,0 +1,197 @@
+"""The gateway's Gemini wire (`:generateContent`, `:streamGenerateContent?alt=sse`) in front of
+tests/support/fake_gemini.py, with an agent written against the API's JSON.
+
+Released unchanged, the upstream's bytes reach the agent as they came; edited, a rebuilt
+reply; rejected, the reason goes upstream as a `functionResponse` and the model is asked
+again, and the call never reaches the agent. An upstream that echoes its key (in a reply, an
+error body, a header, a stream in pieces) hands it to no one. Errors are Google's error body.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import pytest
+
+from engine.gateway import Gateway, GatewayServer, Upstream
+from engine.model.config import Secret
+from tests.support.fake_gemini import FakeGemini, Turn
+from tests.support.gateway_harness import READ_RULE, Files, Operator, assert_key_nowhere
+
+DELETE = Turn(text="Deleting the notes.", calls=[("delete_file", {"path": "notes.txt"})])
+DONE = Turn(text="All done.")
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+TOOLS = [{"functionDeclarations": [{"name": n, "description": n, "parametersJsonSchema": SCHEMA} for n in ("read_file", "delete_file")]}]
+KEY = "AIzaSy-upstream-3f9a1c7e5b2d4a6c8e0f1a3c5e"
+
+
+@contextmanager
+def gateway(turns: list[Turn], tmp_path: Path, token: str | None = None, **options: Any) -> Iterator[tuple[FakeGemini, Gateway, str]]:
+    with FakeGemini(turns) as fake:
+        gw = Gateway([Upstream("fake", fake.url, wire="gemini")], rules=[READ_RULE], out=tmp_path / "gateway.jsonl", **options)
+        server = GatewayServer(gw, "127.0.0.1", 0, token=token)
+        server.start()
+        try:
+            yield fake, gw, f"http://127.0.0.1:{server.port}"
+        finally:
+            gw.stop("the test ended")
+            server.close()
+
+
+def ask(root: str, contents: list[dict[str, Any]], stream: bool, key: str = "agent-key") -> httpx.Response:
+    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    body = {"contents": contents, "tools": TOOLS}
+    return httpx.post(f"{root}/v1beta/models/gemini-test:{method}", json=body, headers={"x-goog-api-key": key}, timeout=30)
+
+
+def parts_of(response: httpx.Response, stream: bool) -> list[dict[str, Any]]:
+    assert response.status_code == 200, response.text
+    if not stream:
+        return response.json()["candidates"][0]["content"]["parts"]
+    chunks = [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
+    return [p for c in chunks for p in c["candidates"][0]["content"]["parts"]]
+
+
+def agent_loop(root: str, files: Files, stream: bool) -> str:
+    contents: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": "Tidy the folder."}]}]
+    for _ in range(6):
+        parts = parts_of(ask(root, contents, stream), stream)
+        calls = [p["functionCall"] for p in parts if "functionCall" in p]
+        if not calls:
+            return "".join(p.get("text", "") for p in parts)
+        contents.append({"role": "model", "parts": parts})
+        answers = [{"functionResponse": {"name": c["name"], "response": {"output": files.run(c["name"], **c["args"])}}} for c in calls]
+        contents.append({"role": "user", "parts": answers})
+    raise AssertionError("the agent did not finish")
+
+
+def _function_responses(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p["functionResponse"] for c in body["contents"] for p in c.get("parts", []) if "functionResponse" in p]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("answer", ["approve", "reject", "edit"])
+def test_a_held_call_on_the_gemini_wire(tmp_path: Path, stream: bool, answer: str) -> None:
+    (tmp_path / "other.txt").write_text("x")
+    act = {"approve": lambda g: g.approve(), "reject": lambda g: g.reject("keep it"), "edit": lambda g: g.modify({"path": "other.txt"})}[answer]
+    with gateway([DELETE, DONE], tmp_path) as (fake, gw, root):
+        files = Files(tmp_path)
+        operator = Operator(gw, act)
+        assert agent_loop(root, files, stream) == "All done."
+        operator.join()
+    assert operator.seen == ["delete_file"]
+    assert files.notes_exist == (answer != "approve")
+    assert (tmp_path / "other.txt").exists() == (answer != "edit")
+    call, _, body = fake.requests[-1]
+    assert call == f"gemini-test:{'streamGenerateContent' if stream else 'generateContent'}"
+    (result,) = _function_responses(body)
+    if answer == "reject":
+        assert result == {"name": "delete_file", "response": {"error": "REJECTED by the operator: keep it"}}
+        assert len(fake.requests) == 2  # asked again by the gateway; the agent never saw the call
+
+
+def test_a_released_stream_reaches_the_agent_byte_for_byte(tmp_path: Path) -> None:
+    with gateway([Turn(text="Reading the notes now.", calls=[("read_file", {"path": "notes.txt"})])], tmp_path) as (fake, gw, root):
+        contents = [{"role": "user", "parts": [{"text": "Read the notes."}]}]
+        got = ask(root, contents, stream=True)
+        direct = ask(fake.url, contents, stream=True)
+    assert got.headers["content-type"].startswith("text/event-stream")
+    assert got.content == direct.content and got.content.count(b"data:") == 3
+
+
+def test_a_side_request_without_tools_is_answered(tmp_path: Path) -> None:
+    with gateway([DONE], tmp_path) as (fake, gw, root):
+        body = {"contents": [{"role": "user", "parts": [{"text": "Rate this task."}]}], "generationConfig": {"responseMimeType": "application/json"}}
+        got = httpx.post(f"{root}/v1beta/models/router-model:generateContent", json=body, timeout=30)
+    assert json.loads(got.json()["candidates"][0]["content"]["parts"][0]["text"])["complexity_score"] == 10
+    assert fake.requests[0][0] == "router-model:generateContent" and fake.requests[0][2] == body
+
+
+def test_errors_are_googles_error_body_and_the_token_may_come_as_the_api_key(tmp_path: Path) -> None:
+    with gateway([DONE], tmp_path, token="gw-token") as (fake, gw, root):
+        contents = [{"role": "user", "parts": [{"text": "hi"}]}]
+        refused = ask(root, contents, stream=False, key="wrong")
+        unknown = httpx.post(f"{root}/v1beta/models/m:embedContent", json={}, headers={"x-goog-api-key": "gw-token"}, timeout=30)
+        malformed = httpx.post(f"{root}/v1beta/models/m:generateContent", json={"contents": []}, headers={"x-goog-api-key": "gw-token"}, timeout=30)
+        served = ask(root, contents, stream=False, key="gw-token")
+    assert refused.status_code == 401 and refused.json()["error"]["status"] == "UNAUTHENTICATED"
+    assert unknown.status_code == 404 and unknown.json()["error"]["status"] == "NOT_FOUND"
+    assert malformed.status_code == 400 and "'contents'" in malformed.json()["error"]["message"]
+    assert served.status_code == 200 and len(fake.requests) == 1
+
+
+ECHOES = {
+    "the reply's text": [Turn(text="Your key is {key}.")],
+    "the reply's text in pieces of 3": [Turn(text="Your key is {key}.", chunk_size=3)],
+    "a call's arguments": [Turn(calls=[("read_file", {"path": "{key}"})]), DONE],
+    "an error body": [Turn(text="bad key {key}", status=400)],
+    "an error's header": [Turn(text="slow down", status=429, headers={"x-ratelimit-remaining": "{key}"})],
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("echo", list(ECHOES))
+def test_an_echoed_upstream_key_reaches_no_file_and_not_the_agent(tmp_path: Path, echo: str, stream: bool) -> None:
+    with gateway(ECHOES[echo], tmp_path, key=Secret(KEY)) as (fake, gw, root):
+        got = ask(root, [{"role": "user", "parts": [{"text": "Read the notes."}]}], stream)
+        seen = f"{got.headers} {got.text}"
+        if stream and got.status_code == 200:  # what a client joins from the pieces
+            seen += "".join(p.get("text", "") for p in parts_of(got, True))
+        assert fake.requests[0][1]["x-goog-api-key"] == KEY
+    assert_key_nowhere(KEY, seen, tmp_path, echo)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_partly_released_reply_is_rebuilt_and_the_refused_call_goes_upstream_after_the_results(tmp_path: Path, stream: bool) -> None:
+    both = Turn(text="Reading, then deleting.", calls=[("read_file", {"path": "notes.txt"}), ("delete_file", {"path": "notes.txt"})])
+    with gateway([both, DONE, DONE], tmp_path) as (fake, gw, root):
+        files = Files(tmp_path)
+        operator = Operator(gw, lambda g: g.reject("keep it"))
+        assert agent_loop(root, files, stream) == "All done."
+        operator.join()
+    assert files.notes_exist and operator.seen == ["delete_file"]
+    contents = fake.requests[-1][2]["contents"]
+    calls = [p["functionCall"]["name"] for c in contents for p in c["parts"] if "functionCall" in p]
+    answers = [(r["name"], r["response"]) for r in _function_responses(fake.requests[-1][2])]
+    assert calls == ["read_file", "delete_file"]
+    assert answers == [("read_file", {"output": "keep me"}), ("delete_file", {"error": "REJECTED by the operator: keep it"})]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_retry_after_release_gets_the_same_response_and_the_call_runs_once(tmp_path: Path, stream: bool) -> None:
+    with gateway([DELETE, DONE], tmp_path) as (fake, gw, root):
+        operator = Operator(gw, lambda g: g.approve())
+        contents = [{"role": "user", "parts": [{"text": "Tidy the folder."}]}]
+        first = ask(root, contents, stream)
+        operator.join()
+        again = ask(root, contents, stream)
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content and b"delete_file" in first.content
+    assert len(fake.requests) == 1 and operator.seen == ["delete_file"]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_gemini_agent_on_a_chat_completions_upstream(tmp_path: Path, stream: bool) -> None:
+    from tests.support.fake_openai import FakeOpenAI, call, say
+
+    with FakeOpenAI() as fake:
+        fake.add(call("delete_file", path="notes.txt", id="call_del"), say("Kept it."))
+        gw = Gateway([Upstream("chat", fake.url, model="chat-model")], rules=[READ_RULE], out=tmp_path / "gateway.jsonl")
+        server = GatewayServer(gw, "127.0.0.1", 0)
+        server.start()
+        try:
+            files = Files(tmp_path)
+            operator = Operator(gw, lambda g: g.reject("keep it"))
+            assert agent_loop(f"http://127.0.0.1:{server.port}", files, stream) == "Kept it."
+            operator.join()
+        finally:
+            gw.stop("the test ended")
+            server.close()
+    assert files.notes_exist
+    first, second = fake.requests
+    assert first.body["model"] == "chat-model" and [t["function"]["name"] for t in first.body["tools"]] == ["read_file", "delete_file"]
+    assert second.messages[-1] == {"role": "tool", "tool_call_id": "call_del", "content": "REJECTED by the operator: keep it"}
