@@ -1,0 +1,89 @@
+"""Real ACP agents on loopback fake models, driven as ACP runs (tests/test_acp_*.py).
+
+`gemini_agent(turns)` serves tests/fake_gemini.py's model and gives the command and
+environment that run `gemini --acp` (Gemini CLI 0.61.0 in .agents/) offline against
+it, in a fresh home folder with the settings of tests/agent_sessions.py;
+`claude_agent(turns)` does the same for claude-agent-acp 0.23.1 on tests/fake_anthropic.py.
+`drive(run, answer)` steps a run headless, answering each approval with `answer(engine)`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from tests import fake_anthropic, fake_gemini
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = ROOT / ".agents" / "node_modules" / ".bin"
+KEY = "dummy-acp-key-0123456789"
+
+
+@dataclass
+class Agent:
+    command: list[str]
+    env: dict[str, str]
+    work: Path
+    fake: Any
+
+
+@contextlib.contextmanager
+def gemini_agent(turns: list[fake_gemini.Turn]) -> Iterator[Agent]:
+    home, work = Path(tempfile.mkdtemp(prefix="acp-home-")), Path(tempfile.mkdtemp(prefix="acp-work-"))
+    (home / ".gemini").mkdir()
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True}, "telemetry": {"enabled": False},
+    }
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    with fake_gemini.FakeGemini(turns) as fake:
+        env = {"HOME": str(home), "GOOGLE_GEMINI_BASE_URL": fake.url, "GEMINI_API_KEY": KEY}
+        yield Agent([str(BIN / "gemini"), "--acp", "--skip-trust"], env, work, fake)
+
+
+@contextlib.contextmanager
+def claude_agent(turns: list[fake_anthropic.Turn]) -> Iterator[Agent]:
+    home, work = Path(tempfile.mkdtemp(prefix="acp-home-")), Path(tempfile.mkdtemp(prefix="acp-work-"))
+    with fake_anthropic.FakeAnthropic(turns) as fake:
+        env = {
+            "HOME": str(home), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": KEY,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+            "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_EXECUTABLE": str(BIN / "claude"),
+            **({"IS_SANDBOX": "1"} if os.geteuid() == 0 else {}),
+        }
+        yield Agent([str(BIN / "claude-agent-acp")], env, work, fake)
+
+
+def open_run(agent: Agent, task: str, **kwargs: Any) -> Any:
+    from engine.acp.run import new_acp_run
+
+    out = agent.work.parent / f"{agent.work.name}.jsonl"
+    return new_acp_run(agent.command, task, cwd=agent.work, env=agent.env, out=out,
+                       log_path=agent.work.parent / f"{agent.work.name}.log", **kwargs)
+
+
+def drive(run: Any, answer: Callable[[Any], None], max_pauses: int = 30) -> list[tuple[str, dict[str, Any]]]:
+    """Step `run` to its end, calling `answer(engine)` at each approval; the approvals asked (tool, args)."""
+    engine = run.engine
+    asked: list[tuple[str, dict[str, Any]]] = []
+    try:
+        for _ in range(max_pauses):
+            status = engine.run()
+            if status == "awaiting_approval":
+                asked.append((engine.state.pending.tool, dict(engine.state.pending.args)))
+                answer(engine)
+            elif status != "ready":
+                break
+    finally:
+        run.close()
+    return asked
+
+
+def requests_text(fake: Any) -> str:
+    """Every request the fake model got, as one text (to find what the agent told it)."""
+    return "\n".join(json.dumps(r[-1]) if isinstance(r, tuple) else json.dumps(getattr(r, "body", r), default=str) for r in fake.requests)
