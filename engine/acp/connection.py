@@ -58,7 +58,7 @@ class _ParseErrors(logging.Filter):
 
     WORDS = {
         "Error parsing JSON-RPC message": "the agent sent a line that is not JSON (not passed on)",
-        "Unhandled error while handling": "agent-tui failed to answer one of the agent's requests",
+        "Unhandled error while handling": "agent-tui could not handle the agent's message",
     }
 
     def __init__(self) -> None:
@@ -69,8 +69,18 @@ class _ParseErrors(logging.Filter):
         message = str(record.msg)
         for start, words in self.WORDS.items():
             if message.startswith(start):
+                text = f"agent-tui: {words}"
+                exc = record.exc_info[1] if record.exc_info else None
+                if "handling" in start:
+                    method = record.getMessage().rsplit("method=", 1)[-1]
+                    if type(exc).__name__ == "ValidationError":
+                        where = exc.errors()[0] if exc.errors() else {}  # type: ignore[union-attr]
+                        field = ".".join(str(p) for p in where.get("loc", ()))
+                        text = f"agent-tui: the agent sent a {method} that is not valid ACP ({field}: {where.get('msg', '')}); it was not used"
+                    else:
+                        text = f"agent-tui: {words}: {method} ({_describe(exc) if exc else 'no detail'})"
                 for agent in list(self.listeners):
-                    agent.inbox.put(Note(f"agent-tui: {words}"))
+                    agent.inbox.put(Note(text))
                 return not self.listeners
         return True
 
@@ -103,6 +113,8 @@ class AgentProcess:
         self._closed = False
         self.turn: Future[Any] | None = None
         self.served: Any = None
+        self.went: str | None = None
+        """Why the agent went away (its process exited, its connection ended), once it has."""
         """The `Served` handlers (terminals' results live there)."""
 
     # -- start ---------------------------------------------------------------
@@ -161,14 +173,14 @@ class AgentProcess:
                     stop.cancel()
                     if waiter.done():
                         self.returncode = process.returncode
-                        self.inbox.put(Gone(f"the agent's process exited with code {process.returncode}{self._stderr_hint()}"))
+                        self._gone(f"the agent's process exited with code {process.returncode}{self._stderr_hint()}")
                 finally:
                     waiter.cancel()
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else AgentStartError(type(exc).__name__))
             elif not self._closed:
-                self.inbox.put(Gone(f"the connection to the agent ended ({_describe(exc)})"))
+                self._gone(f"the connection to the agent ended ({_describe(exc)})")
         finally:
             _PARSE_ERRORS.listeners.remove(self)
             if not _PARSE_ERRORS.listeners:
@@ -223,9 +235,21 @@ class AgentProcess:
             response = await self._conn.prompt(session_id=self.session_id, prompt=[acp.text_block(text)])
         except Exception as exc:
             if not self._closed:
-                self.inbox.put(Gone(f"the agent's turn failed ({_describe(exc)}){self._stderr_hint()}"))
+                try:  # a connection that closed mid-turn: most often the agent's process died
+                    await asyncio.wait_for(asyncio.shield(self._process.wait()), 2.0)
+                except (asyncio.TimeoutError, AttributeError):
+                    pass
+                code = getattr(self._process, "returncode", None)
+                self._gone(f"the agent's process exited with code {code} mid-turn{self._stderr_hint()}" if code is not None
+                           else f"the agent's turn failed ({_describe(exc)}){self._stderr_hint()}")
             return
         self.inbox.put(TurnEnded(str(response.stop_reason), response.usage))
+
+    def _gone(self, why: str) -> None:
+        """Say once that the agent went away."""
+        if not self.went:
+            self.went = why
+            self.inbox.put(Gone(why))
 
     def cancel(self) -> None:
         """`session/cancel` for the turn in flight (any thread)."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.acp.items import Gate, Gone, Note, TurnEnded, Update
-from engine.acp.tools import CALL, GATE_TOOLS, PERMISSION, choose, gate_tools
+from engine.acp.tools import CALL, GATE_TOOLS, as_json, choose, gate_tools
 from engine.core.events import Action, ApprovalDecided, Usage
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.core.tools import Tool
@@ -69,7 +69,8 @@ class AcpPolicy:
         self.engine: Engine | None = None
         self._outcomes: dict[str, tuple[str, bool]] = {}
         """What each of the agent's own calls reported, by its id, until its `agent.call` runs."""
-        self.tools: list[Tool] = gate_tools(agent.cwd, self._gate_of, self._chose_always, lambda: agent.served, self._outcomes.pop)
+        self.tools: list[Tool] = gate_tools(agent.cwd, self._gate_of, self._chose_always, lambda: agent.served, self._outcomes.pop,
+                                            self._reasons_append)
         self._open: dict[str, Gate] = {}
         """Gates by the call id of the action that stands for them, not yet settled."""
         self._current: Gate | None = None
@@ -104,6 +105,9 @@ class AcpPolicy:
 
             raise ToolError("no request of the agent waits for this call (the agent's turn has moved on)")
         return gate
+
+    def _reasons_append(self, text: str) -> None:
+        self._reasons.append(text)
 
     def _chose_always(self) -> bool:
         engine = self.engine
@@ -194,7 +198,7 @@ class AcpPolicy:
         call.reported = True
         text = self._outcome_text(call)
         error = call.status == "failed"
-        if call.permission == "refused":
+        if call.permission == "refused" and call.status == "completed":
             said = "agent-tui: the agent ran this call after its permission was refused"
             self._notes.append(f"{said} ({call.title or call.id})")
             text = f"{said}\n{text}"
@@ -212,7 +216,7 @@ class AcpPolicy:
                 done = getattr(self.agent.served, "terminals", {}).get(item.terminal_id)
                 parts.append(done.output if done is not None else f"(terminal {item.terminal_id})")
         if not parts and call.raw_output is not None:
-            parts.append(_json(call.raw_output))
+            parts.append(as_json(call.raw_output))
         text = "\n".join(p for p in parts if p)
         return text or f"({call.status}, no output)"
 
@@ -233,6 +237,7 @@ class AcpPolicy:
             offered = ", ".join(f"{o.name} ({o.kind})" for o in params["options"])
             args: dict[str, Any] = {"call": call.id, "title": call.title or call.id, "kind": call.kind,
                                     "input": _jsonable(call.raw_input if call.raw_input is not None else _diffs(tool_call)), "options": offered}
+            params["input"] = args["input"]
         elif gate.kind == "terminal":
             args = {"command": params["command"], "args": params["args"]}
             if params.get("cwd"):
@@ -289,7 +294,7 @@ class AcpPolicy:
             self._plan = None
         if self._dropped:
             self._notes.append(f"agent-tui: {self._dropped:,} more characters of the agent's messages were not kept")
-        parts.extend(self._notes)
+        parts.extend(_counted(self._notes))
         self._thought, self._notes, self._kept, self._dropped = [], [], 0, 0
         if actions:
             self._said = []
@@ -368,6 +373,8 @@ class AcpPolicy:
         if self._closed:
             return
         self._closed = True
+        if self._turn_open:
+            self.agent.cancel()  # session/cancel before the gates are answered, as a client cancels a turn
         self._answer_open("the run ended")
         while True:
             try:
@@ -378,6 +385,14 @@ class AcpPolicy:
                 self._open["left"] = item
                 self._answer_open("the run ended")
         self.agent.close()
+
+
+def _counted(notes: list[str]) -> list[str]:
+    """Each note once, in order, with how many times it came when more than once (a flood says so once)."""
+    counts: dict[str, int] = {}
+    for note in notes:
+        counts[note] = counts.get(note, 0) + 1
+    return [note if n == 1 else f"{note} ({n:,} times)" for note, n in counts.items()]
 
 
 def _block_text(block: Any) -> str:
@@ -401,11 +416,4 @@ def _jsonable(value: Any) -> Any:
         json.dumps(value)
         return value
     except (TypeError, ValueError):
-        return _json(value)
-
-
-def _json(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
+        return as_json(value)

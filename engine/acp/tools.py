@@ -54,11 +54,12 @@ class Confined:
 
 
 def gate_tools(folder: Path, gate_of: Callable[[str], Gate], always: Callable[[], bool], served: Callable[[], Any],
-               outcome_of: Callable[[str], tuple[str, bool]]) -> list[Tool]:
+               outcome_of: Callable[[str], tuple[str, bool]], edited: Callable[[str], None] = lambda _text: None) -> list[Tool]:
     """The tools, answering the gate `gate_of(kind)` gives (the one the current decision stands for);
     `always()` says whether the operator's answer to the current approval was "approve always";
     `served()` is the connection's `Served` (where a terminal's result is kept); `outcome_of(id)`
-    what one of the agent's own calls reported (its text, and whether it failed)."""
+    what one of the agent's own calls reported (its text, and whether it failed); `edited(text)` takes
+    what to tell the agent of a permission the operator edited (its next prompt says it)."""
     confined = Confined(folder)
 
     def read_text_file(path: str, line: int | None = None, limit: int | None = None) -> str:
@@ -140,6 +141,13 @@ def gate_tools(folder: Path, gate_of: Callable[[str], Gate], always: Callable[[]
 
         gate = gate_of("permission")
         offered = gate.params["options"]
+        if gate.params.get("input", input) != input:
+            reject = choose(offered, "reject_once", "reject_always")
+            gate.answer(schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(outcome="selected", option_id=reject.option_id)
+                                                         if reject is not None else schema.DeniedOutcome(outcome="cancelled")))
+            edited(f"{title}: the operator edited its arguments to {as_json(input)}; run it with these instead")
+            raise ToolError("an agent's permission cannot carry edited arguments: refused, and the edited arguments are "
+                            "sent to the agent as its next prompt")
         chosen = choose(offered, "allow_always" if always() else "allow_once", "allow_once", "allow_always")
         if chosen is None:
             gate.answer(schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled")))
@@ -180,3 +188,13 @@ def choose(options: list[Any], *kinds: str) -> Any:
             if str(option.kind) == kind:
                 return option
     return None
+
+
+def as_json(value: Any) -> str:
+    """A value the agent sent, as JSON text (what JSON cannot hold, as its text)."""
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)

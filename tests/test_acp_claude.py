@@ -1,0 +1,52 @@
+"""claude-agent-acp 0.23.1 (Claude Code 2.1.197 under it) as an ACP run against a loopback fake
+model. It writes files itself, after its permission request: that request is the approval."""
+
+from __future__ import annotations
+
+import json
+
+from engine.acp.tools import CALL, PERMISSION
+from tests.acp_harness import claude_agent, drive, open_run
+from tests.fake_anthropic import Turn
+
+WRITE_NOTE = [Turn(text="I'll write the note.", tool_uses=[("Write", {"file_path": "note.txt", "content": "hello\n"})]),
+              Turn(text="Done.")]
+
+
+def test_a_write_waits_for_its_permission_and_is_written_once_approved():
+    seen = []
+    with claude_agent(WRITE_NOTE) as agent:
+        run = open_run(agent, "Write hello to note.txt")
+
+        def approve(engine):
+            seen.append((agent.work / "note.txt").exists())
+            engine.approve()
+
+        asked = drive(run, approve)
+        assert [tool for tool, _ in asked] == [PERMISSION]
+        assert asked[0][1]["title"] == "Write note.txt" and asked[0][1]["input"]["content"] == "hello\n"
+        assert seen == [False]
+        assert (agent.work / "note.txt").read_text() == "hello\n"
+        observed = [e for e in run.engine.events if e.type == "observation"]
+        assert observed[0].text == "allowed: answered 'Allow' (allow_once)"
+        assert observed[1].tool == CALL and not observed[1].error
+        assert run.engine.state.ended.answer == "Done."
+
+
+def test_a_refused_write_is_not_written_and_the_model_reads_the_reason():
+    with claude_agent(WRITE_NOTE) as agent:
+        run = open_run(agent, "Write hello to note.txt")
+        drive(run, lambda engine: engine.reject("call it notes.txt"))
+        assert not (agent.work / "note.txt").exists()
+        assert "call it notes.txt" in json.dumps([r for r in agent.fake.requests], default=str)
+        failed = [e for e in run.engine.events if e.type == "observation" and e.tool == CALL]
+        assert failed and failed[0].error and "after its permission was refused" not in failed[0].text
+
+
+def test_abort_mid_turn_cancels_the_agent_and_nothing_is_written():
+    with claude_agent(WRITE_NOTE) as agent:
+        run = open_run(agent, "Write hello to note.txt")
+        drive(run, lambda engine: engine.abort("not now"))
+        assert not (agent.work / "note.txt").exists()
+        assert run.engine.state.ended.outcome == "aborted"
+        assert run.engine.policy.agent.returncode is not None  # the agent process is gone
