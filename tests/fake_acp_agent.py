@@ -8,7 +8,9 @@ Each prompt is answered by one behaviour:
 - `flood`: 5,000 message chunks and 2,000 updates of one call, then ends its turn;
 - `crash`: starts a call, then exits (code 3) before saying how it ended;
 - `anyway`: asks permission for a call, then reports it completed whatever the answer;
-- `wait`: waits for `session/cancel`, then ends its turn `cancelled`.
+- `wait`: waits for `session/cancel`, then ends its turn `cancelled`;
+- `ask`: shows its plan and its usage, asks permission (allow always, allow once, reject) for
+  a call, and says the option it got.
 """
 
 from __future__ import annotations
@@ -100,6 +102,18 @@ class FakeAgent:
         await self.conn.session_update("s1", acp.start_tool_call("c1", "a long job", kind="execute", status="in_progress"))
         await self.cancelled.wait()
         await self.conn.session_update("s1", acp.update_tool_call("c1", status="failed", raw_output="cancelled"))
+
+    async def _ask(self) -> None:
+        entries = [schema.PlanEntry(content="look around", priority="high", status="completed"),
+                   schema.PlanEntry(content="clean up", priority="medium", status="pending")]
+        await self.conn.session_update("s1", acp.update_plan(entries))
+        await self.conn.session_update("s1", schema.UsageUpdate(session_update="usage_update", used=1234, size=200000))
+        call = schema.ToolCallUpdate(tool_call_id="c1", title="tidy", kind="delete", raw_input={"path": "tmp/"})
+        options = [schema.PermissionOption(option_id="always", name="Always", kind="allow_always"),
+                   schema.PermissionOption(option_id="once", name="Once", kind="allow_once"),
+                   schema.PermissionOption(option_id="no", name="No", kind="reject_once")]
+        answer = await self.conn.request_permission(session_id="s1", tool_call=call, options=options)
+        await self.say(getattr(answer.outcome, "option_id", answer.outcome.outcome))
 
 
 if __name__ == "__main__":

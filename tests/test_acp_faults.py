@@ -132,3 +132,22 @@ def test_cancel_while_the_agent_works_ends_its_turn_and_the_run_can_go_on(tmp_pa
     interrupted = [e for e in run.engine.events if e.type == "observation" and e.tool == CALL]
     assert interrupted and interrupted[0].error and "cancelled" in interrupted[0].text
     run.close()
+
+
+def test_a_rule_allows_a_permission_once_and_approve_always_answers_allow_always(tmp_path):
+    from engine.core.events import RuleInfo
+
+    run, _ = _run(tmp_path, "ask", rules=[RuleInfo(tool=PERMISSION, effect="allow")])
+    assert drive(run, lambda engine: engine.approve()) == []
+    assert run.engine.state.ended.answer == "once"
+    run, _ = _run(tmp_path / "always" if (tmp_path / "always").mkdir() is None else tmp_path, "ask")
+    drive(run, lambda engine: engine.approve(always=True))
+    assert run.engine.state.ended.answer == "always"
+
+
+def test_the_plan_is_shown_and_the_usage_update_is_the_step_usage(tmp_path):
+    run, _ = _run(tmp_path, "ask")
+    drive(run, lambda engine: engine.approve())
+    first = next(e for e in run.engine.events if e.type == "decision")
+    assert "Plan:\n  [completed] look around\n  [pending] clean up" in first.thought
+    assert first.usage.input_tokens == 1234 and not first.usage.estimated

@@ -251,7 +251,7 @@ class AcpPolicy:
     def _turn_ended(self, ended: TurnEnded) -> Decision | None:
         self._turn_open = False
         self._answer_open("the agent's turn ended")
-        left = self._cut_off("the agent's turn ended")
+        left = self._cut_off("the agent's turn ended", keep_said=True)
         if left is not None:
             self.agent.inbox.put(ended)  # the answer comes after the calls it left open
             self._turn_open = True
@@ -275,7 +275,7 @@ class AcpPolicy:
         decision.answer = answer or f"(the agent ended its turn without a message: {ended.stop_reason})"
         return decision
 
-    def _cut_off(self, why: str) -> Decision | None:
+    def _cut_off(self, why: str, *, keep_said: bool = False) -> Decision | None:
         """The agent's calls still open, each with an unknown outcome, as one decision (None if none)."""
         open_calls = [c for c in self._calls.values() if not c.reported and c.permission != "refused"]
         if not open_calls:
@@ -284,11 +284,13 @@ class AcpPolicy:
         for call in open_calls:
             call.reported = True
             actions.append(self._call_action(call, (UNKNOWN.format(why=why), True)))
-        return self._decision(actions)
+        return self._decision(actions, keep_said=keep_said)
 
-    def _decision(self, actions: list[tuple[Action, Gate | None]]) -> Decision:
-        """A decision of these actions (each with the gate it answers) and what was said since the last."""
-        parts = ["".join(self._thought).strip(), "".join(self._said).strip() if actions else ""]
+    def _decision(self, actions: list[tuple[Action, Gate | None]], *, keep_said: bool = False) -> Decision:
+        """A decision of these actions (each with the gate it answers) and what was said since the last
+        (but the agent's messages when `keep_said`: the answer that follows is made of them)."""
+        said = bool(actions) and not keep_said
+        parts = ["".join(self._thought).strip(), "".join(self._said).strip() if said else ""]
         if self._plan is not None:
             parts.append(f"Plan:\n{self._plan}")
             self._plan = None
@@ -296,7 +298,7 @@ class AcpPolicy:
             self._notes.append(f"agent-tui: {self._dropped:,} more characters of the agent's messages were not kept")
         parts.extend(_counted(self._notes))
         self._thought, self._notes, self._kept, self._dropped = [], [], 0, 0
-        if actions:
+        if said:
             self._said = []
         numbered = []
         for action, gate in actions:
