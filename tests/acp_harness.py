@@ -84,6 +84,11 @@ def drive(run: Any, answer: Callable[[Any], None], max_pauses: int = 30) -> list
     return asked
 
 
-def requests_text(fake: Any) -> str:
-    """Every request the fake model got, as one text (to find what the agent told it)."""
-    return "\n".join(json.dumps(r[-1]) if isinstance(r, tuple) else json.dumps(getattr(r, "body", r), default=str) for r in fake.requests)
+def approving(path: Path, seen: list[bool]) -> Callable[[Any], None]:
+    """An answer that approves, first noting in `seen` whether `path` exists yet (a held write: not)."""
+
+    def approve(engine: Any) -> None:
+        seen.append(path.exists())
+        engine.approve()
+
+    return approve

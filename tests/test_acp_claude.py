@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from engine.acp.tools import CALL, PERMISSION
-from tests.acp_harness import claude_agent, drive, open_run
+from tests.acp_harness import approving, claude_agent, drive, open_run
 from tests.fake_anthropic import Turn
 
 WRITE_NOTE = [Turn(text="I'll write the note.", tool_uses=[("Write", {"file_path": "note.txt", "content": "hello\n"})]),
@@ -17,12 +17,7 @@ def test_a_write_waits_for_its_permission_and_is_written_once_approved():
     seen = []
     with claude_agent(WRITE_NOTE) as agent:
         run = open_run(agent, "Write hello to note.txt")
-
-        def approve(engine):
-            seen.append((agent.work / "note.txt").exists())
-            engine.approve()
-
-        asked = drive(run, approve)
+        asked = drive(run, approving(agent.work / "note.txt", seen))
         assert [tool for tool, _ in asked] == [PERMISSION]
         assert asked[0][1]["title"] == "Write note.txt" and asked[0][1]["input"]["content"] == "hello\n"
         assert seen == [False]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from engine.acp.tools import PERMISSION, WRITE
-from tests.acp_harness import drive, gemini_agent, open_run
+from tests.acp_harness import approving, drive, gemini_agent, open_run
 from tests.fake_gemini import Turn
 
 WRITE_NOTE = [Turn(text="I'll write the note.", calls=[("write_file", {"file_path": "note.txt", "content": "hello\n"})]),
@@ -30,12 +30,7 @@ def test_a_write_is_held_until_approved_and_then_the_file_exists():
     seen = []
     with gemini_agent(WRITE_NOTE) as agent:
         run = open_run(agent, "Write hello to note.txt")
-
-        def approve(engine):
-            seen.append((agent.work / "note.txt").exists())
-            engine.approve()
-
-        asked = drive(run, _answer(approve))
+        asked = drive(run, _answer(approving(agent.work / "note.txt", seen)))
         assert [tool for tool, _ in asked] == [PERMISSION, WRITE]
         assert asked[1][1] == {"path": str(agent.work / "note.txt"), "content": "hello\n"}
         assert seen == [False]  # held: nothing written before the approval

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from engine.acp.connection import AgentProcess, AgentStartError
 from engine.acp.policy import AcpPolicy
-from engine.core.engine import ApproveMode, Listener
-from engine.core.events import Budget, RuleInfo
+from engine.core.events import Budget
 from engine.core.scenario import Scenario, Task
 
 SCENARIO_NAME = "acp"
@@ -55,17 +54,11 @@ def new_acp_run(
     cwd: str | Path = ".",
     env: dict[str, str] | None = None,
     name: str = "acp",
-    budget: Budget | None = None,
-    rules: Sequence[RuleInfo] = (),
-    out: str | Path | None = None,
-    save: bool = True,
-    clock: Callable[[], float] = time.time,
-    interactive: bool = False,
-    approve: ApproveMode = "ask",
-    listeners: Sequence[Listener] = (),
     log_path: Path | None = None,
+    **run_options: Any,
 ) -> Any:
     """A Run whose policy is the agent of `command` working in `cwd`; the agent stops with the run (`close`).
+    `run_options` go to `new_run` as they are (budget, rules, out, save, clock, interactive, approve, listeners).
 
     Built with `engine.sessions.run.new_run` like any other run: this is the one place an ACP
     run is put together (the run builder calls it)."""
@@ -83,9 +76,8 @@ def new_acp_run(
     try:
         task = Task("task", text)
         run = new_run(
-            acp_scenario(policy, task), policy=policy, budget=budget, rules=rules, out=out, save=save, clock=clock,
-            interactive=interactive, approve=approve, listeners=listeners, task=task,
-            options={"agent": " ".join(agent.argv), "cwd": str(agent.cwd), "agent_info": agent.agent_info},
+            acp_scenario(policy, task), policy=policy, task=task,
+            options={"agent": " ".join(agent.argv), "cwd": str(agent.cwd), "agent_info": agent.agent_info}, **run_options,
         )
     except BaseException:
         policy.close()
