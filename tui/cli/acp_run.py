@@ -13,7 +13,9 @@ REFUSED_WITH_ACP = ("scenario", "--task", "--policy", "--resume", "--fork", "--o
 def add_arguments(run: argparse.ArgumentParser) -> None:
     group = run.add_argument_group("ACP agents", "an Agent Client Protocol agent as the run's policy (Gemini CLI, Claude Code, Codex...)")
     group.add_argument("--acp", metavar="COMMAND", help="the agent's command line, e.g. 'gemini --acp' (with -t TASK)")
-    group.add_argument("--agent", metavar="NAME", help="an [[agent]] of the configuration (with -t TASK)")
+    from tui.cli.common import nonempty_name
+
+    group.add_argument("--agent", metavar="NAME", type=nonempty_name, help="an [[agent]] of the configuration (with -t TASK)")
 
 
 def wants_acp(args: argparse.Namespace) -> bool:
