@@ -3,7 +3,9 @@
 `gemini_agent(turns)` serves tests/fake_gemini.py's model and gives the command and
 environment that run `gemini --acp` (Gemini CLI 0.61.0 in .agents/) offline against
 it, in a fresh home folder with the settings of tests/agent_sessions.py;
-`claude_agent(turns)` does the same for claude-agent-acp 0.23.1 on tests/fake_anthropic.py.
+`claude_agent(turns)` does the same for claude-agent-acp 0.23.1 on tests/fake_anthropic.py,
+`codex_agent(turns)` for codex-acp 0.16.0 (it needs bubblewrap) on tests/fake_responses.py, with
+`approval_policy = "untrusted"` (without it Codex asks no permission at all).
 `drive(run, answer)` steps a run headless, answering each approval with `answer(engine)`.
 """
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from tests import fake_anthropic, fake_gemini
+from tests import fake_anthropic, fake_gemini, fake_responses
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = ROOT / ".agents" / "node_modules" / ".bin"
@@ -57,6 +59,17 @@ def claude_agent(turns: list[fake_anthropic.Turn]) -> Iterator[Agent]:
             **({"IS_SANDBOX": "1"} if os.geteuid() == 0 else {}),
         }
         yield Agent([str(BIN / "claude-agent-acp")], env, work, fake)
+
+
+@contextlib.contextmanager
+def codex_agent(turns: list[fake_responses.Turn]) -> Iterator[Agent]:
+    home, work = Path(tempfile.mkdtemp(prefix="acp-home-")), Path(tempfile.mkdtemp(prefix="acp-work-"))
+    with fake_responses.FakeResponses(turns) as fake:
+        (home / "config.toml").write_text(
+            'model = "gpt-fake"\nmodel_provider = "fake"\napproval_policy = "untrusted"\n'
+            f'[model_providers.fake]\nname = "fake"\nbase_url = "{fake.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_KEY"\n')
+        env = {"HOME": str(home), "CODEX_HOME": str(home), "FAKE_KEY": KEY}
+        yield Agent([str(BIN / "codex-acp")], env, work, fake)
 
 
 def open_run(agent: Agent, task: str, **kwargs: Any) -> Any:

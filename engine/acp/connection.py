@@ -187,6 +187,9 @@ class AgentProcess:
                 logging.getLogger().removeFilter(_PARSE_ERRORS)
             if self._process is not None:
                 self.returncode = self._process.returncode
+                transport = getattr(self._process, "_transport", None)  # closed on this loop, not at exit
+                if transport is not None:
+                    transport.close()
             if self._log is not None:
                 self._log.close()
 

@@ -256,7 +256,8 @@ class AcpPolicy:
             self.agent.inbox.put(ended)  # the answer comes after the calls it left open
             self._turn_open = True
             return left
-        if ended.stop_reason == "end_turn" and self._reasons:
+        ours = ended.stop_reason == "cancelled" and self._cancelled.is_set()
+        if not ours and self._reasons:  # Codex ends its turn "cancelled" at a refusal
             reasons = "\n".join(f"- {r}" for r in self._reasons)
             self._reasons = []
             self._notes.append("agent-tui: the operator's reasons were sent to the agent as its next prompt")
@@ -265,7 +266,7 @@ class AcpPolicy:
             self.agent.prompt(REASONS_TEXT.format(reasons=reasons))
             self._turn_open = True
             return None
-        if ended.stop_reason == "cancelled":
+        if ours:
             raise PolicyError("interrupted by the operator: the agent's turn was cancelled (session/cancel)")
         answer = "".join(self._said).strip()
         self._said = []
