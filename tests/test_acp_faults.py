@@ -65,7 +65,8 @@ def test_lines_that_are_not_json_rpc_are_noted_and_the_rest_kept(tmp_path, capfd
     run, _ = _run(tmp_path, "malformed")
     drive(run, lambda engine: engine.approve())
     thoughts = _thoughts(run)
-    assert "the agent sent a line that is not JSON (not passed on) (2 times)" in thoughts
+    assert "the agent sent a line that is not JSON (not passed on)" in thoughts  # starts like JSON: to the SDK
+    assert "the agent printed text that is not JSON-RPC on stdout; it went to its log" in thoughts  # its guard's
     assert "the agent sent a message that is not JSON-RPC (ignored)" in thoughts
     assert run.engine.state.ended.answer == "before after"
     assert "Traceback" not in capfd.readouterr().err

@@ -18,6 +18,7 @@ import os
 import queue
 import shlex
 import shutil
+import sys
 import threading
 from concurrent.futures import Future
 from pathlib import Path
@@ -25,7 +26,12 @@ from typing import IO, Any, Sequence
 
 from engine.acp.items import Gone, Item, Note, TurnEnded
 from engine.acp.served import Served
+from engine.mcp.guard import NOISE
 
+GUARD = Path(__file__).resolve().parents[1] / "mcp" / "guard.py"
+"""The guard the agent starts under, as an MCP server does (engine/mcp/guard.py): it dies with
+agent-tui, a line over MAX_LINE_BYTES stops it, text that is not JSON-RPC goes to its log."""
+MAX_LINE_BYTES = 16 * 1024 * 1024
 START_TIMEOUT = 60.0
 """Seconds the agent has to answer `initialize` and `session/new`."""
 STDERR_TAIL_BYTES = 2000
@@ -114,6 +120,8 @@ class AgentProcess:
         self.turn: Future[Any] | None = None
         self.served: Any = None
         self.went: str | None = None
+        self.pid_file: Path | None = None
+        self._noise_said = False
         """Why the agent went away (its process exited, its connection ended), once it has."""
         """The `Served` handlers (terminals' results live there)."""
 
@@ -148,12 +156,15 @@ class AgentProcess:
             self._log = open(self.log_path, "wb")
         env = {**os.environ, **self.env}
         stderr = self._log.fileno() if self._log is not None else asyncio.subprocess.DEVNULL
+        self.pid_file = self.log_path.with_suffix(".pid") if self.log_path is not None else None
+        guarded = [sys.executable, "-I", "-S", str(GUARD), str(os.getpid()), str(self.pid_file or os.devnull), str(MAX_LINE_BYTES),
+                   *self.argv]
         logging.getLogger().addFilter(_PARSE_ERRORS)
         _PARSE_ERRORS.listeners.append(self)
         try:
             self.served = Served(self)
             async with acp.spawn_agent_process(
-                self.served, self.argv[0], *self.argv[1:], env=env, cwd=self.cwd,
+                self.served, guarded[0], *guarded[1:], env=env, cwd=self.cwd,
                 transport_kwargs={"stderr": stderr}, observers=[self._observe],
             ) as (conn, process):
                 self._conn, self._process = conn, process
@@ -192,6 +203,12 @@ class AgentProcess:
                     transport.close()
             if self._log is not None:
                 self._log.close()
+            if self.pid_file is not None:
+                for path in (self.pid_file, Path(str(self.pid_file) + NOISE)):
+                    try:
+                        path.unlink()
+                    except OSError:
+                        pass
 
     async def _open(self, conn: Any, caps: Any) -> None:
         import acp
@@ -246,10 +263,18 @@ class AgentProcess:
                 self._gone(f"the agent's process exited with code {code} mid-turn{self._stderr_hint()}" if code is not None
                            else f"the agent's turn failed ({_describe(exc)}){self._stderr_hint()}")
             return
+        self._say_noise()
         self.inbox.put(TurnEnded(str(response.stop_reason), response.usage))
+
+    def _say_noise(self) -> None:
+        """One note, the first time the guard found text that is not JSON-RPC on the agent's stdout."""
+        if self.pid_file is not None and not self._noise_said and Path(str(self.pid_file) + NOISE).exists():
+            self._noise_said = True
+            self.inbox.put(Note(f"agent-tui: the agent printed text that is not JSON-RPC on stdout; it went to its log ({self.log_path})"))
 
     def _gone(self, why: str) -> None:
         """Say once that the agent went away."""
+        self._say_noise()
         if not self.went:
             self.went = why
             self.inbox.put(Gone(why))
