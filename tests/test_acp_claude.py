@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from engine.acp.tools import CALL, PERMISSION
+from engine.acp.tools import CALL, permission_tool
 from tests.acp_harness import approving, claude_agent, drive, open_run
 from tests.fake_anthropic import Turn
 
@@ -18,7 +18,7 @@ def test_a_write_waits_for_its_permission_and_is_written_once_approved():
     with claude_agent(WRITE_NOTE) as agent:
         run = open_run(agent, "Write hello to note.txt")
         asked = drive(run, approving(agent.work / "note.txt", seen))
-        assert [tool for tool, _ in asked] == [PERMISSION]
+        assert [tool for tool, _ in asked] == [permission_tool("edit")]
         assert asked[0][1]["title"] == "Write note.txt" and asked[0][1]["input"]["content"] == "hello\n"
         assert seen == [False]
         assert (agent.work / "note.txt").read_text() == "hello\n"

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from engine.acp.run import new_acp_run
-from engine.acp.tools import CALL, PERMISSION, TERMINAL
+from engine.acp.tools import CALL, TERMINAL, permission_tool
 from tests.acp_harness import drive
 
 FAKE = Path(__file__).with_name("fake_acp_agent.py")
@@ -98,7 +98,7 @@ def test_a_call_run_after_its_permission_was_refused_is_recorded_and_said(tmp_pa
     run, _ = _run(tmp_path, "anyway")
     answers = iter([lambda engine: engine.reject("keep build/"), lambda engine: engine.abort("enough")])
     asked = drive(run, lambda engine: next(answers)(engine))
-    assert [tool for tool, _ in asked] == [PERMISSION, PERMISSION]  # asked again after the reason was sent
+    assert [tool for tool, _ in asked] == [permission_tool("execute")] * 2  # asked again after the reason was sent
     call = [e for e in run.engine.events if e.type == "observation" and e.tool == CALL]
     assert "the agent ran this call after its permission was refused" in call[0].text and "removed build/" in call[0].text
     assert "the agent ran this call after its permission was refused (rm -rf build)" in _thoughts(run)
@@ -138,7 +138,7 @@ def test_cancel_while_the_agent_works_ends_its_turn_and_the_run_can_go_on(tmp_pa
 def test_a_rule_allows_a_permission_once_and_approve_always_answers_allow_always(tmp_path):
     from engine.core.events import RuleInfo
 
-    run, _ = _run(tmp_path, "ask", rules=[RuleInfo(tool=PERMISSION, effect="allow")])
+    run, _ = _run(tmp_path, "ask", rules=[RuleInfo(tool="agent.permission.*", effect="allow")])
     assert drive(run, lambda engine: engine.approve()) == []
     assert run.engine.state.ended.answer == "once"
     run, _ = _run(tmp_path / "always" if (tmp_path / "always").mkdir() is None else tmp_path, "ask")
@@ -152,3 +152,15 @@ def test_the_plan_is_shown_and_the_usage_update_is_the_step_usage(tmp_path):
     first = next(e for e in run.engine.events if e.type == "decision")
     assert "Plan:\n  [completed] look around\n  [pending] clean up" in first.thought
     assert first.usage.input_tokens == 1234 and not first.usage.estimated
+
+
+def test_approve_always_allows_that_kind_of_the_agent_tools_only(tmp_path):
+    run, _ = _run(tmp_path, "ask")
+    drive(run, lambda engine: engine.approve(always=True))
+    rules = [r.tool for r in run.engine.state.rules if r.source == "approve always"]
+    assert rules == [permission_tool("delete")]
+    from engine.core.approvals import decide_effect
+
+    tools = run.engine.tools
+    assert decide_effect(run.engine.state.rules, tools[permission_tool("delete")], {}, {})[0] == "allow"
+    assert decide_effect(run.engine.state.rules, tools[permission_tool("execute")], {}, {})[0] == "ask"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from engine.acp.tools import PERMISSION, WRITE
+from engine.acp.tools import WRITE, permission_tool
 from tests.acp_harness import approving, drive, gemini_agent, open_run
 from tests.fake_gemini import Turn
 
@@ -31,7 +31,7 @@ def test_a_write_is_held_until_approved_and_then_the_file_exists():
     with gemini_agent(WRITE_NOTE) as agent:
         run = open_run(agent, "Write hello to note.txt")
         asked = drive(run, _answer(approving(agent.work / "note.txt", seen)))
-        assert [tool for tool, _ in asked] == [PERMISSION, WRITE]
+        assert [tool for tool, _ in asked] == [permission_tool("edit"), WRITE]
         assert asked[1][1] == {"path": str(agent.work / "note.txt"), "content": "hello\n"}
         assert seen == [False]  # held: nothing written before the approval
         assert (agent.work / "note.txt").read_text() == "hello\n"
@@ -79,7 +79,7 @@ def test_a_command_waits_for_its_permission_and_runs_once_approved():
     with gemini_agent(RUN_SHELL) as agent:
         run = open_run(agent, "Make made.txt")
         asked = drive(run, approving(agent.work / "made.txt", seen))
-        assert [(tool, args["title"], args["kind"]) for tool, args in asked] == [(PERMISSION, "echo hi > made.txt", "execute")]
+        assert [(tool, args["title"], args["kind"]) for tool, args in asked] == [(permission_tool("execute"), "echo hi > made.txt", "execute")]
         assert seen == [False] and (agent.work / "made.txt").read_text() == "hi\n"
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.acp.items import Gate, Gone, Note, TurnEnded, Update
-from engine.acp.tools import CALL, GATE_TOOLS, as_json, choose, gate_tools
+from engine.acp.tools import CALL, GATE_TOOLS, as_json, choose, gate_tools, permission_tool
 from engine.core.events import Action, ApprovalDecided, Usage
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.core.tools import Tool
@@ -246,7 +246,8 @@ class AcpPolicy:
                 args["env"] = params["env"]
         else:
             args = {k: v for k, v in params.items() if v is not None}
-        return self._decision([(Action(tool=GATE_TOOLS[gate.kind], args=args), gate)])
+        tool = permission_tool(args["kind"]) if gate.kind == "permission" else GATE_TOOLS[gate.kind]
+        return self._decision([(Action(tool=tool, args=args), gate)])
 
     def _turn_ended(self, ended: TurnEnded) -> Decision | None:
         self._turn_open = False

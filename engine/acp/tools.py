@@ -5,9 +5,10 @@
   it; the operator may edit the content, and a rejection's reason is the agent's error;
 - `terminal.run` (irreversible): a command run to its end in the session folder (not
   through a shell); the operator may edit the command;
-- `agent.permission` (irreversible): the agent asks to run one of its own tools; approve
-  answers its `allow_once` option (`allow_always` only when the operator chose "always"),
-  reject its `reject_once`;
+- `agent.permission.KIND` (irreversible; KIND the agent's kind of tool: edit, execute, read,
+  delete, move, search, fetch, think, switch_mode, other): the agent asks to run one of its
+  own tools; approve answers its `allow_once` option (`allow_always` only when the operator
+  chose "always", whose rule then allows that kind only), reject its `reject_once`;
 - `agent.call` (ordinary): a call the agent ran itself, reported when it ended.
 
 Each tool answers the agent's request that it stands for (`Gate.answer`) when it runs;
@@ -27,7 +28,14 @@ if TYPE_CHECKING:
     from engine.acp.items import Gate
 
 READ, WRITE, TERMINAL, PERMISSION, CALL = "fs.read_text_file", "fs.write_text_file", "terminal.run", "agent.permission", "agent.call"
-GATE_TOOLS = {"read": READ, "write": WRITE, "terminal": TERMINAL, "permission": PERMISSION}
+GATE_TOOLS = {"read": READ, "write": WRITE, "terminal": TERMINAL}
+TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
+"""ACP's kinds of tool (schema ToolKind): one permission tool each."""
+
+
+def permission_tool(kind: str | None) -> str:
+    """The tool a permission request for a tool of this kind is an action of."""
+    return f"{PERMISSION}.{kind if kind in TOOL_KINDS else 'other'}"
 MAX_READ_BYTES = 16 << 20
 TERMINAL_SECONDS = 300.0
 """How long a command may run before it is killed."""
@@ -175,8 +183,9 @@ def gate_tools(folder: Path, gate_of: Callable[[str], Gate], always: Callable[[]
         Tool(TERMINAL, "a command run for the agent in the session folder (not through a shell)", (
             Param("command"), Param("args", "json", required=False), Param("cwd", required=False), Param("env", "json", required=False)),
             run_command, kind="irreversible", timeout=TERMINAL_SECONDS + 10),
-        Tool(PERMISSION, "the agent asks to run one of its own tools", (
-            *call_params, Param("options", required=False, description="the options the agent offers")), permission, kind="irreversible"),
+        *(Tool(permission_tool(kind), f"the agent asks to run one of its own tools (a tool of kind {kind})", (
+            *call_params, Param("options", required=False, description="the options the agent offers")), permission, kind="irreversible")
+          for kind in TOOL_KINDS),
         Tool(CALL, "a call the agent ran itself, with its result", (*call_params, Param("status", required=False)), agent_call),
     ]
 
