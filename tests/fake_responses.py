@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
@@ -19,15 +18,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.fake_gemini import Turn  # one reply: text, then function calls (name, arguments)
 from tests.loopback import Loopback
 
-
-@dataclass
-class Turn:
-    """One reply: text, then function calls (name, arguments)."""
-
-    text: str = ""
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+__all__ = ["FakeResponses", "Turn"]
 
 
 def _outputs(body: dict[str, Any]) -> int:

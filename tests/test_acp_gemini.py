@@ -68,25 +68,3 @@ def test_the_transcript_holds_the_agent_turn_as_steps():
         assert saved.events[-1].type == "run_ended" and saved.events[-1].answer == "Done."
         thoughts = [e.thought for e in saved.events if e.type == "decision"]
         assert "I'll write the note." in thoughts
-
-
-RUN_SHELL = [Turn(text="I'll run it.", calls=[("run_shell_command", {"command": "echo hi > made.txt", "description": "make"})]),
-             Turn(text="Done.")]
-
-
-def test_a_command_waits_for_its_permission_and_runs_once_approved():
-    seen = []
-    with gemini_agent(RUN_SHELL) as agent:
-        run = open_run(agent, "Make made.txt")
-        asked = drive(run, approving(agent.work / "made.txt", seen))
-        assert [(tool, args["title"], args["kind"]) for tool, args in asked] == [(permission_tool("execute"), "echo hi > made.txt", "execute")]
-        assert seen == [False] and (agent.work / "made.txt").read_text() == "hi\n"
-
-
-def test_abort_mid_turn_cancels_the_agent_and_the_command_never_runs():
-    with gemini_agent(RUN_SHELL) as agent:
-        run = open_run(agent, "Make made.txt")
-        drive(run, lambda engine: engine.abort("not now"))
-        assert not (agent.work / "made.txt").exists()
-        assert run.engine.state.ended.outcome == "aborted"
-        assert run.engine.policy.agent.returncode is not None  # the agent process is gone
