@@ -164,3 +164,12 @@ def test_approve_always_allows_that_kind_of_the_agent_tools_only(tmp_path):
     tools = run.engine.tools
     assert decide_effect(run.engine.state.rules, tools[permission_tool("delete")], {}, {})[0] == "allow"
     assert decide_effect(run.engine.state.rules, tools[permission_tool("execute")], {}, {})[0] == "ask"
+
+
+def test_the_time_budget_cancels_an_agent_turn_that_outlasts_it(tmp_path):
+    from engine.core.events import Budget
+
+    run, _ = _run(tmp_path, "wait", budget=Budget(max_seconds=1.0))
+    drive(run, lambda engine: engine.approve())
+    assert "the time budget ran out while the agent worked: session/cancel sent" in _thoughts(run)
+    assert run.engine.state.ended.outcome == "stopped"

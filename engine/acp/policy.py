@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +92,7 @@ class AcpPolicy:
         self._gone: str | None = None
         self._numbered = 0
         self._cancelled = threading.Event()
+        self._cancel_at: float | None = None
         self._closed = False
 
     def attach(self, engine: Engine) -> None:
@@ -124,16 +126,30 @@ class AcpPolicy:
             raise PolicyError(self._gone, retryable=False)
         if not self._turn_open:
             self._cancelled.clear()
+            self._cancel_at = None
             self.agent.prompt(CONTINUE_TEXT if self._prompted else view.task)
             self._prompted = self._turn_open = True
+        deadline = None if view.time_left is None else time.monotonic() + view.time_left
         while True:
             try:
                 item = self.agent.inbox.get(timeout=0.25)
             except queue.Empty:
+                self._waited(deadline)
                 continue
             decision = self._take(item, view)
             if decision is not None:
                 return decision
+
+    def _waited(self, deadline: float | None) -> None:
+        """Nothing from the agent yet: cancel its turn when the time budget ran out, and give up
+        waiting (PolicyError) when it does not end the turn within CANCEL_WAIT of a cancel."""
+        now = time.monotonic()
+        if deadline is not None and now > deadline and self._cancel_at is None:
+            self._notes.append("agent-tui: the time budget ran out while the agent worked: session/cancel sent")
+            self.cancel()
+        if self._cancel_at is not None and now - self._cancel_at > CANCEL_WAIT:
+            self._cancel_at = now  # the next wait gives it as long again
+            raise PolicyError(f"session/cancel was sent and the agent has not ended its turn within {CANCEL_WAIT:g} s")
 
     def _take(self, item: Any, view: RunView) -> Decision | None:
         if isinstance(item, Update):
@@ -369,6 +385,7 @@ class AcpPolicy:
 
     def cancel(self) -> None:
         """`session/cancel` (any thread): the agent's turn ends `cancelled`, and `decide` says so."""
+        self._cancel_at = time.monotonic()
         self._cancelled.set()
         self.agent.cancel()
 
