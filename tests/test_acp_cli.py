@@ -74,3 +74,17 @@ def test_an_empty_agent_name_is_refused_naming_the_flag(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["run", "--agent", "", "-t", "x"])
     assert stop.value.code == 2 and "argument --agent: expected a name, got an empty one" in capsys.readouterr().err
+
+
+def test_fork_and_verify_of_an_acp_run_say_why_not(monkeypatch, capsys, tmp_path):
+    import sys
+    from pathlib import Path
+
+    fake = Path(__file__).with_name("fake_acp_agent.py")
+    out = tmp_path / "run.jsonl"
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--acp", f"{sys.executable} {fake} terminal", "-t", "make it", "--headless", "--approve", "all", "-o", str(out)]) == 0
+    assert "$ sh -c 'echo made > made.txt; echo done'" in capsys.readouterr().out
+    for argv in (["run", "--fork", str(out), "--at", "1"], ["verify", str(out)]):
+        code = main(argv)
+        assert code == 2 and "cannot be resumed, forked or verified" in capsys.readouterr().err, argv

@@ -13,7 +13,7 @@ from engine.core.scenario import Scenario, Task
 
 SCENARIO_NAME = "acp"
 BUDGET = Budget(max_steps=500)
-RESUME_REFUSED = ("{path}: a run of an ACP agent cannot be resumed or forked: the agent's live session cannot be restored; "
+RESUME_REFUSED = ("{path}: a run of an ACP agent cannot be resumed, forked or verified: the agent's live session cannot be restored; "
                   "replay, show or export it, or start a new run with --acp")
 
 

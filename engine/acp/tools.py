@@ -18,6 +18,7 @@ one that does not run (rejected, denied) is answered by `settle` with the observ
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -142,7 +143,7 @@ def gate_tools(folder: Path, gate_of: Callable[[str], Gate], always: Callable[[]
         terminals[terminal_id] = Finished(output, truncated, code, signal)
         gate.answer(schema.CreateTerminalResponse(terminal_id=terminal_id))
         ended = f"exit code {code}" if code is not None else f"killed ({signal})" + (f" after {TERMINAL_SECONDS:g} s" if signal == "SIGKILL" else "")
-        return f"$ {' '.join(argv)}\n{output}{'' if output.endswith(chr(10)) or not output else chr(10)}({ended})"
+        return f"$ {shlex.join(argv)}\n{output}{'' if output.endswith(chr(10)) or not output else chr(10)}({ended})"
 
     def permission(call: str, title: str, kind: str = "", input: Any = None, options: str = "") -> str:
         from acp import schema
