@@ -173,3 +173,14 @@ def test_the_time_budget_cancels_an_agent_turn_that_outlasts_it(tmp_path):
     drive(run, lambda engine: engine.approve())
     assert "the time budget ran out while the agent worked: session/cancel sent" in _thoughts(run)
     assert run.engine.state.ended.outcome == "stopped"
+
+
+def test_an_edited_permission_is_refused_and_its_arguments_go_to_the_agent(tmp_path):
+    run, _ = _run(tmp_path, "ask")
+    answers = iter([lambda engine: engine.modify({**engine.state.pending.args, "input": {"path": "tmp/old/"}}),
+                    lambda engine: engine.abort("enough")])
+    asked = drive(run, lambda engine: next(answers)(engine))
+    assert [tool for tool, _ in asked] == [permission_tool("delete")] * 2  # asked again, after the edit was sent
+    refused = next(e for e in run.engine.events if e.type == "observation")
+    assert refused.error and "cannot carry edited arguments" in refused.text
+    assert "the operator edited its arguments to" in "\n".join(run.engine.policy._reasons_sent)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from engine.acp.tools import WRITE, permission_tool
+from engine.core.edits import edit_preview
 from tests.acp_harness import approving, drive, gemini_agent, open_run
 from tests.fake_gemini import Turn
 
@@ -33,6 +34,8 @@ def test_a_write_is_held_until_approved_and_then_the_file_exists():
         asked = drive(run, _answer(approving(agent.work / "note.txt", seen)))
         assert [tool for tool, _ in asked] == [permission_tool("edit"), WRITE]
         assert asked[1][1] == {"path": str(agent.work / "note.txt"), "content": "hello\n"}
+        assert (asked[0][1]["path"], asked[0][1]["content"]) == (str(agent.work / "note.txt"), "hello\n")  # the permission's diff
+
         assert seen == [False]  # held: nothing written before the approval
         assert (agent.work / "note.txt").read_text() == "hello\n"
         assert run.engine.state.ended.outcome == "answer"
@@ -47,6 +50,21 @@ def test_a_rejected_write_is_not_written_and_the_model_reads_the_reason():
         assert "write it to notes/ instead" in last
         texts = [e.text for e in run.engine.events if e.type == "observation"]
         assert "REJECTED by the operator: write it to notes/ instead" in texts
+
+
+def test_the_permission_for_an_edit_shows_its_diff_before_approval():
+    previews = []
+    with gemini_agent(WRITE_NOTE) as agent:
+        (agent.work / "note.txt").write_text("old\n")
+        run = open_run(agent, "Write hello to note.txt")
+
+        def answer(engine):
+            previews.append(edit_preview(engine.state.pending.tool, engine.state.pending.args))
+            engine.approve()
+
+        drive(run, answer)
+        assert [p.shows for p in previews] == ["diff", "diff"]  # the permission, then the write itself
+        assert all("-old" in p.lines and "+hello" in p.lines for p in previews)
 
 
 def test_an_edited_write_writes_the_edited_content():

@@ -86,6 +86,7 @@ class AcpPolicy:
         self._usage_new = False
         self._prompted = False
         self._reasons: list[str] = []
+        self._reasons_sent: list[str] = []
         """The operator's reasons for refusing calls of this turn: the next prompt carries them (an agent
         may not pass an error's text on to its model: Gemini CLI 0.61 writes '[object Object]')."""
         self._turn_open = False
@@ -253,7 +254,10 @@ class AcpPolicy:
             offered = ", ".join(f"{o.name} ({o.kind})" for o in params["options"])
             args: dict[str, Any] = {"call": call.id, "title": call.title or call.id, "kind": call.kind,
                                     "input": _jsonable(call.raw_input if call.raw_input is not None else _diffs(tool_call)), "options": offered}
-            params["input"] = args["input"]
+            diff = next((item for item in tool_call.content or [] if getattr(item, "type", "") == "diff"), None)
+            if diff is not None:  # the file and its content after the edit: the approval shows their diff
+                args["path"], args["content"] = diff.path, diff.new_text
+            params["args"] = args
         elif gate.kind == "terminal":
             args = {"command": params["command"], "args": params["args"]}
             if params.get("cwd"):
@@ -276,6 +280,7 @@ class AcpPolicy:
         ours = ended.stop_reason == "cancelled" and self._cancelled.is_set()
         if not ours and self._reasons:  # Codex ends its turn "cancelled" at a refusal
             reasons = "\n".join(f"- {r}" for r in self._reasons)
+            self._reasons_sent.extend(self._reasons)
             self._reasons = []
             self._notes.append("agent-tui: the operator's reasons were sent to the agent as its next prompt")
             self._keep(self._thought, "".join(self._said).strip() + "\n\n")

@@ -37,12 +37,13 @@ TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "f
 def permission_tool(kind: str | None) -> str:
     """The tool a permission request for a tool of this kind is an action of."""
     return f"{PERMISSION}.{kind if kind in TOOL_KINDS else 'other'}"
+
+
 MAX_READ_BYTES = 16 << 20
 TERMINAL_SECONDS = 300.0
 """How long a command may run before it is killed."""
 TERMINAL_OUTPUT_BYTES = 1 << 20
 """The output a terminal keeps when the agent sets no limit (its last bytes)."""
-REJECTED_BY_AGENT_TOOL = "the operator refused"
 
 
 class Confined:
@@ -145,16 +146,19 @@ def gate_tools(folder: Path, gate_of: Callable[[str], Gate], always: Callable[[]
         ended = f"exit code {code}" if code is not None else f"killed ({signal})" + (f" after {TERMINAL_SECONDS:g} s" if signal == "SIGKILL" else "")
         return f"$ {shlex.join(argv)}\n{output}{'' if output.endswith(chr(10)) or not output else chr(10)}({ended})"
 
-    def permission(call: str, title: str, kind: str = "", input: Any = None, options: str = "") -> str:
+    def permission(call: str, title: str, kind: str = "", input: Any = None, options: str = "", path: str | None = None,
+                   content: str | None = None) -> str:
         from acp import schema
 
         gate = gate_of("permission")
         offered = gate.params["options"]
-        if gate.params.get("input", input) != input:
+        given = {"call": call, "title": title, "kind": kind, "input": input, "options": options, "path": path, "content": content}
+        if any(gate.params["args"].get(key) != value for key, value in given.items() if value is not None):
             reject = choose(offered, "reject_once", "reject_always")
             gate.answer(schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(outcome="selected", option_id=reject.option_id)
                                                          if reject is not None else schema.DeniedOutcome(outcome="cancelled")))
-            edited(f"{title}: the operator edited its arguments to {as_json(input)}; run it with these instead")
+            changed = {key: value for key, value in given.items() if value is not None and gate.params["args"].get(key) != value}
+            edited(f"{title}: the operator edited its arguments to {as_json(changed)}; run it with these instead")
             raise ToolError("an agent's permission cannot carry edited arguments: refused, and the edited arguments are "
                             "sent to the agent as its next prompt")
         chosen = choose(offered, "allow_always" if always() else "allow_once", "allow_once", "allow_always")
@@ -185,7 +189,9 @@ def gate_tools(folder: Path, gate_of: Callable[[str], Gate], always: Callable[[]
             Param("command"), Param("args", "json", required=False), Param("cwd", required=False), Param("env", "json", required=False)),
             run_command, kind="irreversible", timeout=TERMINAL_SECONDS + 10),
         *(Tool(permission_tool(kind), f"the agent asks to run one of its own tools (a tool of kind {kind})", (
-            *call_params, Param("options", required=False, description="the options the agent offers")), permission, kind="irreversible")
+            *call_params, Param("options", required=False, description="the options the agent offers"),
+            Param("path", required=False, description="the file the call edits, when it says (its diff's)"),
+            Param("content", required=False, description="the file's content after the call, when it says")), permission, kind="irreversible")
           for kind in TOOL_KINDS),
         Tool(CALL, "a call the agent ran itself, with its result", (*call_params, Param("status", required=False)), agent_call),
     ]
