@@ -154,6 +154,11 @@ EDIT_TOOLS: tuple[EditTool, ...] = (
     # apply_patch takes {input}, "the entire contents of the apply_patch command", a patch from
     # "*** Begin Patch" to "*** End Patch" over relative paths; it is shown as it is.
     EditTool("apply_patch", "patch", patch="input", source="built in: Codex"),
+    # An ACP agent's fs/write_text_file {path, content}, served by agent-tui (engine/acp/tools.py).
+    EditTool("fs.write_text_file", "write", path="path", content="content", source="built in: ACP file writes"),
+    # An ACP agent's permission request for an edit that carries a diff (schema Diff {path, newText}:
+    # the file's whole new content), flattened by engine/acp/policy.py.
+    EditTool("agent.permission.edit", "write", path="path", content="content", source="built in: ACP edits asked for"),
 )
 """The built-in rows; each comment says where its argument names come from."""
 

@@ -32,6 +32,11 @@ environment variable that holds it (`api_key_env`).
     max_steps = 30
     max_cost = 0.50
 
+    [[agent]]                   # an ACP agent: agent-tui run --agent gemini -t TASK
+    name = "gemini"
+    command = "gemini"
+    args = ["--acp"]
+
     [[edit_tool]]               # a tool that writes files: its approval shows a diff
     tool = "save_note"
     kind = "write"              # write, replace, edits or patch (engine/core/edits.py)
@@ -71,6 +76,7 @@ _POLICY_KEYS = {
     "wire",
 }
 _MCP_KEYS = {"name", "command", "args", "url", "env", "cwd", "trusted", "timeout"}
+_AGENT_KEYS = {"name", "command", "args", "env", "cwd"}
 _BUDGET_KEYS = {"max_steps": int, "max_tokens": int, "max_cost": float, "max_seconds": float}
 
 
@@ -121,6 +127,21 @@ class PolicyConfig:
         return replace(config, timeout=self.timeout) if self.timeout is not None else config
 
 
+@dataclass(frozen=True)
+class AgentConfig:
+    """A named ACP agent: the program, its arguments and environment, the folder it works in."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    source: str = DEFAULT
+
+    def argv(self) -> list[str]:
+        return [self.command, *self.args]
+
+
 @dataclass
 class Config:
     """The merged configuration; `sources` maps a dotted key to `FILE:LINE` or `default`."""
@@ -134,6 +155,11 @@ class Config:
     sources: dict[str, str] = field(default_factory=dict)
     edit_tools: list[EditTool] = field(default_factory=list)
     """[[edit_tool]] rows, put before the built-in ones (engine.core.edits.edit_table)."""
+    agents: list[AgentConfig] = field(default_factory=list)
+    """[[agent]] tables: ACP agents by name (`run --agent NAME`)."""
+
+    def agent(self, name: str) -> AgentConfig | None:
+        return next((a for a in self.agents if a.name == name), None)
 
     def policy(self, name: str) -> PolicyConfig | None:
         return next((p for p in self.policies if p.name == name), None)
@@ -235,12 +261,12 @@ class _Reader:
     # -- reading ------------------------------------------------------------------
 
     def read(self, data: dict[str, Any]) -> Config:
-        unknown = set(data) - {"policy", "mcp", "rule", "budget", "edit_tool"}
+        unknown = set(data) - {"policy", "mcp", "rule", "budget", "edit_tool", "agent"}
         if unknown:
             key = sorted(unknown)[0]
             raise ConfigError(
                 f"{self.path}:{self.line_of(key) if key in self.tables else self._key_line(0, len(self.lines), key) or 1}: "
-                f"unknown section '{key}' (expected [[policy]], [[mcp]], [[rule]], [budget], [[edit_tool]])"
+                f"unknown section '{key}' (expected [[policy]], [[mcp]], [[rule]], [budget], [[edit_tool]], [[agent]])"
             )
         for index, item in enumerate(self._array(data, "policy")):
             self.config.policies.append(self._policy(index, item))
@@ -256,6 +282,8 @@ class _Reader:
             except EditToolError as exc:
                 raise self.fail("edit_tool", index, exc.key, str(exc)) from None
             self.config.sources[f"edit_tool.{index + 1}"] = self.at("edit_tool", index)
+        for index, item in enumerate(self._array(data, "agent")):
+            self.config.agents.append(self._agent(index, item))
         return self.config
 
     def _array(self, data: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -392,6 +420,22 @@ class _Reader:
             timeout=DEFAULT_MCP_TIMEOUT if timeout is None else timeout,
             source=source,
         )
+
+    def _agent(self, index: int, item: dict[str, Any]) -> AgentConfig:
+        self._unknown("agent", index, item, _AGENT_KEYS)
+        name = self._name("agent", index, item, [a.name for a in self.config.agents])
+        command = self._string("agent", index, item, "command")
+        if command is None or not command.strip():
+            raise self.fail("agent", index, "command", f"agent '{name}' needs a command (its program, e.g. \"gemini\")")
+        args = item.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise self.fail("agent", index, "args", "args must be an array of strings")
+        env = item.get("env", {})
+        if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+            raise self.fail("agent", index, "env", "env must be a table of string values")
+        source = self._record(f"agent.{name}", "agent", index, item)
+        return AgentConfig(name=name, command=command, args=tuple(args), env=dict(env),
+                           cwd=self._string("agent", index, item, "cwd"), source=source)
 
     def _rule(self, index: int, item: dict[str, Any]) -> RuleInfo:
         unknown = set(item) - {"tool", "effect", "args"}

@@ -10,6 +10,7 @@ from typing import Any
 from tui.cli.common import add_command, budget_limits, file_name, nonempty_name, option_pair, positive_float, positive_int, repetition, step_or_end
 from tui.cli.model_flags import add_model_arguments
 from tui.cli.policies import policy_from_flags
+from tui.cli.acp_run import add_arguments as add_acp_arguments, make_acp_run, wants_acp
 from tui.cli.run_extras import add_arguments as add_extra_arguments
 from tui.cli.saved import add_format_argument, add_run_argument
 from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_USAGE, UsageError, os_error_text, report
@@ -56,11 +57,14 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     add_format_argument(run, help_prefix="with --fork: the file's ")
     add_run_argument(run, help_prefix="with --fork: ")
     add_extra_arguments(run)
+    add_acp_arguments(run)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     interactive = not args.headless
-    if args.resume or args.fork or args.at is not None or args.run is not None or args.format != "auto":
+    if wants_acp(args):
+        run = make_acp_run(args, interactive=interactive)
+    elif args.resume or args.fork or args.at is not None or args.run is not None or args.format != "auto":
         run = make_continued_run(args, interactive=interactive)
     else:
         run = make_run(args, interactive=interactive)

@@ -134,6 +134,10 @@ def scenario_of(transcript: Any, name: str | None, *, fork: bool = False) -> Any
     import scenarios
 
     header = transcript.header
+    if header.scenario == "acp" and not name:
+        from engine.acp.run import RESUME_REFUSED
+
+        raise UsageError(RESUME_REFUSED.format(path=transcript.path))
     if header.scenario == "imported":
         if fork:
             from engine.sessions.imported import imported_scenario
