@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from engine.acp.tools import CALL, permission_tool
-from tests.acp_harness import approving, claude_agent, drive, open_run
+from tests.support.acp_harness import approving, claude_agent, drive, open_run
 from tests.support.fake_anthropic import Turn
 
 WRITE_NOTE = [Turn(text="I'll write the note.", tool_uses=[("Write", {"file_path": "note.txt", "content": "hello\n"})]),

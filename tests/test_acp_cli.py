@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.acp_harness import gemini_agent
+from tests.support.acp_harness import gemini_agent
 from tests.support.fake_gemini import Turn
 from tui.cli import main
 
@@ -80,7 +80,7 @@ def test_fork_and_verify_of_an_acp_run_say_why_not(monkeypatch, capsys, tmp_path
     import sys
     from pathlib import Path
 
-    fake = Path(__file__).with_name("fake_acp_agent.py")
+    fake = Path(__file__).parent / "support" / "fake_acp_agent.py"
     out = tmp_path / "run.jsonl"
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--acp", f"{sys.executable} {fake} terminal", "-t", "make it", "--headless", "--approve", "all", "-o", str(out)]) == 0

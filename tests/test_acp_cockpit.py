@@ -1,5 +1,5 @@
 """An ACP run in the cockpit: the agent's command waits in the ordinary approval dialog, runs
-once approved, and the agent's answer ends the run (tests/fake_acp_agent.py)."""
+once approved, and the agent's answer ends the run (tests/support/fake_acp_agent.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 
 pytestmark = pytest.mark.anyio
-FAKE = Path(__file__).with_name("fake_acp_agent.py")
+FAKE = Path(__file__).parent / "support" / "fake_acp_agent.py"
 
 
 async def test_the_agent_command_is_approved_in_the_dialog_then_runs(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.acp_harness import codex_agent, drive, open_run
+from tests.support.acp_harness import codex_agent, drive, open_run
 from tests.support.fake_responses import Turn
 
 RUN_SHELL = [Turn(text="I'll run it.", calls=[("shell_command", {"command": "echo hi > made.txt"})]), Turn(text="Done.")]

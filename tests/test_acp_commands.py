@@ -9,7 +9,7 @@ import pytest
 
 from engine.acp.tools import CALL, permission_tool
 from tests.support import fake_anthropic, fake_gemini, fake_responses
-from tests.acp_harness import approving, claude_agent, codex_agent, drive, gemini_agent, open_run
+from tests.support.acp_harness import approving, claude_agent, codex_agent, drive, gemini_agent, open_run
 
 AGENTS = {
     "gemini": (gemini_agent, [fake_gemini.Turn(text="I'll run it.", calls=[("run_shell_command", {"command": "echo hi > made.txt", "description": "make"})]),

@@ -1,4 +1,4 @@
-"""A misbehaving ACP agent (tests/fake_acp_agent.py, on the SDK's agent side): each fault is a
+"""A misbehaving ACP agent (tests/support/fake_acp_agent.py, on the SDK's agent side): each fault is a
 clear note or error in the transcript, nothing the agent said is lost; a command runs through
 agent-tui's terminal only once approved; cancel ends the agent's turn."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from engine.acp.run import new_acp_run
 from engine.acp.tools import CALL, TERMINAL, permission_tool
-from tests.acp_harness import drive
+from tests.support.acp_harness import drive
 
-FAKE = Path(__file__).with_name("fake_acp_agent.py")
+FAKE = Path(__file__).parent / "support" / "fake_acp_agent.py"
 
 
 def _run(tmp_path, behaviour, **kwargs):

@@ -8,7 +8,7 @@ import json
 
 from engine.acp.tools import WRITE, permission_tool
 from engine.core.edits import edit_preview
-from tests.acp_harness import approving, drive, gemini_agent, open_run
+from tests.support.acp_harness import approving, drive, gemini_agent, open_run
 from tests.support.fake_gemini import Turn
 
 WRITE_NOTE = [Turn(text="I'll write the note.", calls=[("write_file", {"file_path": "note.txt", "content": "hello\n"})]),

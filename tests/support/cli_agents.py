@@ -16,7 +16,7 @@ import os
 import subprocess
 from pathlib import Path
 
-AGENTS = Path(__file__).resolve().parent.parent / ".agents" / "node_modules" / ".bin"
+AGENTS = Path(__file__).resolve().parents[2] / ".agents" / "node_modules" / ".bin"
 INSTALL = (
     "npm install --no-audit --no-fund --save-exact --prefix .agents "
     "@anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 opencode-ai@1.18.33 @openai/codex@0.171.0"

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 from tests.support import fake_anthropic, fake_gemini, fake_responses
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".agents" / "node_modules" / ".bin"
 KEY = "dummy-acp-key-0123456789"
 

@@ -1,4 +1,4 @@
-"""An ACP agent for tests, on the `acp` SDK's agent side: `python tests/fake_acp_agent.py BEHAVIOUR`.
+"""An ACP agent for tests, on the `acp` SDK's agent side: `python tests/support/fake_acp_agent.py BEHAVIOUR`.
 
 Each prompt is answered by one behaviour:
 - `terminal`: runs `sh -c 'echo made > made.txt; echo done'` through the client's terminal,
