@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from engine.gateway.conversation import message_text
-from engine.model.wire import WireError, reply_from_json
+from engine.wires.chat import reply_from_json
+from engine.wires.neutral import WireError
 
 CONTENTS = [
     None,

@@ -17,7 +17,7 @@ import pytest
 from engine.gateway import Gateway, GatewayServer, Upstream
 from engine.stored.transcript import read_transcript
 from tests.support.fake_anthropic import FakeAnthropic, Turn, _tool_results
-from tests.support.gateway_harness import wait_for
+from tests.support.waiting import wait_for
 
 CLAUDE = Path(__file__).resolve().parent.parent / ".agents" / "node_modules" / ".bin" / "claude"
 TOKEN = "gateway-token-for-claude-0123"
