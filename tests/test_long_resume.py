@@ -4,12 +4,13 @@ folded once, never parsed again, serialised once (a fork), and written in one go
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 import scenarios
-from engine.core import events as event_models
+from engine.core import sink
 from engine.core.state import RunState
 from engine.sessions import resume as resume_module
 from engine.core.state import fold
@@ -87,8 +88,11 @@ def test_a_fork_serialises_and_writes_the_copied_events_once(tmp_path, monkeypat
     transcript = read_transcript(parent)
     position = fork_position(transcript, "end")
     assert position == len(transcript.events)
-    dumped = _Count(event_models._Model.model_dump_json)
-    monkeypatch.setattr(event_models._Model, "model_dump_json", lambda self, *a, **k: dumped(self, *a, **k))
+    serialiser = sink.event_line
+    dumped = _Count(serialiser)
+    for module in list(sys.modules.values()):  # every module that took the one serialiser by name
+        if getattr(module, "event_line", None) is serialiser:
+            monkeypatch.setattr(module, "event_line", dumped)
     applied = _Count(RunState.apply)
     monkeypatch.setattr(RunState, "apply", lambda self, *a, **k: applied(self, *a, **k))
     from engine.stored import transcript as transcript_module
