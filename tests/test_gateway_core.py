@@ -162,13 +162,13 @@ def test_conversations_and_turns_make_runs_and_transcripts(tmp_path: Path) -> No
     assert [h.task_text for h in headers] == ["one", "two", "unrelated"]
 
 
-def test_a_new_conversation_ends_the_open_run(tmp_path: Path) -> None:
+def test_a_new_conversation_leaves_the_open_run_going(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (gw, server):
         fake.add(call("read_file", path="a", id="c1"), say("fresh"))
         agent_client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
-        agent_client(server).chat.completions.create(model="m", messages=[{"role": "user", "content": "else"}])
-        first = gw.runs[0].ended
-        assert first.outcome == "aborted" and first.reason == "the agent started another conversation"
+        agent_client(server).chat.completions.create(model="m", messages=[{"role": "user", "content": "else"}], tools=TOOLS)
+        assert gw.runs[0].ended is None and gw.runs[0].engine.released
+        assert gw.runs[1].ended.outcome == "answer"
 
 
 # -- decisions ------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """An approval answers the call the operator saw. While the approval dialog shows one call, an
-agent's new conversation can replace the run and hold another call: pressing `a` on the old
-dialog must not approve the new call, which the operator never saw."""
+agent's new conversation can hold another call beside it: pressing `a` on the old dialog
+approves the call shown, never the new one, which the operator never saw; an answer to a call
+no longer waiting is refused and runs nothing."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from engine import Answer
 from engine.gateway.controller import StaleApproval
 from tests.support.cockpit_worlds import wait_until
-from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.fake_openai import FakeOpenAI, call, calls, say
 from tests.support.gateway_harness import TOOLS, Files, gateway
 from tui.gateway_app import GatewayApp
 from tui.screens.approval import ApprovalScreen
@@ -46,7 +47,7 @@ def agent(url: str, files: Files, text: str, into: dict[str, Any]) -> threading.
     return thread
 
 
-async def test_approving_the_dialog_of_a_call_replaced_meanwhile_runs_nothing(tmp_path: Path) -> None:
+async def test_approving_the_dialog_of_a_call_while_another_is_held_approves_the_call_shown(tmp_path: Path) -> None:
     files = Files(tmp_path)
     (tmp_path / "scratch.txt").write_text("old")
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
@@ -67,22 +68,21 @@ async def test_approving_the_dialog_of_a_call_replaced_meanwhile_runs_nothing(tm
             assert isinstance(app.screen, ApprovalScreen), "the old dialog is still up"
             await pilot.press("a")
             await app.workers.wait_for_complete()
-            await pilot.pause()
+            await wait_until(pilot, lambda: "ran" in first, what="the first agent to run its call", timeout=30)
             assert files.notes_exist, "a call the operator never saw was approved"
-            assert "ran" not in second and gw.engine.state.pending is not None
-            assert any("no longer waiting" in str(n.message) for n in app._notifications)
+            assert not (tmp_path / "scratch.txt").exists()
+            assert "ran" not in second and gw.engine.state.pending.args == {"path": "notes.txt"}
 
 
 def test_the_gateway_refuses_an_answer_to_an_approval_that_is_gone(tmp_path: Path) -> None:
     files = Files(tmp_path)
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
-        fake.add(call("delete_file", path="x", id="c1"), call("delete_file", path="notes.txt", id="c2"), say("ok"))
+        fake.add(calls(("delete_file", '{"path": "x"}'), ("delete_file", '{"path": "notes.txt"}')), say("ok"))
         first: dict[str, Any] = {}
         agent(server.url, files, "one", first)
         deadline_wait(lambda: gw.engine is not None and gw.engine.status == "awaiting_approval")
         shown = gw.engine.state.pending
-        second: dict[str, Any] = {}
-        agent(server.url, files, "two", second)
+        gw.reject("not x", expected=shown)
         deadline_wait(lambda: gw.engine.state.pending is not None and gw.engine.state.pending is not shown)
         for answer in (lambda: gw.approve(expected=shown), lambda: gw.modify({"path": "x"}, expected=shown), lambda: gw.reject("no", expected=shown)):
             with pytest.raises(StaleApproval, match=r"\(delete_file, step 1\) is no longer waiting: the agent's requests moved the gateway on; nothing ran$"):
@@ -90,6 +90,7 @@ def test_the_gateway_refuses_an_answer_to_an_approval_that_is_gone(tmp_path: Pat
         with pytest.raises(StaleApproval, match="moved the gateway on"):
             gw.answer(Answer.edit({"path": "x"}), expected=shown)
         assert files.notes_exist and gw.engine.status == "awaiting_approval"
+        assert gw.engine.state.pending.args == {"path": "notes.txt"}
 
 
 def deadline_wait(predicate) -> None:

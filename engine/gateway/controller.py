@@ -16,8 +16,14 @@ A gateway run is an engine run whose policy is the upstream model
 
 A reply without tool calls is the run's answer; a later request continuing
 the same conversation starts the next run (a new transcript) with the whole
-history. A request that continues nothing starts a new conversation. All
-methods take one lock; operator calls come from any thread.
+history. A request that continues nothing starts a new conversation, its own
+run beside the others: many go on at once, each under its own lock (an upstream
+call or a held call of one never waits for another's). A request without tools
+that continues nothing while a run goes on (a title, a summary, a router) is a
+side request: passed to the upstream and back, and noted on that run. Operator
+calls come from any thread; without a `run` they apply to the selected
+conversation (the latest, unless `select`ed), and an answer with `expected`
+to the run whose pending approval it is.
 """
 
 from __future__ import annotations
@@ -36,13 +42,14 @@ from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Hea
 from engine.gateway.conversation import Conversation, NewMessages, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
-from engine.gateway.upstream import Upstream, UpstreamPolicy
+from engine.gateway.upstream import Failure, Upstream, UpstreamPolicy
 from engine.wires import Wire, chat, wire_named
 from engine.wires.chat import tool_call
 from engine.wires.neutral import Response, passthrough
 from engine.core.urls import safe_url
 from engine.model.config import Secret
-from engine.core.policy import Decision
+from engine.core.policy import Decision, PolicyError, RunView
+from engine.core.text import one_line
 from engine.core.state import PendingApproval
 from engine.sessions.build import build_engine
 from engine.sessions.run import default_transcript_path, free_path
@@ -50,13 +57,15 @@ from engine.sessions.seals import Sealer, key_or_problem, sealed_run
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
-from engine.gateway.runs import FinishedRun, GatewayRun, Held, Turn
+from engine.gateway.runs import FinishedRun, GatewayRun, Held, Line, Turn
 
-__all__ = ["FinishedRun", "Gateway", "GatewayRun", "Held", "Mode", "StaleApproval", "Turn"]
+__all__ = ["FinishedRun", "Gateway", "GatewayRun", "Held", "Line", "Mode", "StaleApproval", "Turn"]
 
 Mode = Literal["step", "continue"]
 MAX_ASKS = 8
 """Times one request asks the upstream again after every call was refused."""
+KEPT_CONVERSATIONS = 256
+"""Ended conversations kept to match requests against (their runs' lines are all kept)."""
 
 
 def call_ids(actions: Sequence[Any]) -> list[str]:
@@ -107,18 +116,21 @@ class Gateway:
         self.save = save
         self.clock = clock
         self.lock = threading.RLock()
+        """The table (`lines`, `runs`, the selection), held briefly; each conversation has its
+        own lock (`Line.lock`), taken before this one, never after."""
         self.runs: list[GatewayRun | FinishedRun] = []
-        """Every run: the finished ones as `FinishedRun`s, the current one (last) whole."""
-        self._current: GatewayRun | None = None
-        self.held: Held | None = None
-        self.turn = Turn()
-        self.answered: tuple[int, Response] | None = None
+        """Every run by number: the ended ones as `FinishedRun`s, those going on whole."""
+        self.lines: list[Line] = []
+        """The conversations followed (a request is matched against them), oldest first."""
         self.event_listeners: list[Callable[[GatewayRun, Event], None]] = []
         self.change_listeners: list[Callable[[], None]] = []
+        self._selected: Line | None = None
+        self._pinned = False
         self._conversations = 0
+        self._requests = 0
+        self._credit = 0
         self._out_number = 1
         self._tools_seen: tuple[Any, list[Tool]] | None = None
-        self._credit = 0
         self._key = key
         self._client = UpstreamClient(timeout)
         self._swapped = False
@@ -130,20 +142,53 @@ class Gateway:
     # -- reading ---------------------------------------------------------------
 
     @property
+    def selected(self) -> Line | None:
+        """The conversation the operator's calls without a `run` apply to: the one chosen with
+        `select`, else the one whose run started last."""
+        return self._selected
+
+    @property
     def current(self) -> GatewayRun | None:
-        return self._current
+        """The selected conversation's run, while it is kept whole."""
+        line = self._selected
+        run = line.run if line is not None else None
+        return run if isinstance(run, GatewayRun) else None
 
     @property
     def engine(self) -> Engine | None:
         run = self.current
         return run.engine if run is not None else None
 
-    def status(self) -> str:
-        """waiting for the agent, holding a request, or the engine's pause."""
-        engine = self.engine
+    @property
+    def held(self) -> Held | None:
+        """The selected conversation's held request."""
+        line = self._selected
+        return line.held if line is not None else None
+
+    @property
+    def turn(self) -> Turn:
+        line = self._selected
+        return line.turn if line is not None else Turn()
+
+    def open_runs(self) -> list[GatewayRun]:
+        """The runs going on now (not ended), oldest first."""
+        with self.lock:
+            return [run for run in (line.open_run for line in self.lines) if run is not None]
+
+    def select(self, run: GatewayRun | int) -> None:
+        """Point the operator's calls without a `run` at `run`'s conversation (it stays selected)."""
+        with self.lock:
+            self._selected, self._pinned = self._line_of(run), True
+        self._changed()
+
+    def status(self, run: GatewayRun | int | None = None) -> str:
+        """waiting for the agent, holding a request, or the engine's pause (of `run`, or the selected one)."""
+        line = self._line_of(run) if run is not None else self._selected
+        current = line.run if line is not None else None
+        engine = current.engine if isinstance(current, GatewayRun) else None
         if engine is not None and engine.status in ("awaiting_approval", "awaiting_budget"):
             return engine.status
-        if self.held is None:
+        if line is None or line.held is None:
             return "waiting for the agent"
         if engine is not None and engine.status == "policy_failed":
             return "policy_failed"
@@ -151,6 +196,13 @@ class Gateway:
 
     def model_names(self) -> list[str]:
         return [u.model or u.name for u in self.upstreams]
+
+    def _line_of(self, run: GatewayRun | FinishedRun | int) -> Line:
+        with self.lock:
+            for line in self.lines:
+                if line.run is run or (isinstance(run, int) and line.run is not None and line.run.number == run):
+                    return line
+        raise ValueError(f"no run {run if isinstance(run, int) else run.number} going on in the gateway")
 
     # -- requests --------------------------------------------------------------
 
@@ -168,13 +220,23 @@ class Gateway:
         if problem is not None:
             future.set_result(wire.error_response(400, f"agent-tui gateway: {problem}"))
             return future
-        with self.lock:
-            self._agent_wire = wire
-            try:
-                self._take(body, tools, future, wire)
-                self._advance()
-            except (RecordError, OSError) as exc:  # the transcript cannot be written: nothing is released
-                self._cannot_record(future, exc)
+        messages = body["messages"]
+        while True:
+            with self.lock:
+                self._agent_wire = wire
+                line, new, beside = self._match(messages, bool(tools))
+            if beside is not None:
+                self._side(body, beside, future, wire)
+                return future
+            with line.lock:
+                if not new and not line.conversation.continues(messages):
+                    continue  # it moved on while this request waited for its lock: match again
+                try:
+                    self._take(line, body, tools, future, new, wire)
+                    self._advance(line)
+                except (RecordError, OSError) as exc:  # the transcript cannot be written: nothing is released
+                    self._cannot_record(line, future, exc)
+            break
         self._changed()
         return future
 
@@ -186,6 +248,38 @@ class Gateway:
             return wire.error_response(404, f"agent-tui gateway: no {wire.NAME} upstream to pass {route} to (the upstream {upstream.name} speaks {upstream.wire})")
         policy = UpstreamPolicy(upstream, dict, key=self._key, client=self._client)
         return policy.pass_through(route, body, headers)
+
+    def _match(self, messages: list[dict[str, Any]], tools: bool) -> tuple[Line, bool, Line | None]:
+        """The conversation `messages` continue (the longest when several do), or a new one;
+        or, for a request without tools beside a run going on, that run's conversation as the
+        third value (a side request). Under the table lock."""
+        self._requests += 1
+        continued = [line for line in self.lines if line.conversation.continues(messages)]
+        if continued:
+            line = max(continued, key=lambda m: len(m.conversation.known))
+            line.active = self._requests
+            return line, False, None
+        going = [line for line in self.lines if line.open_run is not None]
+        if not tools and going:
+            beside = max(going, key=lambda m: m.active)
+            return beside, False, beside
+        waiting = [line for line in going if line.open_run.engine.released]
+        self._conversations += 1
+        line = Line(Conversation(self._conversations), active=self._requests)
+        if waiting:
+            line.parent = max(waiting, key=lambda m: m.active).run
+        self.lines.append(line)
+        self._forget_old()
+        return line, True, None
+
+    def _forget_old(self) -> None:
+        """Keep at most `KEPT_CONVERSATIONS` ended conversations to match requests against
+        (the oldest go: a request continuing one starts a new conversation)."""
+        ended = [line for line in self.lines if line.open_run is None and line.held is None and line.run is not None]
+        for line in ended[: max(0, len(ended) - KEPT_CONVERSATIONS)]:
+            self.lines.remove(line)
+            if self._selected is line:
+                self._selected, self._pinned = None, False
 
     def _tools(self, spec: Any) -> list[Tool]:
         """The request's tools; the previous request's `Tool`s when it declared the same ones
@@ -201,53 +295,73 @@ class Gateway:
         self._tools_seen = (spec, tools)
         return tools
 
-    def _cannot_record(self, future: Future[Response], exc: BaseException) -> None:
+    def _side(self, body: dict[str, Any], beside: Line, future: Future[Response], wire: Wire) -> None:
+        """A request without tools that continues no conversation, beside a run going on (a
+        title, a summary, a router): passed to the upstream and back, and noted on that run."""
+        policy = self._policy(self._upstream_for(wire), lambda: dict(body))
+        response, said = side_response(policy, body, wire)
+        future.set_result(response)
+        count = len(body["messages"])
+        text = f"a side request without tools ({count} message{'s' if count != 1 else ''}) went to the upstream: {said}"
+
+        def note() -> None:
+            with beside.lock:
+                run = beside.open_run
+                if run is not None and run.engine.halted is None:
+                    try:
+                        run.engine.note(text)
+                    except RecordError:
+                        pass  # halted: its next request is told
+            self._changed()
+
+        threading.Thread(target=note, name="gateway-side-note", daemon=True).start()
+
+    def _cannot_record(self, line: Line, future: Future[Response], exc: BaseException) -> None:
         """Answer the waiting request (and `future`) with an error: a turn the transcript
         cannot hold sends the agent no call and no answer."""
         from engine.core.guards import halt_reason
 
-        engine = self.engine
+        run = line.run
+        engine = run.engine if isinstance(run, GatewayRun) else None
         reason = engine.halted if engine is not None and engine.halted is not None else halt_reason(exc)
-        wire = self.held.wire if self.held is not None else self._agent_wire
+        wire = line.held.wire if line.held is not None else line.wire or self._agent_wire
         response = wire.error_response(503, f"agent-tui gateway: {reason}", "agent_tui", "transcript_unwritable")
-        if self.held is not None:
-            self._respond(response)
+        if line.held is not None:
+            self._respond(line, response)
         if not future.done():
             future.set_result(response)
 
-    def _take(self, body: dict[str, Any], tools: list[Tool], future: Future[Response], wire: Wire) -> None:
+    def _take(self, line: Line, body: dict[str, Any], tools: list[Tool], future: Future[Response], new: bool, wire: Wire) -> None:
         messages = body["messages"]
-        run = self.current
-        if self.held is not None:
-            self.held.future.cancel()
-            self.held = None
-        if run is not None and run.conversation.continues(messages):
-            conversation = run.conversation
+        conversation = line.conversation
+        line.wire = wire  # before a run starts: its upstream is of this wire (another agent's request may set the gateway's meanwhile)
+        if line.held is not None:
+            line.held.future.cancel()
+            line.held = None
+        if new or line.run is None:  # (None: its first run could not start; it starts now)
+            found = conversation.take(messages)
+            self._start(line, tools, found.user or [message_text(messages[-1].get("content"))])
+        else:
+            run = line.run
             fresh = len(messages) > len(conversation.known)
-            if not fresh and self.answered is not None and self.answered[0] == len(conversation.known):
-                self._hand(run, self.answered[1], future)  # the same request again: the same response
+            if not fresh and line.answered is not None and line.answered[0] == len(conversation.known):
+                self._hand(run, line.answered[1], future)  # the same request again: the same response
                 return
             found = conversation.take(messages)
-            if run.engine.ended and fresh and run.engine.state.ended.outcome == "answer":
-                run = self._start(conversation, tools, found.user or ["(the conversation goes on)"])
-            elif fresh and not run.engine.ended:
+            ended = run.ended if run is not None else None
+            if ended is not None and fresh and ended.outcome == "answer":
+                self._start(line, tools, found.user or ["(the conversation goes on)"])
+            elif fresh and isinstance(run, GatewayRun) and ended is None:
                 run.engine.tools.update({t.name: t for t in tools})
-                if self.turn.decision is not None and self.answered is None:
+                if line.turn.decision is not None and line.answered is None:
                     # The decision being answered has not gone out (a call waits for the
                     # operator): this newer request takes the older one's place and gets it.
                     self._note_user(run.engine, found.user)
                 else:
-                    self.turn = Turn()
-                    self.answered = None
+                    line.turn = Turn()
+                    line.answered = None
                     self._deliver(run, found)
-        else:
-            if run is not None and not run.engine.ended:
-                self._end_run(run, "the agent started another conversation")
-            self._conversations += 1
-            conversation = Conversation(self._conversations)
-            found = conversation.take(messages)
-            run = self._start(conversation, tools, found.user or [message_text(messages[-1].get("content"))])
-        self.held = Held(body, future, wire)
+        line.held = Held(body, future, wire)
 
     def _deliver(self, run: GatewayRun, found: NewMessages) -> None:
         """The new messages into the run: each released call's result, or why there is none
@@ -284,52 +398,73 @@ class Gateway:
         for text in user:
             engine.note(f"USER: {text}")
 
-    def _start(self, conversation: Conversation, tools: list[Tool], user: list[str]) -> GatewayRun:
+    def _start(self, line: Line, tools: list[Tool], user: list[str]) -> GatewayRun:
+        conversation = line.conversation
         conversation.turns += 1
-        number = len(self.runs) + 1
         task = f"conversation-{conversation.number}-turn-{conversation.turns}"
-        upstream = self._upstream_for(self._agent_wire)
-        policy = self._policy(upstream)
-        header = Header(
-            scenario="gateway",
-            task=task,
-            task_text="\n".join(user),
-            options={
-                "upstream": safe_url(upstream.url),
-                "model": upstream.model,
-                "conversation": conversation.number,
-                "turn": conversation.turns,
-            },
-            tools=[t.info() for t in tools],
-            budget=self.budget,
-            rules=self.rules,
-            policy=policy.name,
-            repetition_threshold=None,
-            started_at=self.clock(),
-        )
-        path: Path | None = None
-        writer: TranscriptWriter | None = None
-        sealer: Sealer | None = None
-        taken: list[Path] = []
-        if self.save:
-            header, sealer = sealed_run(key_or_problem()[0], header)
-            path, writer, taken = self._writer(number, task, header)
-        engine = build_engine(
-            header, tools, policy, writer=writer, sealer=sealer, clock=self.clock, interactive=True, approve=self.approve_mode,
-            tools_elsewhere=True,
-        )
-        run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
-        engine.listeners.append(lambda event: self._on_event(run, event))
-        if self._current is not None:
-            self.runs[-1] = self._current.finished()
-        self.runs.append(run)
-        self._current = run
-        self.turn = Turn()
-        self.answered = None
+        upstream = self._upstream_for(line.wire or self._agent_wire)
+        policy = self._policy(upstream, lambda: self._upstream_body(line))
+        options: dict[str, Any] = {
+            "upstream": safe_url(upstream.url),
+            "model": upstream.model,
+            "conversation": conversation.number,
+            "turn": conversation.turns,
+        }
+        if line.parent is not None:
+            options["parent_run"] = line.parent.number
+            options["parent_transcript"] = str(line.parent.path) if line.parent.path is not None else None
+        with self.lock:
+            number = len(self.runs) + 1
+            header = Header(
+                scenario="gateway",
+                task=task,
+                task_text="\n".join(user),
+                options=options,
+                tools=[t.info() for t in tools],
+                budget=self.budget,
+                rules=self.rules,
+                policy=policy.name,
+                repetition_threshold=None,
+                started_at=self.clock(),
+            )
+            path: Path | None = None
+            writer: TranscriptWriter | None = None
+            sealer: Sealer | None = None
+            taken: list[Path] = []
+            if self.save:
+                header, sealer = sealed_run(key_or_problem()[0], header)
+                path, writer, taken = self._writer(number, task, header)
+            engine = build_engine(
+                header, tools, policy, writer=writer, sealer=sealer, clock=self.clock, interactive=True, approve=self.approve_mode,
+                tools_elsewhere=True,
+            )
+            run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
+            engine.listeners.append(lambda event: self._on_event(line, run, event))
+            if isinstance(line.run, GatewayRun):
+                self.runs[line.run.number - 1] = line.run = line.run.finished()
+            self._finish_ended()
+            self.runs.append(run)
+            line.run = run
+            line.turn = Turn()
+            line.answered = None
+            if not self._pinned or self._selected is None:
+                self._selected = line
         if taken:
             names = ", ".join(p.name for p in taken)
             engine.note(f"{names} {'is' if len(taken) == 1 else 'are'} taken (another file or a link): this run's transcript is {path}")
         return run
+
+    def _finish_ended(self) -> None:
+        """Keep of each ended run only its line (`FinishedRun`): a gateway that serves for days
+        keeps a few hundred bytes per run. A conversation busy now is left for next time."""
+        for other in self.lines:
+            run = other.run
+            if isinstance(run, GatewayRun) and run.ended is not None and other.lock.acquire(blocking=False):
+                try:
+                    if other.run is run:
+                        self.runs[run.number - 1] = other.run = run.finished()
+                finally:
+                    other.lock.release()
 
     def _writer(self, number: int, task: str, header: Header) -> tuple[Path, TranscriptWriter, list[Path]]:
         """The run's transcript: in the data folder, or `-o FILE` for the first run and the next
@@ -360,25 +495,26 @@ class Gateway:
             return self.upstream
         return next((u for u in self.upstreams if u.wire == wire.NAME), self.upstream)
 
-    def _policy(self, upstream: Upstream) -> UpstreamPolicy:
-        return UpstreamPolicy(upstream, self._upstream_body, key=self._key, client=self._client)
+    def _policy(self, upstream: Upstream, body: Callable[[], dict[str, Any]]) -> UpstreamPolicy:
+        return UpstreamPolicy(upstream, body, key=self._key, client=self._client)
 
-    def _upstream_body(self) -> dict[str, Any]:
-        held, run = self.held, self.current
-        if held is None or run is None:
+    def _upstream_body(self, line: Line) -> dict[str, Any]:
+        held = line.held
+        if held is None or not isinstance(line.run, GatewayRun):
             raise RuntimeError("no agent request to answer")
-        return {**held.body, "messages": list(run.conversation.upstream)}
+        return {**held.body, "messages": list(line.conversation.upstream)}
 
-    def _on_event(self, run: GatewayRun, event: Event) -> None:
-        if run is self.current:
+    def _on_event(self, line: Line, run: GatewayRun, event: Event) -> None:
+        if run is line.run:
+            turn = line.turn
             if isinstance(event, DecisionMade):
                 policy = run.engine.policy
                 reply = policy.last_reply if isinstance(policy, UpstreamPolicy) else None
-                self.turn.decision, self.turn.reply, self.turn.refused = event, reply, {}
+                turn.decision, turn.reply, turn.refused = event, reply, {}
             elif isinstance(event, Observed) and not event.executed and event.index >= 0:
-                self.turn.refused[event.index] = event.text
+                turn.refused[event.index] = event.text
             elif isinstance(event, PolicyFailed):
-                self.turn.failure = event
+                turn.failure = event
         for listener in self.event_listeners:
             listener(run, event)
 
@@ -386,18 +522,22 @@ class Gateway:
         for listener in self.change_listeners:
             listener()
 
-    # -- answering -------------------------------------------------------------
+    # -- answering (each under its conversation's lock) ------------------------
 
-    def _advance(self) -> None:
+    def _advance(self, line: Line) -> None:
         """Move the held request on as far as the mode and the operator allow."""
-        while self.held is not None and self.current is not None:
-            engine = self.current.engine
+        while line.held is not None and line.run is not None:
+            run = line.run
+            if not isinstance(run, GatewayRun):
+                self._respond(line, self._end_response(line))
+                return
+            engine = run.engine
             status = engine.status
             if status == "halted":
-                self._cannot_record(self.held.future, RecordError(engine.halted))
+                self._cannot_record(line, line.held.future, RecordError(engine.halted))
                 return
             if status == "ended":
-                self._respond(self._end_response())
+                self._respond(line, self._end_response(line))
                 return
             if status == "awaiting_approval":
                 return
@@ -406,129 +546,130 @@ class Gateway:
                     return
                 engine.end_at_budget()
                 continue
-            if status == "policy_failed" and self.turn.failure is not None:
-                self._respond(self._failure_response())
+            if status == "policy_failed" and line.turn.failure is not None:
+                self._respond(line, self._failure_response(line))
                 return
-            decision = self.turn.decision
+            decision = line.turn.decision
             if decision is not None and not engine.state.queue:
-                if self.turn.asks >= MAX_ASKS:
-                    self._respond(self.held.wire.error_response(409, f"agent-tui gateway: every call was refused {MAX_ASKS} times in a row", "refused"))
+                if line.turn.asks >= MAX_ASKS:
+                    self._respond(line, line.held.wire.error_response(409, f"agent-tui gateway: every call was refused {MAX_ASKS} times in a row", "refused"))
                     return
-                self._refused_go_upstream(decision, now=True)
-                self.turn.decision = None
-                self.turn.asks += 1
+                self._refused_go_upstream(line, decision, now=True)
+                line.turn.decision = None
+                line.turn.asks += 1
             elif decision is not None:
-                self._respond(self._released_response(decision))
+                self._respond(line, self._released_response(line, decision))
                 return
-            elif self.mode == "step" and self._credit == 0:
+            elif self.mode == "step" and line.credit == 0 and not self._take_credit():
                 return
             else:
-                self._credit = 0
+                line.credit = 0
             before = len(engine.events)
             try:
                 engine.step()
-                self._note_untranslated(engine)
+                self._note_untranslated(run)
             except RecordError:
                 continue  # halted: answered at the top of the loop
             if len(engine.events) == before:
                 return
 
-    def _note_untranslated(self, engine: Engine) -> None:
+    def _note_untranslated(self, run: GatewayRun) -> None:
         """Say once on the run what the agent's request had that the upstream's wire cannot carry."""
-        policy, run = engine.policy, self.current
-        if not isinstance(policy, UpstreamPolicy) or run is None:
+        engine = run.engine
+        policy = engine.policy
+        if not isinstance(policy, UpstreamPolicy):
             return
         for what in policy.untranslated:
             if (run.number, what) not in self._said:
                 self._said.add((run.number, what))
                 engine.note(f"not sent to the upstream ({policy.wire.NAME} wire: no counterpart): {what}")
 
-    def _refused_go_upstream(self, decision: DecisionMade, now: bool) -> None:
+    def _refused_go_upstream(self, line: Line, decision: DecisionMade, now: bool) -> None:
         ids = call_ids(decision.actions)
-        calls = [tool_call(ids[i], a.tool, a.args) for i, a in enumerate(decision.actions) if i in self.turn.refused]
-        answers = [(ids[i], self.turn.refused[i]) for i, a in enumerate(decision.actions) if i in self.turn.refused]
+        refused = line.turn.refused
+        calls = [tool_call(ids[i], a.tool, a.args) for i, a in enumerate(decision.actions) if i in refused]
+        answers = [(ids[i], refused[i]) for i, a in enumerate(decision.actions) if i in refused]
         if calls:
-            self.current.conversation.rejected(decision.thought, calls, answers, now)
+            line.conversation.rejected(decision.thought, calls, answers, now)
 
-    def _released_response(self, decision: DecisionMade) -> Response:
-        engine = self.current.engine
+    def _released_response(self, line: Line, decision: DecisionMade) -> Response:
+        run = line.run
+        engine = run.engine
         released = engine.released
-        reply = self.turn.reply
+        reply = line.turn.reply
         ids = call_ids(decision.actions)
         renamed = [(i, a.call_id, ids[i]) for i, a in enumerate(decision.actions) if a.call_id != ids[i]]
-        self.current.sent_ids = {i: ids[i] for i in released}
+        run.sent_ids = {i: ids[i] for i in released}
         unchanged = (
             reply is not None
             and not renamed
             and len(released) == len(decision.actions)
             and all(released[i] == a.args for i, a in enumerate(decision.actions))
         )
-        if unchanged and self._as_it_came(reply):
+        if unchanged and self._as_it_came(line, reply):
             return passthrough(reply.raw, reply.stream)
         if renamed:
             said = "; ".join(f"call {i + 1} had {old!r}, sent as {new!r}" for i, old, new in renamed)
             engine.note(f"the upstream gave several calls the same id (or none): each gets its own ({said})")
-        self._refused_go_upstream(decision, now=False)
+        self._refused_go_upstream(line, decision, now=False)
         calls = [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
-        return self._built(decision.thought or None, calls, decision)
+        return self._built(line, decision.thought or None, calls, decision)
 
-    def _built(self, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None) -> Response:
-        body = self.held.body
+    def _built(self, line: Line, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None) -> Response:
+        body = line.held.body
         usage = decision.usage if decision is not None and not decision.usage.estimated else None
         include = bool((body.get("stream_options") or {}).get("include_usage"))
         model = str(self.upstream.model or body.get("model") or "agent-tui")
-        original = self.turn.reply.reply if self.turn.reply is not None else None
-        return self.held.wire.built_reply(content, calls, model=model, stream=self.held.stream, usage=usage, include_usage=include, original=original)
+        original = line.turn.reply.reply if line.turn.reply is not None else None
+        return line.held.wire.built_reply(content, calls, model=model, stream=line.held.stream, usage=usage, include_usage=include, original=original)
 
-    def _as_it_came(self, reply: Any) -> bool:
+    @staticmethod
+    def _as_it_came(line: Line, reply: Any) -> bool:
         """Whether the upstream's reply can go to the held request byte for byte: the same wire,
         streamed or not as asked, and no key spelled across its pieces."""
-        return reply.reply.wire == self.held.wire.NAME and reply.stream == self.held.stream and reply.raw_safe
+        return reply.reply.wire == line.held.wire.NAME and reply.stream == line.held.stream and reply.raw_safe
 
-    def _end_response(self) -> Response:
-        ended: RunEnded = self.current.engine.state.ended
-        decision, reply = self.turn.decision, self.turn.reply
+    def _end_response(self, line: Line) -> Response:
+        ended: RunEnded = line.run.ended
+        decision, reply = line.turn.decision, line.turn.reply
         if ended.outcome == "answer" and decision is not None and decision.answer is not None:
-            if reply is not None and self._as_it_came(reply):
+            if reply is not None and self._as_it_came(line, reply):
                 return passthrough(reply.raw, reply.stream)
-            return self._built(decision.answer, [], decision)
+            return self._built(line, decision.answer, [], decision)
         code = "budget_exhausted" if "budget reached" in ended.reason else "run_ended"
-        return self.held.wire.error_response(400, f"agent-tui gateway: the run has ended ({ended.outcome}): {ended.reason}", "agent_tui", code)
+        return line.held.wire.error_response(400, f"agent-tui gateway: the run has ended ({ended.outcome}): {ended.reason}", "agent_tui", code)
 
-    def _failure_response(self) -> Response:
-        failure = self.turn.failure
-        self.turn.failure = None
-        policy = self.current.engine.policy
+    def _failure_response(self, line: Line) -> Response:
+        failure = line.turn.failure
+        line.turn.failure = None
+        policy = line.run.engine.policy
         kept = policy.last_failure if isinstance(policy, UpstreamPolicy) else None
-        wire = self.held.wire
+        wire = line.held.wire
         if kept is not None:
-            body = kept.body
-            if kept.wire != wire.NAME:
-                body = wire.error_response(kept.status, wire_named(kept.wire).error_detail(body), "upstream_error").body
-            return Response(kept.status, body, "application/json", dict(kept.headers))
+            return failure_response(wire, kept)
         return wire.error_response(502, f"agent-tui gateway: {failure.message if failure else 'the policy failed'}", "upstream_error")
 
-    def _respond(self, response: Response, waiting: bool = True) -> None:
+    def _respond(self, line: Line, response: Response, waiting: bool = True) -> None:
         """Answer the held request; `waiting` False when no agent's connection waits for it."""
-        held, self.held = self.held, None
-        run = self.current
+        held, line.held = line.held, None
+        run = line.run
         if response.status == 200:
-            self.answered = (len(run.conversation.known), response)
-            if run.engine.released:
-                self._carry(run, response, set(run.engine.released))
+            line.answered = (len(line.conversation.known), response)
+            if isinstance(run, GatewayRun) and run.engine.released:
+                self._carry(line, run, response, set(run.engine.released))
                 if waiting:
                     run.carried.update((i, None) for i in run.engine.released)
         if held is not None and not held.future.done():
             held.future.set_result(response)
 
-    def _carry(self, run: GatewayRun, response: Response, calls: set[int]) -> None:
+    def _carry(self, line: Line, run: GatewayRun, response: Response, calls: set[int]) -> None:
         """Follow whether `response`, carrying the released `calls`, reaches the agent."""
         for index in calls:
             run.carried[index] = False
             run.missed[index] = "no request was waiting for the response carrying it: the agent had left"
 
         def sent(ok: bool) -> None:
-            with self.lock:
+            with line.lock:
                 mine = [i for i in calls if i in run.carried]
                 if not mine:
                     return  # delivered (or recorded as never received) meanwhile
@@ -553,22 +694,27 @@ class Gateway:
 
         response.on_sent = sent
 
-    def _hand(self, run: GatewayRun, response: Response, future: Future[Response]) -> None:
+    def _hand(self, run: GatewayRun | FinishedRun | None, response: Response, future: Future[Response]) -> None:
         """Give a kept response to a request that asks again: a connection now takes it."""
-        for index, carried in run.carried.items():
-            if carried is False:
-                run.carried[index] = None
+        if isinstance(run, GatewayRun):
+            for index, carried in run.carried.items():
+                if carried is False:
+                    run.carried[index] = None
         future.set_result(response)
 
     def disconnected(self, future: Future[Response]) -> None:
         """The agent closed the connection before its response was ready."""
         with self.lock:
-            if self.held is None or self.held.future is not future:
+            line = next((m for m in self.lines if m.held is not None and m.held.future is future), None)
+        if line is None:
+            return
+        with line.lock:
+            if line.held is None or line.held.future is not future:
                 return
-            self.held = None
-            engine = self.engine
-            if engine is not None and not engine.stopped:
-                engine.note(
+            line.held = None
+            run = line.run
+            if isinstance(run, GatewayRun) and not run.engine.stopped:
+                run.engine.note(
                     "the agent disconnected while its response was held; the next request continues the run",
                     error=True,
                 )
@@ -576,115 +722,192 @@ class Gateway:
 
     # -- the operator ----------------------------------------------------------
 
-    def _operate(self, op: Callable[[Engine], object]) -> None:
-        """Apply the operator's `op` to the current run; an answer that names the approval the
-        operator saw is refused when an agent's new request has replaced it since (`answer`)."""
+    def _operating(self, run: GatewayRun | int | None, expected: PendingApproval | None) -> Line:
+        """The conversation an operator's call applies to: `run`'s; else the one whose pending
+        approval is `expected` (the call the operator was shown); else the selected one."""
+        if run is not None:
+            return self._line_of(run)
         with self.lock:
-            engine = self.engine
-            if engine is None:
+            if expected is not None:
+                for line in self.lines:
+                    going = line.open_run
+                    if going is not None and going.engine.state.pending is expected:
+                        return line
+            if self._selected is None:
                 raise ValueError("no run yet: the agent has not sent a request")
+            return self._selected
+
+    def _operate(self, op: Callable[[Line, Engine], object], expected: PendingApproval | None = None, run: GatewayRun | int | None = None) -> None:
+        """Apply the operator's `op` to the run `_operating` finds; an answer that names the
+        approval the operator saw is refused when it no longer waits (`answer`)."""
+        line = self._operating(run, expected)
+        with line.lock:
+            current = line.run
+            if not isinstance(current, GatewayRun):
+                raise ValueError("no run going on in that conversation")
+            engine = current.engine
             try:
-                op(engine)
+                op(line, engine)
             except StaleApproval as exc:
                 raise StaleApproval(exc.expected, "the agent's requests moved the gateway on; nothing ran") from None
             except RecordError:
-                self._advance()  # the held request learns that nothing was released
+                self._advance(line)  # the held request learns that nothing was released
                 raise
-            self._advance()
-            if self.held is None and self.turn.decision is not None and engine.status == "ready":
-                self._keep_unsent(engine)
+            self._advance(line)
+            if line.held is None and line.turn.decision is not None and engine.status == "ready":
+                self._keep_unsent(line, engine)
         self._changed()
 
-    def _keep_unsent(self, engine: Engine) -> None:
+    def _keep_unsent(self, line: Line, engine: Engine) -> None:
         """A decision finished while no request waits (the agent left): keep the response for its retry."""
-        decision = self.turn.decision
-        if engine.released and decision is not None and self.answered is None:
-            self.held = Held({"stream": self.turn.reply.stream if self.turn.reply else False}, Future(), self._agent_wire)
-            self._respond(self._released_response(decision), waiting=False)
+        decision = line.turn.decision
+        if engine.released and decision is not None and line.answered is None:
+            line.held = Held({"stream": line.turn.reply.stream if line.turn.reply else False}, Future(), line.wire or self._agent_wire)
+            self._respond(line, self._released_response(line, decision), waiting=False)
 
-    def step(self) -> None:
-        """Step mode: let one model turn happen (now, or for the next request)."""
-        with self.lock:
-            self.mode, self._credit = "step", 1
-            if self.engine is not None:
-                self._advance()
+    def step(self, run: GatewayRun | int | None = None) -> None:
+        """Step mode: let one model turn of `run` (or the selected one) happen now; when it holds
+        no request, the next request of any conversation takes the turn."""
+        self.mode = "step"
+        line = self._line_of(run) if run is not None else self._selected
+        if line is not None and (run is not None or line.held is not None):
+            with line.lock:
+                line.credit = 1
+                self._advance(line)
+        else:
+            with self.lock:
+                self._credit = 1
         self._changed()
+
+    def _take_credit(self) -> bool:
+        """Take the turn `step` left for the next request, if there is one."""
+        with self.lock:
+            taken, self._credit = self._credit > 0, 0
+            return taken
 
     def set_mode(self, mode: Mode) -> None:
+        """Step or continue, for every conversation."""
+        self.mode = mode
         with self.lock:
-            self.mode = mode
-            if self.engine is not None:
-                self._advance()
+            lines = list(self.lines)
+        for line in lines:
+            with line.lock:
+                self._advance(line)
         self._changed()
 
-    def answer(self, answer: Answer, expected: PendingApproval | None = None) -> None:
-        """Apply the operator's answer to the pending call; `expected`: the pending approval the
-        operator saw (see `_operate`). An abort ends the run whatever is pending (`abort`)."""
+    def answer(self, answer: Answer, expected: PendingApproval | None = None, run: GatewayRun | int | None = None) -> None:
+        """Apply the operator's answer to the pending call of `run`, else of the run where
+        `expected` (the pending approval the operator saw) waits, else of the selected run
+        (see `_operating`). An abort ends that run whatever is pending (`abort`)."""
         if answer.choice == "abort":
-            self.abort(answer.reason or ABORTED)
+            self.abort(answer.reason or ABORTED, run=run if run is not None else self._operating(None, expected).run)
         else:
-            self._operate(lambda e: e.answer(answer, expected))
+            self._operate(lambda line, e: e.answer(answer, expected), expected, run)
 
-    def approve(self, always: bool = False, expected: PendingApproval | None = None) -> None:
-        self.answer(Answer.approve_always() if always else Answer.approve(), expected)
+    def approve(self, always: bool = False, expected: PendingApproval | None = None, run: GatewayRun | int | None = None) -> None:
+        self.answer(Answer.approve_always() if always else Answer.approve(), expected, run)
 
-    def reject(self, reason: str, expected: PendingApproval | None = None) -> None:
-        self.answer(Answer.reject(reason), expected)
+    def reject(self, reason: str, expected: PendingApproval | None = None, run: GatewayRun | int | None = None) -> None:
+        self.answer(Answer.reject(reason), expected, run)
 
-    def modify(self, args: dict[str, Any], expected: PendingApproval | None = None) -> None:
-        self.answer(Answer.edit(args), expected)
+    def modify(self, args: dict[str, Any], expected: PendingApproval | None = None, run: GatewayRun | int | None = None) -> None:
+        self.answer(Answer.edit(args), expected, run)
 
-    def extend_budget(self, kind: Any, limit: float) -> None:
-        self._operate(lambda e: e.extend_budget(kind, limit))
+    def extend_budget(self, kind: Any, limit: float, run: GatewayRun | int | None = None) -> None:
+        self._operate(lambda line, e: e.extend_budget(kind, limit), run=run)
 
-    def end_at_budget(self) -> None:
-        self._operate(lambda e: e.end_at_budget())
+    def end_at_budget(self, run: GatewayRun | int | None = None) -> None:
+        self._operate(lambda line, e: e.end_at_budget(), run=run)
 
-    def abort(self, reason: str = ABORTED) -> None:
-        self._operate(lambda e: self._end_run(self.current, reason))
+    def abort(self, reason: str = ABORTED, run: GatewayRun | int | None = None) -> None:
+        self._operate(lambda line, e: self._end_run(line.run, reason), run=run)
 
-    def take_over(self, decision: Decision) -> None:
+    def take_over(self, decision: Decision, run: GatewayRun | int | None = None) -> None:
         """The operator writes the reply to the held request (text, or calls of the request's tools)."""
 
-        def write(engine: Engine) -> None:
-            if self.held is None or self.turn.decision is not None or engine.status not in ("ready", "policy_failed"):
+        def write(line: Line, engine: Engine) -> None:
+            if line.held is None or line.turn.decision is not None or engine.status not in ("ready", "policy_failed"):
                 raise ValueError("take over needs a held request the model has not answered yet")
-            run = self.current
+            current = line.run
             previous = engine.policy
-            engine.swap_policy(run.human)
-            run.human.supply(decision)
-            self.turn.reply = None
+            engine.swap_policy(current.human)
+            current.human.supply(decision)
+            line.turn.reply = None
             engine.step()
             engine.swap_policy(previous)
 
-        self._operate(write)
+        self._operate(write, run=run)
 
     def swap(self, name: str) -> None:
-        """Send the next requests to another upstream, with the whole history."""
+        """Send the next requests of every conversation to another upstream, with the whole history."""
         chosen = next((u for u in self.upstreams if u.name == name or u.label == name), None)
         if chosen is None:
             raise ValueError(f"no upstream named {name!r} (upstreams: {', '.join(u.name for u in self.upstreams)})")
         with self.lock:
             self.upstream = chosen
             self._swapped = True
-            engine = self.engine
-            if engine is not None and not engine.ended:
-                engine.swap_policy(self._policy(chosen))
+            lines = list(self.lines)
+        for line in lines:
+            with line.lock:
+                going = line.open_run
+                if going is not None:
+                    going.engine.swap_policy(self._policy(chosen, lambda line=line: self._upstream_body(line)))
         self._changed()
 
+    def interrupt(self) -> None:
+        """Cut the upstream replies being read, from any thread (the gateway is stopping)."""
+        self._client.interrupt()
+
     def stop(self, reason: str) -> RunEnded | None:
-        """End the gateway: the open run is aborted, a held request gets a 503. Returns how the last run ended."""
+        """End the gateway: the open runs are aborted, held requests get a 503. Returns how the
+        selected run (by default the last one started) ended."""
         with self.lock:
-            run = self.current
-            if run is not None and not run.engine.ended:
-                try:
-                    self._end_run(run, reason)
-                except RecordError:
-                    pass  # halted: nothing more can be recorded; the held request is told below
-            if self.held is not None and not self.held.future.done():
-                self.held.future.set_result(self.held.wire.error_response(503, f"agent-tui gateway: {reason}", "unavailable"))
-                self.held = None
-            if run is not None:
-                run.close()
-            self._client.close()
-            return run.engine.state.ended if run is not None else None
+            lines = list(self.lines)
+        for line in lines:
+            with line.lock:
+                run = line.run
+                if isinstance(run, GatewayRun) and not run.engine.ended:
+                    try:
+                        self._end_run(run, reason)
+                    except RecordError:
+                        pass  # halted: nothing more can be recorded; the held request is told below
+                if line.held is not None and not line.held.future.done():
+                    line.held.future.set_result(line.held.wire.error_response(503, f"agent-tui gateway: {reason}", "unavailable"))
+                    line.held = None
+                if run is not None:
+                    run.close()
+        self._client.close()
+        line = self._selected
+        return line.run.ended if line is not None and line.run is not None else None
+
+
+def failure_response(wire: Wire, failure: Failure) -> Response:
+    """The upstream's failure for an agent of `wire`: its status, headers and body, the body
+    said again in the agent's wire when the upstream speaks another."""
+    body = failure.body
+    if failure.wire != wire.NAME:
+        body = wire.error_response(failure.status, wire_named(failure.wire).error_detail(body), "upstream_error").body
+    return Response(failure.status, body, "application/json", dict(failure.headers))
+
+
+def side_response(policy: UpstreamPolicy, body: dict[str, Any], wire: Wire) -> tuple[Response, str]:
+    """The upstream's answer to a side request, for the agent in its `wire`, and what to note
+    of it. Its bytes as they came; rebuilt when they spell the key across a stream, come in
+    another wire, or have tool calls (the request declared no tools: none is passed on)."""
+    stream = bool(body.get("stream"))
+    try:
+        policy.decide(RunView(task="", tools=[], history=[], step=0))
+    except PolicyError as exc:
+        failure = policy.last_failure
+        if failure is None:
+            return wire.error_response(502, f"agent-tui gateway: {exc}", "upstream_error"), str(exc)
+        return failure_response(wire, failure), f"status {failure.status}"
+    got = policy.last_reply
+    calls = len(got.reply.tool_calls)
+    said = f"answered {one_line(got.reply.content or '')!r}"
+    if calls == 0 and got.raw_safe and got.stream == stream and got.reply.wire == wire.NAME:
+        return passthrough(got.raw, got.stream), said
+    if calls:
+        said += f"; its {calls} tool call{'s' if calls != 1 else ''} not passed on (the request declared no tools)"
+    model = str(policy.upstream.model or body.get("model") or "agent-tui")
+    return wire.built_reply(got.reply.content or "", [], model=model, stream=stream, original=None if calls else got.reply), said

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,3 +108,32 @@ class Turn:
     failure: PolicyFailed | None = None
     refused: dict[int, str] = field(default_factory=dict)
     asks: int = 0
+
+
+@dataclass
+class Line:
+    """One conversation the gateway follows: its latest run, the request it holds, and the
+    lock every change to them takes. A conversation's upstream call and its held calls hold
+    only its own lock: the other conversations go on meanwhile."""
+
+    conversation: Conversation
+    run: GatewayRun | FinishedRun | None = None
+    held: Held | None = None
+    turn: Turn = field(default_factory=Turn)
+    answered: tuple[int, Response] | None = None
+    """The length of the conversation answered and its response, for the agent's retry."""
+    credit: int = 0
+    """Step mode: model turns the operator let happen (`n`) not yet taken."""
+    parent: GatewayRun | FinishedRun | None = None
+    """A sub-agent's conversation: the run that was waiting for its calls' results when it began."""
+    active: int = 0
+    """When its last request came (a counter across the gateway's conversations)."""
+    wire: Wire | None = None
+    """The wire its agent speaks (of its latest request)."""
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    @property
+    def open_run(self) -> GatewayRun | None:
+        """Its run while that run goes on (neither ended nor finished)."""
+        run = self.run
+        return run if isinstance(run, GatewayRun) and run.ended is None else None

@@ -156,31 +156,38 @@ def build(args: argparse.Namespace):
 
 
 class _Operator:
-    """The gateway seen as an engine by the terminal prompt of `run --headless`."""
+    """One run of the gateway seen as an engine by the terminal prompt of `run --headless`."""
 
     ask_again: frozenset[tuple[int, int]] = frozenset()
 
-    def __init__(self, gateway) -> None:
+    def __init__(self, gateway, run) -> None:
         self.gateway = gateway
-        self.seen = gateway.engine.state.pending
+        self.run = run
+        self.seen = run.engine.state.pending
         """The approval the prompt shows: an answer applies to it only (see `Gateway._operate`)."""
 
     @property
     def state(self):
-        return self.gateway.engine.state
+        return self.run.engine.state
 
     def answer(self, answer: Answer) -> None:
         from engine.core.guards import RecordError
         from engine.core.text import clean
         from engine.gateway.controller import StaleApproval
 
+        _DEFER.applying = True
         try:
-            self.gateway.answer(answer, expected=self.seen)
+            self.gateway.answer(answer, expected=self.seen, run=self.run)
         except StaleApproval as exc:
             print(f"agent-tui: {clean(str(exc))}", file=sys.stderr, flush=True)
         except RecordError as exc:
             print(f"agent-tui: {clean(str(exc))}: nothing was released, the agent was answered 503; "
                   "the gateway goes on serving", file=sys.stderr, flush=True)
+        finally:
+            _DEFER.applying = False
+            if _DEFER.pending:
+                _DEFER.pending = False
+                raise _Stopped
 
 
 def cmd_gateway(args: argparse.Namespace) -> int:
@@ -195,8 +202,22 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     return _cockpit(gateway, server)
 
 
-class _Stopped(Exception):
-    """SIGTERM or Ctrl+C: raised in the main thread, even inside the approval prompt."""
+class _Deferred:
+    """A stop signal that comes while an operator's answer is applied waits until the answer
+    and what the prompt says of it are done (the agent's reply to that answer may be what
+    makes whoever runs the gateway stop it)."""
+
+    applying = False
+    pending = False
+
+
+_DEFER = _Deferred()
+
+
+class _Stopped(BaseException):
+    """SIGTERM or Ctrl+C: raised in the main thread, even inside the approval prompt (a
+    BaseException, as KeyboardInterrupt: raised inside a future's callbacks, which log and
+    drop an Exception, it must still stop the gateway)."""
 
 
 def _headless(gateway, server, approve: str, banner: str) -> int:
@@ -207,14 +228,17 @@ def _headless(gateway, server, approve: str, banner: str) -> int:
     changed = threading.Event()
     why: list[str] = []
     shown = [0]
+    headed: set[int] = set()
     last_line = [""]
 
     def printer(run, event) -> None:
-        if run.number != shown[0]:
+        if run.number != shown[0]:  # several conversations at once: each switch says whose events follow
             shown[0] = run.number
             print(f"run {run.number}: conversation {run.conversation.number}, turn {run.turn}", flush=True)
-            for line in header_lines(run.engine.header):
-                print(line, flush=True)
+            if run.number not in headed:
+                headed.add(run.number)
+                for line in header_lines(run.engine.header):
+                    print(line, flush=True)
         for line in event_lines(event):
             print(line, flush=True)
             last_line[0] = line
@@ -223,6 +247,9 @@ def _headless(gateway, server, approve: str, banner: str) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         why.append("SIGTERM" if number == signal.SIGTERM else "Ctrl+C")
+        if _DEFER.applying:
+            _DEFER.pending = True
+            return
         raise _Stopped
 
     gateway.event_listeners.append(printer)
@@ -234,10 +261,12 @@ def _headless(gateway, server, approve: str, banner: str) -> int:
         while True:
             changed.wait(0.5)
             changed.clear()
-            if approve == "ask" and gateway.status() == "awaiting_approval":
+            if approve == "ask":
                 from tui.cli.run import _ask_on_terminal
 
-                _ask_on_terminal(_Operator(gateway))
+                for run in gateway.open_runs():
+                    if run.engine.status == "awaiting_approval":
+                        _ask_on_terminal(_Operator(gateway, run))
     except _Stopped:
         pass
     finally:
@@ -262,13 +291,8 @@ def _cockpit(gateway, server) -> int:
 
 
 def _interrupt_upstream(gateway) -> None:
-    """Cut the upstream reply being read, so stopping does not wait for it (it holds the gateway)."""
-    from engine.gateway.upstream import UpstreamPolicy
-
-    engine = gateway.engine
-    policy = engine.policy if engine is not None else None
-    if isinstance(policy, UpstreamPolicy):
-        policy.interrupt()
+    """Cut the upstream replies being read, so stopping does not wait for them (they hold their runs)."""
+    gateway.interrupt()
 
 
 def _finish(gateway, end, outcome_line, printed: str = "") -> int:

@@ -1,0 +1,207 @@
+"""Many conversations at once: each its own run, a held call in one never blocks or aborts
+another; side requests (no tools, continuing nothing) passed through and noted; sub-agents
+linked to their parent run; the operator's calls per run."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from engine.core.events import Observed
+from engine.stored.transcript import read_transcript
+from tests.support.fake_openai import FakeOpenAI, Hang, Request, call, say
+from tests.support.gateway_harness import TOOLS, agent_client, gateway
+from tests.support.waiting import wait_for
+
+
+def by_task(request: Request) -> Any:
+    """The fake model's turn for any conversation: a delete of the file the user names, then
+    an answer once the result is in; a request without tools (a title) gets a title."""
+    if not request.body.get("tools"):
+        return say("A title")
+    user = request.messages[0]["content"]
+    if not any(m.get("role") == "tool" for m in request.messages):
+        return call("delete_file", path=user, id=f"call_{user}")
+    return say(f"done {user}")
+
+
+def agent_loop(url: str, task: str, into: dict[str, Any], stream: bool = False) -> None:
+    """An agent that runs each call it gets (its result: "ran") until the model answers."""
+    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0, timeout=60)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    try:
+        for _ in range(5):
+            if stream:
+                parts = list(client.chat.completions.create(model="m", messages=messages, tools=TOOLS, stream=True))
+                content = "".join(p.choices[0].delta.content or "" for p in parts if p.choices)
+                calls: dict[int, dict[str, Any]] = {}
+                for delta in (c for p in parts if p.choices for c in p.choices[0].delta.tool_calls or []):
+                    got = calls.setdefault(delta.index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+                    got["id"] += delta.id or ""
+                    got["function"]["name"] += (delta.function.name or "") if delta.function else ""
+                    got["function"]["arguments"] += (delta.function.arguments or "") if delta.function else ""
+                message: dict[str, Any] = {"role": "assistant", "content": content}
+                if calls:
+                    message["tool_calls"] = [calls[i] for i in sorted(calls)]
+            else:
+                message = client.chat.completions.create(model="m", messages=messages, tools=TOOLS).choices[0].message.model_dump(exclude_none=True)
+            messages.append(message)
+            if not message.get("tool_calls"):
+                into["answer"] = message["content"]
+                return
+            for c in message["tool_calls"]:
+                messages.append({"role": "tool", "tool_call_id": c["id"], "content": "ran"})
+    except openai.APIError as exc:
+        into["error"] = exc
+
+
+def start(target: Any, *args: Any) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, daemon=True)
+    thread.start()
+    return thread
+
+
+def pending_runs(gw) -> list[Any]:
+    return [r for r in gw.open_runs() if r.engine.status == "awaiting_approval"]
+
+
+def test_a_held_call_in_one_conversation_neither_blocks_nor_aborts_another(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(*[by_task] * 10)
+        first: dict[str, Any] = {}
+        one = start(agent_loop, server.url, "a.txt", first)
+        wait_for(lambda: len(pending_runs(gw)) == 1, "the first call to be held")
+        held = pending_runs(gw)[0]
+        second: dict[str, Any] = {}
+        two = start(agent_loop, server.url, "b.txt", second)
+        wait_for(lambda: len(pending_runs(gw)) == 2, "the second conversation's call to be held beside the first")
+        assert held.ended is None, "the first run was aborted by the second conversation"
+        other = next(r for r in pending_runs(gw) if r is not held)
+        gw.approve(run=other)
+        two.join(30)
+        assert second == {"answer": "done b.txt"}, "the second conversation finished while the first call waits"
+        assert held.engine.status == "awaiting_approval" and held.engine.state.pending.args == {"path": "a.txt"}
+        gw.approve(run=held)
+        one.join(30)
+        assert first == {"answer": "done a.txt"}
+        outcomes = sorted((r.conversation_number, r.ended.outcome) for r in gw.runs)
+        assert outcomes == [(1, "answer"), (2, "answer")]
+
+
+def test_an_answer_to_the_call_shown_goes_to_its_run_whichever_is_selected(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(*[by_task] * 10)
+        first: dict[str, Any] = {}
+        one = start(agent_loop, server.url, "a.txt", first)
+        wait_for(lambda: len(pending_runs(gw)) == 1, "the first call to be held")
+        run_one, shown_one = gw.current, gw.engine.state.pending
+        second: dict[str, Any] = {}
+        two = start(agent_loop, server.url, "b.txt", second)
+        wait_for(lambda: len(pending_runs(gw)) == 2, "the second call")
+        run_two = gw.current
+        assert run_two is not run_one, "the latest run is the selected one"
+        gw.approve(expected=shown_one)
+        one.join(30)
+        assert first == {"answer": "done a.txt"}
+        assert run_two.engine.state.pending.args == {"path": "b.txt"}, "the second call is untouched"
+        gw.select(run_one.number)
+        assert gw.current is run_one and gw.status() == "waiting for the agent"
+        assert gw.status(run_two) == "awaiting_approval"
+        gw.reject("not that one", expected=run_two.engine.state.pending)
+        two.join(30)
+        assert second == {"answer": "done b.txt"}
+        assert fake.requests[-1].messages[-1]["content"] == "REJECTED by the operator: not that one"
+
+
+def test_eight_agents_at_once_all_finish_and_no_run_is_aborted(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (gw, server):
+        fake.add(*[by_task] * 64)
+        results = [dict[str, Any]() for _ in range(8)]
+        threads = [start(agent_loop, server.url, f"file-{n}.txt", results[n], n % 2 == 1) for n in range(8)]
+        for thread in threads:
+            thread.join(60)
+        assert [r.get("answer") for r in results] == [f"done file-{n}.txt" for n in range(8)], results
+        assert sorted(r.ended.outcome for r in gw.runs) == ["answer"] * 8
+        assert len({r.conversation_number for r in gw.runs}) == 8
+
+
+def test_an_upstream_call_that_hangs_in_one_conversation_does_not_hold_up_another(tmp_path: Path) -> None:
+    hang = Hang()
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all", timeout=60) as (gw, server):
+        fake.add(lambda r: hang, *[by_task] * 4)
+        stuck: dict[str, Any] = {}
+        start(agent_loop, server.url, "slow.txt", stuck)
+        wait_for(hang.started.is_set, "the first upstream call to hang")
+        quick: dict[str, Any] = {}
+        start(agent_loop, server.url, "quick.txt", quick).join(30)
+        assert quick == {"answer": "done quick.txt"}
+        hang.release.set()
+
+
+def test_a_title_request_beside_a_held_one_is_passed_through_and_noted_in_step_mode(tmp_path: Path) -> None:
+    """opencode in step mode: the main request waits for `n`, its title request (no tools)
+    comes beside it; the title is answered at once and the held run goes on, not aborted."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step", approve="all") as (gw, server):
+        fake.add(*[by_task] * 10)
+        main: dict[str, Any] = {}
+        thread = start(agent_loop, server.url, "a.txt", main)
+        wait_for(lambda: gw.status() == "request held", "the main request to be held")
+        client = agent_client(server, timeout=30)
+        for stream in (False, True):
+            title = [{"role": "system", "content": "Write a title."}, {"role": "user", "content": "a.txt"}]
+            if stream:
+                text = "".join(p.choices[0].delta.content or "" for p in client.chat.completions.create(model="m", messages=title, stream=True) if p.choices)
+            else:
+                text = client.chat.completions.create(model="m", messages=title).choices[0].message.content
+            assert text == "A title"
+        run = gw.runs[0]
+        assert len(gw.runs) == 1 and run.ended is None and gw.status() == "request held"
+        wait_for(lambda: sum("side request" in e.text for e in run.engine.events if isinstance(e, Observed)) == 2, "the notes")
+        gw.step()
+        wait_for(lambda: run.engine.released, "the main turn to be released")
+        gw.set_mode("continue")
+        thread.join(30)
+        assert main == {"answer": "done a.txt"}
+    notes = [e.text for e in read_transcript(tmp_path / "gateway.jsonl").events if e.type == "observation" and e.index == -1]
+    assert any("a side request without tools (2 messages) went to the upstream: answered 'A title'" in n for n in notes), notes
+
+
+def test_a_side_reply_with_tool_calls_is_sent_without_them(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step") as (gw, server):
+        fake.add(call("delete_file", content="Title", path="notes.txt"))
+        start(agent_loop, server.url, "a.txt", {})
+        wait_for(lambda: gw.status() == "request held", "the main request to be held")
+        reply = agent_client(server, timeout=30).chat.completions.create(model="m", messages=[{"role": "user", "content": "title?"}])
+        message = reply.choices[0].message
+        assert message.content == "Title" and not message.tool_calls
+        run = gw.runs[0]
+        wait_for(lambda: any("not passed on" in e.text for e in run.engine.events if isinstance(e, Observed)), "the note")
+
+
+def test_a_conversation_begun_while_another_waits_for_its_results_is_linked_to_it(tmp_path: Path) -> None:
+    """A sub-agent (Claude Code's Task): the parent's call is released and its result waits
+    for the sub-agent's conversation, which is a run of its own naming the parent run."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (gw, server):
+        fake.add(call("delete_file", path="task", id="call_task"), say("sub-agent done"), say("parent done"))
+        client = agent_client(server, timeout=30)
+        parent = [{"role": "user", "content": "Use a sub-agent."}]
+        message = client.chat.completions.create(model="m", messages=parent, tools=TOOLS).choices[0].message
+        sub = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "The sub-task."}], tools=TOOLS)
+        assert sub.choices[0].message.content == "sub-agent done"
+        parent += [message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "call_task", "content": "sub-agent done"}]
+        assert client.chat.completions.create(model="m", messages=parent, tools=TOOLS).choices[0].message.content == "parent done"
+        assert [(r.conversation_number, r.ended.outcome) for r in gw.runs] == [(1, "answer"), (2, "answer")]
+    headers = [read_transcript(p).header for p in (tmp_path / "gateway.jsonl", tmp_path / "gateway-2.jsonl")]
+    assert "parent_run" not in headers[0].options
+    assert headers[1].options["parent_run"] == 1 and headers[1].options["parent_transcript"] == str(tmp_path / "gateway.jsonl")
+
+
+def test_a_request_without_tools_when_no_run_goes_on_is_a_conversation_of_its_own(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(say("hello"))
+        reply = agent_client(server, timeout=30).chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content == "hello"
+        assert [r.ended.outcome for r in gw.runs] == ["answer"]
