@@ -17,6 +17,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from tui.cli.gateway_agent import add_agent_arguments, agent_command, gateway_token
 from tui.cli.common import add_command, budget_limits, file_name, positive_float, positive_int, price
 from tui.cli.secrets import SecretFlag, add_secret_arguments, secret_value, url_argument
 from tui.exits import EXIT_CODES, EXIT_INTERNAL, UsageError
@@ -60,6 +61,7 @@ def register(sub: Any) -> None:
         help="the most an upstream reply may take (a stream: between two of its lines; default 600)",
     )
     gw.add_argument("-o", "--out", type=file_name, metavar="FILE", help="transcript of the first run (later runs: the next free of FILE-2, FILE-3...; default: the data folder)")
+    add_agent_arguments(gw)
 
 
 def _upstreams(entries: list[str], model: str | None):
@@ -115,10 +117,10 @@ def build(args: argparse.Namespace):
     from engine.core.approvals import RulesError, load_rules
     from engine.core.events import Budget
     from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer
-    from engine.model.config import KEY_VARIABLES, Secret
+    from engine.model.config import Secret
     from engine.stored.lock import check_new
 
-    token = secret_value(args, GATEWAY_TOKEN)
+    token = gateway_token(agent_command(args), secret_value(args, GATEWAY_TOKEN))
     host, port = _listen(args.listen, token)
     upstreams = _upstreams(args.upstream, args.model)
     if args.headless and args.approve == "ask" and not sys.stdin.isatty():
@@ -130,7 +132,7 @@ def build(args: argparse.Namespace):
         except RulesError as exc:
             raise UsageError(str(exc)) from None
     budget = Budget(**budget_limits(args), price_in_per_1k=args.price_in, price_out_per_1k=args.price_out)
-    key = next((os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)), None)
+    key = _upstream_key()
     if args.out:
         try:
             check_new(args.out)
@@ -153,6 +155,13 @@ def build(args: argparse.Namespace):
     except OSError as exc:
         raise UsageError(f"cannot listen on {args.listen}: {exc.strerror or exc}") from None
     return gateway, server
+
+
+def _upstream_key() -> str | None:
+    """The upstream's key, from its usual variables."""
+    from engine.model.config import KEY_VARIABLES
+
+    return next((os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)), None)
 
 
 class _Operator:
@@ -196,10 +205,19 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     from engine.core.urls import safe_url
 
     banner = f"agent-tui gateway: listening on {server.url} -> {upstream.label} ({safe_url(upstream.url)})"
+    launch = None
+    command = agent_command(args)
+    if command:
+        from tui.cli.gateway_agent import launch_for, print_paste_lines
+
+        launch = launch_for(args, command, server, _upstream_key())
+        if launch.interactive or args.paste:
+            print_paste_lines(launch)
+            launch = None
     if args.headless:
-        return _headless(gateway, server, args.approve, banner)
+        return _headless(gateway, server, args.approve, banner, launch)
     print(banner, file=sys.stderr, flush=True)
-    return _cockpit(gateway, server)
+    return _cockpit(gateway, server, launch)
 
 
 class _Deferred:
@@ -220,9 +238,12 @@ class _Stopped(BaseException):
     drop an Exception, it must still stop the gateway)."""
 
 
-def _headless(gateway, server, approve: str, banner: str) -> int:
+def _headless(gateway, server, approve: str, banner: str, launch=None) -> int:
     """`banner` is printed once SIGTERM and Ctrl+C are handled: whoever waits for it to
-    stop the gateway gets the outcome line, however soon the signal comes."""
+    stop the gateway gets the outcome line, however soon the signal comes. With `launch`,
+    the agent is started then, its output printed (`agent| ...`), and the gateway ends
+    when it ends, with its exit code."""
+    from engine.core.text import clean
     from tui.plain import event_lines, header_lines, outcome_line
 
     changed = threading.Event()
@@ -256,11 +277,20 @@ def _headless(gateway, server, approve: str, banner: str) -> int:
     gateway.change_listeners.append(changed.set)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    child = None
     try:
         print(banner, file=sys.stderr, flush=True)
+        if launch is not None:
+            from tui.cli.gateway_agent import start_child
+
+            child = start_child(launch, lambda line: print(f"agent| {clean(line)}", flush=True), lambda code: changed.set())
         while True:
             changed.wait(0.5)
             changed.clear()
+            if child is not None and child.exited.is_set():
+                why.append(f"the agent exited with code {child.returncode}")
+                print(f"agent-tui gateway: {why[-1]}", file=sys.stderr, flush=True)
+                break
             if approve == "ask":
                 from tui.cli.run import _ask_on_terminal
 
@@ -270,20 +300,43 @@ def _headless(gateway, server, approve: str, banner: str) -> int:
     except _Stopped:
         pass
     finally:
+        if child is not None:
+            child.stop()
         _interrupt_upstream(gateway)
         end = gateway.stop(f"the gateway stopped ({why[0] if why else 'closed'})")
         server.close()
-    return _finish(gateway, end, outcome_line, printed=last_line[0])
+    code = _finish(gateway, end, outcome_line, printed=last_line[0])
+    return child.returncode if child is not None and child.returncode is not None else code
 
 
-def _cockpit(gateway, server) -> int:
+def _cockpit(gateway, server, launch=None) -> int:
+    """With `launch`, the agent is started with the cockpit and the cockpit closes when it
+    ends; its output lines are kept in `child.lines` for a pane to show."""
     from tui.gateway_app import GatewayApp
     from tui.plain import outcome_line
 
     app = GatewayApp(gateway, server.url)
+    child = None
+    closed = threading.Event()
+    if launch is not None:
+        from tui.cli.gateway_agent import start_child
+
+        def ended(code: int) -> None:
+            while not app.is_running and not closed.is_set():
+                closed.wait(0.05)
+            if not closed.is_set():
+                try:
+                    app.call_from_thread(app.exit)
+                except RuntimeError:
+                    pass  # closed meanwhile
+
+        child = start_child(launch, lambda line: None, ended)
     try:
         app.run()
     finally:
+        closed.set()
+        if child is not None:
+            child.stop()
         _interrupt_upstream(gateway)
         end = gateway.stop("the gateway stopped (q)")
         server.close()
