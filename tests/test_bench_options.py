@@ -20,6 +20,7 @@ CASES = [
     ("engine_figures.py", ["--steps", "3000"]),
     ("engine_figures.py", ["--model-steps", "10000", "--model-long", "100"]),
     ("gateway_latency.py", ["--turns", "0"]),
+    ("gateway_concurrency.py", ["--clients", "0"]),
     ("grid_experiment.py", ["--workers", "0"]),
     ("import_speed.py", ["--lines", "10"]),
     ("mcp_bench.py", ["--starts", "0"]),

@@ -1,0 +1,122 @@
+"""Eight agents at once through `agent-tui gateway`, next to the same eight calling the upstream directly.
+
+    python bench/gateway_concurrency.py [--clients 8] [--requests 400] [--turns 10] [--latency 200]
+
+`--clients` threads each run agent loops against the loopback fake upstream
+(each conversation `--turns` requests; each request carries the whole history
+and one more tool result; every call released by a rule, nothing held), first
+directly, then through a headless gateway writing its transcripts, `--requests`
+requests in all each time. Prints the throughput of both (requests per second)
+and their ratio, the gateway's runs and how many were aborted, and, from
+`bench/gateway_latency.py` (one client, `--latency` requests), the latency the
+gateway adds to a released turn at the median, whole and streamed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx  # noqa: E402
+
+from bench.gateway_latency import TOOLS, measure  # noqa: E402
+from bench.options import at_least  # noqa: E402
+from engine.core.events import RuleInfo  # noqa: E402
+from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI, Request, call  # noqa: E402
+
+
+def _lookup(request: Request) -> Any:
+    """A call with an id of its own in its conversation (one per request, so results match)."""
+    n = len(request.messages)
+    return call("lookup", id=f"call_{n}", key=f"item-{n}")
+
+
+def _client_loop(url: str, client_number: int, requests: int, turns: int, stream: bool, failures: list[str]) -> None:
+    with httpx.Client(timeout=60, trust_env=False) as client:
+        messages: list[dict[str, Any]] = []
+        for n in range(requests):
+            if n % turns == 0:
+                messages = [{"role": "user", "content": f"Client {client_number}, conversation {n // turns}: look up every key."}]
+            body = {"model": "m", "messages": messages, "tools": TOOLS, "stream": stream}
+            if stream:
+                with client.stream("POST", url + "/chat/completions", json=body) as response:
+                    for _ in response.iter_bytes():
+                        pass
+                    status = response.status_code
+            else:
+                status = client.post(url + "/chat/completions", json=body).status_code
+            if status != 200:
+                failures.append(f"client {client_number}: status {status}")
+                return
+            call_id = f"call_{len(messages)}"
+            arguments = json.dumps({"key": f"item-{len(messages)}"})
+            messages = [
+                *messages,
+                {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": arguments}}]},
+                {"role": "tool", "tool_call_id": call_id, "content": f"value {n}"},
+            ]
+
+
+def _throughput(url: str, clients: int, requests: int, turns: int) -> tuple[float, list[str]]:
+    """Requests per second of `clients` agents sending `requests` in all (half of them streamed)."""
+    failures: list[str] = []
+    each = requests // clients
+    threads = [
+        threading.Thread(target=_client_loop, args=(url, n, each, turns, n % 2 == 1, failures), daemon=True) for n in range(clients)
+    ]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    return each * clients / (time.perf_counter() - started), failures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=at_least(1), default=8)
+    parser.add_argument("--requests", type=at_least(8), default=400, help="requests in all, shared by the clients")
+    parser.add_argument("--turns", type=at_least(1), default=10, help="requests per conversation")
+    parser.add_argument("--latency", type=at_least(20), default=200, help="requests for the added-latency figures")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake:
+        fake.add(*[_lookup] * (2 * args.requests + 16))
+        direct, failed_direct = _throughput(fake.url, args.clients, args.requests, args.turns)
+        gw = Gateway([Upstream("fake", fake.url)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=Path(tmp) / "bench.jsonl")
+        server = GatewayServer(gw, "127.0.0.1", 0)
+        server.start()
+        try:
+            through, failed_through = _throughput(server.url, args.clients, args.requests, args.turns)
+        finally:
+            gw.stop("the benchmark ended")
+            server.close()
+        aborted = sum(1 for r in gw.runs if r.ended is not None and r.ended.outcome == "aborted" and r.ended.reason != "the benchmark ended")
+        print(
+            f"{args.clients} clients, {args.requests} requests: direct {direct:.0f} requests/s, gateway {through:.0f} requests/s, "
+            f"ratio {through / direct:.2f}; gateway runs {len(gw.runs)}, aborted by another conversation {aborted}; "
+            f"failed requests direct {len(failed_direct)}, gateway {len(failed_through)}"
+        )
+        for failure in (failed_direct + failed_through)[:5]:
+            print(f"  {failure}")
+        for stream in (False, True):
+            got = measure(args.latency, args.turns, stream, Path(tmp))
+            added = [b - a for a, b in zip(got["direct"], got["through"])]
+            kind = "streamed" if stream else "whole"
+            print(
+                f"{kind:8} released turn: direct p50 {statistics.median(got['direct']):.2f} ms, "
+                f"gateway p50 {statistics.median(got['through']):.2f} ms, added p50 {statistics.median(added):.2f} ms"
+            )
+
+
+if __name__ == "__main__":
+    main()
