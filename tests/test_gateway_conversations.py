@@ -68,18 +68,22 @@ def pending_runs(gw) -> list[Any]:
     return [r for r in gw.open_runs() if r.engine.status == "awaiting_approval"]
 
 
+def two_held(gw, url: str) -> tuple[tuple[threading.Thread, dict[str, Any], Any], tuple[threading.Thread, dict[str, Any], Any]]:
+    """Two agents, each with a delete held (a.txt, then b.txt): each one's thread, result and run."""
+    agents = []
+    for task in ("a.txt", "b.txt"):
+        into: dict[str, Any] = {}
+        thread = start(agent_loop, url, task, into)
+        wait_for(lambda: len(pending_runs(gw)) == len(agents) + 1, f"the call of {task} to be held")
+        agents.append((thread, into, next(r for r in pending_runs(gw) if r.engine.state.pending.args == {"path": task})))
+    return agents[0], agents[1]
+
+
 def test_a_held_call_in_one_conversation_neither_blocks_nor_aborts_another(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(*[by_task] * 10)
-        first: dict[str, Any] = {}
-        one = start(agent_loop, server.url, "a.txt", first)
-        wait_for(lambda: len(pending_runs(gw)) == 1, "the first call to be held")
-        held = pending_runs(gw)[0]
-        second: dict[str, Any] = {}
-        two = start(agent_loop, server.url, "b.txt", second)
-        wait_for(lambda: len(pending_runs(gw)) == 2, "the second conversation's call to be held beside the first")
+        (one, first, held), (two, second, other) = two_held(gw, server.url)
         assert held.ended is None, "the first run was aborted by the second conversation"
-        other = next(r for r in pending_runs(gw) if r is not held)
         gw.approve(run=other)
         two.join(30)
         assert second == {"answer": "done b.txt"}, "the second conversation finished while the first call waits"
@@ -94,15 +98,9 @@ def test_a_held_call_in_one_conversation_neither_blocks_nor_aborts_another(tmp_p
 def test_an_answer_to_the_call_shown_goes_to_its_run_whichever_is_selected(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(*[by_task] * 10)
-        first: dict[str, Any] = {}
-        one = start(agent_loop, server.url, "a.txt", first)
-        wait_for(lambda: len(pending_runs(gw)) == 1, "the first call to be held")
-        run_one, shown_one = gw.current, gw.engine.state.pending
-        second: dict[str, Any] = {}
-        two = start(agent_loop, server.url, "b.txt", second)
-        wait_for(lambda: len(pending_runs(gw)) == 2, "the second call")
-        run_two = gw.current
-        assert run_two is not run_one, "the latest run is the selected one"
+        (one, first, run_one), (two, second, run_two) = two_held(gw, server.url)
+        shown_one = run_one.engine.state.pending
+        assert gw.current is run_two, "the latest run is the selected one"
         gw.approve(expected=shown_one)
         one.join(30)
         assert first == {"answer": "done a.txt"}

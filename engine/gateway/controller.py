@@ -267,7 +267,8 @@ class Gateway:
         self._conversations += 1
         line = Line(Conversation(self._conversations), active=self._requests)
         if waiting:
-            line.parent = max(waiting, key=lambda m: m.active).run
+            parent = max(waiting, key=lambda m: m.active).run
+            line.parent = (parent.number, parent.path)
         self.lines.append(line)
         self._forget_old()
         return line, True, None
@@ -411,8 +412,8 @@ class Gateway:
             "turn": conversation.turns,
         }
         if line.parent is not None:
-            options["parent_run"] = line.parent.number
-            options["parent_transcript"] = str(line.parent.path) if line.parent.path is not None else None
+            options["parent_run"], parent_path = line.parent
+            options["parent_transcript"] = str(parent_path) if parent_path is not None else None
         with self.lock:
             number = len(self.runs) + 1
             header = Header(

@@ -124,8 +124,9 @@ class Line:
     """The length of the conversation answered and its response, for the agent's retry."""
     credit: int = 0
     """Step mode: model turns the operator let happen (`n`) not yet taken."""
-    parent: GatewayRun | FinishedRun | None = None
-    """A sub-agent's conversation: the run that was waiting for its calls' results when it began."""
+    parent: tuple[int, Path | None] | None = None
+    """A sub-agent's conversation: the number and transcript of the run that was waiting for
+    its calls' results when it began (not the run itself: its engine goes once it ends)."""
     active: int = 0
     """When its last request came (a counter across the gateway's conversations)."""
     wire: Wire | None = None

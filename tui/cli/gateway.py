@@ -214,6 +214,8 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         if launch.interactive or args.paste:
             print_paste_lines(launch)
             launch = None
+            if not args.headless and sys.stdin.isatty():  # the cockpit would cover the lines
+                input("agent-tui gateway: press Enter to open the cockpit ")
     if args.headless:
         return _headless(gateway, server, args.approve, banner, launch)
     print(banner, file=sys.stderr, flush=True)
