@@ -99,19 +99,33 @@ def test_an_answer_to_the_call_shown_goes_to_its_run_whichever_is_selected(tmp_p
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(*[by_task] * 10)
         (one, first, run_one), (two, second, run_two) = two_held(gw, server.url)
-        shown_one = run_one.engine.state.pending
-        assert gw.current is run_two, "the latest run is the selected one"
-        gw.approve(expected=shown_one)
-        one.join(30)
-        assert first == {"answer": "done a.txt"}
-        assert run_two.engine.state.pending.args == {"path": "b.txt"}, "the second call is untouched"
-        gw.select(run_one.number)
-        assert gw.current is run_one and gw.status() == "waiting for the agent"
-        assert gw.status(run_two) == "awaiting_approval"
-        gw.reject("not that one", expected=run_two.engine.state.pending)
+        shown_one, shown_two = run_one.engine.state.pending, run_two.engine.state.pending
+        assert gw.current is run_one, "a new conversation leaves the selection on the call the operator has to answer"
+        gw.reject("not that one", expected=shown_two)
+        assert run_two.engine.state.pending is None and run_one.engine.state.pending is shown_one
         two.join(30)
         assert second == {"answer": "done b.txt"}
         assert fake.requests[-1].messages[-1]["content"] == "REJECTED by the operator: not that one"
+        gw.approve(expected=shown_one)
+        one.join(30)
+        assert first == {"answer": "done a.txt"}
+
+
+def test_the_selection_goes_to_the_call_waiting_for_the_operator_until_one_is_chosen(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(*[by_task] * 10)
+        (one, first, run_one), (two, second, run_two) = two_held(gw, server.url)
+        assert gw.current is run_one
+        gw.approve()
+        assert gw.current is run_two, "the answered run gave the selection to the one still waiting"
+        one.join(30)
+        assert first == {"answer": "done a.txt"} and gw.current is run_two
+        gw.select(run_one.number)
+        assert gw.current is run_one and gw.status() == "waiting for the agent"
+        assert gw.status(run_two) == "awaiting_approval"
+        gw.approve(run=run_two.number)
+        two.join(30)
+        assert second == {"answer": "done b.txt"} and gw.current is run_one
 
 
 def test_eight_agents_at_once_all_finish_and_no_run_is_aborted(tmp_path: Path) -> None:

@@ -62,9 +62,10 @@ async def test_approving_the_dialog_of_a_call_while_another_is_held_approves_the
             second: dict[str, Any] = {}
             agent(server.url, files, "Something else entirely.", second)
             await wait_until(
-                pilot, lambda: gw.engine.state.pending is not None and gw.engine.state.pending is not shown,
+                pilot, lambda: sum(r.engine.status == "awaiting_approval" for r in gw.open_runs()) == 2,
                 what="the second conversation's call", timeout=30,
             )
+            assert gw.engine.state.pending is shown, "the selection stays on the call shown"
             assert isinstance(app.screen, ApprovalScreen), "the old dialog is still up"
             await pilot.press("a")
             await app.workers.wait_for_complete()

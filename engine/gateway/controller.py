@@ -144,7 +144,8 @@ class Gateway:
     @property
     def selected(self) -> Line | None:
         """The conversation the operator's calls without a `run` apply to: the one chosen with
-        `select`, else the one whose run started last."""
+        `select`; else the one whose run started last, except that a run awaiting the operator
+        keeps the selection, and takes it when the selected one no longer awaits (`_follow`)."""
         return self._selected
 
     @property
@@ -237,6 +238,7 @@ class Gateway:
                 except (RecordError, OSError) as exc:  # the transcript cannot be written: nothing is released
                     self._cannot_record(line, future, exc)
             break
+        self._follow()
         self._changed()
         return future
 
@@ -248,6 +250,16 @@ class Gateway:
             return wire.error_response(404, f"agent-tui gateway: no {wire.NAME} upstream to pass {route} to (the upstream {upstream.name} speaks {upstream.wire})")
         policy = UpstreamPolicy(upstream, dict, key=self._key, client=self._client)
         return policy.pass_through(route, body, headers)
+
+    def _follow(self) -> None:
+        """Unless the operator chose a conversation (`select`), move the selection to one whose
+        run awaits the operator when the selected one's does not (the oldest such)."""
+        with self.lock:
+            if self._pinned or self._selected is None or _awaits_operator(self._selected):
+                return
+            waiting = next((line for line in self.lines if _awaits_operator(line)), None)
+            if waiting is not None:
+                self._selected = waiting
 
     def _match(self, messages: list[dict[str, Any]], tools: bool) -> tuple[Line, bool, Line | None]:
         """The conversation `messages` continue (the longest when several do), or a new one;
@@ -448,7 +460,7 @@ class Gateway:
             line.run = run
             line.turn = Turn()
             line.answered = None
-            if not self._pinned or self._selected is None:
+            if self._selected is None or (not self._pinned and not _awaits_operator(self._selected)):
                 self._selected = line
         if taken:
             names = ", ".join(p.name for p in taken)
@@ -757,6 +769,7 @@ class Gateway:
             self._advance(line)
             if line.held is None and line.turn.decision is not None and engine.status == "ready":
                 self._keep_unsent(line, engine)
+        self._follow()
         self._changed()
 
     def _keep_unsent(self, line: Line, engine: Engine) -> None:
@@ -880,6 +893,11 @@ class Gateway:
         self._client.close()
         line = self._selected
         return line.run.ended if line is not None and line.run is not None else None
+
+
+def _awaits_operator(line: Line) -> bool:
+    run = line.open_run
+    return run is not None and run.engine.status in ("awaiting_approval", "awaiting_budget")
 
 
 def failure_response(wire: Wire, failure: Failure) -> Response:
