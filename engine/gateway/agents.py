@@ -229,11 +229,17 @@ class AgentChild:
             process.wait()
 
 
-def private_folder(prefix: str = "agent-tui-agent-") -> Path:
-    """A folder only the operator can read, for an agent's configuration files."""
+def private_folder(prefix: str = "agent-") -> Path:
+    """A folder only the operator can read, for an agent's configuration files (none holds the
+    token: they name the variable it is in): under the data folder, not the temporary one
+    (Codex makes its sandbox helper only outside it)."""
     import tempfile
 
-    return Path(tempfile.mkdtemp(prefix=prefix))
+    from engine.sessions.folders import user_data_dir
+
+    base = user_data_dir() / "agents"
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 
 __all__ = ["AgentChild", "AgentLaunch", "KINDS", "UPSTREAM_KEYS", "agent_kind", "agent_launch", "private_folder"]
