@@ -24,13 +24,14 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from engine.core.engine import Engine
+from engine.core.operating import Operating
 from engine.core.policy import Cancellable, Policy
 from engine.sessions.run import Run
-from engine.core.state import RunState, RunStatus, run_status
+from engine.core.state import PendingApproval, RunState, RunStatus, run_status
 from engine.core.text import clean
 from engine.stored.lock import open_replace
 from engine.stored.transcript import dump_event
-from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
+from tui.bridge import EngineBridge, EngineEvent, EngineOp, EngineOperating, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, FOLD_COMMAND, action_applies
 from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED
 from tui.keys import QUIT_ON_CTRL_C, approval_bindings, quit_or_copy
@@ -90,25 +91,32 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     ) -> None:
         super().__init__()
         self.run_ = run
-        self.engine: Engine = run.engine
-        self.clock = clock or run.engine.clock or time.time
         self.model_policy_factory = model_policy_factory
-        # The app's own copy of the run state (the worker changes the engine's);
-        # finished steps are shared, so a long run is not held twice.
-        self.view_state: RunState = self.engine.state.copy()
-        # The app draws the events it has been told of: the first `seen` of the
-        # engine's log (the worker may already have appended more).
-        self.seen = len(self.engine.events)
+        self.operating: Operating = EngineOperating(run.engine, self.make_policy)
+        """What the operator's calls go to, off the UI thread."""
+        self.bridge = EngineBridge(self.operating, self, run.engine)
+        self._start_flags()
+        self._start_view(run.engine, run.engine.state.copy(), len(run.engine.events), clock or run.engine.clock or time.time)
+        self.bridge.attach()
+
+    def _start_view(self, engine: Engine | None, state: RunState, seen: int, clock: Callable[[], float]) -> None:
+        """Show `engine`'s run: `state` is the app's own copy of its state (the worker changes
+        the engine's; finished steps are shared, so a long run is not held twice), holding its
+        first `seen` events (the worker may already have appended more)."""
+        self.engine = engine
+        self.clock = clock
+        self.view_state: RunState = state
+        self.seen = seen
         self._drawn = self.seen
+        self._streamed = ""
+        self._previous_policy: Policy | None = None
+        self._applicable: tuple[str, ...] | None = None
+
+    def _start_flags(self) -> None:
         self._draw_timer: Timer | None = None
         self.busy = False
         self._leaving = False
         self.last_error: str | None = None
-        self._streamed = ""
-        self._previous_policy: Policy | None = None
-        self._applicable: tuple[str, ...] | None = None
-        self.bridge = EngineBridge(self.engine, self)
-        self.bridge.attach()
 
     # -- layout ----------------------------------------------------------------
 
@@ -117,9 +125,13 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         yield RunPanes(self.engine.header, self.run_.scenario)
         yield CockpitFooter(FOOTER_ORDER, HELP_AND_QUIT)
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         asyncio.get_running_loop().set_default_executor(LeavingExecutor(max_workers=4, thread_name_prefix="engine"))
-        self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
+        await self.mount_run()
+
+    async def mount_run(self) -> None:
+        """Show the run, and listen to what outlives a step (SIGTERM, the MCP servers' progress)."""
+        self.reset_pane()
         fit(self, self.size)
         self.refresh_view()
         watch_run(self)
@@ -138,6 +150,9 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         self._leaving = True
         self.bridge.interrupt.set()
         self.bridge.detach()
+        self.unmount_run()
+
+    def unmount_run(self) -> None:
         self.mcp_unmount()
 
     # -- state -----------------------------------------------------------------
@@ -178,7 +193,21 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             return "a tool server failed: n goes on, p swaps, x aborts", "-failed"
         return ("ready" if s.step == 0 else "paused"), "-paused"
 
+    def reset_pane(self) -> None:
+        """Show the first `seen` events of the run in the transcript pane."""
+        self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
+
     def refresh_view(self) -> None:
+        s = self.view_state
+        self.show_header()
+        self.query_one(RunPanes).show_state(s)
+        # The footer rebuilds itself on every refresh; only ask when what applies changed.
+        applicable = tuple(name for name, _, _ in COMMANDS if self.action_applies(name))
+        if applicable != self._applicable:
+            self._applicable = applicable
+            self.refresh_bindings()
+
+    def show_header(self) -> None:
         s = self.view_state
         header = self.engine.header
         words, cls = self._state_words()
@@ -192,12 +221,6 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             path=shown_path(self.run_.path),
             servers=self.servers_line,
         )
-        self.query_one(RunPanes).show_state(s)
-        # The footer rebuilds itself on every refresh; only ask when what applies changed.
-        applicable = tuple(name for name, _, _ in COMMANDS if self.action_applies(name))
-        if applicable != self._applicable:
-            self._applicable = applicable
-            self.refresh_bindings()
 
     # -- bindings --------------------------------------------------------------
 
@@ -227,7 +250,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         self.bridge.perform(label, op)
 
     def start(self, label: str, op: EngineOp) -> None:
-        """Run `op(engine)` off the UI thread; refused while another operation runs."""
+        """Run `op(self.operating)` off the UI thread; refused while another operation runs."""
         if self.busy:
             self.notify("The engine is busy; escape interrupts a continue.", severity="warning", markup=False)
             return
@@ -265,7 +288,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             return
         if self._drawn != self.seen:
             self._drawn = self.seen
-            self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
+            self.reset_pane()
         self.refresh_view()
 
     @on(ThoughtStreamed)
@@ -315,10 +338,10 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         if self.run_status == "awaiting_input":
             self.push_screen(TakeOverScreen(list(self.engine.tools.values()), stay=True), self._took_over)
             return
-        self.start("step", lambda engine: engine.step())
+        self.start("step", lambda op: op.step())
 
     def action_continue_run(self) -> None:
-        self.start("continue", lambda engine: engine.run(should_stop=self.bridge.should_stop))
+        self.start("continue", lambda op: op.continue_run(self.bridge.should_stop))
 
     def action_interrupt(self) -> None:
         """First escape: stop after the current step. Second: cancel the policy's call in flight."""
@@ -340,32 +363,37 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             return False
         return True
 
-    def action_approve(self) -> None:
-        self.start("approve", lambda engine: engine.approve())
+    # Each answer names the approval the operator saw (the folded copy's, or the dialog's):
+    # `Operating` refuses it when another has taken its place since (no call runs unseen).
 
-    def action_approve_always(self) -> None:
-        self.start("approve always", lambda engine: engine.approve(always=True))
+    def action_approve(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self.view_state.pending
+        self.start("approve", lambda op: op.approve(expected=pending))
 
-    def action_reject(self) -> None:
-        pending = self.view_state.pending
+    def action_approve_always(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self.view_state.pending
+        self.start("approve always", lambda op: op.approve(always=True, expected=pending))
+
+    def action_reject(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self.view_state.pending
         if pending is None:
             return
 
         def rejected(reason: str | None) -> None:
             if reason is not None:
-                self.start("reject", lambda engine: engine.reject(reason))
+                self.start("reject", lambda op: op.reject(reason, expected=pending))
 
         self.push_screen(ReasonScreen(pending.tool), rejected)
 
-    def action_edit(self) -> None:
-        pending = self.view_state.pending
+    def action_edit(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self.view_state.pending
         if pending is None:
             return
         tool = self.engine.tools[pending.tool]
 
         def edited(args: dict[str, Any] | None) -> None:
             if args is not None:
-                self.start("edit", lambda engine: engine.modify(args))
+                self.start("edit", lambda op: op.edit(args, expected=pending))
 
         self.push_screen(EditArgsScreen(tool, pending.args, self.engine.check_edit), edited)
 
@@ -374,18 +402,23 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         if pending is None:
             return
         tool = self.engine.tools.get(pending.tool)
-        screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "", self.run_.edit_tools)
-        self.push_screen(screen, self._approval_answered)
+        screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "", self.edit_tools)
+        self.push_screen(screen, partial(self._approval_answered, seen=pending))
 
-    def _approval_answered(self, choice: str | None) -> None:
-        if choice == "approve":
-            self.action_approve()
-        elif choice == "approve_always":
-            self.action_approve_always()
-        elif choice == "reject":
-            self.action_reject()
-        elif choice == "edit":
-            self.action_edit()
+    @property
+    def edit_tools(self) -> tuple[Any, ...]:
+        """Which tools edit files (their approval shows a diff)."""
+        return self.run_.edit_tools
+
+    def _approval_answered(self, choice: str | None, seen: PendingApproval | None = None) -> None:
+        answers = {
+            "approve": self.action_approve,
+            "approve_always": self.action_approve_always,
+            "reject": self.action_reject,
+            "edit": self.action_edit,
+        }
+        if choice in answers:
+            answers[choice](seen)
 
     def action_budget(self) -> None:
         exhausted = self.view_state.exhausted
@@ -397,9 +430,9 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
                 return
             what, limit = answer
             if what == "extend" and limit is not None:
-                self.start("extend budget", lambda engine: engine.extend_budget(exhausted.kind, limit))
+                self.start("extend budget", lambda op: op.extend_budget(exhausted.kind, limit))
             elif what == "end":
-                self.start("end at budget", lambda engine: engine.end_at_budget())
+                self.start("end at budget", lambda op: op.end_at_budget())
 
         self.push_screen(BudgetScreen(exhausted), answered)
 
@@ -421,7 +454,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
                 return
             if name == "human" and not self.human_in_control:
                 self._previous_policy = self.engine.policy
-            self.start(f"swap to {name}", lambda engine: engine.swap_policy(self.make_policy(name)))
+            self.start(f"swap to {name}", lambda op: op.swap_policy(name))
 
         self.push_screen(PolicyPicker(self.policy_names(), self.view_state.policy), picked)
 
@@ -435,7 +468,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.start("abort", lambda engine: engine.abort())
+                self.start("abort", lambda op: op.abort())
 
         self.push_screen(ConfirmScreen("Abort the run? It ends now with outcome 'aborted'.", yes="Abort"), confirmed)
 

@@ -39,12 +39,13 @@ from engine.gateway.wire import Response, built_reply, error_response, passthrou
 from engine.core.urls import safe_url
 from engine.model.config import Secret
 from engine.core.policy import Decision
-from engine.core.state import PendingApproval
+from engine.core.operating import StaleApproval, check_seen
+from engine.core.state import PendingApproval, RunState
 from engine.sessions.run import default_transcript_path, free_path
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
-from engine.gateway.runs import FinishedRun, GatewayRun, Held, StaleApproval, Turn
+from engine.gateway.runs import FinishedRun, GatewayRun, Held, Turn
 
 __all__ = ["FinishedRun", "Gateway", "GatewayRun", "Held", "Mode", "StaleApproval", "Turn"]
 
@@ -529,11 +530,7 @@ class Gateway:
             engine = self.engine
             if engine is None:
                 raise ValueError("no run yet: the agent has not sent a request")
-            if expected is not None and engine.state.pending is not expected:
-                raise StaleApproval(
-                    f"the call you answered ({expected.tool}, step {expected.step}) is no longer waiting: "
-                    "the agent's requests moved the gateway on; nothing ran"
-                )
+            check_seen(engine.state.pending, expected)
             try:
                 op(engine)
             except RecordError:
@@ -575,6 +572,24 @@ class Gateway:
 
     def modify(self, args: dict[str, Any], expected: PendingApproval | None = None) -> None:
         self._operate(lambda e: e.modify(args), expected)
+
+    edit = modify
+
+    def continue_run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
+        """Continue mode: each request is answered without waiting for `step`."""
+        self.set_mode("continue")
+
+    def pause(self) -> None:
+        self.set_mode("step")
+
+    def swap_policy(self, name: str) -> None:
+        self.swap(name)
+
+    def folded_state(self) -> RunState | None:
+        """A copy of the current run's state (None before the agent's first request)."""
+        with self.lock:
+            engine = self.engine
+            return engine.state.copy() if engine is not None else None
 
     def extend_budget(self, kind: Any, limit: float) -> None:
         self._operate(lambda e: e.extend_budget(kind, limit))

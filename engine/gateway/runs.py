@@ -20,10 +20,6 @@ KEPT_ANSWER = 200
 """Characters of a finished run's answer kept for its line (the transcript has it whole)."""
 
 
-class StaleApproval(ValueError):
-    """An operator's answer to an approval that is no longer the pending one: nothing ran."""
-
-
 @dataclass
 class GatewayRun:
     """One run of the gateway: a turn of a conversation, with its engine and transcript."""

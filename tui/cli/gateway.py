@@ -250,10 +250,10 @@ def _headless(gateway, server, approve: str, banner: str) -> int:
 
 
 def _cockpit(gateway, server) -> int:
-    from tui.gateway_app import GatewayApp
+    from tui.gateway_cockpit import GatewayCockpit
     from tui.plain import outcome_line
 
-    app = GatewayApp(gateway, server.url)
+    app = GatewayCockpit(gateway, server.url)
     try:
         app.run()
     finally:

@@ -1,0 +1,66 @@
+"""What an operator steers a run through: one interface for every kind of run.
+
+The cockpit drives a local run (`tui.bridge.EngineOperating` around an
+`Engine`) and a gateway's runs (`engine.gateway.controller.Gateway`) through
+the same `Operating` calls. Each call may run a policy or a tool (a model's
+reply, an agent's request), so the cockpit makes them off its UI thread; on
+the UI thread it reads only the folded copy of the state it keeps itself.
+
+An answer to an approval names the approval the operator saw (`expected`):
+it is refused with `StaleApproval` when another has taken its place since
+(a gateway's agent can start a new run meanwhile), so no call runs unseen.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+from engine.core.events import BudgetKind
+from engine.core.state import PendingApproval, RunState
+
+
+class StaleApproval(ValueError):
+    """An operator's answer to an approval that is no longer the pending one: nothing ran."""
+
+
+def check_seen(pending: PendingApproval | None, expected: PendingApproval | None) -> None:
+    """Refuse an answer to `expected` when `pending` (the approval waiting now) is another one."""
+    if expected is not None and pending != expected:
+        raise StaleApproval(
+            f"the call you answered ({expected.tool}, step {expected.step}) is no longer waiting: "
+            "the run moved on since you saw it; nothing ran"
+        )
+
+
+class Operating(Protocol):
+    """A run as the operator steers it; every call but `status` and `folded_state` may take long."""
+
+    def step(self) -> None:
+        """Let the policy decide once (a gateway: one model turn, now or for the next request)."""
+
+    def continue_run(self, should_stop: Callable[[], bool]) -> None:
+        """Go on without the operator's `step` until a pause, the end, or `should_stop()`."""
+
+    def pause(self) -> None:
+        """Stop going on by itself after the current step."""
+
+    def approve(self, always: bool = False, expected: PendingApproval | None = None) -> None: ...
+
+    def reject(self, reason: str, expected: PendingApproval | None = None) -> None: ...
+
+    def edit(self, args: dict[str, Any], expected: PendingApproval | None = None) -> None: ...
+
+    def abort(self, reason: str = "aborted by the operator") -> None: ...
+
+    def swap_policy(self, name: str) -> None:
+        """Let the policy (a gateway: the upstream) named `name` take the next steps."""
+
+    def extend_budget(self, kind: BudgetKind, limit: float) -> None: ...
+
+    def end_at_budget(self) -> None: ...
+
+    def status(self) -> str:
+        """The run's status now (a `RunStatus`, or a gateway's words for where its request is)."""
+
+    def folded_state(self) -> RunState:
+        """A copy of the run's folded state, the caller's to keep."""
