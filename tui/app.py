@@ -19,7 +19,6 @@ from typing import Any, Callable, Iterable
 
 from textual import events, on, work
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -34,14 +33,14 @@ from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, EngineOperating, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, FOLD_COMMAND, action_applies
 from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED
-from tui.keys import QUIT_ON_CTRL_C, approval_bindings, quit_or_copy
+from tui.keys import cockpit_bindings, quit_or_copy
 from tui.layout import TooSmallScreen, fit
 from tui.mcp_cockpit import McpCockpit
 from tui.run_guard import watch_run
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, QuitScreen, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
-from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
+from tui.screens.runs import RunsCommands, open_runs
 from tui.take_over import TakeOverCockpit
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.header import RunHeader, shown_path
@@ -61,25 +60,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     CSS_PATH = "app.tcss"
     TITLE = "agent-tui"
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS = [
-        Binding("n", "step", "step"),
-        Binding("space", "step", "step", show=False),
-        Binding("c", "continue_run", "continue"),
-        Binding("escape", "interrupt", "interrupt"),
-        *approval_bindings(),
-        Binding("v", "review", "review"),
-        Binding("b", "budget", "budget"),
-        Binding("p", "pick_policy", "policy"),
-        Binding("h", "take_over", "take over"),
-        Binding("h", "hand_back", "hand back"),
-        Binding("x", "abort", "abort"),
-        Binding("s", "save", "save"),
-        Binding("question_mark", "help", "help"),
-        Binding("t", "set_task", "task"),
-        Binding("q", "quit", "quit"),
-        QUIT_ON_CTRL_C,
-        Binding(RUNS_KEY, "runs", "your runs", show=False),
-    ]
+    BINDINGS = cockpit_bindings()
     COMMANDS = {*McpCockpit.COMMANDS, RunsCommands}
 
     def __init__(

@@ -33,7 +33,6 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
@@ -41,6 +40,7 @@ from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
 from engine.core.events import Event, Header
+from tui.keys import key_binding
 from tui.plain import fork_words
 from tui.widgets.blocks import FOLD_AT, Block, event_blocks, event_figures, safe_text
 from tui.widgets.scrollbar import RowCachedScrollBar
@@ -68,7 +68,7 @@ class TranscriptPane(ScrollView, can_focus=True):
 
     ALLOW_SELECT = False
 
-    BINDINGS = [Binding("o", "toggle_folds", "expand/fold")]
+    BINDINGS = [key_binding("toggle_folds")]
 
     COMPONENT_CLASSES = {
         "transcript--step",
