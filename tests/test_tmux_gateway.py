@@ -32,6 +32,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _start_gateway(tmux: Tmux, tmp_path: Path, flags: str, size: tuple[int, int]) -> Path:  # noqa: F811
+    """`agent-tui gateway FLAGS` in a pane of `size`; the file its exit status goes to."""
+    command = f"env -u COLUMNS -u LINES TERM=xterm-256color {shlex.quote(installed_agent_tui())} gateway {flags}"
+    tmux("new-session", "-d", "-s", "cockpit", "-x", str(size[0]), "-y", str(size[1]), "sleep 600")
+    tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
+    rc_file = tmp_path / "rc"
+    tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
+    return rc_file
+
+
 def test_gateway_cockpit_step_approve_reject(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
     folder = tmp_path / "folder"
     folder.mkdir()
@@ -48,14 +58,7 @@ def test_gateway_cockpit_step_approve_reject(tmux: Tmux, tmp_path: Path) -> None
             call("delete_file", path="notes.txt", id="c3"),
             say("Removed old.txt and kept notes.txt."),
         )
-        command = (
-            f"env -u COLUMNS -u LINES TERM=xterm-256color {shlex.quote(installed_agent_tui())} gateway "
-            f"--upstream {fake.url} --listen 127.0.0.1:{port} --rules {shlex.quote(str(rules))} --out {shlex.quote(str(out))}"
-        )
-        tmux("new-session", "-d", "-s", "cockpit", "-x", "120", "-y", "40", "sleep 600")
-        tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
-        rc_file = tmp_path / "rc"
-        tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
+        rc_file = _start_gateway(tmux, tmp_path, f"--upstream {fake.url} --listen 127.0.0.1:{port} --rules {shlex.quote(str(rules))} --out {shlex.quote(str(out))}", (120, 40))
         tmux.wait_for("waiting for the agent")
 
         result = tmp_path / "agent.json"
@@ -107,14 +110,7 @@ def test_gateway_cockpit_at_80x24_shows_a_held_call_and_approves_it_with_a(tmux:
     port = _free_port()
     with FakeOpenAI() as fake:
         fake.add(call("delete_file", path="old.txt", id="c1"), say("Removed old.txt."))
-        command = (
-            f"env -u COLUMNS -u LINES TERM=xterm-256color {shlex.quote(installed_agent_tui())} gateway "
-            f"--upstream {fake.url} --listen 127.0.0.1:{port} --out {shlex.quote(str(out))}"
-        )
-        tmux("new-session", "-d", "-s", "cockpit", "-x", "80", "-y", "24", "sleep 600")
-        tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
-        rc_file = tmp_path / "rc"
-        tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
+        rc_file = _start_gateway(tmux, tmp_path, f"--upstream {fake.url} --listen 127.0.0.1:{port} --out {shlex.quote(str(out))}", (80, 24))
         screen = tmux.wait_for("waiting for the agent")
         assert "? help" in screen
         tmux.keys("?")

@@ -77,7 +77,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         """What the operator's calls go to, off the UI thread."""
         self.bridge = EngineBridge(self.operating, self, run.engine)
         self._start_flags()
-        self._start_view(run.engine, run.engine.state.copy(), len(run.engine.events), clock or run.engine.clock or time.time)
+        self._start_view(run.engine, self.operating.folded_state(), len(run.engine.events), clock or run.engine.clock or time.time)
         self.bridge.attach()
 
     def _start_view(self, engine: Engine | None, state: RunState, seen: int, clock: Callable[[], float]) -> None:

@@ -142,7 +142,7 @@ class GatewayBridge(EngineBridge):
             run = self.shown = self.gateway.current
             if run is None:
                 return None, None, 0
-            return run, run.engine.state.copy(), len(run.engine.events)
+            return run, self.gateway.folded_state(), len(run.engine.events)
 
     def detach(self) -> None:
         if self._attached:
@@ -225,10 +225,12 @@ class GatewayCockpit(CockpitApp):
 
     async def mount_run(self) -> None:
         run, state, seen = self.bridge.attach()
+        panel = RunsPanel()
+        panel.border_title = "runs"
+        await self.query_one("#side").mount(panel, before="#budget")
         if run is not None:
             await self._show_run(run, state, seen)
         else:
-            await self._mount_runs_panel()
             self.reset_pane()
         fit(self, self.size)
         self.refresh_view()
@@ -237,22 +239,12 @@ class GatewayCockpit(CockpitApp):
     def unmount_run(self) -> None:
         """Nothing more: the bridge stopped listening to the gateway."""
 
-    async def _mount_runs_panel(self) -> None:
-        panel = RunsPanel()
-        panel.border_title = "runs"
-        await self.query_one("#side").mount(panel, before="#budget")
-
     async def _show_run(self, run: GatewayRun, state: RunState | None, seen: int) -> None:
-        """Show `run` from now on: its panels, and its events from the first (or the `seen`
+        """Show `run` from now on: its tools, and its events from the first (or the `seen`
         ones `state` holds)."""
         self.run_shown = run
         self._start_view(run.engine, state or RunState.start(run.engine.header), seen, self.clock)
-        old = self.query_one(RunPanes)
-        panes = RunPanes(run.engine.header, None)
-        await old.remove()
-        await self.mount(panes, after=self.query_one(RunHeader))
-        await self._mount_runs_panel()
-        fit(self, self.size)
+        await self.query_one(RunPanes).show_tools(run.engine.header)
         self.reset_pane()
         self.refresh_view()
 
