@@ -166,6 +166,8 @@ async def test_a_held_call_is_worded_and_nothing_on_screen_is_cut_without_an_ell
             await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog", timeout=30)
             await pilot.press("escape")
             await wait_until(pilot, lambda: "awaiting approval: delete_file" in _header(app), what="the status in words")
+            titles = [command.title for command in app.get_system_commands(app.screen_stack[0])]
+            assert "Approve" in titles and "Edit arguments" in titles and "Step" not in titles, titles
             rows = screen_text(app)
             assert not [row for row in rows if "awaiting_approval" in row or "policy_failed" in row], rows
             assert not [row for row in rows if "a-transcript-with" in row and "…" not in row], rows
