@@ -11,7 +11,7 @@ import pytest
 from textual.binding import Binding
 
 import tui.cockpit_actions as cockpit_actions
-from tests.cockpit_worlds import support_run
+from tests.cockpit_worlds import support_run, wait_until
 from tui.app import CockpitApp
 from tui.cockpit_actions import COMMANDS, HELP, KEYS, prompt_keys
 from tui.gateway_cockpit import GatewayCockpit
@@ -53,10 +53,13 @@ async def test_the_footer_says_the_tables_words(tmp_path: Path) -> None:
     app = CockpitApp(support_run(tmp_path))
     words = {row.action: row.word for row in KEYS}
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
         footer = app.query_one(CockpitFooter)
-        shown = [(key.action, key.description) for key in footer.query(FooterKeyLabel) if key.parent is footer]
-        assert shown and all(words[action] == description for action, description in shown), shown
+
+        def shown() -> list[tuple[str, str]]:
+            return [(key.action, key.description) for key in footer.query(FooterKeyLabel) if key.parent is footer]
+
+        await wait_until(pilot, lambda: len(shown()) > 2, what="the footer's keys")
+        assert all(words[action] == description for action, description in shown()), shown()
 
 
 @pytest.fixture

@@ -73,11 +73,12 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         super().__init__()
         self.run_ = run
         self.model_policy_factory = model_policy_factory
-        self.operating: Operating = EngineOperating(run.engine, self.make_policy)
+        local = EngineOperating(run.engine, self.make_policy)
+        self.operating: Operating = local
         """What the operator's calls go to, off the UI thread."""
-        self.bridge = EngineBridge(self.operating, self, run.engine)
+        self.bridge = EngineBridge(local, self, run.engine)
         self._start_flags()
-        self._start_view(run.engine, self.operating.folded_state(), len(run.engine.events), clock or run.engine.clock or time.time)
+        self._start_view(run.engine, local.folded_state(), len(run.engine.events), clock or run.engine.clock or time.time)
         self.bridge.attach()
 
     def _start_view(self, engine: Engine | None, state: RunState, seen: int, clock: Callable[[], float]) -> None:

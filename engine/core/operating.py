@@ -62,5 +62,6 @@ class Operating(Protocol):
     def status(self) -> str:
         """The run's status now (a `RunStatus`, or a gateway's words for where its request is)."""
 
-    def folded_state(self) -> RunState:
-        """A copy of the run's folded state, the caller's to keep."""
+    def folded_state(self) -> RunState | None:
+        """A copy of the run's folded state, the caller's to keep (None: no run yet, as a
+        gateway before the agent's first request)."""
