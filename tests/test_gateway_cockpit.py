@@ -178,3 +178,32 @@ async def test_a_held_call_is_worded_and_nothing_on_screen_is_cut_without_an_ell
                 assert any(line.endswith("…") for line in lines), lines
             await pilot.press("a")
             await wait_until(pilot, lambda: "reply" in got, what="the agent's reply", timeout=30)
+
+
+async def test_the_budget_pause_of_a_gateway_run_opens_the_budget_dialog_and_extends_it(tmp_path: Path) -> None:
+    """The gateway's runs pause at a budget limit as any run does: the cockpit's dialog opens,
+    `e` extends the limit through the gateway, and the agent's request is answered."""
+    from engine.core.events import Budget
+    from tui.screens.dialogs import BudgetScreen
+
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, budget=Budget(max_steps=1)) as (gw, server):
+        fake.add(call("read_file", path="notes.txt", id="c1"), say("It says keep me."))
+        app = GatewayCockpit(gw, server.url)
+        async with app.run_test(size=(100, 30)) as pilot:
+            first: dict[str, Any] = {}
+            _ask(server.url, USER, first)
+            await wait_until(pilot, lambda: "reply" in first, what="the first reply", timeout=30)
+            call_id = first["reply"].choices[0].message.tool_calls[0].id
+            history = [
+                *USER,
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": call_id, "type": "function", "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}}]},
+                {"role": "tool", "tool_call_id": call_id, "content": "keep me"},
+            ]
+            second: dict[str, Any] = {}
+            _ask(server.url, history, second)
+            await wait_until(pilot, lambda: isinstance(app.screen, BudgetScreen), what="the budget dialog", timeout=30)
+            assert "paused at the steps limit" in _header(app)
+            await pilot.press("e")
+            await wait_until(pilot, lambda: "reply" in second, what="the second reply", timeout=30)
+            assert second["reply"].choices[0].message.content == "It says keep me."
