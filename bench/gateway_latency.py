@@ -34,7 +34,7 @@ import httpx  # noqa: E402
 
 from engine.core.events import RuleInfo  # noqa: E402
 from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
-from tests.fake_openai import FakeOpenAI, call  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI, call  # noqa: E402
 from bench.options import at_least  # noqa: E402
 
 TOOLS = [

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine.core.events import RuleInfo  # noqa: E402
 from engine.gateway import Gateway, Upstream  # noqa: E402
 from engine.model.config import Secret  # noqa: E402
-from tests.fake_openai import Answer, FakeOpenAI, say  # noqa: E402
+from tests.support.fake_openai import Answer, FakeOpenAI, say  # noqa: E402
 
 TOOLS = [
     {

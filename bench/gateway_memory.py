@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.gateway import Gateway, Upstream  # noqa: E402
-from tests.fake_openai import FakeOpenAI, say  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI, say  # noqa: E402
 
 TOOLS = [
     {

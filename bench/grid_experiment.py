@@ -20,7 +20,10 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scenarios import grid  # noqa: E402
+from engine.core.events import RunEnded  # noqa: E402
+from engine.sessions.run import new_run  # noqa: E402
+from scenarios import grid, grid_maps  # noqa: E402
+from scenarios.grid_maps import DENSITY, SEED, SIZE, Experiment, bare_experiment, bfs, dijkstra, grid_at, summarise  # noqa: E402
 from tui import bench  # noqa: E402
 from bench.options import at_least  # noqa: E402
 
@@ -29,8 +32,31 @@ GOAL_SECONDS = 2.0
 
 def fresh() -> None:
     """Forget the memoised grids and optima so every timing draws them again."""
-    grid._sequence.cache_clear()
+    grid_maps._sequence.cache_clear()
     grid._optimum.cache_clear()
+
+
+def engine_runs(
+    grids: int = 200, seed: int = SEED, size: int = SIZE, density: float = DENSITY
+) -> tuple[Experiment, dict[str, list[RunEnded]]]:
+    """Seed 000's experiment with the grid scenario's policies, every run through the
+    engine in this process: its figures, and how each policy's runs ended."""
+    options = {"size": size, "density": density, "seed": seed}
+    outcomes: dict[str, list[int | None]] = {}
+    ends: dict[str, list[RunEnded]] = {}
+    for policy in ("reactive", "memory", "planner"):
+        outcomes[policy], ends[policy] = [], []
+        for index in range(grids):
+            run = new_run(grid.SCENARIO, str(index), policy, options=options, save=False)
+            run.engine.run()
+            state = run.engine.state
+            assert state.ended is not None
+            score = grid.bench_score(run.task, options, state.history, state.ended.outcome)
+            outcomes[policy].append(score["steps"] if score["success"] else None)
+            ends[policy].append(state.ended)
+    sample = [grid_at(i, seed, size, density) for i in range(grids)]
+    optimal = [bfs(w, size) for w in sample]
+    return summarise(outcomes, optimal, [dijkstra(w, size) for w in sample]), ends  # type: ignore[arg-type]
 
 
 def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
@@ -53,7 +79,7 @@ def pooled(grids: int, seed: int, workers: int) -> dict[str, tuple[int, int, flo
     return {s["policy"]: (s["successes"], s["runs"], s["mean_extra"], s["mean_steps"]) for s in summary}
 
 
-def lines(e: grid.Experiment) -> list[str]:
+def lines(e: Experiment) -> list[str]:
     return [
         e.reactive.line(),
         e.memory.line(),
@@ -70,10 +96,10 @@ def main() -> int:
     parser.add_argument("--workers", type=at_least(1), default=os.cpu_count() or 1)
     args = parser.parse_args()
 
-    bare_s, bare = best_of(args.repeat, lambda: grid.bare_experiment(args.grids, args.seed))
-    engine_s, through = best_of(args.repeat, lambda: grid.engine_experiment(args.grids, args.seed))
+    bare_s, bare = best_of(args.repeat, lambda: bare_experiment(args.grids, args.seed))
+    engine_s, through = best_of(args.repeat, lambda: engine_runs(args.grids, args.seed)[0])
     pool_s, by_pool = best_of(args.repeat, lambda: pooled(args.grids, args.seed, args.workers))
-    assert isinstance(bare, grid.Experiment) and isinstance(through, grid.Experiment)
+    assert isinstance(bare, Experiment) and isinstance(through, Experiment)
 
     print(f"grid experiment: {args.grids} grids, seed {args.seed}, best of {args.repeat}, {os.cpu_count()} CPUs")
     print("bare loop:")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from engine.core.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from engine.core.answers import Answer
     from engine.core.engine import Engine
     from engine.core.operator import EngineError
     from engine.core.events import Action, Budget, Header, RuleInfo, Usage
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "Action": "engine.core.events",
+    "Answer": "engine.core.answers",
     "Budget": "engine.core.events",
     "Decision": "engine.core.policy",
     "Engine": "engine.core.engine",

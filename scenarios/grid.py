@@ -12,7 +12,8 @@ The grid of a run is the `task`-th grid drawn one after another from
 header's options (size, density, seed) and task id rebuild it, and the move
 observations rebuild the path (`positions`), so a replay can draw the map.
 The map maths (generation, BFS, Dijkstra, the bare loop) lives in
-`scenarios.grid_maps` and is re-exported here.
+`scenarios.grid_maps`; the experiment through the engine is a benchmark,
+bench/grid_experiment.py.
 """
 
 from __future__ import annotations
@@ -25,60 +26,11 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from engine import Budget, Decision, Header, Param, RunView, Scenario, Task, Tool, ToolError
 from engine.core.scenario import MapPicture
-from scenarios.grid_maps import (  # noqa: F401  (re-exported: the grid API in one place)
-    Cell,
-    Walls,
-    SIZE,
-    DENSITY,
-    SEED,
-    LIMIT,
-    MAX_SIZE,
-    GRIDS,
-    MOVES,
-    DIRECTIONS,
-    NAME_OF,
-    goal_of,
-    neighbours,
-    manhattan,
-    bfs_path,
-    bfs,
-    dijkstra,
-    make_grid,
-    make_grids,
-    _sequence,
-    grid_at,
-    render,
-    bare_reactive,
-    bare_memory,
-    PolicyFigures,
-    Experiment,
-    figures,
-    summarise,
-    bare_experiment,
+from scenarios.grid_maps import (
+    DENSITY, DIRECTIONS, GRIDS, LIMIT, MAX_SIZE, NAME_OF, SEED, SIZE, Cell, Walls,
+    bfs, bfs_path, dijkstra, goal_of, grid_at, manhattan, neighbours,
 )
 
-
-def engine_experiment(grids: int = 200, seed: int = SEED, size: int = SIZE, density: float = DENSITY) -> Experiment:
-    """The same experiment with the scenario's policies, every run through the engine."""
-    from engine.sessions.run import new_run
-
-    options = {"size": size, "density": density, "seed": seed}
-    outcomes: dict[str, list[int | None]] = {}
-    for policy in ("reactive", "memory", "planner"):
-        outcomes[policy] = []
-        for index in range(grids):
-            run = new_run(SCENARIO, str(index), policy, options=options, save=False)
-            run.engine.run()
-            state = run.engine.state
-            assert state.ended is not None
-            score = bench_score(run.task, options, state.history, state.ended.outcome)
-            outcomes[policy].append(score["steps"] if score["success"] else None)
-    sample = [grid_at(i, seed, size, density) for i in range(grids)]
-    optimal = [bfs(w, size) for w in sample]
-    return summarise(outcomes, optimal, [dijkstra(w, size) for w in sample])  # type: ignore[arg-type]
-
-
-# -- the world and its tools ----------------------------------------------------
 
 _AT = re.compile(r"\bat \((\d+), (\d+)\)")
 

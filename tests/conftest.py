@@ -1,4 +1,4 @@
-"""Shared fixtures: a fixed clock and an isolated data folder for every test."""
+"""Shared fixtures: a fixed clock, an isolated data folder for every test, a private tmux server."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import itertools
 import os
 
 import pytest
+
+from tests.support.tmux import tmux  # noqa: F401 (the fixture: a private tmux server per test)
 
 
 class FakeClock:
@@ -64,3 +66,10 @@ def _isolated_home(tmp_path_factory, monkeypatch, _session_key):
     monkeypatch.setenv("AGENT_TUI_HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))  # never the user's configuration file
     yield home
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """Run from a temporary folder, so paths shown relative to it (runs/cockpit.jsonl) are stable."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

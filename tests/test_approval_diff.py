@@ -13,8 +13,8 @@ import pytest
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool
 from engine.core.edits import EditTool, edit_table
 from engine.sessions.run import Run, new_run
-from tests.cockpit_worlds import fixed_clock, settle
-from tests.test_hostile_cockpit import drawn
+from tests.support.cockpit_worlds import fixed_clock, settle
+from tests.support.hostile import drawn
 from tui.app import CockpitApp
 from tui.cli.run import _ask_on_terminal
 from tui.screens.approval import ApprovalScreen

@@ -11,8 +11,8 @@ import pytest
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool
 from engine.core.events import ApprovalRequested
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import fixed_clock, settle
-from tests.test_hostile_cockpit import assert_inert, drawn
+from tests.support.cockpit_worlds import fixed_clock, settle
+from tests.support.hostile import assert_inert, drawn
 from tui.app import CockpitApp
 from tui.plain import event_lines
 from tui.screens.approval import ApprovalScreen

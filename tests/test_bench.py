@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from scenarios import grid
+from scenarios import grid_maps
 from tui import bench
 from tui.cli import main
 
@@ -29,18 +29,18 @@ def test_json_for_a_small_grid_matrix_matches_the_bare_loop(capsys):
     runs = data["runs"]
     assert len(runs) == 18
     assert [r["task"] for r in runs[:6]] == ["0", "1", "2", "3", "4", "5"]
-    walls = grid.make_grids(6, seed=7)
+    walls = grid_maps.make_grids(6, seed=7)
     bare = {
-        "reactive": [grid.bare_reactive(w) for w in walls],
-        "memory": [grid.bare_memory(w) for w in walls],
-        "planner": [grid.bfs(w, 8) for w in walls],
+        "reactive": [grid_maps.bare_reactive(w) for w in walls],
+        "memory": [grid_maps.bare_memory(w) for w in walls],
+        "planner": [grid_maps.bfs(w, 8) for w in walls],
     }
     for r in runs:
         expected = bare[r["policy"]][int(r["task"])]
         assert r["success"] == (expected is not None)
         if expected is not None:
             assert r["steps"] == expected
-            assert r["optimum"] == grid.bfs(walls[int(r["task"])], 8)
+            assert r["optimum"] == grid_maps.bfs(walls[int(r["task"])], 8)
             assert r["extra"] == expected - r["optimum"]
     memory = next(s for s in data["summary"] if s["policy"] == "memory")
     assert memory["runs"] == 6 and memory["successes"] == 6

@@ -124,7 +124,7 @@ def test_show_prints_a_saved_run(capsys, tmp_path):
 def test_headless_output_strips_control_characters(capsys, tmp_path):
     from engine import Decision, ScriptedPolicy
     from engine.sessions.run import new_run
-    from tests.helpers import counting_scenario
+    from tests.support.helpers import counting_scenario
     from tui.cli.run import run_headless
 
     policy = ScriptedPolicy("evil", lambda v: Decision.final("\x1b]0;pwned\x07title", "\x1b[31mred\x1b[0m"))
@@ -154,7 +154,6 @@ def test_bad_scenario_options_are_usage_errors(capsys, option):
     code, _, err = run_cli(capsys, "run", "grid", "--option", option, "--headless")
     assert code == 2
     assert "cannot start with these options" in err and "Traceback" not in err
-
 
 
 def test_the_help_text_names_the_model_clients_default_url():

@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, OptionList, RadioButton, Select
 
 from engine import Budget
-from tests.cockpit_worlds import FailingOnce, Gate, desk_run, settle, support_run, wait_until
+from tests.support.cockpit_worlds import FailingOnce, Gate, desk_run, settle, support_run, wait_until
 from tui.app import CockpitApp
 from tui.bridge import EngineEvent, WorkDone
 from tui.screens.approval import ApprovalScreen
@@ -199,7 +199,7 @@ async def test_swap_policy_mid_run(tmp_path: Path) -> None:
 
 
 async def test_model_policy_hook_is_offered(tmp_path: Path) -> None:
-    from tests.cockpit_worlds import noter
+    from tests.support.cockpit_worlds import noter
 
     run = desk_run("alpha", tmp_path)
     app = CockpitApp(run, model_policy_factory=lambda: noter("model"))

@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, Select, Static
 
 from engine import Budget
-from tests.cockpit_worlds import desk_run, settle, support_run
+from tests.support.cockpit_worlds import desk_run, settle, support_run
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 from tui.screens.dialogs import HELP, BudgetScreen, ConfirmScreen, FocusBox, HelpScreen, SaveScreen

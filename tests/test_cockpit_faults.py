@@ -16,7 +16,7 @@ from engine import Budget, Decision, Param, Scenario, Task, Tool
 from engine.core.events import Action
 from engine.core.policy import RunView
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import by_step, desk_run, fixed_clock, settle, wait_until
+from tests.support.cockpit_worlds import by_step, desk_run, fixed_clock, settle, wait_until
 from tui.app import CockpitApp
 from tui.bridge import EngineEvent, WorkDone
 from tui.screens.dialogs import ConfirmScreen, HelpScreen, PolicyPicker

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from engine import Decision
-from tests.cockpit_worlds import by_step, desk_run, settle
-from tests.helpers import fail_writes_of
+from tests.support.cockpit_worlds import by_step, desk_run, settle
+from tests.support.helpers import fail_writes_of
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 

@@ -9,7 +9,7 @@ import pytest
 import scenarios
 from engine.stored.replay import Timeline
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import fixed_clock, settle, support_run
+from tests.support.cockpit_worlds import fixed_clock, settle, support_run
 from tui.app import CockpitApp
 from tui.exits import EXIT_UNFINISHED
 from tui.layout import MIN_HEIGHT, MIN_TRANSCRIPT, MIN_WIDTH, TooSmallScreen, side_width

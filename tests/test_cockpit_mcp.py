@@ -12,16 +12,11 @@ import pytest
 from textual.widgets import Input
 
 from engine import Decision
-from engine.core.policy import Policy
-from engine.core.scenario import Task
-from engine.mcp import McpHub, hub_tools
 from engine.sessions.config import PolicyConfig
-from engine.sessions.run import Run, new_run
-from scenarios.mcp import SCENARIO as MCP
-from tests.cockpit_worlds import pick_policy
-from tests.fake_openai import FakeOpenAI, calls, say
-from tests.helpers import script
-from tests.mcp_helpers import alive, notes_server, wait_gone
+from tests.support.cockpit_worlds import pick_policy
+from tests.support.fake_openai import FakeOpenAI, calls, say
+from tests.support.helpers import script
+from tests.support.mcp_helpers import alive, wait_gone
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 from tui.screens.ask import AskScreen
@@ -31,30 +26,14 @@ from tui.widgets.gauges import PolicyUsageTable
 from tui.widgets.header import RunHeader
 from tui.widgets.mcp_progress import CallProgress, ProgressMessage
 from tui.widgets.tools import ToolRow
+from tests.support.cockpit_mcp import SIZE, header_text, mcp_run, start_hub
 
-SIZE = (120, 40)
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def start_hub(tmp_path: Path, *extra: str, timeout: float = 20.0) -> McpHub:
-    hub = McpHub([notes_server("notes", *extra, timeout=timeout)], tmp_path / "logs")
-    hub.start()
-    return hub
-
-
-def mcp_run(tmp_path: Path, hub: McpHub, policy: Policy | str, task: str = "work on the notes", **kw) -> Run:
-    run = new_run(
-        MCP, policy=policy, task=Task("custom", task), extra_tools=hub_tools(hub), mcp=hub.public(),
-        out=tmp_path / "run.jsonl", interactive=True, **kw,
-    )
-    run.mcp = hub
-    run.closers.append(hub.close)
-    return run
 
 
 async def settle(app: CockpitApp, pilot) -> None:
@@ -65,10 +44,6 @@ async def settle(app: CockpitApp, pilot) -> None:
 def pane_text(app: CockpitApp) -> str:
     pane = app.pane
     return " ".join(" ".join(pane.render_line(y).text.split()) for y in range(pane.size.height))
-
-
-def header_text(app: CockpitApp) -> str:
-    return str(app.query_one(RunHeader).render())
 
 
 async def test_a_run_without_a_task_asks_for_one_and_saves_it(tmp_path):

@@ -10,8 +10,8 @@ import pytest
 import scenarios
 from engine.model.policy import ModelConfig
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import pick_policy
-from tests.fake_openai import FakeOpenAI, Status, call, say
+from tests.support.cockpit_worlds import pick_policy
+from tests.support.fake_openai import FakeOpenAI, Status, call, say
 from tui.app import CockpitApp
 from tui.bridge import ThoughtStreamed
 from tui.widgets.gauges import BudgetGauges

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_cockpit_mcp import SIZE, header_text, mcp_run, start_hub
+from tests.support.cockpit_mcp import SIZE, header_text, mcp_run, start_hub
 from tui.app import CockpitApp
 from tui.screens.ask import AskScreen
 

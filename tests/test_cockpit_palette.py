@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cockpit_worlds import settle, support_run
+from tests.support.cockpit_worlds import settle, support_run
 from tui.app import CockpitApp
 from tui.widgets.transcript import TranscriptPane
 

@@ -16,33 +16,24 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 
 import scenarios
 from engine.sessions.resume import resume_run
 from engine.stored.transcript import read_transcript
+from tests.support.cli import installed_agent_tui
 
 WORLD = Path(__file__).resolve().parent / "data" / "crash_world.py"
 KILLS = 200 if os.environ.get("AGENT_TUI_LONG") else 20
 PARALLEL = 4
 UNKNOWN = "UNKNOWN OUTCOME"
-
-
-def agent_tui() -> str:
-    found = shutil.which("agent-tui", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail(f"the agent-tui console script is not installed next to {sys.executable}: pip install -e .")
-    return found
 
 
 @dataclass
@@ -66,7 +57,7 @@ def kill_and_resume(case: int, delay: float, pause: float, folder: Path) -> Outc
     transcript, log = folder / "run.jsonl", folder / "tools.log"
     log.touch()
     env = {**os.environ, "AGENT_TUI_HOME": str(folder / "home")}
-    command = [agent_tui(), "run", str(WORLD), "--headless", "--out", str(transcript), "--option", f"log={log}",
+    command = [installed_agent_tui(), "run", str(WORLD), "--headless", "--out", str(transcript), "--option", f"log={log}",
                "--option", f"sleep={pause}", "--repetition", "off", "--max-steps", "40", "--approve", "all"]
     proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -106,7 +97,7 @@ def kill_and_resume(case: int, delay: float, pause: float, folder: Path) -> Outc
     assert proc.returncode == -signal.SIGKILL, (where, proc.returncode, stderr)
 
     resumed = subprocess.run(
-        [agent_tui(), "run", str(WORLD), "--resume", str(transcript), "--headless", "--approve", "all"],
+        [installed_agent_tui(), "run", str(WORLD), "--resume", str(transcript), "--headless", "--approve", "all"],
         env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
     )
     asked = 0
@@ -184,7 +175,7 @@ def test_a_call_left_running_is_answered_unknown_and_never_run_again(tmp_path: P
     from engine.sessions.resume import resume_run
     from engine.sessions.run import new_run
     from engine.stored.replay import Timeline
-    from tests.helpers import CountingWorld, counting_scenario, script
+    from tests.support.helpers import CountingWorld, counting_scenario, script
 
     calls: list[tuple[str, dict]] = []
 
@@ -219,4 +210,3 @@ def test_a_call_left_running_is_answered_unknown_and_never_run_again(tmp_path: P
     assert all(e.type != "approval_requested" for e in resumed.engine.events[3:]), "asked again"
     after = read_transcript(path)
     assert after.unfinished is None and after.events[-1].type == "run_ended"
-

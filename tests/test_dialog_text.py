@@ -12,7 +12,7 @@ from textual.widgets import Label
 
 from engine import Budget, Param, Tool
 import tui.app
-from tests.cockpit_worlds import desk_run, settle
+from tests.support.cockpit_worlds import desk_run, settle
 from tui.app import CockpitApp
 from tui.screens.dialogs import BudgetScreen
 from tui.screens.forms import EditArgsScreen

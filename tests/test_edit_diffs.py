@@ -231,7 +231,7 @@ def test_the_reference_filesystem_server_takes_these_arguments_and_changes_what_
     table's argument names, and its own dry-run diff of an edit changes the lines ours shows."""
     from engine.mcp import McpHub, hub_tools
     from engine.mcp.servers import McpServerConfig
-    from tests.mcp_helpers import filesystem_bin
+    from tests.support.mcp_helpers import filesystem_bin
 
     folder = tmp_path / "files"
     folder.mkdir()

@@ -13,7 +13,7 @@ from engine.core.approvals import RulesError, load_rules
 from engine.core.events import Action, Usage
 from engine.sessions.run import new_run
 from engine.core.state import fold
-from tests.helpers import counting_run, script, types
+from tests.support.helpers import counting_run, script, types
 
 
 def test_ordinary_tool_runs_without_approval():

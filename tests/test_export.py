@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import scenarios
 from engine import Decision
 from engine.stored.importers import load_any
-from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript
-from tests.helpers import counting_run
+from tests.support.helpers import counting_run, rejected_support_run
 from tui.export import code, escape, inline, markdown_report
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -17,11 +15,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def _support_with_rejection(tmp_path):
     path = tmp_path / "support.jsonl"
-    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
-    run.engine.run()
-    run.engine.reject("the customer changed their mind")
-    run.engine.run()
-    run.close()
+    rejected_support_run(path)
     return path
 
 
@@ -32,9 +26,9 @@ def test_report_has_steps_approvals_end_and_usage(tmp_path):
     for section in ("## Steps", "## End", "## Usage"):
         assert section in report
     assert "### Step 1 · scripted" in report and "### Step 3 · scripted" in report
-    assert "**Approval asked** for `open_return_request(order_id=\"1187\")`" in report
-    assert "**Rejected** by operator: the customer changed their mind" in report
-    assert "**Answered** after 3 steps: final answer." in report
+    assert "> **Approval** `open_return_request(order_id=\"1187\") needs approval (irreversible tool)`" in report
+    assert "**Rejected** rejected by operator: the customer changed their mind" in report
+    assert "**Run ended: answer after 3 steps**: final answer." in report
     assert "| Steps | 3 |" in report and "| Approvals asked | 1 |" in report and "| Rejections | 1 |" in report
     assert "| `get_order_status` | 1 |" in report
     assert "(estimated)" in report

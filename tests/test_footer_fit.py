@@ -9,32 +9,14 @@ from pathlib import Path
 import pytest
 
 from engine.stored.replay import Timeline
-from tests.cockpit_worlds import settle, support_run
-from tests.test_replay_app import saved_run
+from tests.support.cockpit_worlds import settle, support_run
+from tests.support.runs import saved_run
 from tui.app import CockpitApp
 from tui.replay_app import ReplayApp, _fork_from
 from tui.screens.approval import ApprovalScreen
-from tui.widgets.footer import CockpitFooter, FooterKeyLabel, key_width
+from tests.support.cockpit_worlds import actions, shown_keys
 
 pytestmark = pytest.mark.anyio
-
-
-def shown_keys(app) -> list[FooterKeyLabel]:
-    """The footer's own keys (not the always-shown ones), after checking each is drawn whole
-    left of the always-shown keys."""
-    footer = app.query_one(CockpitFooter)
-    always = footer.query_one("#always-keys")
-    keys = [key for key in footer.children if isinstance(key, FooterKeyLabel) and key.display]
-    for key in keys:
-        words = f"{key.key_display} {key.description}"
-        assert key.region.width == key_width(key.key_display, key.description), words
-        assert key.region.right <= always.region.x, f"{words!r} runs under the help and quit keys"
-        assert key.region.x >= 0 and key.region.right <= app.size.width, words
-    return keys
-
-
-def actions(app) -> list[str]:
-    return [key.action for key in shown_keys(app)]
 
 
 async def test_the_cockpit_footer_keeps_whole_keys_at_80x24_in_every_state(tmp_path: Path) -> None:

@@ -6,19 +6,18 @@ AGENT_TUI_LONG=1 runs 10,000 mutants instead of 400.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
 from pathlib import Path
 
-import pytest
 
 import scenarios
 from engine.sessions.run import new_run
 from engine.core.state import fold
 from engine.stored.transcript import TranscriptError, read_transcript
 from tui.cli import main
+from tests.support.mutation import mutate
 
 MUTANTS = 10_000 if os.environ.get("AGENT_TUI_LONG") else 400
 
@@ -35,51 +34,6 @@ def _sources(tmp_path: Path) -> list[bytes]:
         run.close()
         out.append(path.read_bytes())
     return out
-
-
-WEIRD_VALUES = [None, True, -1, 10**30, 1e308, "", "x" * 100_000, [], {}, [[[[[]]]]], "\x00", "\ud800"]
-
-
-def mutate(data: bytes, rng: random.Random) -> bytes:
-    lines = data.splitlines(keepends=True)
-    kind = rng.randrange(10)
-    if kind == 0 and data:  # flip bytes
-        buf = bytearray(data)
-        for _ in range(rng.randint(1, 8)):
-            buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
-        return bytes(buf)
-    if kind == 1:  # cut at a random point
-        return data[: rng.randrange(len(data) + 1)]
-    if kind == 2 and lines:  # duplicate a line
-        i = rng.randrange(len(lines))
-        lines.insert(rng.randrange(len(lines) + 1), lines[i])
-        return b"".join(lines)
-    if kind == 3 and len(lines) > 1:  # reorder
-        rng.shuffle(lines)
-        return b"".join(lines)
-    if kind == 4 and lines:  # drop a line
-        del lines[rng.randrange(len(lines))]
-        return b"".join(lines)
-    if kind in (5, 6) and lines:  # wrong types / huge values in a field
-        i = rng.randrange(len(lines))
-        try:
-            obj = json.loads(lines[i])
-        except ValueError:
-            return data
-        if isinstance(obj, dict) and obj:
-            key = rng.choice(sorted(obj))
-            obj[key] = rng.choice(WEIRD_VALUES)
-            if kind == 6:
-                obj[rng.choice(["type", "step", "format_version", "extra"])] = rng.choice(WEIRD_VALUES + ["run_ended", 2])
-        lines[i] = json.dumps(obj).encode() + b"\n"
-        return b"".join(lines)
-    if kind == 7:  # invalid UTF-8 and NUL bytes
-        pos = rng.randrange(len(data) + 1)
-        return data[:pos] + rng.choice([b"\xff\xfe", b"\x00", b"\xc3", b"\xed\xa0\x80"]) + data[pos:]
-    if kind == 8:  # a line that is not an object
-        lines.insert(rng.randrange(len(lines) + 1), rng.choice([b"[]\n", b"42\n", b'"s"\n', b"null\n", b"{\n"]))
-        return b"".join(lines)
-    return data.replace(b'"type": "', b'"type": "x', 1) if rng.random() < 0.5 else data + data
 
 
 LOCATED = re.compile(r"^.+?:(\d+:)? ")

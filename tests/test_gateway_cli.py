@@ -2,44 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import openai
 import pytest
 
 from engine.stored.transcript import read_transcript
-from tests.fake_openai import FakeOpenAI, call, say
-from tests.gateway_harness import TOOLS, Files
-from tests.test_gateway_clients import agent_loop
-
-AGENT_TUI = [sys.executable, "-m", "tui.cli"]
-
-
-def _start(fake: FakeOpenAI, tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    rules = tmp_path / "rules.toml"
-    rules.write_text('[[rule]]\ntool = "read_*"\neffect = "allow"\n')
-    proc = subprocess.Popen(
-        [*AGENT_TUI, "gateway", "--headless", "--upstream", fake.url, "--listen", "127.0.0.1:0", "--rules", str(rules), "--out", str(tmp_path / "gw.jsonl"), *flags],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    line = proc.stderr.readline()
-    assert "listening on" in line, line + proc.stderr.read()
-    return proc, line.split("listening on ")[1].split(" ")[0]
-
-
-def _stop(proc: subprocess.Popen) -> tuple[int, str, str]:
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
-    return proc.returncode, out, err
+from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.gateway_harness import TOOLS, Files
+from tests.support.gateway_harness import agent_loop
+from tests.support.gateway_harness import AGENT_TUI, start_headless_gateway, stop_gateway
 
 
 def test_approve_none_rejects_every_held_call_and_sigterm_ends_with_the_answer(tmp_path: Path) -> None:
@@ -51,10 +24,10 @@ def test_approve_none_rejects_every_held_call_and_sigterm_ends_with_the_answer(t
             call("delete_file", path="notes.txt", id="c3"),
             say("I could not delete anything."),
         )
-        proc, url = _start(fake, tmp_path, "--approve", "none", env={"OPENAI_API_KEY": "sk-upstream-secret"})
+        proc, url = start_headless_gateway(fake, tmp_path, "--approve", "none", env={"OPENAI_API_KEY": "sk-upstream-secret"})
         client = openai.OpenAI(base_url=url, api_key="agent-key", max_retries=0)
         answer, seen = agent_loop(client, files)
-        code, out, err = _stop(proc)
+        code, out, err = stop_gateway(proc)
         assert fake.requests[0].headers["authorization"] == "Bearer sk-upstream-secret"
     assert answer == "I could not delete anything."
     assert seen == ["read_file"] and files.notes_exist
@@ -69,11 +42,11 @@ def test_approve_none_rejects_every_held_call_and_sigterm_ends_with_the_answer(t
 def test_sigterm_while_a_run_is_open_aborts_it(tmp_path: Path) -> None:
     with FakeOpenAI() as fake:
         fake.add(call("read_file", path="notes.txt", id="c1"))
-        proc, url = _start(fake, tmp_path, "--approve", "all")
+        proc, url = start_headless_gateway(fake, tmp_path, "--approve", "all")
         client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
         reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "read"}], tools=TOOLS)
         assert reply.choices[0].message.tool_calls[0].function.name == "read_file"
-        code, out, err = _stop(proc)
+        code, out, err = stop_gateway(proc)
     assert code == 5, err
     assert out.strip().splitlines()[-1] == "outcome: aborted after 1 step: the gateway stopped (SIGTERM)"
     assert f"transcript: {tmp_path / 'gw.jsonl'}" in err
@@ -82,14 +55,14 @@ def test_sigterm_while_a_run_is_open_aborts_it(tmp_path: Path) -> None:
 def test_a_budget_answers_the_agent_with_an_error_naming_it(tmp_path: Path) -> None:
     with FakeOpenAI() as fake:
         fake.add(call("read_file", path="notes.txt", id="c1", usage=(900, 200)), say("never sent"))
-        proc, url = _start(fake, tmp_path, "--approve", "all", "--max-tokens", "1000")
+        proc, url = start_headless_gateway(fake, tmp_path, "--approve", "all", "--max-tokens", "1000")
         client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
         messages = [{"role": "user", "content": "read"}]
         first = client.chat.completions.create(model="m", messages=messages, tools=TOOLS).choices[0].message
         messages += [first.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "c1", "content": "x"}]
         with pytest.raises(openai.BadRequestError) as caught:
             client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
-        code, out, err = _stop(proc)
+        code, out, err = stop_gateway(proc)
         assert len(fake.requests) == 1
     assert "tokens budget reached: 1100 of 1000" in str(caught.value)
     assert code == 3 and "outcome: stopped after 1 step: tokens budget reached: 1100 of 1000" in out
@@ -121,7 +94,7 @@ def test_sigterm_the_moment_it_says_listening_still_ends_with_the_outcome(tmp_pa
     with FakeOpenAI() as fake:
         for attempt in range(3):
             (where := tmp_path / str(attempt)).mkdir()
-            proc, _ = _start(fake, where, "--approve", "none")
-            code, out, err = _stop(proc)
+            proc, _ = start_headless_gateway(fake, where, "--approve", "none")
+            code, out, err = stop_gateway(proc)
             assert code == 0, (code, err)
             assert out.strip().splitlines()[-1] == "outcome: no request came; no run", out

@@ -18,8 +18,9 @@ import openai
 import pytest
 
 from engine.stored.transcript import read_transcript
-from tests.fake_openai import FakeOpenAI, call, say
-from tests.gateway_harness import TOOLS, Files, Operator, gateway
+from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.gateway_harness import TOOLS, Files, Operator, gateway
+from tests.support.gateway_harness import _streamed, agent_loop
 
 
 def _script(fake: FakeOpenAI) -> None:
@@ -28,46 +29,6 @@ def _script(fake: FakeOpenAI) -> None:
         call("delete_file", path="notes.txt", id="call_delete"),
         say("All done."),
     )
-
-
-def agent_loop(client: openai.OpenAI, files: Files, *, stream: bool = False) -> tuple[str, list[str]]:
-    """The plainest agent: ask, run the calls it gets, until a reply without calls."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "Tidy the folder."}]
-    seen: list[str] = []
-    for _ in range(10):
-        if stream:
-            content, calls = _streamed(client, messages)
-        else:
-            message = client.chat.completions.create(model="agent-model", messages=messages, tools=TOOLS).choices[0].message
-            content = message.content
-            calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
-        if not calls:
-            return content or "", seen
-        messages.append(
-            {
-                "role": "assistant",
-                "content": content,
-                "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls],
-            }
-        )
-        for call_id, name, arguments in calls:
-            seen.append(name)
-            messages.append({"role": "tool", "tool_call_id": call_id, "content": files.run(name, **json.loads(arguments))})
-    raise AssertionError("the agent did not finish")
-
-
-def _streamed(client: openai.OpenAI, messages: list[dict[str, Any]]) -> tuple[str, list[tuple[str, str, str]]]:
-    content, calls = "", {}
-    with client.chat.completions.create(model="agent-model", messages=messages, tools=TOOLS, stream=True) as stream:
-        for chunk in stream:
-            for choice in chunk.choices:
-                content += choice.delta.content or ""
-                for c in choice.delta.tool_calls or []:
-                    slot = calls.setdefault(c.index, ["", "", ""])
-                    slot[0] = c.id or slot[0]
-                    slot[1] += (c.function.name or "") if c.function else ""
-                    slot[2] += (c.function.arguments or "") if c.function else ""
-    return content, [tuple(v) for _, v in sorted(calls.items())]
 
 
 def _events(path: Path) -> list[Any]:

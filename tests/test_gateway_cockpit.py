@@ -11,9 +11,9 @@ import openai
 import pytest
 
 from engine.core.policy import Decision
-from tests.cockpit_worlds import screen_text, wait_until
-from tests.fake_openai import FakeOpenAI, call, say
-from tests.gateway_harness import TOOLS, gateway
+from tests.support.cockpit_worlds import screen_text, wait_until
+from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.gateway_harness import TOOLS, gateway
 from tui.gateway_cockpit import GatewayCockpit, RunsPanel
 from tui.screens.dialogs import HelpScreen
 from tui.widgets.header import RunHeader
@@ -102,7 +102,7 @@ async def test_take_over_writes_the_reply_in_the_cockpit(tmp_path: Path) -> None
 
 async def test_the_footer_at_80x24_lists_whole_keys_and_the_approval_keys_only_while_a_call_waits(tmp_path: Path) -> None:
     """Textual's own footer listed every key and cut the row at 80 columns (`r rejec`)."""
-    from tests.test_footer_fit import actions
+    from tests.support.cockpit_worlds import actions
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step") as (gw, server):
         fake.add(call("delete_file", path="notes.txt", id="c1"), say("Kept it."))
@@ -137,7 +137,7 @@ async def test_ctrl_c_quits_the_gateway_cockpit_as_q_does(tmp_path: Path) -> Non
 
 async def test_question_mark_opens_the_help_and_the_footer_has_its_key(tmp_path: Path) -> None:
     """The gateway's own screen had no help: `?` did nothing and the footer did not list it."""
-    from tests.test_footer_fit import shown_keys
+    from tests.support.cockpit_worlds import shown_keys
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step") as (gw, server):
         app = GatewayCockpit(gw, server.url)

@@ -15,8 +15,9 @@ import pytest
 from engine.gateway import Gateway, GatewayServer, Upstream
 from engine.core.policy import Decision
 from engine.stored.transcript import read_transcript
-from tests.fake_openai import FakeOpenAI, Hang, Status, call, calls, refused_url, say
-from tests.gateway_harness import READ_RULE, TOOLS, Operator, agent_client, gateway, wait_for
+from tests.support.fake_openai import FakeOpenAI, Hang, Status, call, calls, refused_url, say
+from tests.support.gateway_harness import READ_RULE, TOOLS, Operator, agent_client, gateway
+from tests.support.waiting import wait_for
 
 USER = [{"role": "user", "content": "Tidy the folder."}]
 

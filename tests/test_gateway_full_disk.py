@@ -12,8 +12,8 @@ import pytest
 
 from engine.core.guards import RecordError
 from engine.stored.transcript import TranscriptWriter
-from tests.fake_openai import FakeOpenAI, calls, say
-from tests.gateway_harness import TOOLS, Files, Operator, gateway
+from tests.support.fake_openai import FakeOpenAI, calls, say
+from tests.support.gateway_harness import TOOLS, Files, Operator, gateway
 
 USER = [{"role": "user", "content": "Tidy the folder."}]
 
@@ -71,6 +71,7 @@ def test_headless_approving_on_a_full_disk_answers_503_keeps_serving_and_ends_wi
     import threading
 
     import tui.cli.run
+    from engine import Answer
     from tui.cli.gateway import _headless
 
     write = TranscriptWriter.write
@@ -81,7 +82,7 @@ def test_headless_approving_on_a_full_disk_answers_503_keeps_serving_and_ends_wi
         write(self, event_type, line)
 
     monkeypatch.setattr(TranscriptWriter, "write", full)
-    monkeypatch.setattr(tui.cli.run, "_ask_on_terminal", lambda operator: operator.approve())
+    monkeypatch.setattr(tui.cli.run, "_ask_on_terminal", lambda operator: operator.answer(Answer.approve()))
     files = Files(tmp_path)
     statuses: list[int] = []
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}

@@ -12,20 +12,20 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 import pytest
-
+import uvicorn
 from engine.gateway import DEFAULT_MAX_BODY, Gateway, GatewayServer, Upstream
 from engine.gateway.client import UpstreamClient
 from engine.gateway.wire import Response
-from tests.fake_openai import Drip, FakeOpenAI, Status, say
-from tests.gateway_harness import gateway
+
+from tests.support.fake_openai import Drip, FakeOpenAI, Status, say
+from tests.support.gateway_harness import gateway
+from tests.support.waiting import wait_for
 
 USER = [{"role": "user", "content": "hi"}]
 BODY = {"model": "m", "messages": USER}
@@ -36,13 +36,6 @@ def _post(server: GatewayServer, headers: dict[str, str], body: Any = BODY, time
     return httpx.post(server.url + "/chat/completions", content=json.dumps(body).encode(), headers=headers, timeout=timeout)
 
 
-def _until(condition, seconds: float = 20.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
 
 
 # -- cross-site requests ---------------------------------------------------------
@@ -137,11 +130,11 @@ def _hit_the_connection_limit(tmp_path: Path) -> None:
         try:
             idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
             try:
-                assert _until(lambda: httpx.get(server.url + "/models", timeout=10).status_code == 503)
+                wait_for(lambda: httpx.get(server.url + "/models", timeout=10).status_code == 503, "503 while the descriptors run out", timeout=20)
             finally:
                 for sock in idle:
                     sock.close()
-            assert _until(lambda: httpx.get(server.url + "/models", timeout=10).status_code == 200)
+            wait_for(lambda: httpx.get(server.url + "/models", timeout=10).status_code == 200, "200 again", timeout=20)
         finally:
             gw.stop("the test ended")
             server.close()
@@ -194,7 +187,7 @@ def test_running_out_of_file_descriptors_does_not_make_the_gateway_deaf(tmp_path
             except httpx.HTTPError:
                 return False
 
-        assert _until(answers, 30)
+        wait_for(answers, "the gateway to answer", timeout=30)
     finally:
         proc.stdin.close()
         proc.wait(30)
@@ -312,7 +305,7 @@ def test_on_sent_is_told_true_once_the_body_was_handed_to_the_agent() -> None:
     server.start()
     try:
         assert _post(server, JSON).json() == {"ok": True}
-        assert _until(lambda: sent == [True])
+        wait_for(lambda: sent == [True], "the reply reported sent", timeout=20)
     finally:
         server.close()
     assert sent == [True]
@@ -325,7 +318,7 @@ def test_on_sent_is_told_false_when_the_agent_left_before_the_body_went() -> Non
 
     def wait_for_the_agent_to_leave() -> None:
         gave_up.wait(30)
-        _until(lambda: servers[0].open_connections == 0)
+        wait_for(lambda: servers[0].open_connections == 0, "no open connection", timeout=20)
 
     stand_in = _OneResponse(Response(200, b'{"ok": true}', on_sent=sent.append), before=wait_for_the_agent_to_leave)
     server = GatewayServer(stand_in, "127.0.0.1", 0)  # type: ignore[arg-type]
@@ -335,7 +328,7 @@ def test_on_sent_is_told_false_when_the_agent_left_before_the_body_went() -> Non
         with pytest.raises(httpx.ReadTimeout):  # the agent gives up and closes its connection
             _post(server, JSON, timeout=0.5)
         gave_up.set()
-        assert _until(lambda: sent != [])
+        wait_for(lambda: sent != [], "the reply reported", timeout=20)
     finally:
         server.close()
     assert sent == [False]

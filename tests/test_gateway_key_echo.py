@@ -18,8 +18,8 @@ import json
 from dataclasses import dataclass
 
 from engine.model.config import Secret
-from tests.fake_openai import Answer, FakeOpenAI, Raw, Reply, Status, call, say
-from tests.gateway_harness import TOOLS, gateway
+from tests.support.fake_openai import Answer, FakeOpenAI, Raw, Reply, Status, call, say
+from tests.support.gateway_harness import TOOLS, gateway
 
 KEY = "sk-upstream-7c1e9a3f5b2d4e6081a9c3e7b5d1f2a4c6e8"
 PIECES = {KEY[i : i + 10] for i in range(len(KEY) - 9)}

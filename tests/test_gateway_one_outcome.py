@@ -7,19 +7,18 @@ from pathlib import Path
 
 import openai
 
-from tests.fake_openai import FakeOpenAI, call
-from tests.gateway_harness import TOOLS
-from tests.test_gateway_cli import _start, _stop
+from tests.support.fake_openai import FakeOpenAI, call
+from tests.support.gateway_harness import TOOLS
+from tests.support.gateway_harness import start_headless_gateway, stop_gateway
 
 
 def test_sigterm_prints_the_aborted_outcome_once(tmp_path: Path) -> None:
     with FakeOpenAI() as fake:
         fake.add(call("read_file", path="notes.txt", id="c1"))
-        proc, url = _start(fake, tmp_path, "--approve", "all")
+        proc, url = start_headless_gateway(fake, tmp_path, "--approve", "all")
         client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "read"}], tools=TOOLS)
-        code, out, err = _stop(proc)
+        code, out, err = stop_gateway(proc)
     outcome = "outcome: aborted after 1 step: the gateway stopped (SIGTERM)"
     assert code == 5, err
     assert out.strip().splitlines()[-1] == outcome and out.count(outcome) == 1
-

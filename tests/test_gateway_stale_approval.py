@@ -12,10 +12,11 @@ from typing import Any
 import openai
 import pytest
 
+from engine import Answer
 from engine.gateway.controller import StaleApproval
-from tests.cockpit_worlds import wait_until
-from tests.fake_openai import FakeOpenAI, call, say
-from tests.gateway_harness import TOOLS, Files, gateway
+from tests.support.cockpit_worlds import wait_until
+from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.gateway_harness import TOOLS, Files, gateway
 from tui.gateway_cockpit import GatewayCockpit
 from tui.screens.approval import ApprovalScreen
 
@@ -84,8 +85,10 @@ def test_the_gateway_refuses_an_answer_to_an_approval_that_is_gone(tmp_path: Pat
         agent(server.url, files, "two", second)
         deadline_wait(lambda: gw.engine.state.pending is not None and gw.engine.state.pending is not shown)
         for answer in (lambda: gw.approve(expected=shown), lambda: gw.modify({"path": "x"}, expected=shown), lambda: gw.reject("no", expected=shown)):
-            with pytest.raises(StaleApproval):
+            with pytest.raises(StaleApproval, match=r"\(delete_file, step 1\) is no longer waiting: the agent's requests moved the gateway on; nothing ran$"):
                 answer()
+        with pytest.raises(StaleApproval, match="moved the gateway on"):
+            gw.answer(Answer.edit({"path": "x"}), expected=shown)
         assert files.notes_exist and gw.engine.status == "awaiting_approval"
 
 

@@ -12,8 +12,8 @@ import openai
 import pytest
 
 from engine.model.http import MAX_REPLY_BYTES
-from tests.fake_openai import FakeOpenAI, Raw, Reply, say
-from tests.gateway_harness import gateway
+from tests.support.fake_openai import FakeOpenAI, Raw, Reply, say
+from tests.support.gateway_harness import gateway
 
 USER = [{"role": "user", "content": "hi"}]
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from engine.gateway import Gateway, Upstream
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 from tui.gateway_cockpit import GatewayCockpit
 
 SECRETS = ("user-secret-1", "query-secret-2")
@@ -76,8 +76,8 @@ def test_a_key_in_the_query_is_warned_about_as_user_info_is(capfd: pytest.Captur
 
 
 def test_an_upstream_url_with_a_query_key_works_and_the_key_echoed_back_is_masked(tmp_path: Path) -> None:
-    from tests.fake_openai import Status, say
-    from tests.gateway_harness import gateway as serve
+    from tests.support.fake_openai import Status, say
+    from tests.support.gateway_harness import gateway as serve
 
     def echo_the_path(request) -> Status:
         return Status(404, f"no route {request.path}", {"x-ratelimit-limit-requests": request.path})
@@ -107,14 +107,14 @@ class _KeyedUrl:
 
 
 def test_a_base_url_with_a_query_key_works_and_is_masked(tmp_path: Path) -> None:
-    from tests.fake_openai import Status, say
-    from tests.test_model_policy import config, run_until_failure, start
+    from tests.support.fake_openai import Status, say
+    from tests.support.model_policy import config, run_until_failure, start_policy_run
     from engine.model.policy import ModelPolicy
 
     with FakeOpenAI() as fake:
         fake.add(say("291"))
         cfg = config(f"{fake.url}?api-key={QUERY_KEY}")
-        run, _ = start("calculator", None, ModelPolicy(cfg), tmp_path, cfg=cfg)
+        run, _ = start_policy_run("calculator", None, ModelPolicy(cfg), tmp_path, cfg=cfg)
         assert run.engine.run() == "ended"
         assert fake.requests[0].path == f"/v1/chat/completions?api-key={QUERY_KEY}"
         fake.add(Status(400, f"bad request to {fake.requests[0].path}"))

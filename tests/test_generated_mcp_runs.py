@@ -1,4 +1,4 @@
-"""Generated runs over real MCP tools (tests/mcp_server.py): the approval invariant holds for them too.
+"""Generated runs over real MCP tools (tests/support/mcp_server.py): the approval invariant holds for them too.
 
 Random decisions over the server's read-only, destructive and unannotated
 tools, random operator answers, approval modes and swaps. In every transcript
@@ -23,8 +23,8 @@ from engine.sessions.run import new_run
 from engine.core.scenario import Task
 from engine.stored.transcript import read_transcript
 from scenarios.mcp import SCENARIO as MCP
-from tests.mcp_helpers import notes_server
-from tests.test_invariants import assert_no_unapproved_irreversible
+from tests.support.mcp_helpers import notes_server
+from tests.support.invariants import assert_no_unapproved_irreversible
 
 VALID = {
     "list_notes": {},

@@ -29,7 +29,7 @@ from engine.sessions.run import new_run
 from engine.sessions.verify import verify_run
 from engine.stored.lock import TranscriptBusy
 from engine.stored.transcript import TranscriptWriter, read_transcript, write_transcript
-from tests.test_invariants import assert_no_unapproved_irreversible
+from tests.support.invariants import assert_no_unapproved_irreversible
 
 KINDS = ["ordinary", "irreversible", "exit"]
 BAD = "\ud800\udfff\udc00"

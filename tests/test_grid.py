@@ -9,8 +9,9 @@ import pytest
 from engine import Budget, Decision, Scenario, Task
 from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript
-from scenarios import grid
-from tests.helpers import script
+from bench.grid_experiment import engine_runs
+from scenarios import grid, grid_maps
+from tests.support.helpers import script
 
 # The seed's printed output, verbatim.
 SEED_OUTPUT = [
@@ -20,7 +21,7 @@ SEED_OUTPUT = [
 ]
 
 
-def seed_lines(e: grid.Experiment) -> list[str]:
+def seed_lines(e: grid_maps.Experiment) -> list[str]:
     """The experiment's figures in the seed's print format."""
     lines = [
         f"{f.name:12s} arrives in {f.arrived:3d}/{f.total}, "
@@ -31,33 +32,15 @@ def seed_lines(e: grid.Experiment) -> list[str]:
     return lines
 
 
-def engine_experiment(grids: int = 200) -> tuple[grid.Experiment, dict[str, list]]:
-    """The experiment with the scenario's policies, every run through the engine."""
-    outcomes: dict[str, list[int | None]] = {}
-    ends: dict[str, list] = {}
-    for policy in ("reactive", "memory", "planner"):
-        outcomes[policy], ends[policy] = [], []
-        for index in range(grids):
-            run = new_run(grid.SCENARIO, str(index), policy, save=False)
-            run.engine.run()
-            state = run.engine.state
-            score = grid.bench_score(run.task, run.engine.header.options, state.history, state.ended.outcome)
-            outcomes[policy].append(score["steps"] if score["success"] else None)
-            ends[policy].append(state.ended)
-    sample = grid.make_grids(grids)
-    optimal = [grid.bfs(w, grid.SIZE) for w in sample]
-    return grid.summarise(outcomes, optimal, [grid.dijkstra(w, grid.SIZE) for w in sample]), ends
-
-
 def test_bare_loop_reproduces_the_seed_figures():
-    e = grid.bare_experiment(200, seed=7)
+    e = grid_maps.bare_experiment(200, seed=7)
     assert seed_lines(e) == SEED_OUTPUT
     assert e.dijkstra_agrees
     assert e.nobody_beats_optimum
 
 
 def test_engine_run_reproduces_the_seed_figures():
-    e, ends = engine_experiment()
+    e, ends = engine_runs()
     assert seed_lines(e) == SEED_OUTPUT
     assert e.dijkstra_agrees
     assert e.nobody_beats_optimum
@@ -69,24 +52,24 @@ def test_engine_run_reproduces_the_seed_figures():
 
 
 def test_a_different_seed_gives_different_figures():
-    assert seed_lines(grid.bare_experiment(200, seed=8)) != SEED_OUTPUT
+    assert seed_lines(grid_maps.bare_experiment(200, seed=8)) != SEED_OUTPUT
 
 
 def test_grids_follow_the_seed_recipe():
     rng = random.Random(7)
-    first = grid.make_grid(rng)
-    assert first == grid.grid_at(0, seed=7)
-    assert grid.make_grid(rng) == grid.grid_at(1, seed=7)
-    for walls in grid.make_grids(50):
+    first = grid_maps.make_grid(rng)
+    assert first == grid_maps.grid_at(0, seed=7)
+    assert grid_maps.make_grid(rng) == grid_maps.grid_at(1, seed=7)
+    for walls in grid_maps.make_grids(50):
         assert (0, 0) not in walls and (7, 7) not in walls
-        assert grid.bfs(walls, 8) == grid.dijkstra(walls, 8) >= 14
+        assert grid_maps.bfs(walls, 8) == grid_maps.dijkstra(walls, 8) >= 14
 
 
 def test_bfs_and_dijkstra_on_an_unsolvable_grid():
     walls = frozenset({(0, 1), (1, 0)})
-    assert grid.bfs(walls, 4) is None
-    assert grid.dijkstra(walls, 4) is None
-    assert grid.bfs_path(frozenset(), 3) is not None and len(grid.bfs_path(frozenset(), 3)) == 5
+    assert grid_maps.bfs(walls, 4) is None
+    assert grid_maps.dijkstra(walls, 4) is None
+    assert grid_maps.bfs_path(frozenset(), 3) is not None and len(grid_maps.bfs_path(frozenset(), 3)) == 5
 
 
 # A 4 x 4 grid whose downhill route ends in a pocket:
@@ -104,7 +87,7 @@ def dead_end_scenario() -> Scenario:
         tasks={"pocket": Task("pocket", "reach the corner")},
         policies=grid.SCENARIO.policies,
         make_world=lambda task, options: grid.GridWorld(DEAD_END, 4),
-        budget=Budget(max_steps=grid.LIMIT + 1),
+        budget=Budget(max_steps=grid_maps.LIMIT + 1),
         repetition_threshold=None,
     )
 
@@ -116,10 +99,10 @@ def test_reactive_oscillates_in_the_dead_end_until_the_step_limit():
     assert state.ended.outcome == "stopped"
     assert state.ended.reason == "steps budget reached: 201 of 201"
     cells = grid.positions(state.history)
-    assert len(cells) == 1 + grid.LIMIT
+    assert len(cells) == 1 + grid_maps.LIMIT
     assert cells[:5] == [(0, 0), (0, 1), (0, 2), (1, 2), (0, 2)]
     assert set(cells) == {(0, 0), (0, 1), (0, 2), (1, 2)}
-    assert grid.bare_reactive(DEAD_END, 4) is None
+    assert grid_maps.bare_reactive(DEAD_END, 4) is None
 
 
 def test_memory_and_planner_get_out_of_the_dead_end():
@@ -130,7 +113,7 @@ def test_memory_and_planner_get_out_of_the_dead_end():
         assert state.ended.outcome == "answer"
         assert grid.positions(state.history)[-1] == (3, 3)
         assert sum(1 for s in state.history for a in s.actions if a.tool == "move") == moves
-    assert grid.bare_memory(DEAD_END, 4) == 12
+    assert grid_maps.bare_memory(DEAD_END, 4) == 12
 
 
 def test_the_repetition_brake_is_off_because_corridors_repeat_moves():
@@ -175,7 +158,7 @@ def test_a_saved_run_rebuilds_its_map_from_the_header_and_the_observations(tmp_p
     assert cells[-1] == (7, 7) == run.world.at
     assert all(c not in walls for c in cells)
     assert all(abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1 for a, b in zip(cells, cells[1:]))
-    rows = grid.render(walls, size, cells, at=cells[-1])
+    rows = grid_maps.render(walls, size, cells, at=cells[-1])
     assert rows[0][0] == "o" and rows[7][7] == "@" and sum(r.count("#") for r in rows) == len(walls)
     restored = grid.GridWorld(walls, size)
     restored.restore(observed)
@@ -222,13 +205,13 @@ def test_a_reactive_run_forked_midway_reaches_the_goal_with_planner_and_memory(t
     run = new_run(grid.SCENARIO, "0", "reactive", out=parent)
     run.engine.run()
     run.close()
-    assert grid.bare_reactive(grid.grid_at(0)) is None and run.engine.state.ended.outcome == "stopped"
+    assert grid_maps.bare_reactive(grid_maps.grid_at(0)) is None and run.engine.state.ended.outcome == "stopped"
     transcript = read_transcript(parent)
     position = fork_position(transcript, 30)
     before = grid.positions(transcript.events[:position])
     stuck_at = before[-1]
     assert len(before) == 30  # step 1 looked, steps 2..30 moved
-    walls = grid.grid_at(0)
+    walls = grid_maps.grid_at(0)
     for policy in ("planner", "memory"):
         child = fork_run(grid.SCENARIO, transcript, position, policy, out=tmp_path / f"{policy}.jsonl")
         assert child.world.at == stuck_at
@@ -239,7 +222,7 @@ def test_a_reactive_run_forked_midway_reaches_the_goal_with_planner_and_memory(t
         cells = grid.positions(state.history)
         assert cells[-1] == child.world.at == (7, 7)
         if policy == "planner":
-            assert len(cells) - len(before) == len(grid.bfs_path(walls, 8, start=stuck_at)) - 1
+            assert len(cells) - len(before) == len(grid_maps.bfs_path(walls, 8, start=stuck_at)) - 1
 
 
 @pytest.mark.timeout(60)
@@ -247,7 +230,7 @@ def test_a_grid_that_cannot_be_drawn_is_refused_not_drawn_for_ever():
     """The N-th grid is drawn after the N before it, and each draw is redrawn until it
     has a path: both are bounded, so a transcript naming any grid cannot hang a viewer."""
     with pytest.raises(ValueError, match="density"):
-        grid.make_grid(random.Random(1), 8, 0.97)
+        grid_maps.make_grid(random.Random(1), 8, 0.97)
     with pytest.raises(ValueError, match="size"):
         grid.grid_options({"size": 10**6})
     with pytest.raises(ValueError, match="grid numbers"):

@@ -10,7 +10,7 @@ import pytest
 
 import scenarios
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import fixed_clock, settle
+from tests.support.cockpit_worlds import fixed_clock, settle
 from tui.app import CockpitApp
 from tui.widgets.grid_map import GridMap
 

@@ -14,8 +14,8 @@ from textual.widgets import Input, RadioButton, Select
 from engine.sessions.imported import imported_scenario
 from engine.sessions.resume import fork_position, fork_run
 from engine.stored.importers import load_runs
-from tests.cockpit_worlds import settle
-from tests.test_footer_fit import actions
+from tests.support.cockpit_worlds import settle
+from tests.support.cockpit_worlds import actions
 from tui.app import CockpitApp
 from tui.screens.forms import TakeOverScreen
 from tui.take_over import NOBODY_TO_HAND_BACK

@@ -4,19 +4,18 @@ are shown as data, never interpreted, and crash nothing."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from textual.widget import Widget
 
 from engine import Budget, Decision, Param, PolicyError, Scenario, ScriptedPolicy, Task, Tool
 from engine.core.policy import RunView
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import fixed_clock, settle
+from tests.support.cockpit_worlds import fixed_clock, settle
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 from tui.screens.forms import EditArgsScreen
 from tui.widgets.tools import ToolRow
+from tests.support.hostile import assert_inert, drawn
 
 pytestmark = pytest.mark.anyio
 
@@ -78,30 +77,6 @@ def hostile_run(tmp_path: Path):
         budget=Budget(max_steps=10),
     )
     return new_run(scenario, "t", "p", save=True, out=tmp_path / "hostile.jsonl", interactive=True, clock=fixed_clock)
-
-
-def drawn(widget: Widget) -> tuple[str, list[Any]]:
-    """The text a widget draws on screen, and the Rich styles of what it draws."""
-    lines = [widget.render_line(y) for y in range(widget.size.height)]
-    text = "\n".join(strip.text for strip in lines)
-    styles = [seg.style for strip in lines for seg in strip if seg.style is not None]
-    return text, styles
-
-
-def assert_inert(widget: Widget, *needles: str) -> str:
-    plain = widget.visual.plain if hasattr(widget, "visual") else ""
-    for needle in needles:
-        assert needle in plain, f"{needle!r} not shown literally in {widget!r}: {plain[:200]!r}"
-    for bad in ("\x1b", "\x07", "\x9b"):
-        assert bad not in plain
-    text, styles = drawn(widget)
-    for bad in ("\x1b", "\x07", "\x9b"):
-        assert bad not in text
-    for style in styles:
-        meta = style.meta if style._meta else {}
-        assert "@click" not in meta, f"{widget!r} carries a click action: {meta}"
-        assert not style.link, f"{widget!r} carries a link: {style.link}"
-    return plain
 
 
 async def test_hostile_text_is_shown_as_data(tmp_path: Path) -> None:

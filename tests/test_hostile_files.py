@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from engine.stored.reader import MAX_LINE_BYTES, TranscriptError, read_bytes
-from tests.test_crash import agent_tui
+from tests.support.cli import installed_agent_tui
 
 BANK = Path(__file__).resolve().parent / "data" / "bank_world.py"
 COMMANDS = {
@@ -38,7 +38,7 @@ def bank_lines(tmp_path: Path) -> list[str]:
     """A bank run's lines, cut after its first step (header, decision, tool_started, observation)."""
     out, log = tmp_path / "source.jsonl", tmp_path / "transfers.log"
     subprocess.run(
-        [agent_tui(), "run", str(BANK), "--headless", "--approve", "all", "--out", str(out), "--option", f"log={log}"],
+        [installed_agent_tui(), "run", str(BANK), "--headless", "--approve", "all", "--out", str(out), "--option", f"log={log}"],
         check=True, capture_output=True, timeout=120,
     )
     return out.read_text().splitlines()[:4]
@@ -52,7 +52,7 @@ def run_all(path: Path, limit_memory: int | None = None) -> dict[str, subprocess
     results = {}
     for name, argv in COMMANDS.items():
         results[name] = subprocess.run(
-            [agent_tui(), *[a.replace("{f}", str(path)) for a in argv]],
+            [installed_agent_tui(), *[a.replace("{f}", str(path)) for a in argv]],
             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, preexec_fn=limited,
         )
     return results
@@ -124,7 +124,7 @@ def test_a_torn_last_line_of_100000_brackets_is_ignored_on_resume(tmp_path, line
     (tmp_path / "transfers.log").write_text("")
     path.write_text("\n".join(lines) + "\n" + "[" * 100_000)
     done = subprocess.run(
-        [agent_tui(), "run", str(BANK), "--resume", str(path), "--headless", "--approve", "all"],
+        [installed_agent_tui(), "run", str(BANK), "--resume", str(path), "--headless", "--approve", "all"],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )
     assert "Traceback" not in done.stderr, done.stderr[-2000:]

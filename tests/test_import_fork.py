@@ -15,7 +15,7 @@ from engine.core.policy import RunView
 from engine.sessions.imported import imported_scenario
 from engine.sessions.resume import fork_position, fork_run
 from engine.stored.importers import load_runs
-from tests.fake_openai import FakeOpenAI, say
+from tests.support.fake_openai import FakeOpenAI, say
 
 TRACES = Path(__file__).resolve().parent / "data" / "traces"
 

@@ -128,17 +128,10 @@ def wrong_way(importer: str, imported: str) -> str | None:
 
 
 KNOWN_WRONG_WAY = {
-    # The engine writes each line to an EventSink, a Protocol defined beside the transcript
-    # writer in engine/stored/transcript.py; it moves to engine/core together with the next
-    # change to the writer, which then imports it from there.
-    ("engine.core.engine", "engine.stored.transcript"),
     # The engine keeps a live run's events in the stored layer's EventLog (JSON lines read
     # back through engine/stored/source.py's cache and index); moving it down drags the
     # event sources with it.
     ("engine.core.engine", "engine.stored.eventlog"),
-    # scenarios/grid.py hosts the grid benchmark, which builds runs with new_run; the
-    # benchmark leaves scenarios/ in its own change.
-    ("scenarios.grid", "engine.sessions.run"),
     # The MCP progress bar is typed by the hub's Progress and the tool panel words a tool's
     # kind with engine/mcp/tools.py's kind_source: both stay until the MCP types move to
     # a module of their own with the servers' configuration.

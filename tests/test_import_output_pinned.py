@@ -17,7 +17,7 @@ import pytest
 from bench.import_speed import FORMATS as BENCH_FORMATS
 from engine.stored.importers import runs_from_bytes
 from engine.stored.transcript import TranscriptError, dump_event
-from tests.test_fuzz_imports import SOURCES, TRACES, mutant, mutate, small
+from tests.support.mutation import SOURCES, TRACES, mutant, mutate, small
 from tui.cli import main
 
 SAMPLES = sorted(p.name for p in TRACES.iterdir() if p.name != "SOURCES.md")
@@ -43,18 +43,18 @@ PINNED_SAMPLES = {
     'inspect_ai_popularity_excerpt.json': 'f6b3980a454d31034b0ae27586ab96d4d8a6efec838bc76e29b5375d30d5a1c6',
     'inspect_scout_websearch_addition.eval': '97b3180d0f432bb9fb17f1875844f5360f762a4507b52afeae6f8edba165b090',
     'langchain_docs_debugging_verbose.txt': 'd727cff015cb47d65c3c64b11bece7fd25edd58783fe68fcc152251651ab00c3',
-    'langchain_pinecone_conversational_agent.txt': '4ec6f42d1d0f8f6cfd2823ed962d9c476fac056d9d955e8599555ed6bc08442a',
-    'langchain_pinecone_docstore_agent.txt': '433afe28a1adb397c1675c125bbc08c0fb2cfd4b3c68cdf1696b9e39ba6f2475',
-    'langchain_pinecone_sql_agent_coloured.txt': '96b7193540286c2717f3ef25b81cfc688753ce160426fbd768920d6f5f7afd6c',
+    'langchain_pinecone_conversational_agent.txt': '6df74755b4c0d450d9ea960b16859ec51cfcdedb6cae5854a50f6fd87005985f',
+    'langchain_pinecone_docstore_agent.txt': '184c3d9762203f7b2217bab894c85cf42103ab6b6f6e5886644c267321191c36',
+    'langchain_pinecone_sql_agent_coloured.txt': '87f112f7916e9aae9cc9be3392f96f44555bd674c1cc07079ea09149f3932b50',
     'mini_swe_agent_github_issue.traj.json': '951f335e9ec461e64f883774ae45e4d91ad300b5374ea0e4a62d1e7024badd03',
     'mini_swe_agent_gruckion_django_13670.traj.json': 'd602636fc8619b761d407a5a6f9538a9a8c08e6481cc0f2b7d9a7c9851d98831',
     'mini_swe_agent_local.traj.json': '4556274dc5e02fcbcce112ba054a88e0cb4469a01d8fb195378b9aee1e1058ed',
     'mini_swe_agent_recorded_v2.traj.json': '0c06fda0bb04a44a49069ce6d795dfb10ba57620830f642c10ec2388edac6004',
     'opencode_1_18_33_export.json': 'a7be3400247ef3c9b0e8f7736ed2180fdc5a2a347238951d86ae2709619ad0ec',
-    'react_paper_alfworld_put_prompt.txt': '749e8b5cfae8e3e6d02f8038dcb8d523d21df2ebb30b4f8f9bbc2ab751598b86',
+    'react_paper_alfworld_put_prompt.txt': '37bdc6c6e161eb9d7471d6f2480ce72a3ac19319e37a2d5cf133e1f50bfc725b',
     'react_paper_fever_webthink_simple3.txt': '7df5c20c3237baceabc4d00ecf7c9ed8417b9f52933a7e04f162f881aba95784',
     'react_paper_hotpotqa_webthink_simple6.txt': 'c4963051bace711fe84738eae7217dcadf4aaf18264cd87bfad64be05a884a1c',
-    'react_reflexion_reflections.txt': '12216dfca1d631cd00a3ef9a085154891c16fedb029fc150c61e6c2500593a26',
+    'react_reflexion_reflections.txt': '559038e5cfca43836caa2d8dff8b55724f46b3b4ca24e2fc11c2f2087285f62f',
     'swe_agent_function_calling_simple.traj': '652372aa4a1f7279c974c87862d2267d36ae1f7277ce920729bd16231452b109',
     'swe_agent_test_repo.traj': '392d18003e543267760e3597868f6953b08df9a44890c45d402aae423b03c8a0',
 }
@@ -69,17 +69,17 @@ PINNED_BENCH = {
 }
 
 PINNED_MUTANTS = {
-    'alfworld': 'fac6ff6a6d3e3c3c234e2e58eb1149f45d368fa8c7e8a8b6ebb7d97dde057319',
-    'chat': 'ebf79b9b408add1afc2e3b736ba7d58d74e80c603ce70101cd4919262083c791',
-    'claude-code': 'ba6c31d64fdd51852024e134646b39427da8cdb8e42f81e7f087cfa78a017954',
-    'codex': '457e10742b5af890ef00a6e9cba4c4e697cbd6fa771b450f13e115a696da3080',
-    'gemini-cli': '7b1fdf409d5994d99afe806c7b5b0988db53ce5af6b39e64f281fbe241f2379c',
-    'inspect': 'f97ef96670cb4df269b4dc698943f12b3fa3ca37153fabb7f265eb41ee711396',
+    'alfworld': '75f0fb95dac7c681f5cda2236c3c7670917b9619dfea3938a4b93ee11b2d3f55',
+    'chat': 'b20badf4d098ab089e3a46ad4db86015b494e2da64afe4ca2c37c868f48931d7',
+    'claude-code': '16b8dd171e15317040916606646a6c7a80a13534d041cf2bed0e60171dab0c76',
+    'codex': '71cbfa15da400690eb8cb794a1bdfeff830caae3d24319ea772415f6eba06e3a',
+    'gemini-cli': '4f316a0ff2dc6daf8622e3ef67e6dc690d10447859d373530c5b84b4bc340eb9',
+    'inspect': '8e6ce852c52efe2e09c4d50110b5cf0c02f3b9179464a537abefc017620b0567',
     'langchain': '9927905a04172af77236734eb3d9721fe9ae63a0a168d137ec4fab84d05338e2',
-    'mini-swe-agent': '1e7239ebc40ea5626ca49186b10411657337283fc8f10c958907d2467a240567',
-    'opencode': 'f6718aad637f4f5888a7f05baea4e3b6020c5a4abad13cdf79a379913131f88a',
-    'react': '1015756486e7e00d6c840c60b16496d78307aa149905a7ef044be592fd50095c',
-    'swe-agent': '29a78827c0641781a362ce6f24fbd8b048dfb0d5516bb55692e9488e16a59000',
+    'mini-swe-agent': 'a17e4a05eef9b59938b1ed0847c2ae8878c7fc84420e1a4541ddfd28590c04e4',
+    'opencode': 'b3ff4cbdef9582f6b2cda9b16aa49d7997dc27a7db818107c523acdbb29355cf',
+    'react': 'e5a445a2890eb65ebc21b1d028070b9e864a8c320ad4de6367ba8880b6266b69',
+    'swe-agent': 'a23408a80c3e71938ae0dc6cd213073954d4a5a3b024c16f3f76e276f7202522',
     'trace': '88e43ae3545a2e0c76c3c0ee6b13b472a609d64eec74fba1c0b3cb8810f35e6e',
 }
 

@@ -9,7 +9,7 @@ import pytest
 
 from bench.import_speed import FORMATS
 from engine.stored.importers import load_runs
-from tests.test_import_samples import import_counts
+from tests.support.samples import import_counts
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))

@@ -226,7 +226,8 @@ def test_parts_that_cannot_be_mapped_are_kept_raw_and_counted_in_one_warning(tmp
     assert notes == [("unrecognised", 'a message with "role": "robot": beep'),
                      ("unrecognised", "a tool result for call 'zz' that no earlier message made: stray result")]
     (warning,) = t.warnings
-    assert warning.startswith(f"{path}: 2 parts could not be mapped") and "line 6: a message with" in warning and "line 23: a tool result" in warning
+    assert warning.startswith(f"{path}: 2 parts could not be mapped") and '1 × a message with "role": "robot" (line 6)' in warning
+    assert "1 × a tool result for call 'zz' that no earlier message made (line 23)" in warning
     assert [e.text for e in t.events if e.type == "observation"] == ["ok"] and t.events[-1].answer == "done"
 
 
@@ -344,3 +345,16 @@ def test_a_file_of_several_runs_opens_its_first_and_says_how_many():
     path = TRACES / "inspect_ai_popularity_excerpt.json"
     assert t.warnings[-1] == (f"{path} holds 3 runs; this is run 1 of 3 (open another with --run 2 .. --run 3; "
                               f"`agent-tui show {path} --runs` lists them)")
+
+
+def test_the_warning_counts_unmapped_parts_by_kind_and_names_where_they_stand(tmp_path):
+    path = tmp_path / "chat.json"
+    messages = [{"role": "user", "content": "q"}] + [{"role": "robot", "content": f"beep {i}"} for i in range(12)]
+    messages += [{"role": "oracle", "content": "hm"}, {"role": "assistant", "content": "done"}]
+    path.write_text(json.dumps(messages, indent=1))
+    t = load_any(path)
+    assert sum(e.type == "note" and e.kind == "unrecognised" for e in t.events) == 13, "every part is kept"
+    (warning,) = t.warnings
+    assert warning == (f'{path}: 13 parts could not be mapped and are kept as \'unrecognised\' notes: '
+                       f'12 × a message with "role": "robot" (line 6, line 10, line 14, …); '
+                       f'1 × a message with "role": "oracle" (line 54)')

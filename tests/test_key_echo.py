@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine.model.keymask import KeyMask, MaskedStream
-from tests.fake_openai import FakeOpenAI, Raw, Status, call, say
+from tests.support.fake_openai import FakeOpenAI, Raw, Status, call, say
 from tui.cli import main
 
 KEY = "sk-test-3f9a1c7e5b2d4f6081a9c3e7b5d1f2a4c6e8b0d2f4a6c8e"

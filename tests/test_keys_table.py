@@ -11,7 +11,7 @@ import pytest
 from textual.binding import Binding
 
 import tui.cockpit_actions as cockpit_actions
-from tests.cockpit_worlds import support_run, wait_until
+from tests.support.cockpit_worlds import support_run, wait_until
 from tui.app import CockpitApp
 from tui.cockpit_actions import COMMANDS, HELP, KEYS, prompt_keys
 from tui.gateway_cockpit import GatewayCockpit

@@ -57,7 +57,7 @@ def test_the_public_names_are_imported_on_first_use() -> None:
     assert out.stdout.strip() == "['engine.core', 'engine.core.lazy'] True False"
     import importlib
 
-    names = ["Action", "Budget", "Decision", "Engine", "EngineError", "Header", "HumanPolicy", "Param", "Policy",
+    names = ["Action", "Answer", "Budget", "Decision", "Engine", "EngineError", "Header", "HumanPolicy", "Param", "Policy",
              "PolicyError", "RuleInfo", "RunView", "Scenario", "ScriptedPolicy", "Task", "Tool", "ToolError", "Usage"]
     assert sorted(engine.__all__) == names and set(names) <= set(dir(engine))
     for name in names:

@@ -18,9 +18,9 @@ from textual.widgets.input import Selection
 import scenarios
 from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
-from tests.cockpit_worlds import settle, support_run
-from tests.test_tmux import Tmux, tmux  # noqa: F401 (fixture)
-from tests.test_tmux_small import start
+from tests.support.cockpit_worlds import settle, support_run
+from tests.support.tmux import Tmux
+from tests.support.tmux import start_cockpit
 from tui.app import CockpitApp
 from tui.cli.stops import resume_command
 from tui.exits import EXIT_OK, EXIT_UNFINISHED
@@ -173,7 +173,7 @@ def test_version_prints_the_installed_version_and_exits_0() -> None:
 
 @pytest.mark.tmux
 def test_quitting_an_unfinished_run_says_how_to_resume_it_and_exits_6(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
-    out = start(tmux, tmp_path, 80, 24)
+    out = start_cockpit(tmux, tmp_path, 80, 24)
     tmux.wait_for("n step")
     tmux.keys("n")
     tmux.wait_for("1187 — delivered")

@@ -1,6 +1,6 @@
 """MCP tools in the engine: kinds from annotations, schema validation, results, progress, faults.
 
-The servers are tests/mcp_server.py (the official `mcp` SDK), over stdio and
+The servers are tests/support/mcp_server.py (the official `mcp` SDK), over stdio and
 streamable HTTP, started and stopped here.
 """
 
@@ -17,8 +17,8 @@ from engine.sessions.run import new_run
 from engine.core.tools import validate_args
 from scenarios.mcp import SCENARIO as MCP
 from engine.core.scenario import Task
-from tests.helpers import script
-from tests.mcp_helpers import HttpServer, notes_server
+from tests.support.helpers import script
+from tests.support.mcp_helpers import HttpServer, notes_server
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +172,7 @@ def test_streamable_http(tmp_path):
 
 
 def test_an_unreachable_url_is_a_start_error(tmp_path):
-    from tests.mcp_helpers import free_port
+    from tests.support.mcp_helpers import free_port
 
     hub = McpHub([McpServerConfig(name="web", url=f"http://127.0.0.1:{free_port()}/mcp", timeout=5)], tmp_path)
     with pytest.raises(McpStartError, match="MCP server 'web' at http://127.0.0.1:.* cannot be reached"):

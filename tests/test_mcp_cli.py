@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI, call, calls, say
-from tests.mcp_helpers import NOTES_SCENARIO, ROOT, SERVER, alive, filesystem_bin, notes_command, read_pid, trusted_flags, wait_gone
+from tests.support.fake_openai import FakeOpenAI, call, calls, say
+from tests.support.mcp_helpers import NOTES_SCENARIO, ROOT, SERVER, alive, filesystem_bin, notes_command, read_pid, trusted_flags, wait_gone
 
 
 def agent_tui(*argv: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
@@ -190,7 +190,7 @@ def test_no_server_outlives_a_run_that_stops(tmp_path):
 
 
 def test_mcp_url_streamable_http(tmp_path):
-    from tests.mcp_helpers import HttpServer
+    from tests.support.mcp_helpers import HttpServer
 
     server = HttpServer()
     try:
@@ -209,15 +209,13 @@ def test_mcp_url_streamable_http(tmp_path):
 
 
 def test_server_names_from_command_lines_and_urls():
-    from engine.mcp.servers import McpServerConfig
-    from engine.sessions.config import Config
-    from tui.cli.run_extras import server_name, servers_from_args
+    from engine.mcp.servers import McpServerConfig, server_name, servers_from_flags
 
     assert server_name(["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]) == "filesystem"
-    assert server_name(["/usr/bin/python3", "-u", "tests/mcp_server.py"]) == "mcp_server"
+    assert server_name(["/usr/bin/python3", "-u", "tests/support/mcp_server.py"]) == "mcp_server"
     assert server_name(["uvx", "mcp-server-git"]) == "git"
-    configured = Config(mcp=[McpServerConfig(name="notes", command="x", trusted=True)])
-    servers = servers_from_args(
+    configured = [McpServerConfig(name="notes", command="x", trusted=True)]
+    servers = servers_from_flags(
         configured,
         ["notes", "python3 a/server.py", "python3 b/server.py"],
         ["http://127.0.0.1:9/mcp", "http://[::1]:9/mcp", "https://tools.example.com/mcp"],

@@ -18,8 +18,8 @@ from engine.mcp.servers import McpServerConfig
 from engine.sessions.run import new_run
 from scenarios.mcp import SCENARIO as MCP
 from engine.core.scenario import Task
-from tests.helpers import script
-from tests.mcp_helpers import alive
+from tests.support.helpers import script
+from tests.support.mcp_helpers import alive
 
 ENDLESS = str(Path(__file__).resolve().parent / "data" / "endless_mcp.py")
 SLACK = 4 * 1024 * 1024
@@ -87,7 +87,7 @@ class EndlessHttp:
         import subprocess
         import time
 
-        from tests.mcp_helpers import free_port
+        from tests.support.mcp_helpers import free_port
 
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/mcp"

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.mcp_helpers import NOTES_SCENARIO, ROOT, SERVER
+from tests.support.mcp_helpers import NOTES_SCENARIO, ROOT, SERVER
 
 SECRETS = {
     "AGENT_TUI_API_KEY": "sk-agent-tui-secret-1",

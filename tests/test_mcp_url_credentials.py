@@ -10,8 +10,7 @@ import pytest
 
 from engine.mcp.servers import McpServerConfig
 from engine.sessions.config import Config, parse_config
-from tui.cli.vouched import vouched_servers
-from tui.exits import UsageError
+from engine.sessions.trust import UnvouchedServers, vouched_servers
 
 SECRET_URL = "https://user:s3cret@tools.example/mcp?token=t0ken"
 
@@ -34,7 +33,7 @@ def test_a_continued_run_matches_the_recorded_url_to_the_operator_s(tmp_path: Pa
 
 def test_a_server_nobody_gives_again_is_named_without_its_credentials(tmp_path: Path) -> None:
     older = [{"name": "tools", "url": SECRET_URL}]
-    with pytest.raises(UsageError) as raised:
+    with pytest.raises(UnvouchedServers) as raised:
         vouched_servers(older, Config(), [], "run.jsonl")
     assert "https://tools.example/mcp" in str(raised.value)
     assert "s3cret" not in str(raised.value) and "t0ken" not in str(raised.value)

@@ -14,8 +14,8 @@ from engine import Budget, Decision
 from engine.core.events import Usage
 from engine.model import ModelConfig
 from engine.sessions.run import new_run
-from tests.fake_openai import FakeOpenAI, Hang, Reply, call, say
-from tests.helpers import counting_run
+from tests.support.fake_openai import FakeOpenAI, Hang, Reply, call, say
+from tests.support.helpers import counting_run
 
 
 def within(seconds: float, work):

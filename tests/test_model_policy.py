@@ -1,68 +1,30 @@
-"""The model policy against a real local chat completions server (tests/fake_openai.py)."""
+"""The model policy against a real local chat completions server (tests/support/fake_openai.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import scenarios
 from engine import Budget, Decision, ScriptedPolicy
-from engine.core.events import PolicyFailed
-from engine.model.policy import ModelConfig, ModelPolicy, Secret, config_from_env
+from engine.model.policy import ModelPolicy, Secret, config_from_env
 from tui.cli.model_flags import add_model_arguments, config_from_args
 from engine.core.policy import RunView
-from engine.sessions.run import Run, new_run
+from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript
 from scenarios.support import support_policy
-from tests.fake_openai import Cut, FakeOpenAI, Hang, Raw, Status, call, calls, refused_url, say
-
-KEY = "sk-test-5b1f0c9e-never-show-me"
+from tests.support.fake_openai import Cut, FakeOpenAI, Hang, Raw, Status, call, calls, refused_url, say
+from tests.support.model_policy import KEY, config, run_until_failure, start_policy_run
 
 
 @pytest.fixture
 def server():
     with FakeOpenAI() as fake:
         yield fake
-
-
-def config(server_or_url, **changes) -> ModelConfig:
-    url = server_or_url if isinstance(server_or_url, str) else server_or_url.url
-    base = ModelConfig(
-        model="test-model",
-        base_url=url,
-        api_key=KEY,
-        timeout=5.0,
-        max_retries=2,
-        retry_backoff=0.01,
-        price_in_per_1k=0.5,
-        price_out_per_1k=1.5,
-    )
-    return replace(base, **changes)
-
-
-def start(
-    scenario: str,
-    task: str | None,
-    policy,
-    tmp_path: Path,
-    *,
-    interactive: bool = False,
-    budget: Budget | None = None,
-    cfg: ModelConfig | None = None,
-) -> tuple[Run, list[str]]:
-    sc = scenarios.get(scenario)
-    budget = budget or sc.budget
-    if cfg is not None:
-        budget = cfg.with_prices(budget)
-    run = new_run(sc, task, policy, out=tmp_path / "run.jsonl", interactive=interactive, budget=budget)
-    deltas: list[str] = []
-    run.engine.stream_listeners.append(deltas.append)
-    return run, deltas
 
 
 def assert_key_absent(*folders: Path) -> None:
@@ -75,10 +37,6 @@ def assert_key_absent(*folders: Path) -> None:
     assert checked
 
 
-def policy_errors(run: Run) -> list[str]:
-    return [e.message for e in run.engine.events if isinstance(e, PolicyFailed)]
-
-
 # -- full runs --------------------------------------------------------------------
 
 
@@ -89,7 +47,7 @@ def test_calculator_run_by_tool_calls(server, tmp_path, _isolated_home, stream):
         say("The result is 291.", usage=(180, 10)),
     )
     cfg = config(server, stream=stream)
-    run, deltas = start("calculator", None, ModelPolicy(cfg), tmp_path, cfg=cfg)
+    run, deltas = start_policy_run("calculator", None, ModelPolicy(cfg), tmp_path, cfg=cfg)
     assert run.engine.run() == "ended"
     run.close()
     state = run.engine.state
@@ -121,7 +79,7 @@ def test_support_irreversible_call_approved(server, tmp_path):
         call("open_return_request", content="Delivered. I open a return.", order_id="1187"),
         say("I opened request R-1. A colleague will approve it."),
     )
-    run, _ = start("support", "return-1187", ModelPolicy(config(server)), tmp_path)
+    run, _ = start_policy_run("support", "return-1187", ModelPolicy(config(server)), tmp_path)
     assert run.engine.run() == "awaiting_approval"
     assert run.engine.state.pending.tool == "open_return_request"
     assert run.world.requests == []
@@ -139,7 +97,7 @@ def test_support_rejection_reaches_the_model(server, tmp_path, _isolated_home):
         call("open_return_request", content="Delivered. I open a return.", order_id="1187", id="call_ret"),
         say("A colleague will look at the return with you."),
     )
-    run, _ = start("support", "return-1187", ModelPolicy(config(server)), tmp_path)
+    run, _ = start_policy_run("support", "return-1187", ModelPolicy(config(server)), tmp_path)
     assert run.engine.run() == "awaiting_approval"
     run.engine.reject("the customer must send a photo first")
     assert run.engine.run() == "ended"
@@ -164,7 +122,7 @@ def test_several_calls_in_one_reply_run_in_order_each_approved(server, tmp_path)
         ),
         say("Done: R-1."),
     )
-    run, _ = start("support", "return-1187", ModelPolicy(config(server)), tmp_path)
+    run, _ = start_policy_run("support", "return-1187", ModelPolicy(config(server)), tmp_path)
     assert run.engine.run() == "awaiting_approval"
     assert run.engine.state.history[0].observations[0].text.startswith("1187 — delivered")
     run.engine.approve()
@@ -179,7 +137,7 @@ def test_edited_arguments_are_told_to_the_model(server, tmp_path):
         call("open_return_request", content="I open a return.", order_id="01187"),
         say("Return opened."),
     )
-    run, _ = start("support", "return-1187", ModelPolicy(config(server)), tmp_path)
+    run, _ = start_policy_run("support", "return-1187", ModelPolicy(config(server)), tmp_path)
     assert run.engine.run() == "awaiting_approval"
     run.engine.modify({"order_id": "1187"})
     assert run.engine.run() == "ended"
@@ -190,7 +148,7 @@ def test_edited_arguments_are_told_to_the_model(server, tmp_path):
 
 def test_swap_from_scripted_to_model_and_back(server, tmp_path):
     server.add(call("open_return_request", content="Delivered, so I open a return.", order_id="1187"))
-    run, _ = start("support", "return-1187", "scripted", tmp_path)
+    run, _ = start_policy_run("support", "return-1187", "scripted", tmp_path)
     engine = run.engine
     assert engine.step() == "ready"
     assert engine.state.history[0].actions[0].call_id == "s1.0"
@@ -213,7 +171,7 @@ def test_text_mode_uses_the_seed_format(server, tmp_path):
         say('Thought: I compute it.\nAction: calculator(expression="17 * 23 - 100")\nObservation: 5 (made up)'),
         say("Thought: I have it.\nFinal Answer: 291"),
     )
-    run, deltas = start("calculator", None, ModelPolicy(config(server, mode="text")), tmp_path)
+    run, deltas = start_policy_run("calculator", None, ModelPolicy(config(server, mode="text")), tmp_path)
     assert run.engine.run() == "ended"
     assert run.engine.state.ended.answer == "291"
     assert run.engine.state.history[0].observations[0].text == "291"
@@ -228,7 +186,7 @@ def test_text_mode_uses_the_seed_format(server, tmp_path):
 def test_missing_usage_falls_back_to_the_estimate(server, tmp_path):
     server.add(call("calculator", expression="17 * 23 - 100", usage=None), say("291", usage=None))
     cfg = config(server)
-    run, _ = start("calculator", None, ModelPolicy(cfg), tmp_path, cfg=cfg)
+    run, _ = start_policy_run("calculator", None, ModelPolicy(cfg), tmp_path, cfg=cfg)
     assert run.engine.run() == "ended"
     state = run.engine.state
     assert state.estimated_usage is True
@@ -242,7 +200,7 @@ def test_missing_usage_falls_back_to_the_estimate(server, tmp_path):
 
 def test_unknown_tool_becomes_an_observation(server, tmp_path):
     server.add(call("teleport", content="I jump.", to="moon"), say("291"))
-    run, _ = start("calculator", None, ModelPolicy(config(server)), tmp_path)
+    run, _ = start_policy_run("calculator", None, ModelPolicy(config(server)), tmp_path)
     assert run.engine.run() == "ended"
     observation = run.engine.state.history[0].observations[0]
     assert observation.error and not observation.executed
@@ -255,7 +213,7 @@ def test_invalid_json_arguments_become_an_observation(server, tmp_path):
         calls(("calculator", '{"expression": "17 * 2'), ("calculator", '["17"]'), content="Two tries."),
         say("291"),
     )
-    run, _ = start("calculator", None, ModelPolicy(config(server)), tmp_path)
+    run, _ = start_policy_run("calculator", None, ModelPolicy(config(server)), tmp_path)
     assert run.engine.run() == "ended"
     first, second = run.engine.state.history[0].observations
     assert first.error and not first.executed
@@ -269,25 +227,13 @@ def test_invalid_json_arguments_become_an_observation(server, tmp_path):
 
 def test_an_empty_reply_is_told_to_the_model(server, tmp_path):
     server.add(say(""), say("291"))
-    run, _ = start("calculator", None, ModelPolicy(config(server)), tmp_path)
+    run, _ = start_policy_run("calculator", None, ModelPolicy(config(server)), tmp_path)
     assert run.engine.run() == "ended"
     assert run.engine.state.history[0].parse_error == "ERROR: the decision had neither an action nor an answer"
     assert server.requests[-1].messages[-1]["role"] == "user"
 
 
 # -- transport faults ---------------------------------------------------------------
-
-
-def run_until_failure(server, tmp_path, cfg: ModelConfig) -> tuple[Run, str]:
-    run, _ = start("calculator", None, ModelPolicy(cfg), tmp_path)
-    assert run.engine.run() == "ended"
-    run.close()
-    (message,) = policy_errors(run)
-    assert run.engine.state.ended.outcome == "stopped"
-    assert run.engine.state.ended.reason == f"policy error: {message}"
-    assert run.engine.state.step == 0
-    assert KEY not in message
-    return run, message
 
 
 def test_connection_refused(tmp_path, _isolated_home):
@@ -305,7 +251,7 @@ def test_timeout(server, tmp_path):
 
 def test_rate_limit_is_retried_honouring_retry_after(server, tmp_path):
     server.add(Status(429, headers={"Retry-After": "0"}), Status(429, headers={"Retry-After": "0"}), say("291"))
-    run, _ = start("calculator", None, ModelPolicy(config(server, retry_backoff=30.0)), tmp_path)
+    run, _ = start_policy_run("calculator", None, ModelPolicy(config(server, retry_backoff=30.0)), tmp_path)
     assert run.engine.run() == "ended"
     assert run.engine.state.ended.answer == "291"
     assert len(server.requests) == 3
@@ -333,7 +279,7 @@ def test_server_error_is_retried_then_reported(server, tmp_path):
 
 def test_server_error_once_then_success(server, tmp_path):
     server.add(Status(503), say("291"))
-    run, _ = start("calculator", None, ModelPolicy(config(server)), tmp_path)
+    run, _ = start_policy_run("calculator", None, ModelPolicy(config(server)), tmp_path)
     assert run.engine.run() == "ended"
     assert run.engine.state.ended.outcome == "answer"
 
@@ -367,7 +313,7 @@ def test_unreadable_replies(server, tmp_path, reply, expected):
 def test_interactive_run_pauses_on_failure_and_can_retry_or_swap(server, tmp_path):
     server.add(Status(503, "down for a moment"), say("291"))
     policy = ModelPolicy(config(server, max_retries=0))
-    run, _ = start("calculator", None, policy, tmp_path, interactive=True)
+    run, _ = start_policy_run("calculator", None, policy, tmp_path, interactive=True)
     engine = run.engine
     assert engine.run() == "policy_failed"
     assert engine.state.last_policy_error == "the model server failed (HTTP 503): down for a moment"
@@ -375,7 +321,7 @@ def test_interactive_run_pauses_on_failure_and_can_retry_or_swap(server, tmp_pat
     assert engine.state.ended.answer == "291"
 
     server.add(Status(503, "down again"))
-    run2, _ = start("calculator", None, policy, tmp_path / "two", interactive=True)
+    run2, _ = start_policy_run("calculator", None, policy, tmp_path / "two", interactive=True)
     assert run2.engine.run() == "policy_failed"
     run2.engine.swap_policy(run2.make_policy("arithmetic"))
     assert run2.engine.run() == "ended"
@@ -386,7 +332,7 @@ def test_cancel_interrupts_a_request_in_flight(server, tmp_path):
     hang = Hang()
     server.add(hang)
     policy = ModelPolicy(config(server, timeout=60.0))
-    run, _ = start("calculator", None, policy, tmp_path, interactive=True)
+    run, _ = start_policy_run("calculator", None, policy, tmp_path, interactive=True)
     result: list[str] = []
     worker = threading.Thread(target=lambda: result.append(run.engine.step()))
     worker.start()
@@ -405,7 +351,7 @@ def test_cancel_with_nothing_in_flight_does_not_stick(server, tmp_path):
     server.add(say("291"))
     policy = ModelPolicy(config(server))
     policy.cancel()
-    run, _ = start("calculator", None, policy, tmp_path)
+    run, _ = start_policy_run("calculator", None, policy, tmp_path)
     assert run.engine.run() == "ended"
     assert run.engine.state.ended.answer == "291"
 
@@ -490,7 +436,7 @@ def test_args_error_action_is_answered_by_the_engine_never_run(tmp_path):
 
 def test_transcript_round_trips_an_args_error_action(server, tmp_path):
     server.add(calls(("calculator", "{oops")), say("291"))
-    run, _ = start("calculator", None, ModelPolicy(config(server)), tmp_path)
+    run, _ = start_policy_run("calculator", None, ModelPolicy(config(server)), tmp_path)
     run.engine.run()
     run.close()
     transcript = read_transcript(tmp_path / "run.jsonl")

@@ -18,15 +18,14 @@ from rich.console import Console
 from textual import messages
 from textual.renderables.sparkline import Sparkline as SparklineRenderable
 
-from bench.engine_bench import scenario as lookup_scenario
-from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
-from tests.helpers import counting_run
+from tests.support.helpers import counting_run
 from tui.app import CockpitApp
 from tui.replay_app import FOLD_AHEAD, ReplayApp
 from tui.widgets.gauges import ContextChart, chart_points
 from tui.widgets.timeline import TimelineBar
 from tui.widgets.transcript import TranscriptPane
+from tests.support.runs import long_run
 
 pytestmark = pytest.mark.anyio
 
@@ -55,14 +54,6 @@ class Posted:
 
 def _name(widget: object) -> str:
     return getattr(widget, "id", None) or type(widget).__name__
-
-
-def long_run(tmp_path: Path, steps: int = 150) -> Path:
-    path = tmp_path / "long.jsonl"
-    run = new_run(lookup_scenario(steps), "t", "p", out=path, clock=lambda: 1_790_000_000.0)
-    run.engine.run()
-    run.close()
-    return path
 
 
 async def settled(pilot, posted: Posted) -> None:

@@ -145,7 +145,7 @@ def test_replay_at_end_opens_the_viewer_without_a_pass_over_the_run(tmp_path, mo
         opened.append((at_position, timeline.indexed_count, len(timeline)))
         return None
 
-    monkeypatch.setattr(tui.replay_app, "open_replay", viewer)
+    monkeypatch.setattr(tui.replay_app, "run_viewer", viewer)
     assert main(["replay", str(path), "--at", at]) == 0
     ((position, indexed, total),) = opened
     if expected == "the end":

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from engine.stored.importers import load_runs
-from tests import agent_sessions as record
-from tests.test_import_samples import import_counts, source_counts
+from tests.support import agent_sessions as record
+from tests.support.samples import import_counts, source_counts
 
 AGENTS = Path(__file__).resolve().parent.parent / ".agents" / "node_modules" / ".bin"
 INSTALL = "npm install --no-audit --no-fund --save-exact --prefix .agents @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 opencode-ai@1.18.33"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine import Decision, ScriptedPolicy
-from tests.cockpit_worlds import desk_run
+from tests.support.cockpit_worlds import desk_run
 
 
 def payer() -> ScriptedPolicy:

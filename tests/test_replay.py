@@ -111,7 +111,7 @@ def test_markers_name_approvals_rejections_errors_budget_and_the_end(tmp_path):
     assert "not yet" in rejection.label
     _, courier = _saved(tmp_path, "support", "courier-1042", "scripted", repetition_threshold=None)
     budget = Timeline.open(courier).markers(["budget"])
-    assert budget and "steps budget at 4 of 5" in budget[0].label
+    assert budget and budget[0].label == "budget: steps at 4 of 5"
     _, invented = _saved(tmp_path, "library", None, "hallucinating")
     errors = Timeline.open(invented).markers(["error"])
     assert len(errors) == 1 and "web_search" in errors[0].label
@@ -125,7 +125,7 @@ def test_policy_swap_marker(tmp_path):
     run.engine.run()
     run.close()
     markers = Timeline.open(path).markers(["policy_swap"])
-    assert [m.label for m in markers] == ["policy stuck -> good from step 2"]
+    assert [m.label for m in markers] == ["policy stuck → good from step 2"]
 
 
 def test_next_and_previous_marker_and_step(tmp_path):
@@ -288,7 +288,7 @@ def test_replay_without_headless_needs_the_viewer(tmp_path, capsys, monkeypatch)
     import types
 
     module = types.ModuleType("tui.replay_app")
-    module.open_replay = fake_open
+    module.run_viewer = fake_open
     monkeypatch.setitem(sys.modules, "tui.replay_app", module)
     assert main(["replay", str(path), "--at", "1"]) == 0
     assert seen == {"at": 2, "events": 8, "lazy": True}

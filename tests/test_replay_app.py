@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import scenarios
 from engine.stored.replay import Timeline
-from engine.sessions.run import new_run
 from engine.core.state import fold
 from tui.replay_app import ReplayApp, _fork_from
 from tui.widgets.gauges import BudgetGauges
@@ -14,20 +12,9 @@ from tui.widgets.grid_map import GridMap
 from tui.widgets.timeline import TimelineBar
 from tui.widgets.tools import ToolPanel
 from tui.widgets.transcript import TranscriptPane
+from tests.support.runs import saved_run
 
 pytestmark = pytest.mark.anyio
-
-
-def saved_run(tmp_path, scenario="support", task="return-1187", policy=None, reject=False, clock=None):
-    path = tmp_path / f"{scenario}.jsonl"
-    kwargs = {"clock": clock} if clock else {}
-    run = new_run(scenarios.get(scenario), task, policy, out=path, **kwargs)
-    run.engine.run()
-    if run.engine.status == "awaiting_approval":
-        run.engine.reject("a gift, keep it") if reject else run.engine.approve()
-        run.engine.run()
-    run.close()
-    return path, run
 
 
 def pane_text(app) -> str:

@@ -12,7 +12,7 @@ import pytest
 import scenarios
 from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
-from tests.test_replay_app import saved_run
+from tests.support.runs import saved_run
 from tui.replay_app import ReplayApp, _fork_from
 from tui.replay_fork import fork_target
 from tui.screens.dialogs import PolicyPicker

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from engine.stored.replay import Timeline
-from tests.test_replay_app import saved_run
+from tests.support.runs import saved_run
 from tui.replay_app import REPLAY_HELP, ReplayApp
 from tui.screens.dialogs import HELP, HelpScreen, key_table
 

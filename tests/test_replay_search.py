@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.stored.replay import Timeline
-from tests.test_replay_app import saved_run
+from tests.support.runs import saved_run
 from tui.replay_app import ReplayApp
 from tui.widgets.timeline import TimelineBar
 from tui.widgets.transcript import TranscriptPane

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.stored.replay import Timeline
-from tests.test_replay_app import saved_run
+from tests.support.runs import saved_run
 from tui.replay_app import ReplayApp
 from tui.widgets.timeline import TimelineBar
 
@@ -23,7 +23,7 @@ async def test_a_long_status_line_ends_with_an_ellipsis_at_80x24(tmp_path: Path)
         await pilot.press("right_square_bracket")
         await pilot.pause()
         bar = app.query_one(TimelineBar)
-        assert "open_return_request needs approval" in bar.status and len(bar.status) > 78
+        assert "open_return_request(order_id=\"1187\") needs approval" in bar.status and len(bar.status) > 78
         line = bar.render().plain.splitlines()[2]
         assert line.endswith("…") and len(line) == bar.size.width - 2, line
         await pilot.resize_terminal(120, 40)

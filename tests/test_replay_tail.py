@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from engine.stored.replay import Timeline
-from tests.test_one_frame import long_run
+from tests.support.runs import long_run
 from tui import replay_tail
 from tui.replay_app import ReplayApp
 from tui.widgets.header import RunHeader

@@ -6,21 +6,21 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 import scenarios
 from engine import Decision
 from engine.core.events import Action, DecisionMade, Header, Observed
+from engine.core.state import fold
 from engine.sessions.resume import ResumeError, fork_position, fork_run, resume_run
 from engine.sessions.run import new_run
-from engine.core.state import fold
-from engine.stored.transcript import TranscriptWriter, read_transcript, write_transcript
 from engine.sessions.verify import verify_run
-from tests.helpers import CountingWorld, counting_scenario, script
+from engine.stored.transcript import read_transcript, write_transcript
+
+from tests.support.helpers import CountingWorld, counting_scenario, script
+from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -306,12 +306,6 @@ def test_cli_resume_with_a_pending_approval_and_no_terminal_says_so(tmp_path):
     assert read_transcript(path).events == run.engine.events, "nothing was added"
 
 
-def _wait_for(predicate, what: str, deadline: float = 60.0) -> None:
-    end = time.monotonic() + deadline
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_resume_after_sigkill_finishes_the_run_with_nothing_duplicated(tmp_path):
@@ -323,9 +317,9 @@ def test_resume_after_sigkill_finishes_the_run_with_nothing_duplicated(tmp_path)
            "--out", str(transcript), "--option", f"log={log}"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        _wait_for(lambda: mark.exists() or proc.poll() is not None, "the policy to hang at tick 3")
+        wait_for(lambda: mark.exists() or proc.poll() is not None, "the policy to hang at tick 3", timeout=60)
         assert proc.poll() is None, proc.stderr.read().decode()
-        _wait_for(lambda: len(transcript.read_bytes().splitlines()) >= 5, "four events in the transcript")
+        wait_for(lambda: len(transcript.read_bytes().splitlines()) >= 5, "four events in the transcript", timeout=60)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:

@@ -9,27 +9,13 @@ from pathlib import Path
 
 import pytest
 
-import scenarios
-from engine.sessions.run import new_run
 from engine.stored import catalog, reader
 from engine.stored.catalog import list_runs, summarise
-from tests.test_startup_imports import heavy, loaded_by
+from tests.support.imports import heavy, loaded_by
 from tui.cli import main
+from tests.support.runs import START, stored_run
 
 DAY = 86_400.0
-START = 1_790_000_000.0
-
-
-def stored_run(folder: Path, name: str, scenario: str = "calculator", *, at: float = START, finish: bool = True) -> Path:
-    path = folder / name
-    if finish:
-        run = new_run(scenarios.get(scenario), None, None, out=path, approve="all", clock=lambda: at)
-        run.engine.run()
-    else:
-        run = new_run(scenarios.get(scenario), None, None, out=path, interactive=True, clock=lambda: at)
-        run.engine.step()
-    run.close()
-    return path
 
 
 @pytest.fixture

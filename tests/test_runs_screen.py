@@ -13,8 +13,8 @@ from textual.widgets import DataTable, Input
 import scenarios
 from engine.sessions.run import new_run
 from engine.stored.replay import Timeline
-from tests.cockpit_worlds import fixed_clock
-from tests.test_runs_list import stored_run
+from tests.support.cockpit_worlds import fixed_clock
+from tests.support.runs import stored_run
 from tui.app import CockpitApp
 from tui.cli import main
 from tui.replay_app import ReplayApp

@@ -122,7 +122,7 @@ def test_calculator_tool_answers_hostile_input_with_an_error_observation(tmp_pat
     import scenarios
     from engine import Decision
     from engine.sessions.run import new_run
-    from tests.helpers import script
+    from tests.support.helpers import script
 
     policy = script(
         Decision.act("huge", "calculator", expression="9" * 10_000),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp_helpers import NOTES_SCENARIO, ROOT, SERVER, notes_command, trusted_flags
+from tests.support.mcp_helpers import NOTES_SCENARIO, ROOT, SERVER, notes_command, trusted_flags
 
 
 def agent_tui(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -15,8 +15,8 @@ from engine.sessions.resume import resume_run
 from engine.sessions.verify import verify_run
 from engine.stored.importers import load_runs
 from engine.stored.transcript import read_transcript
-from tests.test_import_samples import SAMPLES
-from tests.test_sealed_rules import REFUND_ALWAYS, WORLD, first_session, parsed, refund_approval, refunds, rewrite
+from tests.support.samples import SAMPLES
+from tests.support.sealed import REFUND_ALWAYS, WORLD, first_session, parsed, refund_approval, refunds, rewrite
 
 TRACES = Path(__file__).resolve().parent / "data" / "traces"
 

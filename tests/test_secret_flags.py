@@ -11,7 +11,7 @@ from pathlib import Path
 import openai
 import pytest
 
-from tests.fake_openai import FakeOpenAI, say
+from tests.support.fake_openai import FakeOpenAI, say
 
 AGENT_TUI = [sys.executable, "-m", "tui.cli"]
 TOKEN = "gw-7Hq2-secret-token-0042"

@@ -12,7 +12,7 @@ from engine.stored.importers import load_any
 from engine.stored.replay import Timeline
 from engine.stored.runs import RunChoiceError
 from engine.stored.transcript import read_transcript
-from tests.fake_openai import FakeOpenAI, say
+from tests.support.fake_openai import FakeOpenAI, say
 from tui.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"

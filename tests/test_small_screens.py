@@ -13,7 +13,7 @@ import pytest
 import scenarios
 from engine import Task
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import fixed_clock, screen_text, settle, wait_until
+from tests.support.cockpit_worlds import fixed_clock, screen_text, settle, wait_until
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 
@@ -183,7 +183,7 @@ async def test_the_transcript_gets_the_room_and_the_side_panels_draw_whole(tmp_p
 
 async def test_a_long_approval_at_60x16_scrolls_between_its_title_and_its_buttons(tmp_path: Path) -> None:
     from engine import Decision
-    from tests.cockpit_worlds import by_step, desk_run
+    from tests.support.cockpit_worlds import by_step, desk_run
 
     policy = by_step("long", Decision.act("I pay now. " * 60, "pay", amount=5, to="x" * 400))
     app = CockpitApp(desk_run(policy, tmp_path))

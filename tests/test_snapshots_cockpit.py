@@ -11,7 +11,7 @@ from textual.widgets import Input
 import scenarios
 from engine import Budget, Task
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import desk_run, fixed_clock, settle
+from tests.support.cockpit_worlds import desk_run, fixed_clock, settle
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
 from tui.layout import TooSmallScreen
@@ -21,13 +21,6 @@ from tui.widgets.gauges import Gauge
 
 SIZE = (120, 40)
 SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
-
-
-@pytest.fixture
-def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Run from a temporary folder so the header shows the stable path runs/cockpit.jsonl."""
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def support_app(out: str = "runs/cockpit.jsonl", task: Task | None = None) -> CockpitApp:

@@ -10,19 +10,13 @@ import pytest
 import scenarios
 from engine.stored.replay import Timeline
 from engine.sessions.run import new_run
-from tests.cockpit_worlds import fixed_clock
+from tests.support.cockpit_worlds import fixed_clock
 from tui.app import CockpitApp
 from tui.replay_app import ReplayApp
 from tui.widgets.grid_map import GridMap
 
 SIZE = (120, 40)
 SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
-
-
-@pytest.fixture
-def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def _rejected_support_run() -> Path:

@@ -2,36 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-
-PROBE = """
-import contextlib, io, json, sys
-from tui.cli import main
-with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-    try:
-        code = main(ARGV)
-    except SystemExit as exc:
-        code = exc.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
-"""
-
-
-def loaded_by(*argv: str) -> tuple[int, set[str]]:
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE.replace("ARGV", repr(list(argv)))],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=120,
-    ).stdout
-    data = json.loads(out.strip().splitlines()[-1])
-    return data["code"], set(data["modules"])
-
-
-def heavy(modules: set[str], *roots: str) -> list[str]:
-    return sorted(m for m in modules if m.split(".")[0] in roots or any(m == r or m.startswith(r + ".") for r in roots))
+from tests.support.imports import ROOT, heavy, loaded_by
 
 
 def test_help_imports_neither_textual_nor_the_model_client_nor_the_event_models():

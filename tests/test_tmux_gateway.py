@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI, call, say
-from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401
+from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.tmux import Tmux, installed_agent_tui, recording_exit
 
 pytestmark = pytest.mark.tmux
 AGENT = Path(__file__).parent / "data" / "gateway_agent.py"

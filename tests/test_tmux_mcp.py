@@ -11,31 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp_helpers import NOTES_SCENARIO, SERVER, filesystem_bin, notes_command, read_pid, trusted_flags, wait_gone
-from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401 - the fixture
+from tests.support.mcp_helpers import NOTES_SCENARIO, SERVER, filesystem_bin, notes_command, read_pid, trusted_flags, wait_gone
+from tests.support.tmux import Tmux
+from tests.support.tmux import start_command
 
 pytestmark = pytest.mark.tmux
-
-
-def start(tmux: Tmux, tmp_path: Path, args: str, size: tuple[int, int] = (120, 40)) -> Path:  # noqa: F811
-    """Run `agent-tui ARGS` in the session `cockpit`; the file its exit status goes to."""
-    home = tmp_path / "home"
-    command = (
-        f"env -u COLUMNS -u LINES AGENT_TUI_HOME={shlex.quote(str(home))} TERM=xterm-256color "
-        f"{shlex.quote(installed_agent_tui())} {args}"
-    )
-    tmux("new-session", "-d", "-s", "cockpit", "-x", str(size[0]), "-y", str(size[1]), "sleep 600")
-    tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
-    rc_file = tmp_path / "rc"
-    tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
-    return rc_file
 
 
 def test_filesystem_server_step_pause_approve(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
     folder = tmp_path / "files"
     folder.mkdir()
     (folder / "notes.txt").write_text("first note\n")
-    rc_file = start(
+    rc_file = start_command(
         tmux, tmp_path,
         f"run {shlex.quote(NOTES_SCENARIO)} --task files --policy files --option dir={shlex.quote(str(folder))} "
         f"{shlex.join(trusted_flags(tmp_path, 'filesystem', filesystem_bin(), str(folder)))}",
@@ -56,7 +43,7 @@ def test_filesystem_server_step_pause_approve(tmux: Tmux, tmp_path: Path) -> Non
 
 def test_no_task_is_asked_for_at_80x24(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
     out = tmp_path / "run.jsonl"
-    rc_file = start(tmux, tmp_path, f"run --mcp {shlex.quote(notes_command())} --out {shlex.quote(str(out))}", size=(80, 24))
+    rc_file = start_command(tmux, tmp_path, f"run --mcp {shlex.quote(notes_command())} --out {shlex.quote(str(out))}", size=(80, 24))
     tmux.wait_for("What should the agent do?", timeout=60)
     tmux.keys("-l", "list my notes")
     tmux.keys("Enter")
@@ -72,7 +59,7 @@ def test_no_task_is_asked_for_at_80x24(tmux: Tmux, tmp_path: Path) -> None:  # n
 
 def test_quit_during_a_call_leaves_no_server(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
     pidfile = tmp_path / "server.pid"
-    rc_file = start(
+    rc_file = start_command(
         tmux, tmp_path,
         f"run {shlex.quote(NOTES_SCENARIO)} --task slow --policy slow {shlex.join(trusted_flags(tmp_path, 'notes', sys.executable, SERVER, '--pidfile', str(pidfile)))}",
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401 (fixture)
+from tests.support.tmux import Tmux, installed_agent_tui, recording_exit
 
 pytestmark = pytest.mark.tmux
 

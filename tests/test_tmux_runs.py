@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_runs_list import stored_run
-from tests.test_tmux import Tmux, tmux  # noqa: F401 (fixture)
-from tests.test_tmux_small import quit_cockpit, start, wait_gone
+from tests.support.runs import stored_run
+from tests.support.tmux import Tmux
+from tests.support.tmux import quit_cockpit, start_cockpit, wait_text_gone
 
 pytestmark = pytest.mark.tmux
 
@@ -19,7 +19,7 @@ def test_enter_on_a_run_in_the_cockpit_replays_it_and_q_comes_back(tmux: Tmux, t
     home = Path(os.environ["AGENT_TUI_HOME"])
     (home / "runs").mkdir(parents=True, exist_ok=True)
     stored_run(home / "runs", "calculator-run.jsonl")
-    start(tmux, tmp_path, 80, 24)  # the tmux server took this test's environment: its AGENT_TUI_HOME
+    start_cockpit(tmux, tmp_path, 80, 24)  # the tmux server took this test's environment: its AGENT_TUI_HOME
     tmux.wait_for("n step")
     tmux.keys("l")
     tmux.wait_for("calculator-run.jsonl · 1 of 1 runs")
@@ -29,7 +29,7 @@ def test_enter_on_a_run_in_the_cockpit_replays_it_and_q_comes_back(tmux: Tmux, t
     screen = tmux.wait_for("replay · event")
     assert "What is 17 * 23" in screen, screen
     tmux.keys("q")
-    wait_gone(tmux, "replay · event")
+    wait_text_gone(tmux, "replay · event")
     screen = tmux.wait_for("n step")
     assert "1 of 1 runs" not in screen, screen
     quit_cockpit(tmux, tmp_path)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_tmux import Tmux, tmux  # noqa: F401 - the fixture
-from tests.test_tmux_mcp import start
+from tests.support.tmux import Tmux
+from tests.support.tmux import start_command
 
 pytestmark = pytest.mark.tmux
 
@@ -38,7 +38,7 @@ def agent_tui_pid(tmux: Tmux) -> int:  # noqa: F811
 
 def test_sigterm_during_an_approved_transfer_restores_the_terminal_and_records_the_unknown(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
     out, log = tmp_path / "bank.jsonl", tmp_path / "transfers.log"
-    rc_file = start(tmux, tmp_path, f"run {BANK} --out {out} --option log={log} --option slow=60")
+    rc_file = start_command(tmux, tmp_path, f"run {BANK} --out {out} --option log={log} --option slow=60")
     tmux.wait_for("n step")
     tmux.keys("n")
     tmux.wait_for("balance 100")

@@ -3,37 +3,14 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 import pytest
 
-from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401 (fixture)
+from tests.support.tmux import Tmux
+from tests.support.tmux import quit_cockpit, start_cockpit, wait_text_gone
 
 pytestmark = pytest.mark.tmux
-
-
-def start(tmux: Tmux, tmp_path: Path, width: int, height: int) -> Path:
-    """The cockpit on the default run in a `width`x`height` pane; its transcript path."""
-    out = tmp_path / "run.jsonl"
-    command = (
-        f"env -u COLUMNS -u LINES TERM=xterm-256color {shlex.quote(installed_agent_tui())} "
-        f"run support --out {shlex.quote(str(out))}"
-    )
-    tmux("new-session", "-d", "-s", "cockpit", "-x", str(width), "-y", str(height), "sleep 600")
-    tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
-    size = tmux("display-message", "-p", "-t", "cockpit", "#{pane_width}x#{pane_height}").strip()
-    assert size == f"{width}x{height}"
-    tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, tmp_path / "rc"))
-    return out
-
-
-def quit_cockpit(tmux: Tmux, tmp_path: Path) -> None:
-    tmux.quit_unfinished(tmp_path / "rc")
-
-
-def wait_gone(tmux: Tmux, text: str, timeout: float = 20.0) -> str:
-    return tmux.wait_until(lambda screen: text not in screen, f"{text!r} still on the screen", timeout)
 
 
 def event_types(path: Path) -> list[str]:
@@ -41,7 +18,7 @@ def event_types(path: Path) -> list[str]:
 
 
 def test_one_step_at_80x24_shows_the_action_whole_and_help_and_quit(tmux: Tmux, tmp_path: Path) -> None:
-    start(tmux, tmp_path, 80, 24)
+    start_cockpit(tmux, tmp_path, 80, 24)
     tmux.wait_for("n step")
     tmux.keys("n")
     tmux.wait_for("1187 — delivered")
@@ -54,7 +31,7 @@ def test_one_step_at_80x24_shows_the_action_whole_and_help_and_quit(tmux: Tmux, 
 
 
 def test_enter_in_the_edit_dialog_runs_nothing(tmux: Tmux, tmp_path: Path) -> None:
-    out = start(tmux, tmp_path, 80, 24)
+    out = start_cockpit(tmux, tmp_path, 80, 24)
     tmux.wait_for("n step")
     tmux.keys("n")
     tmux.wait_for("1187 — delivered")
@@ -78,14 +55,14 @@ def test_enter_in_the_edit_dialog_runs_nothing(tmux: Tmux, tmp_path: Path) -> No
 def test_save_a_copy_onto_an_existing_file_asks_and_enter_keeps_it(tmux: Tmux, tmp_path: Path) -> None:
     other = tmp_path / "other.jsonl"
     other.write_text("another run\n")
-    start(tmux, tmp_path, 80, 24)
+    start_cockpit(tmux, tmp_path, 80, 24)
     tmux.wait_for("n step")
     tmux.keys("n")
     tmux.wait_for("1187 — delivered")
     tmux.keys("s")
     tmux.wait_for("Save a copy of the transcript")
     tmux.keys("C-u")
-    wait_gone(tmux, "run-copy.jsonl")
+    wait_text_gone(tmux, "run-copy.jsonl")
     tmux.keys("-l", str(other))
     tmux.wait_for("other.jsonl")
     tmux.keys("Enter")
@@ -94,13 +71,13 @@ def test_save_a_copy_onto_an_existing_file_asks_and_enter_keeps_it(tmux: Tmux, t
     tmux.wait_for("Kept")
     assert other.read_text() == "another run\n"
     tmux.keys("Escape")
-    wait_gone(tmux, "Save a copy of the transcript")
+    wait_text_gone(tmux, "Save a copy of the transcript")
     quit_cockpit(tmux, tmp_path)
     assert other.read_text() == "another run\n"
 
 
 def test_40x10_shows_the_too_small_screen(tmux: Tmux, tmp_path: Path) -> None:
-    start(tmux, tmp_path, 40, 10)
+    start_cockpit(tmux, tmp_path, 40, 10)
     screen = tmux.wait_for("terminal too small")
     assert "needs at least 60x16" in screen.replace("\n", " ")
     tmux("resize-window", "-t", "cockpit", "-x", "80", "-y", "24")

@@ -11,8 +11,8 @@ import pytest
 
 import scenarios
 from engine.sessions.run import new_run
-from tests.test_tmux import Tmux, installed_agent_tui, recording_exit, tmux  # noqa: F401 (fixture)
-from tests.test_tmux_small import quit_cockpit, start, wait_gone
+from tests.support.tmux import Tmux, installed_agent_tui, recording_exit
+from tests.support.tmux import quit_cockpit, start_cockpit, wait_text_gone
 
 pytestmark = pytest.mark.tmux
 
@@ -31,7 +31,7 @@ def footer_items(screen: str) -> list[str]:
 
 
 def test_the_cockpit_footer_shows_whole_keys_at_80x24(tmux: Tmux, tmp_path: Path) -> None:
-    start(tmux, tmp_path, 80, 24)
+    start_cockpit(tmux, tmp_path, 80, 24)
     tmux.wait_for("n step")
     tmux.keys("n")
     tmux.wait_for("1187 — delivered")
@@ -40,7 +40,7 @@ def test_the_cockpit_footer_shows_whole_keys_at_80x24(tmux: Tmux, tmp_path: Path
     tmux.keys("n")
     tmux.wait_for("Approve open_return_request")
     tmux.keys("Escape")
-    wait_gone(tmux, "Approve open_return_request")
+    wait_text_gone(tmux, "Approve open_return_request")
     items = footer_items(tmux.wait_for("a approve"))
     assert set(items) <= COCKPIT_KEYS and items[:4] == ["a approve", "A approve always", "r reject", "e edit"], items
     quit_cockpit(tmux, tmp_path)
@@ -63,7 +63,7 @@ def test_replay_at_80x24_f_at_the_end_forks_before_the_answer(tmux: Tmux, tmp_pa
     screen = tmux.wait_for("Step 4 is the final answer: fork from the end of step")
     assert "step 3 · ×1 · paused · fork point" in screen, screen
     tmux.keys("Escape")
-    wait_gone(tmux, "Step 4 is the final answer")
+    wait_text_gone(tmux, "Step 4 is the final answer")
     tmux.wait_for("ended: answer")
     tmux.keys("q")
     assert tmux.wait_for_exit(tmp_path / "rc") == "0"

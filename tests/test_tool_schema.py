@@ -117,8 +117,8 @@ def test_a_pattern_still_matches_and_refuses_as_before():
 def test_a_catastrophic_pattern_of_a_gateway_tool_is_re_asked_upstream(tmp_path):
     import openai
 
-    from tests.fake_openai import FakeOpenAI, call, say
-    from tests.gateway_harness import gateway
+    from tests.support.fake_openai import FakeOpenAI, call, say
+    from tests.support.gateway_harness import gateway
 
     check = {"type": "function", "function": {"name": "check", "parameters": {
         "type": "object", "properties": {"s": {"type": "string", "pattern": "^(a|a)+$"}}, "required": ["s"]}}}

@@ -22,6 +22,7 @@ from textual.app import ComposeResult, SystemCommand
 from textual.screen import Screen
 from textual.timer import Timer
 
+from engine.core.answers import Answer
 from engine.core.engine import Engine
 from engine.core.operating import Operating
 from engine.core.policy import Cancellable, Policy
@@ -37,7 +38,7 @@ from tui.keys import cockpit_bindings, quit_or_copy
 from tui.layout import TooSmallScreen, fit
 from tui.mcp_cockpit import McpCockpit
 from tui.run_guard import watch_run
-from tui.screens.approval import ApprovalScreen
+from tui.screens.approval import ApprovalForm, ApprovalResult, ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, QuitScreen, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
 from tui.screens.runs import RunsCommands, open_runs
@@ -52,6 +53,18 @@ PolicyFactory = Callable[[], Policy]
 FOOTER_ORDER = (*(name for name, _, _ in COMMANDS), "toggle_folds")
 DRAW_DELAY = 1 / 30
 """Seconds from a step's first event to its frame, unless the step ends sooner."""
+
+
+def _answer(op: Operating, answer: Answer, expected: PendingApproval | None) -> None:
+    """`answer` to the approval `expected` as the run's `Operating` calls."""
+    if answer.choice in ("approve", "approve_always"):
+        op.approve(always=answer.choice == "approve_always", expected=expected)
+    elif answer.choice == "reject":
+        op.reject(answer.reason or "", expected=expected)
+    elif answer.choice == "modify":
+        op.edit(answer.args or {}, expected=expected)
+    else:
+        op.abort(answer.reason or "aborted by the operator")
 
 
 class CockpitApp(TakeOverCockpit, McpCockpit):
@@ -346,38 +359,33 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         return True
 
     # Each answer names the approval the operator saw (the folded copy's, or the dialog's):
-    # `Operating` refuses it when another has taken its place since (no call runs unseen).
+    # it is refused when another has taken its place since (no call runs unseen).
 
-    def action_approve(self, seen: PendingApproval | None = None) -> None:
+    def answer_approval(self, answer: Answer | None, seen: PendingApproval | None = None) -> None:
+        """Apply the operator's answer to the approval `seen` (by default the folded copy's
+        pending one) off the UI thread (None: no answer)."""
         pending = seen or self.view_state.pending
-        self.start("approve", lambda op: op.approve(expected=pending))
+        if answer is not None:
+            self.start(answer.what, lambda op: _answer(op, answer, pending))
 
-    def action_approve_always(self, seen: PendingApproval | None = None) -> None:
-        pending = seen or self.view_state.pending
-        self.start("approve always", lambda op: op.approve(always=True, expected=pending))
+    def action_approve(self) -> None:
+        self.answer_approval(Answer.approve())
+
+    def action_approve_always(self) -> None:
+        self.answer_approval(Answer.approve_always())
 
     def action_reject(self, seen: PendingApproval | None = None) -> None:
         pending = seen or self.view_state.pending
         if pending is None:
             return
-
-        def rejected(reason: str | None) -> None:
-            if reason is not None:
-                self.start("reject", lambda op: op.reject(reason, expected=pending))
-
-        self.push_screen(ReasonScreen(pending.tool), rejected)
+        self.push_screen(ReasonScreen(pending.tool), partial(self.answer_approval, seen=pending))
 
     def action_edit(self, seen: PendingApproval | None = None) -> None:
         pending = seen or self.view_state.pending
         if pending is None:
             return
         tool = self.engine.tools[pending.tool]
-
-        def edited(args: dict[str, Any] | None) -> None:
-            if args is not None:
-                self.start("edit", lambda op: op.edit(args, expected=pending))
-
-        self.push_screen(EditArgsScreen(tool, pending.args, self.engine.check_edit), edited)
+        self.push_screen(EditArgsScreen(tool, pending.args, self.engine.check_edit), partial(self.answer_approval, seen=pending))
 
     def action_review(self) -> None:
         pending = self.view_state.pending
@@ -392,15 +400,13 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         """Which tools edit files (their approval shows a diff)."""
         return self.run_.edit_tools
 
-    def _approval_answered(self, choice: str | None, seen: PendingApproval | None = None) -> None:
-        answers = {
-            "approve": self.action_approve,
-            "approve_always": self.action_approve_always,
-            "reject": self.action_reject,
-            "edit": self.action_edit,
-        }
-        if choice in answers:
-            answers[choice](seen)
+    def _approval_answered(self, result: ApprovalResult | None, seen: PendingApproval | None = None) -> None:
+        if isinstance(result, Answer):
+            self.answer_approval(result, seen)
+        elif result is ApprovalForm.REJECT:
+            self.action_reject(seen)
+        elif result is ApprovalForm.EDIT:
+            self.action_edit(seen)
 
     def action_budget(self) -> None:
         exhausted = self.view_state.exhausted

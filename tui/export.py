@@ -1,5 +1,7 @@
 """A run as a readable Markdown report: the task, each step, approvals, the end, usage.
 
+Each event is the one description of it (engine/core/describe.py) in Markdown.
+
 No Textual and no Rich. Agent text is untrusted: thoughts and answers are
 escaped so they cannot become links, images or HTML, and observations and
 arguments go in code blocks fenced longer than any backtick run they contain.
@@ -7,19 +9,16 @@ arguments go in code blocks fenced longer than any backtick run they contain.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Sequence
 
 from engine.core.amounts import amount, dollars, seconds
 from engine.core.events import Event, Header, ToolStarted
 from engine.core.state import fold
+from engine.core.describe import event_blocks, fork_words, outcome_words
 from engine.core.text import clean
-from tui.plain import fork_words, steps_count
-from tui.words import call_text
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
-_OUTCOME = {"answer": "answered", "stopped": "stopped", "handed_off": "handed off", "aborted": "aborted"}
 
 
 def escape(text: str) -> str:
@@ -46,8 +45,29 @@ def inline(text: str) -> str:
     return f"{ticks}{pad}{body}{pad}{ticks}"
 
 
-def _call(tool: str | None, args: dict) -> str:
-    return inline(call_text(tool, args))
+def _event_markdown(event: Event) -> list[str]:
+    """An event's blocks (`engine.core.describe`) in Markdown: a thought quoted, a call and
+    an approval asked in a code span, a long or foldable text (an observation, say) in a code block, the rest a
+    paragraph; an observation also names its tool and whether it ran."""
+    out: list[str] = []
+    for block in event_blocks(event):
+        label, text = block.label, block.text
+        if block.kind == "thought":
+            out += [quote(text), ""]
+        elif block.kind == "action":
+            out += [f"- **{label}** {inline(text)}", ""]
+        elif event.type == "approval_requested":
+            out += [f"> **{label}** {inline(text)}", ""]
+        elif block.kind == "answer" or (block.kind == "header" and not block.foldable):
+            out += [f"**{label}:**", "", quote(text or " "), ""]
+        elif block.foldable or "\n" in text:
+            where = ""
+            if event.type == "observation":
+                where = (f" from {inline(event.tool)}" if event.tool else "") + ("" if event.executed or event.tool is None else " (the tool did not run)")
+            out += [f"**{label}**{where}:", "", code(text), ""]
+        else:
+            out += [f"**{label}** {escape(text)}", ""]
+    return out
 
 
 def markdown_report(
@@ -77,47 +97,10 @@ def markdown_report(
     if not any(e.type == "decision" for e in events):
         out += ["No step was taken.", ""]
     for e in events:
-        t = e.type
-        if t == "decision":
+        if e.type == "decision":
             out += [f"### Step {e.step} · {escape(e.policy)}", ""]
-            if e.thought:
-                out += [quote(e.thought), ""]
-            if e.parse_error and e.raw is not None:
-                out += ["The policy wrote, in a form that could not be read:", "", code(e.raw), ""]
-            for a in e.actions:
-                out += [f"- **Action** {_call(a.tool, a.args)}"]
-                if a.args_error is not None:
-                    out += ["", "  Its arguments could not be read:", "", code(a.args_error)]
-            if e.actions:
-                out.append("")
-            if e.answer is not None:
-                out += ["**Answer:**", "", quote(e.answer), ""]
-        elif t == "observation":
-            label = "Error" if e.error else "Observation"
-            note = "" if e.executed or e.tool is None else " (the tool did not run)"
-            out += [f"**{label}**{' from ' + inline(e.tool) if e.tool else ''}{note}:", "", code(e.text), ""]
-        elif t == "approval_requested":
-            out += [f"> **Approval asked** for {_call(e.tool, e.args)}: {escape(e.reason)}", ""]
-        elif t == "approval_decided":
-            words = {"approve": "Approved", "approve_always": "Approved always for this tool", "reject": "Rejected",
-                     "modify": "Edited and approved", "abort": "Aborted"}[e.choice]
-            detail = f": {escape(e.reason)}" if e.reason else ""
-            if e.choice == "modify" and e.args is not None:
-                detail = f": {inline(json.dumps(e.args, ensure_ascii=False))}"
-            out += [f"> **{words}** by {escape(e.by)}{detail}", ""]
-        elif t == "policy_swapped":
-            out += [f"*Policy swapped: {escape(e.old)} → {escape(e.new)} from step {e.step}.*", ""]
-        elif t == "policy_error":
-            out += [f"**Policy error** ({escape(e.policy)}, step {e.step}):", "", code(e.message), ""]
-        elif t == "budget_warning":
-            out += [f"*Budget warning: {e.kind} at {amount(e.kind, e.used)} of {amount(e.kind, e.limit)}.*", ""]
-        elif t == "budget_exhausted":
-            out += [f"*Budget reached: {e.kind} at {amount(e.kind, e.used)} of {amount(e.kind, e.limit)}.*", ""]
-        elif t == "budget_extended":
-            out += [f"*Budget extended: {e.kind} limit now {amount(e.kind, e.limit)}.*", ""]
-        elif t == "note":
-            label = {"user": "User", "system": "System", "subagent": "Sub-agent", "unrecognised": "Not mapped"}.get(e.kind, e.kind)
-            out += [f"**{label}:**", "", code(e.text) if e.kind in ("subagent", "unrecognised") else quote(e.text or " "), ""]
+        if e.type != "run_ended":
+            out += _event_markdown(e)
 
     if unfinished is not None:
         from engine.core.decisions import unknown_outcome_text
@@ -129,7 +112,7 @@ def markdown_report(
         status = state.status.replace("_", " ")
         out += [f"The run did not end (status: {status} after step {state.step}).", ""]
     else:
-        out += [f"**{_OUTCOME[end.outcome].capitalize()}** after {steps_count(end.step)}: {escape(end.reason)}.", ""]
+        out += [f"**Run ended: {outcome_words(end)}**: {escape(end.reason)}.", ""]
         if end.answer is not None:
             out += ["Answer:", "", quote(end.answer) if end.answer.strip() else "> (empty)", ""]
 

@@ -1,7 +1,10 @@
-"""Plain-text rendering of events, for headless runs, `show` and exports.
+"""Plain-text rendering of a run, for headless runs and `show`: the one description of
+an event (engine/core/describe.py) laid out as lines.
 
 No Textual and no Rich here: the headless paths must start fast and run
-anywhere. Untrusted text is cleaned of control characters before printing.
+anywhere. Untrusted text is cleaned of control characters before printing
+(a call and an approval escaped to one line, every character shown: an
+argument cannot draw a line of its own, such as a forged approval prompt).
 """
 
 from __future__ import annotations
@@ -10,11 +13,9 @@ import json
 import re
 from typing import Any
 
-from engine.core.amounts import amount
-from engine.core.events import Event, Header, Note, RunEnded
+from engine.core.describe import event_blocks, fork_words, outcome_detail, outcome_words
+from engine.core.events import Event, Header, RunEnded
 from engine.core.text import clean, visible
-from tui.words import CHOICE_WORDS, OUTCOME_WORDS, call_text
-
 
 
 def one_line(text: str, limit: int | None = None) -> str:
@@ -22,12 +23,6 @@ def one_line(text: str, limit: int | None = None) -> str:
     if limit is not None and len(flat) > limit:
         return flat[: limit - 1] + "…"
     return flat
-
-
-def render_args(tool: str | None, args: dict[str, Any]) -> str:
-    """A call on one line, every character there: controls, line feeds and tabs as escapes
-    (an argument's name cannot draw a line of its own, such as a forged approval prompt)."""
-    return visible(call_text(tool, args), one_line=True)
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.:/-]+")
@@ -52,23 +47,23 @@ def approval_question(tool: str, args: dict[str, Any], reason: str, thought: str
 _GUTTER = " " * 11
 
 
+_LEADS: dict[str, str] = {}
+"""A block's label as the start of its first line (`  observe  `), by the block's label."""
+
+
+def _lead(label: str) -> str:
+    lead = _LEADS[label] = f"  {label.lower():<8} "
+    return lead
+
+
 def _indent(label: str, text: str) -> list[str]:
     text = clean(text)
-    first = f"  {label:<9}"
+    first = _LEADS.get(label) or _lead(label)
     if "\n" not in text:
         return [first + text]
     lines = text.split("\n")
-    return [first + lines[0], *[_GUTTER + line for line in lines[1:]]]
-
-
-def fork_words(header: Header) -> str:
-    """`from FILE at step 2, then policy stuck (good before)`; older forks name the event."""
-    if header.fork_step is None:
-        return f"from {header.parent} at event {header.fork_at}"
-    words = f"from {header.parent} at step {header.fork_step}"
-    if header.fork_policy and header.fork_policy != header.policy:
-        words += f", then policy {header.fork_policy} ({header.policy} before)"
-    return words
+    gutter = _GUTTER if len(first) == len(_GUTTER) else " " * len(first)  # a label longer than 8 (sub-agent)
+    return [first + lines[0], *[gutter + line for line in lines[1:]]]
 
 
 def header_lines(header: Header) -> list[str]:
@@ -101,70 +96,21 @@ def mcp_lines(header: Header) -> list[str]:
 
 
 def event_lines(event: Event) -> list[str]:
-    """How one event reads in a terminal log."""
-    t = event.type
-    if t == "decision":
-        out = [f"step {event.step}  [{clean(event.policy)}]"]
-        if event.thought:
-            out += _indent("thought", event.thought)
-        if event.parse_error and event.raw is not None:
-            out += _indent("wrote", event.raw)
-        for action in event.actions:
-            out += _indent("action", render_args(action.tool, action.args))
-            if action.args_error is not None:
-                out += _indent("unread", action.args_error)
-        if event.answer is not None:
-            out += _indent("answer", event.answer)
-        return out
-    if t == "observation":
-        label = "error" if event.error else "observe"
-        return _indent(label, event.text)
-    if t == "approval_requested":
-        return _indent("approval", f"{render_args(event.tool, event.args)} needs approval ({visible(event.reason, one_line=True)})")
-    if t == "approval_decided":
-        words = CHOICE_WORDS[event.choice]
-        detail = f": {clean(event.reason)}" if event.reason else ""
-        if event.choice == "modify" and event.args is not None:
-            detail = ": " + clean(json.dumps(event.args, ensure_ascii=False))
-        return _indent("operator", f"{words} by {clean(event.by)}{detail}")
-    if t == "policy_swapped":
-        return [f"  policy   {clean(event.old)} -> {clean(event.new)} from step {event.step}"]
-    if t == "policy_error":
-        return _indent("failed", f"policy {event.policy}: {event.message}")
-    if t == "budget_warning":
-        return [f"  budget   {event.kind} at {amount(event.kind, event.used)} of {amount(event.kind, event.limit)}"]
-    if t == "budget_exhausted":
-        return [f"  budget   {event.kind} limit reached: {amount(event.kind, event.used)} of {amount(event.kind, event.limit)}"]
-    if t == "budget_extended":
-        return [f"  budget   {event.kind} limit raised to {amount(event.kind, event.limit)}"]
-    if t == "note":
-        return note_lines(event)
-    if t == "run_ended":
+    """How one event reads in a terminal log: its blocks (`engine.core.describe`), each
+    labelled in lower case, after a decision's `step N  [policy]`."""
+    if event.type == "run_ended":
         return [outcome_line(event)]
-    return [f"  {t}"]
-
-
-NOTE_LABELS = {"user": "user", "system": "system", "subagent": "subagent", "unrecognised": "unmapped"}
-
-
-def note_lines(note: Note) -> list[str]:
-    """A user message, a system message, a sub-agent's work (nested) or a part kept raw."""
-    if note.kind == "subagent":
-        body = clean(note.text).split("\n")
-        return [f"  {'subagent':<9}│ {body[0]}", *(f"  {'':<9}│ {line}" for line in body[1:])]
-    return _indent(NOTE_LABELS.get(note.kind, note.kind), note.text)
-
-
-def steps_count(n: int) -> str:
-    """`1 step`, `3 steps`."""
-    return f"{n} step" if n == 1 else f"{n} steps"
+    out = [f"step {event.step}  [{clean(event.policy)}]"] if event.type == "decision" else []
+    asked = event.type == "approval_requested"
+    for label, kind, text, _ in event_blocks(event):
+        if kind == "action" or asked:
+            out.append((_LEADS.get(label) or _lead(label)) + visible(text, one_line=True))
+        else:
+            out += _indent(label, text)
+    return out
 
 
 def outcome_line(end: RunEnded) -> str:
-    word = OUTCOME_WORDS[end.outcome]
-    if end.outcome == "answer":
-        detail = end.answer or ""
-    else:
-        detail = end.reason
-    detail = one_line(detail)
-    return f"outcome: {word} after {steps_count(end.step)}" + (f": {detail}" if detail else "")
+    """`outcome: answer after 3 steps: 2`."""
+    detail = one_line(outcome_detail(end))
+    return f"outcome: {outcome_words(end)}" + (f": {detail}" if detail else "")

@@ -484,7 +484,7 @@ def _scenario_named(name: str) -> Scenario | None:
         return None
 
 
-def open_replay(timeline: Timeline, at: int | None = None) -> object | None:
+def run_viewer(timeline: Timeline, at: int | None = None) -> object | None:
     """Run the viewer; the run the operator forked (the caller opens the cockpit on it), or None.
     TranscriptError for a file with a bad line (found once the viewer has read every line)."""
     scenario = _scenario_named(timeline.header.scenario)

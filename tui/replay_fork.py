@@ -58,20 +58,19 @@ def _fork_from(timeline: Timeline, position: int, policy: str):
     with the operator or the configured model. A configuration that cannot be read
     refuses the fork with its message (the viewer shows it)."""
     import scenarios
-    from engine.sessions.resume import fork_run
+    from engine.sessions.resume import continue_run
 
-    chosen: object = policy
+    model = None
     if timeline.header.scenario == "imported":
         from engine.sessions.imported import imported_scenario
 
         scenario = imported_scenario(timeline.header)
         if policy == "model":
-            from engine.model.policy import ModelPolicy, config_from_env
+            from engine.model.policy import config_from_env
 
-            config = config_from_env()
-            if config is None:
+            model = config_from_env()
+            if model is None:
                 raise ValueError("no model is configured: set AGENT_TUI_MODEL (and AGENT_TUI_BASE_URL)")
-            chosen = ModelPolicy(config)
     else:
         scenario = scenarios.get_named(timeline.header.scenario)
     transcript = Transcript(
@@ -84,7 +83,7 @@ def _fork_from(timeline: Timeline, position: int, policy: str):
     # As `run --fork` does: a header without this machine's seal gives way to the
     # scenario's rules and the configuration's, so a deny the operator keeps there holds.
     rules = load_config().rules
-    return fork_run(scenario, transcript, position, chosen, interactive=True, operator_rules=rules)
+    return continue_run(scenario, transcript, policy, position=position, interactive=True, operator_rules=rules, model=model)
 
 
 def imported_fork_policies() -> list[str]:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Sequence
 
 from engine.core.amounts import amount
+from engine.core.answers import Answer, ApproveMode, auto_answer
 from engine.core.approvals import decide_effect
 from engine.core.events import (
     Action,
@@ -36,21 +37,20 @@ from engine.core.events import (
 )
 from engine.core.decisions import check_decision, unknown_outcome_text, usage_problem
 from engine.core.guards import Interrupted, RecordError, halt_reason, serialised
-from engine.core.operator import OperatorCalls
+from engine.core.operator import Operator
 from engine.stored.eventlog import EventLog
-from engine.stored.transcript import EventSink
 from engine.core.parse import parse_decision_text
+from engine.core.sink import EventSink
 from engine.core.policy import AwaitingInput, HumanPolicy, Policy, PolicyError, RunView
 from engine.core.collector import HeapFreezer
-from engine.core.state import RunState, RunStatus, estimate_tokens, fold, run_status, written_text
+from engine.core.state import PendingApproval, RunState, RunStatus, estimate_tokens, fold, run_status, written_text
 from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, cap_text, execute, unknown_tool_text, validate_args
 
-ApproveMode = Literal["ask", "all", "none"]
 Listener = Callable[[Event], None]
 BUDGET_KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
 
 
-class Engine(OperatorCalls):
+class Engine:
     """Drives one run.
 
     `interactive=True` (the cockpit) pauses at a budget limit and after a policy
@@ -62,6 +62,8 @@ class Engine(OperatorCalls):
     its observation: that action is answered "unknown outcome", never re-run.
     `sink` (the transcript writer) receives each event's JSON line, the one
     the event log keeps: an event is serialised once.
+    The operator's calls are `operator`'s (`engine.core.operator.Operator`); the engine
+    keeps its methods of the same names, which hand them on.
     With `tools_elsewhere` (the gateway) a call cleared to run is released, not
     run (`released`: index -> arguments); its result comes later by `deliver`.
     `events` are those of a run that goes on (resume, fork); `state`, their fold
@@ -126,6 +128,8 @@ class Engine(OperatorCalls):
         self.running: ToolStarted | None = None
         """The call whose tool is running now (on whichever thread steps the engine)."""
         self._running_lock = threading.Lock()
+        self.operator = Operator(self)
+        """The operator's calls on this run; `answer` is the one way an approval is answered."""
 
     # -- reading ---------------------------------------------------------------
 
@@ -390,18 +394,11 @@ class Engine(OperatorCalls):
             self._emit(
                 ApprovalRequested(at=self.clock(), step=self.state.step, index=index, tool=tool.name, args=args, reason=why)
             )
-            mode = "ask" if again else self.approve_mode
-            if mode == "all":
-                self._emit(ApprovalDecided(at=self.clock(), step=self.state.step, index=index, choice="approve", by="auto (--approve all)"))
-            elif mode == "none":
-                reason = "approvals are switched off for this run (--approve none)"
-                self._emit(
-                    ApprovalDecided(at=self.clock(), step=self.state.step, index=index, choice="reject", reason=reason, by="auto (--approve none)")
-                )
-                self._observe(index, tool.name, args, f"REJECTED: {reason}", error=True)
-                return True
-            else:
+            automatic = None if again else auto_answer(self.approve_mode)
+            if automatic is None:
                 return False
+            self.operator.apply(automatic)
+            return automatic.choice == "reject" or self.fault is None
         self._execute(index, tool, args)
         return self.fault is None
 
@@ -451,6 +448,44 @@ class Engine(OperatorCalls):
                 return
             self.running = None
         self._observe(intent.index, intent.tool, dict(intent.args), unknown_outcome_text(intent), error=True)
+
+    # -- the operator's calls (`operator`'s, kept here for `from engine import Engine` users) --
+
+    def answer(self, answer: Answer, expected: PendingApproval | None = None) -> RunStatus:
+        """Apply the operator's `answer` to the pending approval (see `Operator.answer`)."""
+        return self.operator.answer(answer, expected)
+
+    def approve(self, always: bool = False, by: str = "operator") -> RunStatus:
+        return self.operator.answer(Answer.approve_always(by) if always else Answer.approve(by))
+
+    def reject(self, reason: str, by: str = "operator") -> RunStatus:
+        return self.operator.answer(Answer.reject(reason, by))
+
+    def modify(self, args: dict[str, Any], by: str = "operator") -> RunStatus:
+        """Run the pending action with edited arguments (validated first; ValueError if not valid)."""
+        return self.operator.answer(Answer.edit(args, by))
+
+    def check_edit(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Validate edited arguments for the pending action; raises ValueError."""
+        return self.operator.check_edit(args)
+
+    def abort(self, reason: str = "aborted by the operator") -> RunStatus:
+        return self.operator.abort(reason)
+
+    def swap_policy(self, policy: Policy) -> None:
+        self.operator.swap_policy(policy)
+
+    def extend_budget(self, kind: BudgetKind, limit: float) -> RunStatus:
+        return self.operator.extend_budget(kind, limit)
+
+    def end_answered(self) -> RunStatus:
+        return self.operator.end_answered()
+
+    def end_if_braked(self) -> bool:
+        return self.operator.end_if_braked()
+
+    def end_at_budget(self) -> RunStatus:
+        return self.operator.end_at_budget()
 
     def stop(self, reason: str) -> str:
         """End the run from another thread (SIGTERM while the cockpit waits on a tool):

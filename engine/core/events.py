@@ -107,13 +107,13 @@ class Action(_Model):
         return self.tool + json.dumps(self.args, sort_keys=True, default=str)
 
     def render(self) -> str:
-        """`tool(key=value, ...)` as shown to people and to text-format policies."""
-        from engine.core.jsonvalues import value_text
+        """`tool(key=value, ...)` as shown to people and to text-format policies
+        (`engine.core.jsonvalues.call_text`, the one way a call is written)."""
+        from engine.core.jsonvalues import call_text
 
         if self.args_error is not None:
             return f"{self.tool}(<unreadable arguments>)"
-        parts = [f"{k}={value_text(v)}" for k, v in self.args.items()]
-        return f"{self.tool}({', '.join(parts)})"
+        return call_text(self.tool, self.args)
 
 
 class Usage(_Model):

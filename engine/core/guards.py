@@ -12,9 +12,10 @@ thread, as Ctrl+C raises KeyboardInterrupt.
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from engine.core.operator import EngineError
+from engine.core.sink import event_line
 
 _M = TypeVar("_M")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -37,12 +38,11 @@ def halt_reason(exc: BaseException) -> str:
 def serialised(event: _M) -> tuple[_M, bytes]:
     """The event and its JSON line; an event whose text UTF-8 cannot hold (a lone
     surrogate) comes back cleaned (U+FFFD in its place). Costs nothing for a good event."""
-    serializer: Any = event.__pydantic_serializer__  # type: ignore[attr-defined]
     try:
-        return event, serializer.to_json(event)
+        return event, event_line(event)
     except ValueError:
         cleaned = type(event).model_validate(scrub(event.model_dump()))  # type: ignore[attr-defined]
-        return cleaned, serializer.to_json(cleaned)
+        return cleaned, event_line(cleaned)
 
 
 def scrub(value: object) -> object:

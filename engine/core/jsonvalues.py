@@ -10,12 +10,12 @@ as before, so the answers are the same.
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring
 from typing import Any, Hashable
 
 _SCALARS = (str, int, float, bool, type(None))
-_ENCODER = json.JSONEncoder(ensure_ascii=False)
 _SORTED_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
+_VALUE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""`json.dumps(v, ensure_ascii=False, default=str)` without a new encoder per value."""
 
 
 def _flat(args: dict[str, Any]) -> bool:
@@ -63,13 +63,6 @@ def jsonable(args: dict[str, Any]) -> str | None:
     return None
 
 
-def value_text(value: Any) -> str:
-    """`json.dumps(value, ensure_ascii=False)`."""
-    if type(value) is str:
-        return encode_basestring(value)
-    return _ENCODER.encode(value)
-
-
 def args_key(tool: str, args: dict[str, Any]) -> Hashable:
     """A key equal for two calls exactly when `tool + json.dumps(args, sort_keys=True, default=str)` is."""
     if _flat(args):
@@ -78,3 +71,12 @@ def args_key(tool: str, args: dict[str, Any]) -> Hashable:
             return (tool, ((k, type(v), repr(v)),))
         return (tool, tuple(sorted((k, type(v), repr(v)) for k, v in args.items())))
     return tool + _SORTED_ENCODER.encode(args)
+
+
+def call_text(tool: str | None, args: dict[str, Any]) -> str:
+    """`tool(key=value, ...)` with JSON values: the one way a tool call is written, for
+    people (every view of a run, through `engine.core.describe`) and for text-format
+    policies (`Action.render`). Not cleaned: each renderer cleans or escapes it."""
+    encode = _VALUE_ENCODER.encode
+    parts = [f"{k}={encode(v)}" for k, v in args.items()]
+    return f"{tool or '?'}({', '.join(parts)})"

@@ -28,8 +28,10 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
+from engine.core.answers import ABORTED, Answer
 from engine.core.engine import ApproveMode, Engine
 from engine.core.guards import RecordError
+from engine.core.operator import StaleApproval
 from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
 from engine.gateway.conversation import Conversation, NewMessages, check_request, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
@@ -39,9 +41,10 @@ from engine.gateway.wire import Response, built_reply, error_response, passthrou
 from engine.core.urls import safe_url
 from engine.model.config import Secret
 from engine.core.policy import Decision
-from engine.core.operating import StaleApproval, check_seen
 from engine.core.state import PendingApproval, RunState
+from engine.sessions.build import build_engine
 from engine.sessions.run import default_transcript_path, free_path
+from engine.sessions.seals import Sealer, key_or_problem, sealed_run
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
@@ -286,11 +289,14 @@ class Gateway:
         )
         path: Path | None = None
         writer: TranscriptWriter | None = None
+        sealer: Sealer | None = None
         taken: list[Path] = []
         if self.save:
+            header, sealer = sealed_run(key_or_problem()[0], header)
             path, writer, taken = self._writer(number, task, header)
-        engine = Engine(
-            header, tools, policy, clock=self.clock, interactive=True, approve=self.approve_mode, sink=writer, tools_elsewhere=True
+        engine = build_engine(
+            header, tools, policy, writer=writer, sealer=sealer, clock=self.clock, interactive=True, approve=self.approve_mode,
+            tools_elsewhere=True,
         )
         run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
         engine.listeners.append(lambda event: self._on_event(run, event))
@@ -523,16 +529,17 @@ class Gateway:
 
     # -- the operator ----------------------------------------------------------
 
-    def _operate(self, op: Callable[[Engine], object], expected: PendingApproval | None = None) -> None:
-        """Apply the operator's `op`; with `expected`, only while that approval is the one
-        pending (an agent's new request may have replaced the run since the operator saw it)."""
+    def _operate(self, op: Callable[[Engine], object]) -> None:
+        """Apply the operator's `op` to the current run; an answer that names the approval the
+        operator saw is refused when an agent's new request has replaced it since (`answer`)."""
         with self.lock:
             engine = self.engine
             if engine is None:
                 raise ValueError("no run yet: the agent has not sent a request")
-            check_seen(engine.state.pending, expected)
             try:
                 op(engine)
+            except StaleApproval as exc:
+                raise StaleApproval(exc.expected, "the agent's requests moved the gateway on; nothing ran") from None
             except RecordError:
                 self._advance()  # the held request learns that nothing was released
                 raise
@@ -563,15 +570,22 @@ class Gateway:
                 self._advance()
         self._changed()
 
+    def answer(self, answer: Answer, expected: PendingApproval | None = None) -> None:
+        """Apply the operator's answer to the pending call; `expected`: the pending approval the
+        operator saw (see `_operate`). An abort ends the run whatever is pending (`abort`)."""
+        if answer.choice == "abort":
+            self.abort(answer.reason or ABORTED)
+        else:
+            self._operate(lambda e: e.answer(answer, expected))
+
     def approve(self, always: bool = False, expected: PendingApproval | None = None) -> None:
-        """Approve the pending call; `expected`: the pending approval the operator saw (see `_operate`)."""
-        self._operate(lambda e: e.approve(always=always), expected)
+        self.answer(Answer.approve_always() if always else Answer.approve(), expected)
 
     def reject(self, reason: str, expected: PendingApproval | None = None) -> None:
-        self._operate(lambda e: e.reject(reason), expected)
+        self.answer(Answer.reject(reason), expected)
 
     def modify(self, args: dict[str, Any], expected: PendingApproval | None = None) -> None:
-        self._operate(lambda e: e.modify(args), expected)
+        self.answer(Answer.edit(args), expected)
 
     edit = modify
 
@@ -597,7 +611,7 @@ class Gateway:
     def end_at_budget(self) -> None:
         self._operate(lambda e: e.end_at_budget())
 
-    def abort(self, reason: str = "aborted by the operator") -> None:
+    def abort(self, reason: str = ABORTED) -> None:
         self._operate(lambda e: self._end_run(self.current, reason))
 
     def take_over(self, decision: Decision) -> None:

@@ -15,18 +15,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.core.content import content_text
+
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 
 
 def message_text(content: Any) -> str:
-    """The text of a message's content (a string or a list of parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return json.dumps(content, sort_keys=True)
+    """The text of a message's content (`engine.core.content.content_text`); any other
+    value kept whole, as JSON."""
+    text = content_text(content)
+    return json.dumps(content, sort_keys=True) if text is None else text
 
 
 def _arguments(raw: Any) -> str:

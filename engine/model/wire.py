@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence
 
+from engine.core.content import content_text
 from engine.core.events import Action
 from engine.core.policy import ObservationView, RunView, StepView
 from engine.core.tools import Tool, validate_args
@@ -212,12 +213,9 @@ class Reply:
 
 
 def _text_of(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    text = content_text(content)
+    if text is not None:
+        return text
     raise WireError(f"the reply's content is a {type(content).__name__}, not text")
 
 

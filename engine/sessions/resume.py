@@ -23,22 +23,28 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 from engine.core.approvals import rule_warnings
 from engine.core.collector import collector_paused
 from engine.core.engine import ApproveMode, Engine, Listener
+from engine.sessions.build import build_engine
+from engine.sessions.seals import Sealer
 from engine.core.events import Event, Header, Observed, RuleInfo, ToolStarted
 from engine.core.policy import Decision, HumanPolicy, Policy, RunView
 from engine.stored.lock import check_new
 from engine.stored.replay import Timeline
-from engine.sessions.policies import make_policy
+from engine.sessions.policies import resolve_policy
 from engine.sessions.run import Run, default_transcript_path
 from engine.sessions.trust import Trust, believe
 from engine.core.scenario import Restorable, Scenario, Task
+from engine.core.sink import event_line
 from engine.core.state import RunState, fold
 from engine.core.tools import Tool
-from engine.stored.transcript import Transcript, TranscriptError, TranscriptWriter, dump_event, read_transcript
+from engine.stored.transcript import Transcript, TranscriptError, TranscriptWriter, read_transcript
+
+if TYPE_CHECKING:
+    from engine.model.config import ModelConfig
 
 IMPORTED = "imported"
 
@@ -105,6 +111,8 @@ def _rebuild(
     state: RunState,
     warnings: list[str],
     path: object,
+    model: ModelConfig | None = None,
+    named: Mapping[str, ModelConfig] | None = None,
 ) -> tuple[Task, object, Policy, HumanPolicy]:
     """Task, world restored from the recorded executions, and the policy to continue with."""
     task = _task(scenario, header)
@@ -116,7 +124,7 @@ def _rebuild(
         warnings.append(no_restore_warning(scenario.name, len(executed)))
     human = HumanPolicy()
     try:
-        policy_obj = make_policy(state.policy if policy is None else policy, scenario, world, task, human)
+        policy_obj = resolve_policy(state.policy if policy is None else policy, scenario, world, task, human, model=model, named=named)
     except (KeyError, ValueError) as exc:
         raise ResumeError(exc.args[0]) from None
     return task, world, policy_obj, human
@@ -136,11 +144,14 @@ def _engine(
     sink: TranscriptWriter | None = None,
     extra_tools: Sequence[Tool] = (),
     event_lines: Sequence[bytes] | None = None,
+    sealer: Sealer | None = None,
 ) -> Engine:
-    engine = Engine(
+    engine = build_engine(
         header,
         [*world.tools, *extra_tools],  # type: ignore[attr-defined]
         _Named(state.policy),
+        writer=sink,
+        sealer=sealer,
         events=events,
         state=state if state.header is header else None,  # a fork's header is its own: folded again under it
         event_lines=event_lines,
@@ -149,7 +160,6 @@ def _engine(
         interactive=interactive,
         approve=approve,
         unfinished=unfinished,
-        sink=sink,
     )
     if state.history and state.history[-1].answer is not None:
         engine.end_answered()  # cut between an answer and its end: the answer stands
@@ -229,6 +239,8 @@ def resume_run(
     listeners: Sequence[Listener] = (),
     extra_tools: Sequence[Tool] = (),
     operator_rules: Sequence[RuleInfo] = (),
+    model: ModelConfig | None = None,
+    named: Mapping[str, ModelConfig] | None = None,
 ) -> Run:
     """Continue a run that did not end, appending to its own transcript.
 
@@ -237,7 +249,8 @@ def resume_run(
     without it the header's are the scenario's and `operator_rules` (the configuration's).
 
     `policy` defaults to the policy in charge when the file stops; another one
-    is recorded as a policy swap. Raises ResumeError if the run has ended, is
+    is recorded as a policy swap; `model` (the flags' endpoint) and `named` (the configured
+    model policies) are the model policies a name may be. Raises ResumeError if the run has ended, is
     an import, or is not of `scenario`.
     """
     _check_source(scenario, transcript, "resumed")
@@ -256,10 +269,12 @@ def resume_run(
     try:
         _same_as_read(path, transcript)
         _repair_tail(path)
-        task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path)
+        task, world, policy_obj, human = _rebuild(
+            scenario, header, events, policy, state, warnings, transcript.path, model, named
+        )
         engine = _engine(
             header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer,
-            extra_tools,
+            extra_tools, sealer=trust.sealer(transcript.header),  # the file's header: the next resume checks against it
         )
     except BaseException:
         writer.close()
@@ -267,7 +282,6 @@ def resume_run(
     # One rule for an approval the earlier session reached, whether its line was
     # recorded (the run is awaiting it) or torn (its action is still queued): ask again.
     engine.ask_again = {(state.step, index) for index, _ in state.queue}
-    engine.seal_approval = trust.sealer(transcript.header)  # the file's header: the next resume checks against it
     _say(trust, transcript.path, warnings)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]
 
@@ -366,6 +380,8 @@ def fork_run(
     folded: RunState | None = None,
     added_rules: Sequence[RuleInfo] = (),
     operator_rules: Sequence[RuleInfo] = (),
+    model: ModelConfig | None = None,
+    named: Mapping[str, ModelConfig] | None = None,
 ) -> Run:
     """Start a new run from the first `position` events of a saved one (`mcp`: the
     restarted servers, for the new header; `header_changes`: rules, budget or
@@ -375,7 +391,7 @@ def fork_run(
     it, from `fork_point` or a timeline's `state_at`, taken over instead of folding).
 
     The saved run's approval rules are believed only with this machine's seal, as for
-    `resume_run` (`operator_rules` likewise); the fork's header and the "approve always"
+    `resume_run` (`operator_rules`, `model` and `named` likewise); the fork's header and the "approve always"
     it believes are sealed again for the fork.
 
     `position` is an event position (see `fork_position` for a step). The new
@@ -395,7 +411,7 @@ def fork_run(
     if refusal is not None:
         raise ResumeError(f"{transcript.path}: cannot fork at event {position}: {refusal}; fork at an earlier step")
     warnings: list[str] = []
-    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path)
+    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path, model, named)
     started = clock()
     child = trust.seal(header.model_copy(
         update={
@@ -420,7 +436,7 @@ def fork_run(
         raise ResumeError(str(exc)) from None
     writer = TranscriptWriter(path, child)
     events = trust.resealed(events, child)
-    lines = [dump_event(event).encode() for event in events]  # the event log keeps them too
+    lines = [event_line(event) for event in events]  # the event log keeps them too
     try:
         for event, line in zip(events, lines):  # one write to the system at the end, not one an event
             writer.write(event.type, line)
@@ -430,7 +446,33 @@ def fork_run(
         raise
     engine = _engine(
         child, world, events, state.under(child) or fold(child, trust.events), policy_obj, listeners, clock, interactive,
-        approve, sink=writer, extra_tools=extra_tools, event_lines=lines,
+        approve, sink=writer, extra_tools=extra_tools, event_lines=lines, sealer=trust.sealer(child),
     )
-    engine.seal_approval = trust.sealer(child)
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]
+
+
+def continue_run(
+    scenario: Scenario,
+    transcript: Transcript,
+    policy: str | Policy | None = None,
+    *,
+    resume: bool = False,
+    at: int | Literal["end"] | None = None,
+    position: int | None = None,
+    **options: Any,
+) -> Run:
+    """A saved run continued, from the command line (`run --resume` / `--fork`) or the viewer (`f`):
+    resumed in its own file (`resume`), or forked into a new one at step `at` (N or "end", the
+    default; see `fork_position`) or at the event `position` the viewer shows.
+
+    `options` are `resume_run`'s or `fork_run`'s; a fork's own (`out`, `mcp`, `header_changes`,
+    `added_rules`) are refused with a resume when they say anything."""
+    if resume:
+        fork_only = [k for k in ("out", "mcp", "header_changes", "added_rules") if options.pop(k, None)]
+        if at is not None or position is not None or fork_only:
+            raise ValueError("a resume continues its own file where it stopped: a fork point, a new file or new header fields go with a fork")
+        return resume_run(scenario, transcript, policy, **options)
+    folded = None
+    if position is None:
+        position, folded = fork_point(transcript, "end" if at is None else at)
+    return fork_run(scenario, transcript, position, policy, folded=folded, **options)

@@ -16,8 +16,9 @@ from engine.core.events import Budget, Header, RuleInfo
 from engine.core.policy import HumanPolicy, Policy
 from engine.core.scenario import Scenario, Task, World
 from engine.sessions.folders import user_data_dir
-from engine.sessions.policies import make_policy
-from engine.sessions.seals import Sealer, key_or_problem, seal_header
+from engine.sessions.policies import model_of, resolve_policy
+from engine.sessions.build import build_engine
+from engine.sessions.seals import Sealer, key_or_problem, sealed_run
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
@@ -82,19 +83,11 @@ class Run:
         return [*names, *(n for n in self.named if n not in names)]
 
     def make_policy(self, name: str) -> Policy:
-        """A fresh policy by name ("human" is the operator, "model" the flags' endpoint, a
-        configured name its endpoint, priced at its own prices)."""
-        if name == "human":
-            return self.human
-        if name == "model" and self.model is not None:
-            from engine.model.policy import ModelPolicy
-
-            return priced(self.engine, ModelPolicy(self.model), self.model)
-        if name in self.named:
-            from engine.model.policy import ModelPolicy
-
-            return priced(self.engine, ModelPolicy(self.named[name], name=name), self.named[name])
-        return self.scenario.policy(name, self.world, self.task)
+        """A fresh policy by name (`engine.sessions.policies.resolve_policy`); a model policy
+        is priced at its own prices."""
+        policy = resolve_policy(name, self.scenario, self.world, self.task, self.human, model=self.model, named=self.named)
+        endpoint = model_of(name, self.scenario, self.model, self.named)
+        return policy if endpoint is None else priced(self.engine, policy, endpoint[0])
 
     def set_task(self, text: str) -> None:
         """Give a run that has no task yet (MCP tools only) the operator's task, before its first event."""
@@ -108,9 +101,7 @@ class Run:
         header = self.engine.header.model_copy(update={"task_text": text, "seal": None})
         if self.writer is not None:
             key, _problem = key_or_problem()  # said when the run opened
-            if key is not None:
-                header = seal_header(key, header)
-            self.engine.seal_approval = None if key is None else Sealer(key, header)
+            header, self.engine.seal_approval = sealed_run(key, header)
             self.writer.rewrite_header(header)
         self.task = Task(self.task.id, text)
         self.engine.header = header
@@ -168,12 +159,7 @@ def new_run(
     named = dict(named or {})
     if policy is None:
         policy = scenario.default_policy
-    if isinstance(policy, str) and policy in named and policy not in scenario.policies:
-        from engine.model.policy import ModelPolicy
-
-        policy_obj: Policy = ModelPolicy(named[policy], name=policy)
-    else:
-        policy_obj = make_policy(policy, scenario, world, task, human, model)
+    policy_obj = resolve_policy(policy, scenario, world, task, human, model=model, named=named)
     threshold = scenario.repetition_threshold if repetition_threshold == "default" else repetition_threshold
     header = Header(
         scenario=scenario.name,
@@ -189,29 +175,20 @@ def new_run(
         mcp=list(mcp),
     )
     warnings = rule_warnings(header.rules, [*world.tools, *extra_tools])
-    key: bytes | None = None
+    sealer: Sealer | None = None
+    path: Path | None = None
+    writer: TranscriptWriter | None = None
     if save:
         key, problem = key_or_problem()
         if key is None:
             warnings.append(f"{problem}: this run's approval rules will not be believed when it is resumed or forked")
-        else:
-            header = seal_header(key, header)
-    path: Path | None = None
-    writer: TranscriptWriter | None = None
-    if save:
+        header, sealer = sealed_run(key, header)
         path = Path(out) if out is not None else default_transcript_path(scenario.name, task.id, header.started_at)
         writer = TranscriptWriter(path, header)
-    engine = Engine(
-        header,
-        [*world.tools, *extra_tools],
-        policy_obj,
-        listeners=listeners,
-        clock=clock,
-        interactive=interactive,
-        approve=approve,
-        sink=writer,
+    engine = build_engine(
+        header, [*world.tools, *extra_tools], policy_obj, writer=writer, sealer=sealer, listeners=listeners, clock=clock,
+        interactive=interactive, approve=approve,
     )
-    engine.seal_approval = None if key is None else Sealer(key, header)
     for config in [*([model] if model is not None else []), *named.values()]:
         if config.prices is not None:
             engine.prices[named_of(config, named)] = config.prices

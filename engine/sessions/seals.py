@@ -160,3 +160,13 @@ class Sealer:
     def sealed(self, event: ApprovalDecided) -> bool:
         """Whether `event` carries this run's good seal."""
         return _same(event.seal, _approval_mac(self._key, self._digest, event))
+
+
+def sealed_run(key: bytes | None, header: Header) -> tuple[Header, Sealer | None]:
+    """A new run's header sealed by `key` (without a seal when there is no key), and what seals
+    its "approve always"."""
+    plain = header.model_copy(update={"seal": None})
+    if key is None:
+        return plain, None
+    sealed = seal_header(key, plain)
+    return sealed, Sealer(key, sealed)

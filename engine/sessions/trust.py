@@ -12,15 +12,33 @@ key (`engine.sessions.seals`). Without one:
 
 The file itself is never changed: this is how its events are folded, and the
 operator is told once which rules were not used.
+
+A saved run's MCP servers are believed the same way (`vouched_servers`): the header
+records each server's command line or URL, so that a reader knows what the run's
+tools were, but a saved run is data: it never chooses a command to start, a URL to
+connect to, a folder to start in, or which servers' hints to trust. Each recorded
+server must match (by name and command line, or name and URL) one the operator gives
+again with `--mcp` / `--mcp-url` or keeps in the configuration; the operator's entry
+is then started as the operator wrote it (environment, folder, trust, timeout).
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from engine.core.events import Event, Header, RuleInfo
-from engine.sessions.seals import Sealer, header_sealed, key_or_problem, seal_header
+from engine.core.urls import safe_url
+from engine.sessions.seals import Sealer, header_sealed, key_or_problem, sealed_run
+
+if TYPE_CHECKING:
+    from engine.mcp.servers import McpServerConfig
+    from engine.sessions.config import Config
+
+
+class UnvouchedServers(Exception):
+    """A saved run's MCP servers that the operator does not give again (or gives one it never had)."""
 
 
 @dataclass
@@ -68,8 +86,7 @@ class Trust:
 
     def seal(self, header: Header) -> Header:
         """`header` sealed by this machine's key (without a seal when there is no key)."""
-        plain = header.model_copy(update={"seal": None})
-        return plain if self.key is None else seal_header(self.key, plain)
+        return sealed_run(self.key, header)[0]
 
     def resealed(self, events: Sequence[Event], header: Header) -> list[Event]:
         """`events` (the first of the file's) for a fork whose header is `header`: each
@@ -120,3 +137,59 @@ def _unsealed_header(header: Header, operator_rules: Sequence[RuleInfo], unused:
         else:
             rules.append(rule)
     return header.model_copy(update={"rules": rules, "seal": None})
+
+
+def _server_key(name: Any, command: Any, args: Any, url: Any) -> tuple[str, ...] | None:
+    """What identifies a server: its name and its URL, or its name and its whole command line."""
+    if isinstance(url, str) and url:
+        return ("url", str(name), safe_url(url))  # a header records the URL without its credentials
+    if not isinstance(command, str) or not isinstance(args, (list, tuple)):
+        return None
+    return ("stdio", str(name), command, *(str(a) for a in args))
+
+
+def _server_flag(data: dict[str, Any]) -> str:
+    """The flag that starts a recorded server again, cleaned for the terminal."""
+    from engine.core.text import clean
+
+    url = data.get("url")
+    if isinstance(url, str) and url:
+        return clean(f"--mcp-url {shlex.quote(safe_url(url))}")
+    words = [str(data.get("command")), *(str(a) for a in data.get("args", []) if isinstance(data.get("args"), list))]
+    return clean(f"--mcp {shlex.quote(shlex.join(words))}")
+
+
+def vouched_servers(saved: list[dict[str, Any]], config: Config, given: list[McpServerConfig], path: str) -> list[McpServerConfig]:
+    """The operator's servers that stand for the ones `saved` (a header's `mcp` list) names, in its order.
+
+    `given`: the servers of this command's `--mcp` / `--mcp-url`; the configuration's servers
+    vouch too. A recorded server nobody vouches for, or a given one the run never had,
+    is an UnvouchedServers error."""
+    known: dict[tuple[str, ...], McpServerConfig] = {}
+    for server in [*config.mcp, *given]:
+        key = _server_key(server.name, server.command, list(server.args), server.url)
+        if key is not None:
+            known[key] = server
+    servers: list[McpServerConfig] = []
+    missing: list[str] = []
+    for data in saved:
+        if not isinstance(data, dict):
+            raise UnvouchedServers(f"{path}: the transcript's MCP server entry cannot be read: {data!r}")
+        key = _server_key(data.get("name"), data.get("command"), data.get("args", []), data.get("url"))
+        server = known.get(key) if key is not None else None
+        if server is None:
+            missing.append(_server_flag(data))
+        else:
+            servers.append(server)
+    if missing:
+        raise UnvouchedServers(
+            f"{path}: the run used MCP servers started from its own command lines; a saved run never chooses a "
+            f"command to start: give them again to continue it ({' '.join(missing)}), or name them in your configuration"
+        )
+    extra = [s for s in given if s not in servers]
+    if extra:
+        from engine.core.text import clean
+
+        names = ", ".join(clean(safe_url(s.url) if s.url else shlex.join([s.command or "", *s.args])) for s in extra)
+        raise UnvouchedServers(f"{path}: the run had no MCP server {names}; a continued run keeps the servers it had")
+    return servers

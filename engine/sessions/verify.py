@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from engine.core.text import with_article
 from engine.core.collector import HeapFreezer
+from engine.core.answers import Answer
 from engine.core.engine import Engine
 from engine.core.events import Event, Observed
 from engine.core.operator import EngineError
@@ -202,16 +203,7 @@ def _advance(engine: Engine, saved: Sequence[Event], make) -> None:
             engine.extend_budget(upcoming.kind, upcoming.limit)
             return
         if status == "awaiting_approval" and upcoming is not None and upcoming.type == "approval_decided":
-            if upcoming.choice == "approve":
-                engine.approve(by=upcoming.by)
-            elif upcoming.choice == "approve_always":
-                engine.approve(always=True, by=upcoming.by)
-            elif upcoming.choice == "reject":
-                engine.reject(upcoming.reason or "", by=upcoming.by)
-            elif upcoming.choice == "modify":
-                engine.modify(dict(upcoming.args or {}), by=upcoming.by)
-            else:
-                engine.abort(upcoming.reason or "aborted by the operator")
+            engine.answer(Answer.recorded(upcoming))
             return
         if upcoming is not None and upcoming.type == "run_ended":
             if status == "awaiting_budget":

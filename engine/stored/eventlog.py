@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from engine.core.events import EVENT_ADAPTER, Event
+from engine.core.sink import event_line
 from engine.stored.source import EventCache, IndexedEvents
 
 
@@ -39,7 +40,7 @@ class EventLog(IndexedEvents):
             lines.append(line)
             out = cache.add_locked(len(lines) - 1, event)
             if out is not None and lines[out[0]] is None:
-                lines[out[0]] = out[1].model_dump_json().encode()
+                lines[out[0]] = event_line(out[1])
 
     def extend(self, events: Iterable[Event]) -> None:
         for event in events:
@@ -52,7 +53,7 @@ class EventLog(IndexedEvents):
             if line is None:
                 cached = self._cache.peek_locked(index)
                 assert cached is not None  # a line not written yet is in the cache
-                line = self._lines[index] = cached.model_dump_json().encode()
+                line = self._lines[index] = event_line(cached)
             return line
 
     def line_number(self, index: int) -> int | None:
@@ -91,4 +92,4 @@ class EventLog(IndexedEvents):
         """Cache `event`; an event pushed out keeps its JSON line (caller holds the lock)."""
         for old_index, old in self._cache.put_locked(index, event):
             if self._lines[old_index] is None:
-                self._lines[old_index] = old.model_dump_json().encode()
+                self._lines[old_index] = event_line(old)

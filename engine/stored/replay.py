@@ -31,13 +31,14 @@ from engine.core.collector import collector_paused
 from engine.core.events import Event, Header
 from engine.core.policy import StepView
 from engine.core.state import RunState
-from engine.stored.markers import MARKER_KINDS, Marker, MarkerKind, event_text, marker_for
+from engine.core.describe import event_words
+from engine.stored.markers import MARKER_KINDS, Marker, MarkerKind, marker_for
 from engine.stored.packed import Packed
 from engine.stored.reader import LineIndex, StepCheck, TranscriptError, read_bytes
 from engine.stored.runs import chosen_run
 from engine.stored.source import EventSource, FileEvents, LinedSource
 
-__all__ = ["DEFAULT_CHECKPOINT_EVERY", "MARKER_KINDS", "Marker", "MarkerKind", "Timeline", "event_text", "marker_for"]
+__all__ = ["DEFAULT_CHECKPOINT_EVERY", "MARKER_KINDS", "Marker", "MarkerKind", "Timeline", "marker_for"]
 
 DEFAULT_CHECKPOINT_EVERY = 50
 """A checkpoint is about 2 KB (the append-only lists are shared): 2.7 MB more
@@ -357,6 +358,6 @@ class Timeline:
         for i in range(max(0, start), len(self)):
             if lined is not None and raw_needle not in lined.raw(i).lower():
                 continue
-            if needle in event_text(self._source[i]).lower():
+            if needle in event_words(self._source[i]).lower():
                 found.append(i)
         return found

@@ -17,10 +17,11 @@ from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Callable, Iterable, Sequence
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
+from engine.core.sink import event_line
 from engine.stored.lock import identity, lock, move_to_recovery, not_empty, open_new, still_named
 from engine.stored.reader import INTENT_TYPE, LineIndex, StepCheck, TranscriptError, read_bytes
 
@@ -30,7 +31,6 @@ __all__ = [
     "Transcript",
     "TranscriptError",
     "TranscriptWriter",
-    "EventSink",
     "dump_event",
     "parse_lines",
     "read_bytes",
@@ -44,21 +44,9 @@ NAME_CHECK_SECONDS = 0.2
 """How often a flush checks that the transcript's path still names the open file."""
 
 
-class EventSink(Protocol):
-    """Where the engine writes each event's JSON line (the transcript writer).
-
-    `write` may queue the line; the engine calls `flush` before it waits on
-    anything outside (the policy) and when a step returns. A `tool_started`
-    line must reach the file before `write` returns.
-    """
-
-    def write(self, event_type: str, line: bytes) -> None: ...
-
-    def flush(self) -> None: ...
-
-
 def dump_event(event: Event | Header | ToolStarted) -> str:
-    return event.model_dump_json(exclude_defaults=False)
+    """The event's JSON line as text (`engine.core.sink.event_line`)."""
+    return event_line(event).decode()
 
 
 class TranscriptWriter:
@@ -107,7 +95,7 @@ class TranscriptWriter:
         self._name_checked_at = time.monotonic()
         self._only_header = header is not None
         if header is not None:
-            self.write("header", dump_event(header).encode())
+            self.write("header", event_line(header))
 
     def rewrite_header(self, header: Header) -> None:
         """Replace the header while it is the only line (the operator wrote the task after the
@@ -116,7 +104,7 @@ class TranscriptWriter:
             raise ValueError("the header can only change before the first event")
         self._pending.clear()
         os.ftruncate(self._fd, 0)
-        self.write("header", dump_event(header).encode())
+        self.write("header", event_line(header))
         self.flush()
         os.fsync(self._fd)
 
@@ -169,7 +157,7 @@ class TranscriptWriter:
 
     def __call__(self, event: Event | ToolStarted) -> None:
         """The listener form: one event, written and flushed at once."""
-        self.write(event.type, dump_event(event).encode())
+        self.write(event.type, event_line(event))
         self.flush()
 
     def close(self) -> None:

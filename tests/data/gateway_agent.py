@@ -14,8 +14,8 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.gateway_harness import Files  # noqa: E402
-from tests.test_gateway_clients import agent_loop  # noqa: E402
+from tests.support.gateway_harness import Files  # noqa: E402
+from tests.support.gateway_harness import agent_loop  # noqa: E402
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Scripted policies for runs whose tools come from MCP servers (tests/mcp_server.py, server-filesystem).
+"""Scripted policies for runs whose tools come from MCP servers (tests/support/mcp_server.py, server-filesystem).
 
 No tools of its own: `agent-tui run tests/data/mcp_notes.py --mcp '...'` gives the
 run the servers' tools, and these policies call them by name. `--option dir=PATH`
@@ -42,8 +42,6 @@ def _notes(world: Folder) -> list[Decision]:
         Decision.act("The todo is done: delete it.", "delete_note", name="todo"),
         Decision.final("Deleted.", "the todo note said: buy milk"),
     ]
-
-
 
 
 def _fs(world: Folder) -> list[Decision]:

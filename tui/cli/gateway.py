@@ -14,12 +14,15 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from tui.cli.common import add_command, budget_limits, file_name, positive_float, positive_int, price
 from tui.cli.secrets import SecretFlag, add_secret_arguments, secret_value, url_argument
 from tui.exits import EXIT_CODES, EXIT_INTERNAL, UsageError
+
+if TYPE_CHECKING:
+    from engine.core.answers import Answer
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 GATEWAY_TOKEN = SecretFlag("token", "AGENT_TUI_GATEWAY_TOKEN", "the bearer token agents must send")
@@ -159,30 +162,18 @@ class _Operator:
     def state(self):
         return self.gateway.engine.state
 
-    def _answer(self, op: Any) -> None:
+    def answer(self, answer: Answer) -> None:
         from engine.core.guards import RecordError
         from engine.core.text import clean
         from engine.gateway.controller import StaleApproval
 
         try:
-            op()
+            self.gateway.answer(answer, expected=self.seen)
         except StaleApproval as exc:
             print(f"agent-tui: {clean(str(exc))}", file=sys.stderr, flush=True)
         except RecordError as exc:
             print(f"agent-tui: {clean(str(exc))}: nothing was released, the agent was answered 503; "
                   "the gateway goes on serving", file=sys.stderr, flush=True)
-
-    def approve(self, always: bool = False) -> None:
-        self._answer(lambda: self.gateway.approve(always, expected=self.seen))
-
-    def reject(self, reason: str) -> None:
-        self._answer(lambda: self.gateway.reject(reason, expected=self.seen))
-
-    def modify(self, args: dict[str, Any]) -> None:
-        self._answer(lambda: self.gateway.modify(args, expected=self.seen))
-
-    def abort(self) -> None:
-        self._answer(self.gateway.abort)
 
 
 def cmd_gateway(args: argparse.Namespace) -> int:

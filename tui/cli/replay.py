@@ -66,7 +66,7 @@ def open_replay(timeline: Any, at: int | None = None) -> int:
     """Open the replay viewer on a Timeline at a position (None: the viewer's choice);
     a run forked there continues in the cockpit."""
     try:
-        from tui.replay_app import open_replay as open_viewer  # type: ignore[import-not-found]
+        from tui.replay_app import run_viewer  # type: ignore[import-not-found]
     except ImportError as exc:
         if getattr(exc, "name", None) not in ("tui.replay_app", None):
             raise
@@ -75,7 +75,7 @@ def open_replay(timeline: Any, at: int | None = None) -> int:
     from engine.stored.transcript import TranscriptError
 
     try:
-        forked = open_viewer(timeline, at)
+        forked = run_viewer(timeline, at)
     except TranscriptError as exc:  # the sentence `show` refuses the file with
         raise UsageError(str(exc)) from None
     if forked is None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from tui.cli.common import add_command, budget_limits, file_name, nonempty_name, option_pair, positive_float, positive_int, repetition, step_or_end
 from tui.cli.model_flags import add_model_arguments
-from tui.cli.policies import resolve_policy
+from tui.cli.policies import policy_from_flags
 from tui.cli.run_extras import add_arguments as add_extra_arguments
 from tui.cli.saved import add_format_argument, add_run_argument
 from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_USAGE, UsageError, os_error_text, report
@@ -95,7 +95,7 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
     check_options(scenario, dict(args.option))
-    policy, model = resolve_policy(
+    policy, model = policy_from_flags(
         scenario, args, interactive=interactive, default=default_policy(scenario, extras), named=extras.named
     )
     if not task.text.strip() and not interactive:
@@ -145,19 +145,17 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     return run
 
 
-def _own_model_policy(scenario: Any, transcript: Any, model: Any, named: Any) -> Any:
-    """The model policy a resumed run was in charge of, built again from the model flags given
-    (`--model m` for a run of "model:m") or the configuration's [[policy]] of its name; None
-    when the run's policy is the scenario's own. UsageError for a model policy with neither."""
+def _own_model_policy(scenario: Any, transcript: Any, model: Any, named: Any) -> str | None:
+    """The model policy a resumed run was in charge of, by its name when the model flags given
+    (`--model m` for a run of "model:m") or the configuration's [[policy]] of its name can run
+    it again; None when the run's policy is the scenario's own. UsageError for a model policy with neither."""
+    from engine.sessions.policies import model_of
+
     current = next((e.new for e in reversed(transcript.events) if e.type == "policy_swapped"), transcript.header.policy)
     if current in scenario.policies or current == "human":
         return None
-    from engine.model.policy import ModelPolicy
-
-    if model is not None and model.policy_name == current:
-        return ModelPolicy(model)
-    if current in named:
-        return ModelPolicy(named[current], name=current)
+    if model_of(current, scenario, model, named) is not None:
+        return current
     if current.startswith("model:"):
         raise UsageError(
             f"the run's policy is {current}, a model: give its flags again to go on with it "
@@ -179,7 +177,8 @@ def check_options(scenario: Any, options: dict[str, Any]) -> None:
 
 def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     """The Run for `run --resume FILE` or `run --fork FILE [--at N]`."""
-    from engine.sessions.resume import ResumeError, fork_point, fork_run, resume_run
+    from engine.sessions.policies import model_of
+    from engine.sessions.resume import ResumeError, continue_run
     from tui.cli.fixed_flags import fork_changes, fork_rules, refuse_fixed_flags
     from engine.stored.lock import TranscriptBusy
     from tui.cli.saved import load, scenario_of
@@ -198,26 +197,19 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     transcript = load(args.fork, args.format, args.run) if args.fork else load(args.resume, one_run=several)
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
-    policy, model = resolve_policy(scenario, args, interactive=interactive, default=None, named=extras.named)
+    policy, model = policy_from_flags(scenario, args, interactive=interactive, default=None, named=extras.named)
     if policy is None and args.resume:
         policy = _own_model_policy(scenario, transcript, model, extras.named)
     if policy is None and transcript.header.scenario == "imported":
         raise UsageError("an imported log has no policy of its own to go on with: give --policy human or --policy model")
     hub, tools = extras.restart(transcript.header.mcp, args, transcript.path)
     try:
-        if args.resume:
-            run = resume_run(
-                scenario, transcript, policy, interactive=interactive, approve=args.approve, extra_tools=tools,
-                operator_rules=extras.config.rules,
-            )
-        else:
-            position, folded = fork_point(transcript, "end" if args.at is None else args.at)
-            run = fork_run(
-                scenario, transcript, position, policy, out=args.out, interactive=interactive, approve=args.approve,
-                extra_tools=tools, mcp=hub.public() if hub is not None else None,
-                header_changes=fork_changes(args, transcript.header), folded=folded,
-                added_rules=fork_rules(args), operator_rules=extras.config.rules,
-            )
+        run = continue_run(
+            scenario, transcript, policy, resume=bool(args.resume), at=args.at, interactive=interactive, approve=args.approve,
+            extra_tools=tools, operator_rules=extras.config.rules, model=model, named=extras.named, out=args.out,
+            mcp=hub.public() if hub is not None and args.fork else None, header_changes=fork_changes(args, transcript.header),
+            added_rules=fork_rules(args),
+        )
     except BaseException as exc:
         if hub is not None:
             hub.close()
@@ -227,8 +219,8 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
             raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None
         raise
     extras.attach(run, hub)
-    if model is not None and policy is not None and not isinstance(policy, str):
-        run.model = model
+    if policy is not None and model_of(policy, scenario, model, extras.named) is not None:
+        run.model = model  # the swap picker offers "model" again
     for warning in run.warnings:
         report(f"warning: {warning}")
     if not interactive and run.engine.status == "awaiting_approval" and not sys.stdin.isatty():
@@ -252,6 +244,7 @@ PROMPT_DIFF_LINES = 200
 def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> bool:
     """Ask the operator about the pending approval on the terminal; False if there is none to ask.
     A file edit (a row of `edit_tools`, the built-in ones by default) prints its diff first."""
+    from engine.core.answers import Answer
     from engine.core.edits import EDIT_TOOLS, edit_preview
     from engine.core.text import visible
     from tui.cockpit_actions import prompt_keys
@@ -279,20 +272,20 @@ def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> 
         except EOFError:
             answer = "x"
         if answer in ("a", "approve"):
-            engine.approve()
+            engine.answer(Answer.approve())
         elif answer == "A":
-            engine.approve(always=True)
+            engine.answer(Answer.approve_always())
         elif answer in ("r", "reject"):
             reason = _line("  reason the policy will read > ")
             if reason is None:
                 continue
-            engine.reject(reason)
+            engine.answer(Answer.reject(reason))
         elif answer in ("e", "edit"):
             raw = _line(f"  new arguments as JSON {json.dumps(pending.args)} > ")
             if raw is None:
                 continue
             try:
-                engine.modify(json.loads(raw))
+                engine.answer(Answer.edit(json.loads(raw)))
             except (ValueError, TypeError) as exc:
                 print(f"  not accepted: {exc}")
                 continue
@@ -300,7 +293,7 @@ def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> 
                 print("  not accepted: the JSON is nested too deeply")
                 continue
         elif answer in ("x", "abort"):
-            engine.abort()
+            engine.answer(Answer.abort())
         else:
             print(f"  not an answer: {answer!r}; type a (approve), A (approve always), r (reject), e (edit) or x (abort)")
             continue

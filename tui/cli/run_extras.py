@@ -8,9 +8,7 @@ problem is a `UsageError` (exit 2).
 from __future__ import annotations
 
 import argparse
-import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui.cli.common import file_name
@@ -25,7 +23,6 @@ if TYPE_CHECKING:  # engine modules load in the handlers: `--help` imports no en
     from engine.model.policy import ModelConfig
 
 CUSTOM_TASK = "custom"
-_LAUNCHERS = {"npx", "uvx", "node", "python", "python3", "bunx", "deno", "pipx", "uv", "run", "exec"}
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
@@ -41,30 +38,6 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         "--mcp-url", action="append", default=[], metavar="URL", help="connect to an MCP server over streamable HTTP (repeatable)",
         type=url_argument("--mcp-url", "give the server in the configuration file instead ([[mcp]] url)"),
     )
-
-
-def server_name(words: list[str]) -> str:
-    """A short name for a server started from a command line (`npx -y @x/server-filesystem DIR` -> `filesystem`)."""
-    for word in words:
-        if word in _LAUNCHERS or Path(word).name in _LAUNCHERS or word.startswith("-"):
-            continue
-        name = Path(word.rstrip("/")).name.rsplit("@", 1)[0] if not word.startswith("@") else word.split("/")[-1]
-        for suffix in (".py", ".js", ".mjs", ".ts"):
-            name = name.removesuffix(suffix)
-        for prefix in ("mcp-server-", "server-", "mcp_server_"):
-            name = name.removeprefix(prefix)
-        name = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip("-.") or "server"
-        return name[:32]
-    return "server"
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    if name not in taken:
-        return name
-    n = 2
-    while f"{name}-{n}" in taken:
-        n += 1
-    return f"{name}-{n}"
 
 
 @dataclass
@@ -109,11 +82,15 @@ class RunExtras:
 
     def restart(self, saved: list[dict[str, Any]], args: argparse.Namespace, path: str):
         """Start again the servers a transcript's header names, as the operator gives them again
-        (`--mcp`, `--mcp-url`, the configuration; tui/cli/vouched.py): (hub, tools), or (None, [])."""
-        from tui.cli.vouched import vouched_servers
+        (`--mcp`, `--mcp-url`, the configuration; engine/sessions/trust.py): (hub, tools), or (None, [])."""
+        from engine.sessions.trust import UnvouchedServers, vouched_servers
 
         given = servers_from_args(self.config, getattr(args, "mcp", []), getattr(args, "mcp_url", []))
-        return start_servers(vouched_servers(saved, self.config, given, path), withheld=self.key_variables)
+        try:
+            servers = vouched_servers(saved, self.config, given, path)
+        except UnvouchedServers as exc:
+            raise UsageError(str(exc)) from None
+        return start_servers(servers, withheld=self.key_variables)
 
     @property
     def key_variables(self) -> list[str]:
@@ -152,41 +129,6 @@ def named_policies(config: Config) -> dict[str, ModelConfig]:
         raise UsageError(f"{config.path}: {exc}") from None
 
 
-def servers_from_args(config: Config, commands: list[str], urls: list[str]) -> list[McpServerConfig]:
-    """The servers `--mcp` and `--mcp-url` ask for: configured ones by name, others from their command line."""
-    from engine.mcp.servers import McpServerConfig
-
-    servers: list[McpServerConfig] = []
-    taken: set[str] = set()
-    for text in commands:
-        configured = config.server(text.strip())
-        if configured is not None:
-            server = configured
-        else:
-            try:
-                words = shlex.split(text)
-            except ValueError as exc:
-                raise UsageError(f"--mcp {text!r}: {exc}") from None
-            if not words:
-                raise UsageError("--mcp needs a command (or the name of a configured [[mcp]] server)")
-            server = McpServerConfig(name=server_name(words), command=words[0], args=tuple(words[1:]), source="--mcp")
-        if server.name in taken:
-            server = McpServerConfig(**{**server.__dict__, "name": _unique(server.name, taken)})
-        taken.add(server.name)
-        servers.append(server)
-    for url in urls:
-        if not url.startswith(("http://", "https://")):
-            raise UsageError(f"--mcp-url must start with http:// or https://, not {url!r}")
-        from urllib.parse import urlsplit
-
-        host = urlsplit(url).hostname or ""
-        is_name = any(c.isalpha() for c in host) and ":" not in host  # not 127.0.0.1, not ::1
-        name = _unique(host.split(".")[0] if is_name else "remote", taken)
-        taken.add(name)
-        servers.append(McpServerConfig(name=name, url=url, source="--mcp-url"))
-    return servers
-
-
 def default_policy(scenario, extras: RunExtras) -> str:
     """The policy a run starts with when neither --policy nor --model is given."""
     if scenario.policies:
@@ -194,58 +136,27 @@ def default_policy(scenario, extras: RunExtras) -> str:
     return next(iter(extras.named), "human")
 
 
-def start_servers(servers: list[McpServerConfig], taken=(), withheld=()):
-    """Start the MCP servers: (hub, tools), or (None, []) with none; UsageError when one cannot start.
-    `withheld`: the environment variables of the configuration's keys, which no server inherits."""
-    if not servers:
-        return None, []
-    from engine.mcp import McpHub, McpStartError, hub_tools
-    from engine.sessions.run import default_transcript_dir
+def start_servers(servers: list[McpServerConfig], withheld: list[str] = ()) -> tuple[Any, list[Any]]:
+    """`engine.mcp.start.start_servers` with the servers' logs in the data folder; UsageError when one cannot start."""
+    from engine.core.text import clean
+    from engine.mcp.hub import McpStartError
+    from engine.mcp.start import start_servers as start
+    from engine.sessions.folders import user_data_dir
 
-    hub = McpHub(servers, default_transcript_dir().parent / "logs", withheld)
-    guard_servers()
     try:
-        hub.start()
-        tools = hub_tools(hub, taken)
+        return start(servers, user_data_dir() / "logs", withheld=withheld)
     except McpStartError as exc:
-        from engine.core.text import clean
-
-        hub.close()
         raise UsageError(clean(str(exc))) from None
-    return hub, tools
 
 
-_guarded = False
+def servers_from_args(config: Config, commands: list[str], urls: list[str]) -> list[McpServerConfig]:
+    """`engine.mcp.servers.servers_from_flags` over the configuration's servers; UsageError for a bad flag."""
+    from engine.mcp.servers import McpFlagError, servers_from_flags
 
-
-def guard_servers() -> None:
-    """Stop the MCP servers when agent-tui ends without closing its run: on SIGTERM (then die of
-    it, as before) and at exit. A SIGKILL is covered by the guard each server starts under."""
-    global _guarded
-    if _guarded:
-        return
-    _guarded = True
-    import atexit
-    import os
-    import signal
-    import threading
-
-    from engine.mcp import kill_all
-
-    atexit.register(kill_all)
-    if threading.current_thread() is not threading.main_thread():
-        return
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def on_term(signum: int, frame: Any) -> None:
-        kill_all()
-        if callable(previous):
-            previous(signum, frame)
-            return
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, on_term)
+    try:
+        return servers_from_flags(config.mcp, commands, urls)
+    except McpFlagError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def continued_extras(args: argparse.Namespace) -> RunExtras:

@@ -2,15 +2,16 @@
 
 Approval takes an explicit `a` (or a click on Approve): no button here takes
 focus, so Enter can never approve an irreversible action. The modal returns
-one of "approve", "approve_always", "reject", "edit", or None when the
-operator dismisses it to look at the run first (the same keys work on the
-main screen).
+an `Answer` (approve, approve always), an `ApprovalForm` (reject and edit: the
+app asks for the reason or the new arguments), or None when the operator
+dismisses it to look at the run first (the same keys work on the main screen).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from enum import Enum
+from typing import Any
 
 from rich.text import Text
 from textual import events, on
@@ -21,13 +22,30 @@ from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from engine.core.answers import Answer
 from engine.core.edits import EDIT_TOOLS, EditPreview, EditTool, edit_preview
 from engine.core.state import PendingApproval
 from engine.core.text import clean, visible
 from tui.keys import approval_bindings, key_binding
 from tui.widgets.diff_view import DiffView
 
-ApprovalChoice = Literal["approve", "approve_always", "reject", "edit"]
+class ApprovalForm(Enum):
+    """An answer the dialog cannot give on its own: a form asks for what it needs."""
+
+    REJECT = "reject"
+    EDIT = "edit"
+
+
+ApprovalResult = Answer | ApprovalForm
+"""What the dialog is dismissed with, None aside."""
+
+CHOICES: dict[str, ApprovalResult] = {
+    "approve": Answer.approve(),
+    "approve_always": Answer.approve_always(),
+    "reject": ApprovalForm.REJECT,
+    "edit": ApprovalForm.EDIT,
+}
+"""The dialog's keys and buttons (by action name) and what each is dismissed with."""
 
 
 class KeyButton(Button, can_focus=False):
@@ -60,7 +78,7 @@ LEAVING_KEYS = (("p", "pick_policy"), ("x", "abort"), ("s", "save"), ("q", "quit
 pending; `v` shows it again) and does what it does in the cockpit."""
 
 
-class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
+class ApprovalScreen(ModalScreen[ApprovalResult | None]):
     BINDINGS = [
         *approval_bindings("choose('{}')"),
         Binding("escape", "look", "look at the run"),
@@ -146,8 +164,8 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
         """The diff, or the call's raw arguments: both are what runs."""
         self.showing_diff = not self.showing_diff
 
-    def action_choose(self, choice: ApprovalChoice) -> None:
-        self.dismiss(choice)
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(CHOICES[choice])
 
     def action_look(self) -> None:
         self.dismiss(None)
@@ -167,5 +185,5 @@ class ApprovalScreen(ModalScreen[ApprovalChoice | None]):
         event.stop()
         if event.button.id == "look":
             self.dismiss(None)
-        elif event.button.id in ("approve", "approve_always", "reject", "edit"):
-            self.dismiss(event.button.id)  # type: ignore[arg-type]
+        elif event.button.id in CHOICES:
+            self.dismiss(CHOICES[event.button.id])

@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static
 
+from engine.core.answers import Answer
 from engine.core.events import Action
 from engine.core.policy import Decision
 from engine.core.text import clean
@@ -158,8 +159,9 @@ class ErrorLine(Static):
             self.call_after_refresh(self.scroll_visible)
 
 
-class ReasonScreen(ModalScreen[str | None]):
-    """Ask why the action is rejected; the policy reads the reason as an observation."""
+class ReasonScreen(ModalScreen[Answer | None]):
+    """Ask why the action is rejected; the policy reads the reason as an observation.
+    Dismissed with the rejection, or None when the operator goes back."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
@@ -185,15 +187,16 @@ class ReasonScreen(ModalScreen[str | None]):
     @on(Button.Pressed, "#do-reject")
     def _submit(self, event: Input.Submitted | Button.Pressed) -> None:
         event.stop()
-        self.dismiss(self.query_one("#reason", Input).value)
+        self.dismiss(Answer.reject(self.query_one("#reason", Input).value))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
 
 
-class EditArgsScreen(ModalScreen[dict[str, Any] | None]):
-    """Edit the pending action's arguments, validated against the tool's parameters.
+class EditArgsScreen(ModalScreen[Answer | None]):
+    """Edit the pending action's arguments, validated against the tool's parameters;
+    dismissed with the edit (its arguments cleaned), or None when the operator goes back.
 
     Enter never runs the action (it moves to the next field): only ctrl+r or
     a click on the button does, and only once an argument differs from what
@@ -262,7 +265,7 @@ class EditArgsScreen(ModalScreen[dict[str, Any] | None]):
             return
         clean_args = self._checked()
         if clean_args is not None:
-            self.dismiss(clean_args)
+            self.dismiss(Answer.edit(clean_args))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

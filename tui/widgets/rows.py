@@ -22,7 +22,8 @@ from operator import is_, sub
 from typing import Sequence
 
 from engine.core.events import Event
-from tui.widgets.blocks import FOLD_AT, Block, event_blocks, event_figures, plain_figures
+from engine.core.describe import Block
+from tui.widgets.blocks import FOLD_AT, event_blocks, event_figures, plain_figures
 from tui.widgets.wrap import count_lines
 
 LABEL_WIDTH = 10

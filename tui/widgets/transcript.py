@@ -39,10 +39,10 @@ from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
+from engine.core.describe import Block, fork_words
 from engine.core.events import Event, Header
 from tui.keys import key_binding
-from tui.plain import fork_words
-from tui.widgets.blocks import FOLD_AT, Block, event_blocks, event_figures, safe_text
+from tui.widgets.blocks import FOLD_AT, event_blocks, event_figures, safe_text
 from tui.widgets.scrollbar import RowCachedScrollBar
 from tui.widgets.rows import LABEL_WIDTH, FigureColumns, Prefix, RowIndex
 from tui.widgets.wrap import block_lines, count_lines

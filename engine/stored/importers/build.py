@@ -227,6 +227,13 @@ def answer_text(args: dict[str, Any]) -> str:
         return repr(args)
 
 
+
+def _kind_words(what: str, where: list[str]) -> str:
+    """`3 × what (line 2, line 5, line 9)`: one kind of unmapped part, the first three places it stands."""
+    places = list(dict.fromkeys(w for w in where if w))
+    shown = ", ".join(places[:3]) + (", …" if len(places) > 3 else "")
+    return f"{len(where)} × {what}" + (f" ({shown})" if shown else "")
+
 @dataclass(slots=True)
 class Step:
     thought: str = ""
@@ -285,7 +292,7 @@ class Draft:
     items: list[Item] = field(default_factory=list)
     declared: dict[str, ToolInfo] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
-    unmapped: list[str] = field(default_factory=list)
+    unmapped: dict[str, list[str]] = field(default_factory=dict)  # what -> where, in the order first met
     skipped: Counter[str] = field(default_factory=Counter)
     end: RunEnded | None = None
     final_text_is_answer: bool = True
@@ -323,7 +330,7 @@ class Draft:
         """A part the importer cannot map: kept raw as a note, and counted for the warning."""
         text = raw if isinstance(raw, str) else preview(raw, 4000)
         self.note("unrecognised", f"{what}: {text}" if text else what, source)
-        self.unmapped.append(f"{source + ': ' if source else ''}{what}")
+        self.unmapped.setdefault(what, []).append(source)
 
     def objects(self, items: list[Any], label: str, what: str = "a message") -> Iterator[tuple[str, dict[str, Any]]]:
         """(where, item) for each object of `items`; anything else is kept as an unrecognised note."""
@@ -385,9 +392,12 @@ class Draft:
         """One line on what could not be mapped or was skipped, or None."""
         parts = []
         if self.unmapped:
-            shown = "; ".join(self.unmapped[:3]) + ("; …" if len(self.unmapped) > 3 else "")
-            parts.append(f"{len(self.unmapped)} part{'s' if len(self.unmapped) != 1 else ''} could not be mapped "
-                         f"and {'are' if len(self.unmapped) != 1 else 'is'} kept as 'unrecognised' notes ({shown})")
+            total = sum(len(where) for where in self.unmapped.values())
+            kinds = [_kind_words(what, where) for what, where in list(self.unmapped.items())[:3]]
+            if len(self.unmapped) > 3:
+                kinds.append(f"{len(self.unmapped) - 3} more kind{'s' if len(self.unmapped) > 4 else ''}")
+            parts.append(f"{total} part{'s' if total != 1 else ''} could not be mapped and {'are' if total != 1 else 'is'} "
+                         f"kept as 'unrecognised' notes: {'; '.join(kinds)}")
         if self.skipped:
             total = sum(self.skipped.values())
             kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(self.skipped.items()))

@@ -11,7 +11,7 @@ import scenarios
 from engine import Decision
 from engine.core.approvals import RulesError, load_rules
 from engine.sessions.run import new_run
-from tests.helpers import CountingWorld, counting_scenario, script
+from tests.support.helpers import CountingWorld, counting_scenario, script
 from tui.cli import main
 
 

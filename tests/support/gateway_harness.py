@@ -4,8 +4,14 @@
 call is held and answers it the way the test says.
 """
 
+
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -13,10 +19,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import openai
-
 from engine.core.events import RuleInfo
 from engine.gateway import Gateway, GatewayServer, Upstream
-from tests.fake_openai import FakeOpenAI
+
+from tests.support.fake_openai import FakeOpenAI
 
 READ_RULE = RuleInfo(tool="read_*", effect="allow", source="test")
 
@@ -66,13 +72,6 @@ def agent_client(server: GatewayServer, **kw: Any) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, **kw)
 
 
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Wait until `predicate()` holds (AssertionError naming `what` after `timeout` seconds)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 @contextmanager
@@ -112,3 +111,68 @@ class Operator:
 
     def join(self) -> None:
         self.thread.join(30)
+
+
+AGENT_TUI = [sys.executable, "-m", "tui.cli"]
+
+
+def start_headless_gateway(fake: FakeOpenAI, tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\ntool = "read_*"\neffect = "allow"\n')
+    proc = subprocess.Popen(
+        [*AGENT_TUI, "gateway", "--headless", "--upstream", fake.url, "--listen", "127.0.0.1:0", "--rules", str(rules), "--out", str(tmp_path / "gw.jsonl"), *flags],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    line = proc.stderr.readline()
+    assert "listening on" in line, line + proc.stderr.read()
+    return proc, line.split("listening on ")[1].split(" ")[0]
+
+
+def stop_gateway(proc: subprocess.Popen) -> tuple[int, str, str]:
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    return proc.returncode, out, err
+
+
+def agent_loop(client: openai.OpenAI, files: Files, *, stream: bool = False) -> tuple[str, list[str]]:
+    """The plainest agent: ask, run the calls it gets, until a reply without calls."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Tidy the folder."}]
+    seen: list[str] = []
+    for _ in range(10):
+        if stream:
+            content, calls = _streamed(client, messages)
+        else:
+            message = client.chat.completions.create(model="agent-model", messages=messages, tools=TOOLS).choices[0].message
+            content = message.content
+            calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
+        if not calls:
+            return content or "", seen
+        messages.append(
+            {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls],
+            }
+        )
+        for call_id, name, arguments in calls:
+            seen.append(name)
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": files.run(name, **json.loads(arguments))})
+    raise AssertionError("the agent did not finish")
+
+
+def _streamed(client: openai.OpenAI, messages: list[dict[str, Any]]) -> tuple[str, list[tuple[str, str, str]]]:
+    content, calls = "", {}
+    with client.chat.completions.create(model="agent-model", messages=messages, tools=TOOLS, stream=True) as stream:
+        for chunk in stream:
+            for choice in chunk.choices:
+                content += choice.delta.content or ""
+                for c in choice.delta.tool_calls or []:
+                    slot = calls.setdefault(c.index, ["", "", ""])
+                    slot[0] = c.id or slot[0]
+                    slot[1] += (c.function.name or "") if c.function else ""
+                    slot[2] += (c.function.arguments or "") if c.function else ""
+    return content, [tuple(v) for _, v in sorted(calls.items())]

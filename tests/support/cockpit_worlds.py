@@ -1,5 +1,6 @@
 """Small worlds and policies for the cockpit tests (pilot, snapshots, hostile text)."""
 
+
 from __future__ import annotations
 
 import threading
@@ -11,6 +12,7 @@ from textual.pilot import Pilot
 from engine import Budget, Decision, Param, PolicyError, Scenario, ScriptedPolicy, Task, Tool
 from engine.core.policy import RunView
 from engine.sessions.run import Run, new_run
+from tui.widgets.footer import CockpitFooter, FooterKeyLabel, key_width
 
 FIXED_TIME = 1_790_000_000.0
 
@@ -215,3 +217,21 @@ def screen_text(app: Any) -> list[str]:
     )
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
     return console.export_text().splitlines()
+
+
+def shown_keys(app) -> list[FooterKeyLabel]:
+    """The footer's own keys (not the always-shown ones), after checking each is drawn whole
+    left of the always-shown keys."""
+    footer = app.query_one(CockpitFooter)
+    always = footer.query_one("#always-keys")
+    keys = [key for key in footer.children if isinstance(key, FooterKeyLabel) and key.display]
+    for key in keys:
+        words = f"{key.key_display} {key.description}"
+        assert key.region.width == key_width(key.key_display, key.description), words
+        assert key.region.right <= always.region.x, f"{words!r} runs under the help and quit keys"
+        assert key.region.x >= 0 and key.region.right <= app.size.width, words
+    return keys
+
+
+def actions(app) -> list[str]:
+    return [key.action for key in shown_keys(app)]

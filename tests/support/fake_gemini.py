@@ -1,4 +1,4 @@
-"""A Gemini API model for tests: a Starlette app on uvicorn (tests/loopback.py), scripted.
+"""A Gemini API model for tests: a Starlette app on uvicorn (tests/support/loopback.py), scripted.
 
 `POST /v1beta/models/MODEL:streamGenerateContent?alt=sse` answers the agent's
 conversation from a script of turns, chosen by how many `functionResponse`
@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.loopback import Loopback
+from tests.support.loopback import Loopback
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """A scenario file for the sealed-rules tests: irreversible refunds the engine must never run unasked.
 
-`agent-tui run tests/refund_world.py` loads it like any scenario file. The policy
+`agent-tui run tests/support/refund_world.py` loads it like any scenario file. The policy
 `notify-then-refund` asks to notify the customer (irreversible) at step 1, then
 refunds orders 1, 2 and 3 at steps 2 to 4, and answers at step 5. The world keeps
 every call it ran (`calls`), rebuilt from the recorded executions on resume and fork.

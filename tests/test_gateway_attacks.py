@@ -1,4 +1,4 @@
-"""Holes found attacking the gateway: each test names the promise it keeps."""
+"""The gateway under attack: each test names the promise it keeps."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import pytest
 
 from engine.model.config import Secret
 from engine.model.keymask import KeyMask
-from tests.fake_openai import FakeOpenAI, Raw
-from tests.gateway_harness import TOOLS, agent_client, gateway, wait_for
+from tests.support.fake_openai import FakeOpenAI, Raw
+from tests.support.gateway_harness import TOOLS, agent_client, gateway
+from tests.support.waiting import wait_for
 
 KEY = "sk-upstream-7c1e9a3f5b2d4e6081a9c3e7b5d1f2a4c6e8"
 USER = [{"role": "user", "content": "Tidy the folder."}]
@@ -211,7 +212,7 @@ def test_any_request_body_gets_an_answer_or_a_4xx_error() -> None:
     from hypothesis import HealthCheck, given, settings
 
     from engine.gateway import Gateway, Upstream
-    from tests.fake_openai import say
+    from tests.support.fake_openai import say
 
     with FakeOpenAI() as fake:
         gw = Gateway([Upstream("fake", fake.url)], save=False, approve="all", headless=True)
@@ -238,8 +239,8 @@ def test_the_turn_after_an_abort_that_followed_a_released_call_gets_an_answer(tm
     """A rule released a read, the operator aborted at the delete: the agent is told the run
     ended, now and on its next turn, and the read is recorded as never reaching it."""
     from engine.core.events import Observed
-    from tests.fake_openai import calls, say
-    from tests.gateway_harness import Operator
+    from tests.support.fake_openai import calls, say
+    from tests.support.gateway_harness import Operator
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(calls(("read_file", '{"path": "a"}'), ("delete_file", '{"path": "notes.txt"}')), say("new"))
@@ -266,7 +267,7 @@ def test_the_turn_after_an_abort_that_followed_a_released_call_gets_an_answer(tm
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_released_calls_sharing_an_id_reach_the_agent_with_distinct_ids_and_keep_both_results(tmp_path: Path, stream: bool) -> None:
     from engine.core.events import Observed
-    from tests.fake_openai import Answer, say
+    from tests.support.fake_openai import Answer, say
 
     twins = Answer(tool_calls=[{"id": "c1", "name": "read_file", "arguments": '{"path": "a"}'}, {"id": "c1", "name": "read_file", "arguments": '{"path": "b"}'}])
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
@@ -298,7 +299,7 @@ def test_released_calls_sharing_an_id_reach_the_agent_with_distinct_ids_and_keep
 
 def test_a_taken_transcript_name_is_skipped_and_the_operator_told(tmp_path: Path) -> None:
     from engine.core.events import Observed
-    from tests.fake_openai import say
+    from tests.support.fake_openai import say
 
     (tmp_path / "g-2.jsonl").write_text("someone else's file\n")
     (tmp_path / "g-4.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
@@ -328,8 +329,8 @@ def test_a_call_approved_after_the_agent_sent_one_more_message_goes_to_that_requ
     import threading
 
     from engine.core.events import Observed
-    from tests.fake_openai import calls, say
-    from tests.gateway_harness import Files
+    from tests.support.fake_openai import calls, say
+    from tests.support.gateway_harness import Files
 
     files = Files(tmp_path)
     specs = [("read_file", '{"path": "notes.txt"}')] * read_first + [("delete_file", '{"path": "notes.txt"}')]
@@ -372,7 +373,7 @@ def test_a_call_approved_after_the_agent_sent_one_more_message_goes_to_that_requ
 
 def _held_delete(gw, fake) -> Any:
     """Submit a request whose delete is held; return its future."""
-    from tests.fake_openai import call
+    from tests.support.fake_openai import call
 
     fake.add(call("delete_file", path="notes.txt", id="c9"))
     future = gw.submit({"model": "m", "messages": USER, "tools": TOOLS})
@@ -386,7 +387,7 @@ def test_a_released_call_is_recorded_as_run_only_when_its_response_was_handed_to
     handed to the agent's connection, `on_sent(False)` when the agent left first."""
     from engine.core.events import Observed
     from engine.gateway import Gateway, Upstream
-    from tests.fake_openai import say
+    from tests.support.fake_openai import say
 
     with FakeOpenAI() as fake:
         gw = Gateway([Upstream("fake", fake.url)], headless=True, out=tmp_path / "g.jsonl")
@@ -433,7 +434,7 @@ def test_a_response_the_agent_missed_reaches_its_retry(tmp_path: Path) -> None:
             retry.on_sent(True)
             message = json.loads(retry.body)["choices"][0]["message"]
             history = [*USER, message, {"role": "tool", "tool_call_id": "c9", "content": "deleted"}]
-            from tests.fake_openai import say
+            from tests.support.fake_openai import say
 
             fake.add(say("done"))
             assert gw.submit({"model": "m", "messages": history, "tools": TOOLS}).result(10).status == 200
@@ -451,7 +452,7 @@ def test_a_response_the_agent_missed_reaches_its_retry(tmp_path: Path) -> None:
 def test_a_reply_with_thousands_of_calls_releases_each_once_and_keeps_each_result(tmp_path: Path) -> None:
     """Functional only: the time it takes is measured by bench/gateway_many_calls.py."""
     from engine.core.events import Observed
-    from tests.fake_openai import Answer, say
+    from tests.support.fake_openai import Answer, say
 
     count = 2000
     specs = [{"id": f"c{n}", "name": "read_file", "arguments": json.dumps({"path": f"f{n}"})} for n in range(count)]
@@ -476,7 +477,7 @@ def test_a_finished_run_keeps_only_its_line_and_transcript(tmp_path: Path) -> No
     import weakref
 
     from engine.gateway import GatewayRun
-    from tests.fake_openai import say
+    from tests.support.fake_openai import say
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(say("one"), say("two"))
@@ -496,7 +497,7 @@ def test_the_same_tools_request_after_request_are_read_once(tmp_path: Path, monk
     """An agent sends its tools with every request: the same ones are not rebuilt (nor their
     schemas' validators, which are cached per schema object)."""
     import engine.gateway.controller as controller
-    from tests.fake_openai import say
+    from tests.support.fake_openai import say
 
     built: list[Any] = []
     real = controller.tools_from_request

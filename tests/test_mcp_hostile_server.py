@@ -21,9 +21,9 @@ from engine.mcp import McpHub, hub_tools
 from engine.mcp.servers import McpServerConfig
 from engine.sessions.run import new_run
 from scenarios.mcp import SCENARIO as MCP
-from tests.fake_openai import FakeOpenAI, call, say
-from tests.helpers import script
-from tests.mcp_helpers import ROOT
+from tests.support.fake_openai import FakeOpenAI, call, say
+from tests.support.helpers import script
+from tests.support.mcp_helpers import ROOT
 
 HOSTILE = str(ROOT / "tests" / "data" / "hostile_mcp.py")
 NOT_MATCHING = "a" * 40 + "!"
@@ -150,18 +150,18 @@ def test_a_server_cannot_take_another_servers_tool_name(tmp_path):
 
 
 def test_names_that_cannot_be_told_apart_are_refused_at_start_naming_both_servers(tmp_path):
-    from tui.cli.run_extras import start_servers
-    from tui.exits import UsageError
+    from engine.mcp.hub import McpStartError
+    from engine.mcp.start import start_servers
 
     a = hostile(tmp_path, "a", [tool("x"), tool("b.x")])
     ab = hostile(tmp_path, "a.b", [tool("x"), tool("b.x")])  # a's `b.x` and a.b's `x` both become `a.b.x`
-    with pytest.raises(UsageError) as caught:
-        start_servers([a, ab])
+    with pytest.raises(McpStartError) as caught:
+        start_servers([a, ab], tmp_path / "logs")
     assert str(caught.value) == ("MCP servers 'a' and 'a.b' both offer a tool called 'a.b.x' "
                                  "(tool 'b.x' of 'a', tool 'x' of 'a.b'); rename one of the servers")
     twice = hostile(tmp_path, "twice", [tool("x")], [tool("x")])
-    with pytest.raises(UsageError, match="MCP server 'twice' offers two tools named 'x'"):
-        start_servers([twice])
+    with pytest.raises(McpStartError, match="MCP server 'twice' offers two tools named 'x'"):
+        start_servers([twice], tmp_path / "logs")
 
 
 def test_names_without_a_collision_are_unchanged(tmp_path):

@@ -1,4 +1,4 @@
-"""Holes in the headless prompt, the commands that write files and the stored-run readers:
+"""Untrusted input to the headless prompt, the commands that write files and the stored-run readers:
 a prompt an argument's name could forge, `-o` over any file, `verify` naming the wrong line,
 UTF-16 transcripts refused, the viewer's own verdict on a damaged file, a forced format's
 words for a file of another format, and continued runs of a model or of several runs."""
@@ -323,8 +323,8 @@ def test_verify_of_a_gateway_run_names_an_inconsistent_line(tmp_path, capsys, so
 
 
 def test_resume_of_a_model_driven_mcp_run_with_the_same_model_flags(tmp_path, capsys, monkeypatch):
-    from tests.fake_openai import FakeOpenAI, calls, say
-    from tests.mcp_helpers import ROOT, notes_command
+    from tests.support.fake_openai import FakeOpenAI, calls, say
+    from tests.support.mcp_helpers import ROOT, notes_command
 
     out = tmp_path / "run.jsonl"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.loopback import Loopback
+from tests.support.loopback import Loopback
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The papercuts a new user hits on the command line: every message says what to do."""
+"""The command line a new user meets: every message says what to do."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from engine import Decision, ScriptedPolicy
 from engine.sessions.resume import fork_position, fork_run
 from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript
-from tests.cockpit_worlds import desk_scenario
+from tests.support.cockpit_worlds import desk_scenario
 from tui.cli import main
 
 

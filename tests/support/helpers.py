@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Iterable
 
 from engine import Budget, Decision, Param, Scenario, ScriptedPolicy, Task, Tool
-from engine.core.events import Header
 from engine.sessions.run import Run, new_run
 
 
@@ -71,3 +71,16 @@ def fail_writes_of(run: Run, kind: str) -> None:
         write(event_type, line)
 
     writer.write = failing  # type: ignore[union-attr, method-assign]
+
+
+def rejected_support_run(path: Path, reason: str = "the customer changed their mind") -> Run:
+    """The support scenario's return-1187 saved to `path`, its irreversible call rejected
+    with `reason`, run to its end and closed."""
+    import scenarios
+
+    run = new_run(scenarios.get("support"), "return-1187", None, out=path)
+    run.engine.run()
+    run.engine.reject(reason)
+    run.engine.run()
+    run.close()
+    return run

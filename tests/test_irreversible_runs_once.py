@@ -23,9 +23,9 @@ from engine.core.guards import RecordError
 from engine.sessions.resume import ResumeError, resume_run
 from engine.stored.lock import TranscriptBusy
 from engine.stored.transcript import TranscriptWriter, read_transcript
-from tests.helpers import counting_scenario, fail_writes_of, script
-from tests.test_crash import agent_tui
-from tests.test_saved_runs_are_data import bank_run, cli, rewrite
+from tests.support.helpers import counting_scenario, fail_writes_of, script
+from tests.support.cli import installed_agent_tui
+from tests.support.bank import bank_run, cli, rewrite
 
 DATA = Path(__file__).resolve().parent / "data"
 BANK = DATA / "bank_world.py"
@@ -51,7 +51,7 @@ def test_two_resumes_of_one_file_never_both_run(capsys, tmp_path):
     log.touch()
     env = {**os.environ, "SLOW_HANG_AT": "3", "SLOW_HANG_MARK": str(mark)}
     proc = subprocess.Popen(
-        [agent_tui(), "run", str(SLOW), "--headless", "--out", str(out), "--option", f"log={log}"],
+        [installed_agent_tui(), "run", str(SLOW), "--headless", "--out", str(out), "--option", f"log={log}"],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -92,7 +92,7 @@ def test_resume_refuses_a_file_that_grew_after_it_was_read(tmp_path):
 def test_a_signal_during_a_tool_leaves_an_unknown_outcome_and_the_end(capsys, tmp_path, sig, reason):
     out, log = tmp_path / "bank.jsonl", tmp_path / "transfers.log"
     proc = subprocess.Popen(
-        [agent_tui(), "run", str(BANK), "--headless", "--approve", "all", "--out", str(out),
+        [installed_agent_tui(), "run", str(BANK), "--headless", "--approve", "all", "--out", str(out),
          "--option", f"log={log}", "--option", "slow=30"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
@@ -199,7 +199,7 @@ def test_a_full_disk_stops_cleanly_and_resume_finishes_afterwards(capsys, tmp_pa
     log.write_text("")
     limit = sum(len(line) for line in lines[:4]) + 60  # step 1 fits; the second decision does not
     proc = subprocess.run(
-        [agent_tui(), "run", str(BANK), "--headless", "--approve", "all", "--out", str(out), "--option", f"log={log}"],
+        [installed_agent_tui(), "run", str(BANK), "--headless", "--approve", "all", "--out", str(out), "--option", f"log={log}"],
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, preexec_fn=_limited(limit),
     )
     assert "Traceback" not in proc.stderr, proc.stderr

@@ -1,13 +1,13 @@
 """Run a real agent offline against a scripted fake model and keep the session file it writes.
 
     npm install --prefix .agents --save-exact @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 opencode-ai@1.18.33
-    .venv/bin/python tests/agent_sessions.py claude .agents/node_modules/.bin/claude OUT.jsonl
-    .venv/bin/python tests/agent_sessions.py gemini .agents/node_modules/.bin/gemini OUT.jsonl
-    .venv/bin/python tests/agent_sessions.py opencode .agents/node_modules/.bin/opencode OUT.json
+    .venv/bin/python tests/support/agent_sessions.py claude .agents/node_modules/.bin/claude OUT.jsonl
+    .venv/bin/python tests/support/agent_sessions.py gemini .agents/node_modules/.bin/gemini OUT.jsonl
+    .venv/bin/python tests/support/agent_sessions.py opencode .agents/node_modules/.bin/opencode OUT.json
 
 Each agent runs in a fresh home folder with only loopback traffic (telemetry,
-updates and error reports off, the model's URL on 127.0.0.1), on one task with one shell call, against tests/fake_anthropic.py,
-tests/fake_gemini.py or tests/fake_openai.py; the session file it writes (for
+updates and error reports off, the model's URL on 127.0.0.1), on one task with one shell call, against tests/support/fake_anthropic.py,
+tests/support/fake_gemini.py or tests/support/fake_openai.py; the session file it writes (for
 opencode, which keeps sessions in a database, what `opencode export` writes) is
 copied to OUT. The dummy
 key must not be in it (checked).
@@ -23,10 +23,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests import fake_anthropic, fake_gemini  # noqa: E402
-from tests.fake_openai import FakeOpenAI, call, say  # noqa: E402
+from tests.support import fake_anthropic, fake_gemini  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI, call, say  # noqa: E402
 
 TASK = "Write hello to note.txt"
 KEY = "dummy-recording-key-0123456789"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from engine.stored.transcript import read_transcript
-from tests.test_saved_runs_are_data import BANK, cli, unfinished_bank_run
+from tests.support.bank import BANK, cli, unfinished_bank_run
 
 
 # -- 8. flags on resume and fork are applied or refused, never ignored ----------------------
@@ -52,4 +52,3 @@ def test_a_fork_with_a_missing_rules_file_is_an_error(capsys, tmp_path):
     out, log = unfinished_bank_run(capsys, tmp_path)
     code, _, err = cli(capsys, "run", BANK, "--fork", out, "--at", "1", "--headless", "--rules", tmp_path / "none.toml")
     assert code == 2 and "no such rules file" in err
-

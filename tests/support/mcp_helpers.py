@@ -1,4 +1,4 @@
-"""Starting the test MCP server (tests/mcp_server.py) and the reference filesystem server for tests."""
+"""Starting the test MCP server (tests/support/mcp_server.py) and the reference filesystem server for tests."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 
 from engine.mcp.servers import McpServerConfig
 
-ROOT = Path(__file__).resolve().parent.parent
-SERVER = str(ROOT / "tests" / "mcp_server.py")
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = str(ROOT / "tests" / "support" / "mcp_server.py")
 NOTES_SCENARIO = str(ROOT / "tests" / "data" / "mcp_notes.py")
 FILESYSTEM_BIN = ROOT / ".mcp-servers" / "node_modules" / ".bin" / "mcp-server-filesystem"
 
@@ -55,7 +55,7 @@ def free_port() -> int:
 
 
 class HttpServer:
-    """tests/mcp_server.py on streamable HTTP at 127.0.0.1, started and stopped by the test."""
+    """tests/support/mcp_server.py on streamable HTTP at 127.0.0.1, started and stopped by the test."""
 
     def __init__(self) -> None:
         self.port = free_port()

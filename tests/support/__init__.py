@@ -1,0 +1,1 @@
+"""What the tests share: fake models, harnesses, worlds and helpers (none of it is a test)."""

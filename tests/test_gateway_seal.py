@@ -1,0 +1,26 @@
+"""A gateway run is sealed as every other run is: its header and its "approve always"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.sessions.seals import Sealer, header_sealed, load_key
+from engine.stored.transcript import read_transcript
+from tests.support.fake_openai import FakeOpenAI, calls, say
+from tests.support.gateway_harness import TOOLS, Operator, agent_client, gateway
+
+USER = [{"role": "user", "content": "Tidy the folder."}]
+
+
+def test_a_gateway_runs_header_and_its_approve_always_carry_good_seals(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(calls(("delete_file", '{"path": "a"}')), say("done"))
+        operator = Operator(gw, lambda g: g.approve(always=True))
+        agent_client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
+        operator.join()
+        assert operator.seen == ["delete_file"]
+    transcript = read_transcript(tmp_path / "gateway.jsonl")
+    key = load_key()
+    assert transcript.header.seal is not None and header_sealed(key, transcript.header)
+    always = [e for e in transcript.events if e.type == "approval_decided" and e.choice == "approve_always"]
+    assert len(always) == 1 and Sealer(key, transcript.header).sealed(always[0])
