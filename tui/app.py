@@ -55,18 +55,6 @@ DRAW_DELAY = 1 / 30
 """Seconds from a step's first event to its frame, unless the step ends sooner."""
 
 
-def _answer(op: Operating, answer: Answer, expected: PendingApproval | None) -> None:
-    """`answer` to the approval `expected` as the run's `Operating` calls."""
-    if answer.choice in ("approve", "approve_always"):
-        op.approve(always=answer.choice == "approve_always", expected=expected)
-    elif answer.choice == "reject":
-        op.reject(answer.reason or "", expected=expected)
-    elif answer.choice == "modify":
-        op.edit(answer.args or {}, expected=expected)
-    else:
-        op.abort(answer.reason or "aborted by the operator")
-
-
 class CockpitApp(TakeOverCockpit, McpCockpit):
     """The live cockpit around one `Run` (its MCP parts in `tui.mcp_cockpit`)."""
 
@@ -366,7 +354,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         pending one) off the UI thread (None: no answer)."""
         pending = seen or self.view_state.pending
         if answer is not None:
-            self.start(answer.what, lambda op: _answer(op, answer, pending))
+            self.start(answer.what, lambda op: op.answer(answer, pending))
 
     def action_approve(self) -> None:
         self.answer_approval(Answer.approve())

@@ -1,7 +1,7 @@
 """Where the engine meets Textual: engine calls off the UI thread, events as messages.
 
 The cockpit never calls a policy or a tool on the UI thread. Every operator call
-that may run one (step, continue, approve, reject, edit, abort, swap, budget)
+that may run one (step, continue, an answer to an approval, abort, swap, budget)
 goes through `EngineBridge.perform`, which the app runs in a thread worker, on
 the run's `engine.core.operating.Operating`: `EngineOperating` for a local
 engine here, the `Gateway` itself for a gateway's runs (`tui.gateway_cockpit`).
@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Callable
 
 from textual.message import Message
 from textual.message_pump import MessagePump
 
+from engine.core.answers import ABORTED, Answer
 from engine.core.engine import Engine
 from engine.core.events import BudgetKind, Event
-from engine.core.operating import Operating, check_seen
+from engine.core.operating import Operating
 from engine.core.policy import Policy
 from engine.core.state import PendingApproval, RunState
 
@@ -47,19 +48,10 @@ class EngineOperating:
     def pause(self) -> None:
         """A local run stops where `continue_run`'s `should_stop` says so (the cockpit's escape)."""
 
-    def approve(self, always: bool = False, expected: PendingApproval | None = None) -> None:
-        check_seen(self.engine.state.pending, expected)
-        self.engine.approve(always=always)
+    def answer(self, answer: Answer, expected: PendingApproval | None = None) -> None:
+        self.engine.answer(answer, expected)
 
-    def reject(self, reason: str, expected: PendingApproval | None = None) -> None:
-        check_seen(self.engine.state.pending, expected)
-        self.engine.reject(reason)
-
-    def edit(self, args: dict[str, Any], expected: PendingApproval | None = None) -> None:
-        check_seen(self.engine.state.pending, expected)
-        self.engine.modify(args)
-
-    def abort(self, reason: str = "aborted by the operator") -> None:
+    def abort(self, reason: str = ABORTED) -> None:
         self.engine.abort(reason)
 
     def swap_policy(self, name: str) -> None:

@@ -6,30 +6,21 @@ the same `Operating` calls. Each call may run a policy or a tool (a model's
 reply, an agent's request), so the cockpit makes them off its UI thread; on
 the UI thread it reads only the folded copy of the state it keeps itself.
 
-An answer to an approval names the approval the operator saw (`expected`):
-it is refused with `StaleApproval` when another has taken its place since
-(a gateway's agent can start a new run meanwhile), so no call runs unseen.
+An approval is answered with one call, `answer`, given an `Answer`
+(`engine.core.answers`) and the approval the operator saw (`expected`): the
+engine's `Operator.apply` refuses it with `StaleApproval` when another has
+taken its place since (a gateway's agent can start a new run meanwhile), so
+no call runs unseen. `abort` is a call of its own: a run is aborted with no
+approval pending too.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import Callable, Protocol
 
+from engine.core.answers import ABORTED, Answer
 from engine.core.events import BudgetKind
 from engine.core.state import PendingApproval, RunState
-
-
-class StaleApproval(ValueError):
-    """An operator's answer to an approval that is no longer the pending one: nothing ran."""
-
-
-def check_seen(pending: PendingApproval | None, expected: PendingApproval | None) -> None:
-    """Refuse an answer to `expected` when `pending` (the approval waiting now) is another one."""
-    if expected is not None and pending != expected:
-        raise StaleApproval(
-            f"the call you answered ({expected.tool}, step {expected.step}) is no longer waiting: "
-            "the run moved on since you saw it; nothing ran"
-        )
 
 
 class Operating(Protocol):
@@ -44,13 +35,11 @@ class Operating(Protocol):
     def pause(self) -> None:
         """Stop going on by itself after the current step."""
 
-    def approve(self, always: bool = False, expected: PendingApproval | None = None) -> None: ...
+    def answer(self, answer: Answer, expected: PendingApproval | None = None) -> None:
+        """Answer the pending approval, only if it is `expected` (the one the operator saw)."""
 
-    def reject(self, reason: str, expected: PendingApproval | None = None) -> None: ...
-
-    def edit(self, args: dict[str, Any], expected: PendingApproval | None = None) -> None: ...
-
-    def abort(self, reason: str = "aborted by the operator") -> None: ...
+    def abort(self, reason: str = ABORTED) -> None:
+        """End the run now, outcome "aborted" (an approval pending or not)."""
 
     def swap_policy(self, name: str) -> None:
         """Let the policy (a gateway: the upstream) named `name` take the next steps."""
