@@ -19,6 +19,7 @@ from tests.support.fake_openai import FakeOpenAI, call, say
 from tests.support.gateway_harness import TOOLS, Files, gateway
 from tui.gateway_cockpit import GatewayCockpit
 from tui.screens.approval import ApprovalScreen
+from tui.screens.forms import ReasonScreen
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +47,16 @@ def agent(url: str, files: Files, text: str, into: dict[str, Any]) -> threading.
     return thread
 
 
-async def test_approving_the_dialog_of_a_call_replaced_meanwhile_runs_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("opens", "form", "answers"),
+    [((), ApprovalScreen, ("a",)), (("r",), ReasonScreen, ("n", "o", "enter"))],
+    ids=["approved-in-the-dialog", "rejected-in-its-reason-form"],
+)
+async def test_an_answer_given_in_a_dialog_of_a_call_replaced_meanwhile_runs_nothing(
+    tmp_path: Path, opens: tuple[str, ...], form: type, answers: tuple[str, ...]
+) -> None:
+    """The approval dialog, and the reason form it opens, keep the approval they showed: the new
+    conversation's call that took its place while they were open is not answered with them."""
     files = Files(tmp_path)
     (tmp_path / "scratch.txt").write_text("old")
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
@@ -58,18 +68,25 @@ async def test_approving_the_dialog_of_a_call_replaced_meanwhile_runs_nothing(tm
             await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog", timeout=30)
             shown = gw.engine.state.pending
             assert shown.args == {"path": "scratch.txt"}
+            await pilot.press(*opens)
+            await wait_until(pilot, lambda: isinstance(app.screen, form), what=form.__name__)
             second: dict[str, Any] = {}
             agent(server.url, files, "Something else entirely.", second)
             await wait_until(
                 pilot, lambda: gw.engine.state.pending is not None and gw.engine.state.pending is not shown,
                 what="the second conversation's call", timeout=30,
             )
-            assert isinstance(app.screen, ApprovalScreen), "the old dialog is still up"
-            await pilot.press("a")
+            await wait_until(
+                pilot, lambda: app.view_state.pending is not None and app.view_state.pending.args == {"path": "notes.txt"},
+                what="the cockpit showing the second run",
+            )
+            assert isinstance(app.screen, form), "the old dialog is still up"
+            await pilot.press(*answers)
             await app.workers.wait_for_complete()
             await pilot.pause()
             assert files.notes_exist, "a call the operator never saw was approved"
             assert "ran" not in second and gw.engine.state.pending is not None
+            assert not [e for e in gw.engine.events if e.type == "approval_decided"], "a call the operator never saw was answered"
             assert any("no longer waiting" in str(n.message) for n in app._notifications)
 
 
