@@ -16,7 +16,7 @@ from engine.gateway import Gateway
 from tests.support.helpers import counting_run
 from tui.bridge import EngineOperating
 
-CALLS = {"step", "continue_run", "pause", "answer", "abort", "swap_policy", "extend_budget", "end_at_budget", "status", "folded_state"}
+CALLS = {"step", "go_on", "pause", "answer", "abort", "swap_policy", "extend_budget", "end_at_budget", "status", "folded_state"}
 
 
 def protocol_calls() -> set[str]:
@@ -33,7 +33,7 @@ def test_an_approval_is_answered_by_one_call_that_every_run_implements() -> None
 
 def test_a_local_run_is_answered_through_the_engine_and_an_answer_to_another_call_runs_nothing() -> None:
     run = counting_run(Decision.act("t", "pay", amount=5))
-    operating = EngineOperating(run.engine, make_policy=lambda name: run.engine.policy)
+    operating = EngineOperating(run.engine, policy_named=lambda name: run.engine.policy)
     operating.step()
     shown = operating.folded_state().pending
     other = PendingApproval(shown.step, shown.index, shown.tool, {"amount": 500}, shown.reason, shown.thought)

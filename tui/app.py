@@ -324,7 +324,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         self.start("step", lambda op: op.step())
 
     def action_continue_run(self) -> None:
-        self.start("continue", lambda op: op.continue_run(self.bridge.should_stop))
+        self.start("continue", lambda op: op.go_on(self.bridge.should_stop))
 
     def action_interrupt(self) -> None:
         """First escape: stop after the current step. Second: cancel the policy's call in flight."""

@@ -33,20 +33,21 @@ EngineOp = Callable[[Operating], object]
 
 
 class EngineOperating:
-    """A local engine run as `Operating`: the engine's own calls, a policy named by `make_policy`."""
+    """A local engine run as `Operating`: the engine's own calls; a policy swapped in by name
+    comes from `policy_named` (the cockpit's `make_policy`)."""
 
-    def __init__(self, engine: Engine, make_policy: Callable[[str], Policy]) -> None:
+    def __init__(self, engine: Engine, policy_named: Callable[[str], Policy]) -> None:
         self.engine = engine
-        self.make_policy = make_policy
+        self.policy_named = policy_named
 
     def step(self) -> None:
         self.engine.step()
 
-    def continue_run(self, should_stop: Callable[[], bool]) -> None:
+    def go_on(self, should_stop: Callable[[], bool]) -> None:
         self.engine.run(should_stop=should_stop)
 
     def pause(self) -> None:
-        """A local run stops where `continue_run`'s `should_stop` says so (the cockpit's escape)."""
+        """A local run stops where `go_on`'s `should_stop` says so (the cockpit's escape)."""
 
     def answer(self, answer: Answer, expected: PendingApproval | None = None) -> None:
         self.engine.answer(answer, expected)
@@ -55,7 +56,7 @@ class EngineOperating:
         self.engine.abort(reason)
 
     def swap_policy(self, name: str) -> None:
-        self.engine.swap_policy(self.make_policy(name))
+        self.engine.swap_policy(self.policy_named(name))
 
     def extend_budget(self, kind: BudgetKind, limit: float) -> None:
         self.engine.extend_budget(kind, limit)

@@ -29,7 +29,7 @@ class Operating(Protocol):
     def step(self) -> None:
         """Let the policy decide once (a gateway: one model turn, now or for the next request)."""
 
-    def continue_run(self, should_stop: Callable[[], bool]) -> None:
+    def go_on(self, should_stop: Callable[[], bool]) -> None:
         """Go on without the operator's `step` until a pause, the end, or `should_stop()`."""
 
     def pause(self) -> None:

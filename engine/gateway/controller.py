@@ -587,7 +587,7 @@ class Gateway:
     def modify(self, args: dict[str, Any], expected: PendingApproval | None = None) -> None:
         self.answer(Answer.edit(args), expected)
 
-    def continue_run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
+    def go_on(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         """Continue mode: each request is answered without waiting for `step`."""
         self.set_mode("continue")
 
