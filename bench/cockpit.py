@@ -84,7 +84,7 @@ async def step_times(steps: int, rounds: int) -> tuple[float, list[float], int, 
         for _ in range(rounds):
             frames.start()
             start = time.perf_counter()
-            app.start("step", lambda engine: engine.step())
+            app.start("step", lambda op: op.step())
             while app.busy:  # until the app has handled WorkDone: state and widgets updated
                 await asyncio.sleep(0.0005)
             updated.append(time.perf_counter() - start)

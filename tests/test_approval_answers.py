@@ -55,11 +55,22 @@ def test_an_answer_to_another_approval_is_refused_and_nothing_runs() -> None:
     run = counting_run(Decision.act("t", "pay", amount=5))
     run.engine.step()
     seen = run.engine.state.pending
-    other = PendingApproval(seen.step, seen.index, seen.tool, dict(seen.args), seen.reason, seen.thought)
+    other = PendingApproval(seen.step, seen.index, seen.tool, {"amount": 50}, seen.reason, seen.thought)
     with pytest.raises(StaleApproval, match=r"the call you answered \(pay, step 1\) is no longer waiting"):
         run.engine.answer(Answer.approve(), expected=other)
     assert run.world.calls == [] and decided(run) == []
     run.engine.answer(Answer.approve(), expected=seen)
+    assert run.world.calls == [("pay", {"amount": 5})]
+
+
+def test_an_answer_naming_the_operators_own_copy_of_the_pending_approval_applies() -> None:
+    """The cockpit folds the events into a state of its own: the approval it shows is equal to
+    the engine's pending one, never the same object, and answering it runs the call."""
+    run = counting_run(Decision.act("t", "pay", amount=5))
+    run.engine.step()
+    copy = run.engine.state.copy().pending
+    assert copy is not run.engine.state.pending
+    run.engine.answer(Answer.approve(), expected=copy)
     assert run.world.calls == [("pay", {"amount": 5})]
 
 

@@ -18,7 +18,7 @@ from engine.gateway.controller import StaleApproval
 from tests.support.cockpit_worlds import wait_until
 from tests.support.fake_openai import FakeOpenAI, call, calls, say
 from tests.support.gateway_harness import TOOLS, Files, gateway
-from tui.gateway_app import GatewayApp
+from tui.gateway_cockpit import GatewayCockpit
 from tui.screens.approval import ApprovalScreen
 
 pytestmark = pytest.mark.anyio
@@ -52,7 +52,7 @@ async def test_approving_the_dialog_of_a_call_while_another_is_held_approves_the
     (tmp_path / "scratch.txt").write_text("old")
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(call("delete_file", path="scratch.txt", id="c1"), call("delete_file", path="notes.txt", id="c2"))
-        app = GatewayApp(gw, server.url)
+        app = GatewayCockpit(gw, server.url)
         async with app.run_test(size=(120, 40)) as pilot:
             first: dict[str, Any] = {}
             agent(server.url, files, "Clean the scratch file.", first)

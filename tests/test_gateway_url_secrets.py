@@ -14,7 +14,7 @@ import pytest
 
 from engine.gateway import Gateway, Upstream
 from tests.support.fake_openai import FakeOpenAI
-from tui.gateway_app import GatewayApp
+from tui.gateway_cockpit import GatewayCockpit
 
 SECRETS = ("user-secret-1", "query-secret-2")
 
@@ -43,11 +43,11 @@ def test_the_banner_and_outcome_hold_no_url_credential(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_the_cockpit_header_holds_no_url_credential(tmp_path: Path) -> None:
     gateway = Gateway([Upstream("up", secret_url("http://127.0.0.1:9/v1"))], out=tmp_path / "gw.jsonl")
-    app = GatewayApp(gateway, "http://127.0.0.1:8765/v1")
+    app = GatewayCockpit(gateway, "http://127.0.0.1:8765/v1")
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
-            shown = str(app.query_one("#gw-status").render())
+            shown = str(app.query_one("#header").render())
             assert "127.0.0.1:9/v1" in shown
             assert [s for s in SECRETS if s in shown] == []
     finally:

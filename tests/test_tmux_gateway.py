@@ -32,6 +32,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _start_gateway(tmux: Tmux, tmp_path: Path, flags: str, size: tuple[int, int]) -> Path:  # noqa: F811
+    """`agent-tui gateway FLAGS` in a pane of `size`; the file its exit status goes to."""
+    command = f"env -u COLUMNS -u LINES TERM=xterm-256color {shlex.quote(installed_agent_tui())} gateway {flags}"
+    tmux("new-session", "-d", "-s", "cockpit", "-x", str(size[0]), "-y", str(size[1]), "sleep 600")
+    tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
+    rc_file = tmp_path / "rc"
+    tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
+    return rc_file
+
+
 def test_gateway_cockpit_step_approve_reject(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
     folder = tmp_path / "folder"
     folder.mkdir()
@@ -48,14 +58,7 @@ def test_gateway_cockpit_step_approve_reject(tmux: Tmux, tmp_path: Path) -> None
             call("delete_file", path="notes.txt", id="c3"),
             say("Removed old.txt and kept notes.txt."),
         )
-        command = (
-            f"env -u COLUMNS -u LINES TERM=xterm-256color {shlex.quote(installed_agent_tui())} gateway "
-            f"--upstream {fake.url} --listen 127.0.0.1:{port} --rules {shlex.quote(str(rules))} --out {shlex.quote(str(out))}"
-        )
-        tmux("new-session", "-d", "-s", "cockpit", "-x", "120", "-y", "40", "sleep 600")
-        tmux("set-option", "-t", "cockpit", "remain-on-exit", "on")
-        rc_file = tmp_path / "rc"
-        tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
+        rc_file = _start_gateway(tmux, tmp_path, f"--upstream {fake.url} --listen 127.0.0.1:{port} --rules {shlex.quote(str(rules))} --out {shlex.quote(str(out))}", (120, 40))
         tmux.wait_for("waiting for the agent")
 
         result = tmp_path / "agent.json"
@@ -94,3 +97,42 @@ def test_gateway_cockpit_step_approve_reject(tmux: Tmux, tmp_path: Path) -> None
     }
     assert not (folder / "old.txt").exists() and (folder / "notes.txt").exists()
     assert '"run_ended"' in out.read_text().splitlines()[-1]
+
+
+def test_gateway_cockpit_at_80x24_shows_a_held_call_and_approves_it_with_a(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+    """At 80x24 the gateway cockpit is the cockpit: the held call worded in its header, the
+    approval dialog, `a` to approve, `?` for help and its key in the footer."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    (folder / "old.txt").write_text("stale")
+    out = tmp_path / "gw.jsonl"
+    port = _free_port()
+    with FakeOpenAI() as fake:
+        fake.add(call("delete_file", path="old.txt", id="c1"), say("Removed old.txt."))
+        rc_file = _start_gateway(tmux, tmp_path, f"--upstream {fake.url} --listen 127.0.0.1:{port} --out {shlex.quote(str(out))}", (80, 24))
+        screen = tmux.wait_for("waiting for the agent")
+        assert "? help" in screen
+        tmux.keys("?")
+        tmux.wait_for("agent-tui keys")
+        tmux.keys("q")
+        tmux.wait_until(lambda shown: "agent-tui keys" not in shown, "the help did not close")
+        result = tmp_path / "agent.json"
+        agent = subprocess.Popen([sys.executable, str(AGENT), f"http://127.0.0.1:{port}/v1", str(folder), str(result)])
+        try:
+            tmux.wait_for("request held")
+            tmux.keys("n")
+            screen = tmux.wait_for("Approve delete_file")
+            assert "old.txt" in screen and "awaiting approval: delete_file" in screen
+            assert "awaiting_approval" not in screen
+            tmux.keys("a")
+            tmux.wait_for("approved by operator")
+            tmux.wait_for("request held")
+            tmux.keys("n")
+            tmux.wait_for("Removed old.txt.")
+            agent.wait(30)
+        finally:
+            agent.kill()
+        tmux.keys("q")
+        assert tmux.wait_for_exit(rc_file) == "0"
+    assert not (folder / "old.txt").exists() and (folder / "notes.txt").exists()

@@ -19,29 +19,29 @@ from typing import Any, Callable, Iterable
 
 from textual import events, on, work
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 
 from engine.core.answers import Answer
 from engine.core.engine import Engine
+from engine.core.operating import Operating
 from engine.core.policy import Cancellable, Policy
 from engine.sessions.run import Run
-from engine.core.state import RunState, RunStatus, run_status
+from engine.core.state import PendingApproval, RunState, RunStatus, run_status
 from engine.core.text import clean
 from engine.stored.lock import open_replace
 from engine.stored.transcript import dump_event
-from tui.bridge import EngineBridge, EngineEvent, EngineOp, LeavingExecutor, ThoughtStreamed, WorkDone
+from tui.bridge import EngineBridge, EngineEvent, EngineOp, EngineOperating, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, FOLD_COMMAND, action_applies
 from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED
-from tui.keys import QUIT_ON_CTRL_C, approval_bindings, quit_or_copy
+from tui.keys import cockpit_bindings, quit_or_copy
 from tui.layout import TooSmallScreen, fit
 from tui.mcp_cockpit import McpCockpit
 from tui.run_guard import watch_run
 from tui.screens.approval import ApprovalForm, ApprovalResult, ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, QuitScreen, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
-from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
+from tui.screens.runs import RunsCommands, open_runs
 from tui.take_over import TakeOverCockpit
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.header import RunHeader, shown_path
@@ -61,25 +61,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     CSS_PATH = "app.tcss"
     TITLE = "agent-tui"
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS = [
-        Binding("n", "step", "step"),
-        Binding("space", "step", "step", show=False),
-        Binding("c", "continue_run", "continue"),
-        Binding("escape", "interrupt", "interrupt"),
-        *approval_bindings(),
-        Binding("v", "review", "review"),
-        Binding("b", "budget", "budget"),
-        Binding("p", "pick_policy", "policy"),
-        Binding("h", "take_over", "take over"),
-        Binding("h", "hand_back", "hand back"),
-        Binding("x", "abort", "abort"),
-        Binding("s", "save", "save"),
-        Binding("question_mark", "help", "help"),
-        Binding("t", "set_task", "task"),
-        Binding("q", "quit", "quit"),
-        QUIT_ON_CTRL_C,
-        Binding(RUNS_KEY, "runs", "your runs", show=False),
-    ]
+    BINDINGS = cockpit_bindings()
     COMMANDS = {*McpCockpit.COMMANDS, RunsCommands}
 
     def __init__(
@@ -91,25 +73,33 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     ) -> None:
         super().__init__()
         self.run_ = run
-        self.engine: Engine = run.engine
-        self.clock = clock or run.engine.clock or time.time
         self.model_policy_factory = model_policy_factory
-        # The app's own copy of the run state (the worker changes the engine's);
-        # finished steps are shared, so a long run is not held twice.
-        self.view_state: RunState = self.engine.state.copy()
-        # The app draws the events it has been told of: the first `seen` of the
-        # engine's log (the worker may already have appended more).
-        self.seen = len(self.engine.events)
+        local = EngineOperating(run.engine, self.make_policy)
+        self.operating: Operating = local
+        """What the operator's calls go to, off the UI thread."""
+        self.bridge = EngineBridge(local, self, run.engine)
+        self._start_flags()
+        self._start_view(run.engine, local.folded_state(), len(run.engine.events), clock or run.engine.clock or time.time)
+        self.bridge.attach()
+
+    def _start_view(self, engine: Engine | None, state: RunState, seen: int, clock: Callable[[], float]) -> None:
+        """Show `engine`'s run: `state` is the app's own copy of its state (the worker changes
+        the engine's; finished steps are shared, so a long run is not held twice), holding its
+        first `seen` events (the worker may already have appended more)."""
+        self.engine = engine
+        self.clock = clock
+        self.view_state: RunState = state
+        self.seen = seen
         self._drawn = self.seen
+        self._streamed = ""
+        self._previous_policy: Policy | None = None
+        self._applicable: tuple[str, ...] | None = None
+
+    def _start_flags(self) -> None:
         self._draw_timer: Timer | None = None
         self.busy = False
         self._leaving = False
         self.last_error: str | None = None
-        self._streamed = ""
-        self._previous_policy: Policy | None = None
-        self._applicable: tuple[str, ...] | None = None
-        self.bridge = EngineBridge(self.engine, self)
-        self.bridge.attach()
 
     # -- layout ----------------------------------------------------------------
 
@@ -118,9 +108,13 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         yield RunPanes(self.engine.header, self.run_.scenario)
         yield CockpitFooter(FOOTER_ORDER, HELP_AND_QUIT)
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         asyncio.get_running_loop().set_default_executor(LeavingExecutor(max_workers=4, thread_name_prefix="engine"))
-        self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
+        await self.mount_run()
+
+    async def mount_run(self) -> None:
+        """Show the run, and listen to what outlives a step (SIGTERM, the MCP servers' progress)."""
+        self.reset_pane()
         fit(self, self.size)
         self.refresh_view()
         watch_run(self)
@@ -139,6 +133,9 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         self._leaving = True
         self.bridge.interrupt.set()
         self.bridge.detach()
+        self.unmount_run()
+
+    def unmount_run(self) -> None:
         self.mcp_unmount()
 
     # -- state -----------------------------------------------------------------
@@ -179,7 +176,21 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             return "a tool server failed: n goes on, p swaps, x aborts", "-failed"
         return ("ready" if s.step == 0 else "paused"), "-paused"
 
+    def reset_pane(self) -> None:
+        """Show the first `seen` events of the run in the transcript pane."""
+        self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
+
     def refresh_view(self) -> None:
+        s = self.view_state
+        self.show_header()
+        self.query_one(RunPanes).show_state(s)
+        # The footer rebuilds itself on every refresh; only ask when what applies changed.
+        applicable = tuple(name for name, _, _ in COMMANDS if self.action_applies(name))
+        if applicable != self._applicable:
+            self._applicable = applicable
+            self.refresh_bindings()
+
+    def show_header(self) -> None:
         s = self.view_state
         header = self.engine.header
         words, cls = self._state_words()
@@ -193,12 +204,6 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             path=shown_path(self.run_.path),
             servers=self.servers_line,
         )
-        self.query_one(RunPanes).show_state(s)
-        # The footer rebuilds itself on every refresh; only ask when what applies changed.
-        applicable = tuple(name for name, _, _ in COMMANDS if self.action_applies(name))
-        if applicable != self._applicable:
-            self._applicable = applicable
-            self.refresh_bindings()
 
     # -- bindings --------------------------------------------------------------
 
@@ -228,7 +233,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         self.bridge.perform(label, op)
 
     def start(self, label: str, op: EngineOp) -> None:
-        """Run `op(engine)` off the UI thread; refused while another operation runs."""
+        """Run `op(self.operating)` off the UI thread; refused while another operation runs."""
         if self.busy:
             self.notify("The engine is busy; escape interrupts a continue.", severity="warning", markup=False)
             return
@@ -266,7 +271,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             return
         if self._drawn != self.seen:
             self._drawn = self.seen
-            self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
+            self.reset_pane()
         self.refresh_view()
 
     @on(ThoughtStreamed)
@@ -316,10 +321,10 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         if self.run_status == "awaiting_input":
             self.push_screen(TakeOverScreen(list(self.engine.tools.values()), stay=True), self._took_over)
             return
-        self.start("step", lambda engine: engine.step())
+        self.start("step", lambda op: op.step())
 
     def action_continue_run(self) -> None:
-        self.start("continue", lambda engine: engine.run(should_stop=self.bridge.should_stop))
+        self.start("continue", lambda op: op.go_on(self.bridge.should_stop))
 
     def action_interrupt(self) -> None:
         """First escape: stop after the current step. Second: cancel the policy's call in flight."""
@@ -341,10 +346,15 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             return False
         return True
 
-    def answer_approval(self, answer: Answer | None) -> None:
-        """Apply the operator's answer to the pending approval off the UI thread (None: no answer)."""
+    # Each answer names the approval the operator saw (the folded copy's, or the dialog's):
+    # it is refused when another has taken its place since (no call runs unseen).
+
+    def answer_approval(self, answer: Answer | None, seen: PendingApproval | None = None) -> None:
+        """Apply the operator's answer to the approval `seen` (by default the folded copy's
+        pending one) off the UI thread (None: no answer)."""
+        pending = seen or self.view_state.pending
         if answer is not None:
-            self.start(answer.what, lambda engine: engine.answer(answer))
+            self.start(answer.what, lambda op: op.answer(answer, pending))
 
     def action_approve(self) -> None:
         self.answer_approval(Answer.approve())
@@ -352,34 +362,39 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     def action_approve_always(self) -> None:
         self.answer_approval(Answer.approve_always())
 
-    def action_reject(self) -> None:
-        pending = self.view_state.pending
+    def action_reject(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self.view_state.pending
         if pending is None:
             return
-        self.push_screen(ReasonScreen(pending.tool), self.answer_approval)
+        self.push_screen(ReasonScreen(pending.tool), partial(self.answer_approval, seen=pending))
 
-    def action_edit(self) -> None:
-        pending = self.view_state.pending
+    def action_edit(self, seen: PendingApproval | None = None) -> None:
+        pending = seen or self.view_state.pending
         if pending is None:
             return
         tool = self.engine.tools[pending.tool]
-        self.push_screen(EditArgsScreen(tool, pending.args, self.engine.check_edit), self.answer_approval)
+        self.push_screen(EditArgsScreen(tool, pending.args, self.engine.check_edit), partial(self.answer_approval, seen=pending))
 
     def action_review(self) -> None:
         pending = self.view_state.pending
         if pending is None:
             return
         tool = self.engine.tools.get(pending.tool)
-        screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "", self.run_.edit_tools)
-        self.push_screen(screen, self._approval_answered)
+        screen = ApprovalScreen(pending, tool.description if tool else "", tool.kind if tool else "", self.edit_tools)
+        self.push_screen(screen, partial(self._approval_answered, seen=pending))
 
-    def _approval_answered(self, result: ApprovalResult | None) -> None:
+    @property
+    def edit_tools(self) -> tuple[Any, ...]:
+        """Which tools edit files (their approval shows a diff)."""
+        return self.run_.edit_tools
+
+    def _approval_answered(self, result: ApprovalResult | None, seen: PendingApproval | None = None) -> None:
         if isinstance(result, Answer):
-            self.answer_approval(result)
+            self.answer_approval(result, seen)
         elif result is ApprovalForm.REJECT:
-            self.action_reject()
+            self.action_reject(seen)
         elif result is ApprovalForm.EDIT:
-            self.action_edit()
+            self.action_edit(seen)
 
     def action_budget(self) -> None:
         exhausted = self.view_state.exhausted
@@ -391,9 +406,9 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
                 return
             what, limit = answer
             if what == "extend" and limit is not None:
-                self.start("extend budget", lambda engine: engine.extend_budget(exhausted.kind, limit))
+                self.start("extend budget", lambda op: op.extend_budget(exhausted.kind, limit))
             elif what == "end":
-                self.start("end at budget", lambda engine: engine.end_at_budget())
+                self.start("end at budget", lambda op: op.end_at_budget())
 
         self.push_screen(BudgetScreen(exhausted), answered)
 
@@ -415,7 +430,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
                 return
             if name == "human" and not self.human_in_control:
                 self._previous_policy = self.engine.policy
-            self.start(f"swap to {name}", lambda engine: engine.swap_policy(self.make_policy(name)))
+            self.start(f"swap to {name}", lambda op: op.swap_policy(name))
 
         self.push_screen(PolicyPicker(self.policy_names(), self.view_state.policy), picked)
 
@@ -429,7 +444,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.start("abort", lambda engine: engine.abort())
+                self.start("abort", lambda op: op.abort())
 
         self.push_screen(ConfirmScreen("Abort the run? It ends now with outcome 'aborted'.", yes="Abort"), confirmed)
 

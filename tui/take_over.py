@@ -15,6 +15,7 @@ from typing import Callable
 from textual.app import App
 
 from engine.core.engine import Engine
+from engine.core.operating import Operating
 from engine.core.policy import Policy
 from engine.sessions.run import Run
 from tui.screens.forms import TakeOver, TakeOverScreen
@@ -31,7 +32,7 @@ class TakeOverCockpit(App[None]):
     human_in_control: bool
     policy_names: Callable[[], list[str]]
     make_policy: Callable[[str], Policy]
-    start: Callable[[str, Callable[[Engine], object]], None]
+    start: Callable[[str, Callable[[Operating], object]], None]
 
     def action_take_over(self) -> None:
         self.push_screen(TakeOverScreen(list(self.engine.tools.values()), stay=False), self._took_over)
@@ -46,7 +47,9 @@ class TakeOverCockpit(App[None]):
         if not take.stay and back_to is None:
             self.notify(NOBODY_TO_HAND_BACK, severity="warning", markup=False)
 
-        def op(engine: Engine) -> None:
+        engine = self.engine
+
+        def op(_operating: Operating) -> None:
             if engine.policy is not human:
                 engine.swap_policy(human)
             human.supply(take.decision)
@@ -75,4 +78,5 @@ class TakeOverCockpit(App[None]):
         if policy is None:
             self.notify(NOBODY_TO_HAND_BACK, severity="warning", markup=False)
             return
-        self.start(f"hand back to {policy.name}", lambda engine: engine.swap_policy(policy))
+        engine = self.engine
+        self.start(f"hand back to {policy.name}", lambda _operating: engine.swap_policy(policy))

@@ -90,7 +90,7 @@ class Operator:
     def _require_pending(self, expected: PendingApproval | None = None) -> PendingApproval:
         run = self.run
         pending = run.state.pending
-        if expected is not None and pending is not expected:
+        if expected is not None and pending != expected:  # by value: the cockpit holds its own folded copy
             raise StaleApproval(expected)
         if run.halted is not None:
             run._halt_again()  # RecordError: nothing runs once the transcript stopped taking events

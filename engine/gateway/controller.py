@@ -50,7 +50,7 @@ from engine.core.urls import safe_url
 from engine.model.config import Secret
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.core.text import one_line
-from engine.core.state import PendingApproval
+from engine.core.state import PendingApproval, RunState
 from engine.sessions.build import build_engine
 from engine.sessions.run import default_transcript_path, free_path
 from engine.sessions.seals import Sealer, key_or_problem, sealed_run
@@ -826,6 +826,25 @@ class Gateway:
 
     def modify(self, args: dict[str, Any], expected: PendingApproval | None = None, run: GatewayRun | int | None = None) -> None:
         self.answer(Answer.edit(args), expected, run)
+
+    def go_on(self, should_stop: Callable[[], bool] = lambda: False) -> None:
+        """Continue mode: each request is answered without waiting for `step`."""
+        self.set_mode("continue")
+
+    def pause(self) -> None:
+        self.set_mode("step")
+
+    def swap_policy(self, name: str) -> None:
+        self.swap(name)
+
+    def folded_state(self, run: GatewayRun | int | None = None) -> RunState | None:
+        """A copy of the state of `run` (or the selected one); None before the agent's first request."""
+        line = self._line_of(run) if run is not None else self._selected
+        current = line.run if line is not None else None
+        if not isinstance(current, GatewayRun):
+            return None
+        with line.lock:
+            return current.engine.state.copy()
 
     def extend_budget(self, kind: Any, limit: float, run: GatewayRun | int | None = None) -> None:
         self._operate(lambda line, e: e.extend_budget(kind, limit), run=run)

@@ -314,10 +314,10 @@ def _headless(gateway, server, approve: str, banner: str, launch=None) -> int:
 def _cockpit(gateway, server, launch=None) -> int:
     """With `launch`, the agent is started with the cockpit and the cockpit closes when it
     ends; its output lines are kept in `child.lines` for a pane to show."""
-    from tui.gateway_app import GatewayApp
+    from tui.gateway_cockpit import GatewayCockpit
     from tui.plain import outcome_line
 
-    app = GatewayApp(gateway, server.url)
+    app = GatewayCockpit(gateway, server.url)
     child = None
     closed = threading.Event()
     if launch is not None:

@@ -251,6 +251,7 @@ def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> 
     from engine.core.answers import Answer
     from engine.core.edits import EDIT_TOOLS, edit_preview
     from engine.core.text import visible
+    from tui.cockpit_actions import prompt_keys
     from tui.plain import approval_question
 
     pending = engine.state.pending
@@ -271,7 +272,7 @@ def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> 
             print(f"           {line}")
     while True:
         try:
-            answer = input("  [a]pprove, [A]pprove always, [r]eject, [e]dit, [x] abort > ").strip()
+            answer = input(f"  {prompt_keys()} > ").strip()
         except EOFError:
             answer = "x"
         if answer in ("a", "approve"):

@@ -26,7 +26,7 @@ from engine.core.answers import Answer
 from engine.core.edits import EDIT_TOOLS, EditPreview, EditTool, edit_preview
 from engine.core.state import PendingApproval
 from engine.core.text import clean, visible
-from tui.keys import approval_bindings
+from tui.keys import approval_bindings, key_binding
 from tui.widgets.diff_view import DiffView
 
 class ApprovalForm(Enum):
@@ -82,7 +82,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult | None]):
     BINDINGS = [
         *approval_bindings("choose('{}')"),
         Binding("escape", "look", "look at the run"),
-        Binding("d", "toggle_body", "diff/arguments"),
+        key_binding("toggle_body"),
         Binding("question_mark", "app.help", "help"),
         *(Binding(key, f"leave('{action}')", action, show=False) for key, action in LEAVING_KEYS),
     ]

@@ -22,6 +22,7 @@ from engine.core.events import BudgetExhausted
 from engine.core.text import clean
 from engine.core.amounts import amount
 from engine.stored.lock import TranscriptBusy, a_link
+from tui.cockpit_actions import HELP
 from tui.screens.approval import KeyButton
 from tui.widgets.gauges import LABELS
 
@@ -313,29 +314,6 @@ class SaveScreen(ModalScreen[Path | None]):
         self.dismiss(None)
 
 
-HELP = """\
-n / space  one step: the policy decides once, then its action runs (or pauses for approval)
-c          continue until a pause, the end, or escape
-escape     interrupt a continue after the current step
-a          approve the pending action
-A          approve, and approve this tool always from now on
-r          reject the pending action with a reason the policy reads
-e          edit the pending action's arguments; ctrl+r runs it with them (enter never does)
-v          view the pending approval again
-d          in the approval of a file edit: its diff, or the call's raw arguments
-b          the budget pause: extend the limit or end the run
-p          pick the policy for the next step (scripted, human, model, configured ones)
-h          take over: type the next step yourself; h again hands back
-x          abort the run
-s          save a copy of the transcript (an existing file is replaced only if you say y)
-o          expand every folded observation, or fold them again (a click opens one)
-t          write the task of a run of MCP tools started without one
-l          your runs: replay, resume or fork one (it opens beside this run)
-ctrl+p     every command of this screen, searchable
-?          this help
-q, ctrl+c  quit (the transcript is already saved; a run that can go on asks first: y leaves it resumable)
-
-Keys that do not apply right now are hidden from the footer, and so are those it has no room for."""
 
 
 def key_table(keys: str) -> Group:

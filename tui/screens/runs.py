@@ -31,6 +31,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from engine.core.text import clean
 from tui.exits import UsageError
+from tui.cockpit_actions import key_of
 from tui.run_list import RunChoice, cells, read_folder, runs_folder
 
 SCREEN_COLUMNS = ("when", "source", "task", "outcome", "steps", "resume", "tokens", "cost", "policy", "file")
@@ -39,7 +40,7 @@ TASK_WIDTH = 22
 MAX_ROWS = 100
 """The most rows the table holds (the newest matches): filling 10,000 rows takes seconds, and
 typing a few letters narrows any folder to what you look for."""
-RUNS_KEY = "l"
+RUNS_KEY = key_of("runs").keys[0]
 """The key that opens this screen in the cockpit and in the replay viewer."""
 
 

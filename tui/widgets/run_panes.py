@@ -59,6 +59,14 @@ class RunPanes(Vertical):
     def transcript(self) -> TranscriptPane:
         return self.query_one(TranscriptPane)
 
+    async def show_tools(self, header: Header) -> None:
+        """The tools of another run (a gateway's next run, whose agent may declare others)."""
+        tools = self.query_one(ToolPanel)
+        if tools.tools != header.tools:
+            tools.tools, tools.tool_rows = list(header.tools), None
+            await tools.recompose()
+        self.query_one(CompactStrip).tools = list(header.tools)
+
     def show_state(self, state: RunState) -> None:
         """Tools, map and budget as `state` has them."""
         pending_tool = state.pending.tool if state.pending is not None and state.status == "awaiting_approval" else None

@@ -33,7 +33,6 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
@@ -42,6 +41,7 @@ from textual.strip import Strip
 
 from engine.core.describe import Block, fork_words
 from engine.core.events import Event, Header
+from tui.keys import key_binding
 from tui.widgets.blocks import FOLD_AT, event_blocks, event_figures, safe_text
 from tui.widgets.scrollbar import RowCachedScrollBar
 from tui.widgets.rows import LABEL_WIDTH, FigureColumns, Prefix, RowIndex
@@ -68,7 +68,7 @@ class TranscriptPane(ScrollView, can_focus=True):
 
     ALLOW_SELECT = False
 
-    BINDINGS = [Binding("o", "toggle_folds", "expand/fold")]
+    BINDINGS = [key_binding("toggle_folds")]
 
     COMPONENT_CLASSES = {
         "transcript--step",
