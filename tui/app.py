@@ -89,6 +89,10 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         self.engine = engine
         self.clock = clock
         self.view_state: RunState = state
+        self.halted: str | None = engine.halted if engine is not None else None
+        """Why the transcript cannot be written (None: it can), as the last operation left it."""
+        self.fault: str | None = engine.fault if engine is not None else None
+        """Why a tool server failed in the last operation (None: none did)."""
         self.seen = seen
         self._drawn = self.seen
         self._streamed = ""
@@ -148,7 +152,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     def run_status(self) -> RunStatus:
         """The run's status (`engine.core.state.RunStatus`) as the cockpit shows it."""
         human = self.human_in_control and self.run_.human.needs_input
-        return run_status(self.view_state.status, human_needs_input=human, busy=self.busy, halted=self.engine.halted is not None)
+        return run_status(self.view_state.status, human_needs_input=human, busy=self.busy, halted=self.halted is not None)
 
     def _state_words(self) -> tuple[str, str]:
         s = self.view_state
@@ -172,7 +176,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             return f"ended: {s.ended.outcome} ({s.ended.reason})", "-ended"
         if status == "halted":
             return "halted: the transcript cannot be written", "-failed"
-        if status == "ready" and self.engine.fault:
+        if status == "ready" and self.fault:
             return "a tool server failed: n goes on, p swaps, x aborts", "-failed"
         return ("ready" if s.step == 0 else "paused"), "-paused"
 
@@ -283,6 +287,8 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     @on(WorkDone)
     def _work_done(self, message: WorkDone) -> None:
         self.busy = False
+        if self.engine is not None:  # a local run's: read on the worker thread when the operation ended
+            self.halted, self.fault = message.halted, message.fault
         if not self._can_draw:
             return
         self.clear_progress()
@@ -483,7 +489,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         """q, ctrl+c and ctrl+q: leave a run that ended at once; of one that can go on, ask
         first (it stays resumable). A second quit key at the question, or one on the
         too-small screen (where no question fits), leaves without asking."""
-        if self.view_state.ended is not None or self.engine.halted is not None:
+        if self.view_state.ended is not None or self.halted is not None:
             self._leave()
         elif isinstance(self.screen, (QuitScreen, TooSmallScreen)):
             self._leave()
@@ -499,5 +505,5 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         if ended is not None:
             code = EXIT_CODES[ended.outcome]
         else:
-            code = EXIT_INTERNAL if self.engine.halted is not None else EXIT_UNFINISHED
+            code = EXIT_INTERNAL if self.halted is not None else EXIT_UNFINISHED
         self.exit(return_code=code)

@@ -106,14 +106,19 @@ class WorkDone(Message):
 
     `status` is the engine's status afterwards; `error` is set when the
     operation raised (an operator call that did not fit the state, or a bug):
-    the cockpit shows it and stays up.
+    the cockpit shows it and stays up. `halted` (the transcript could not be
+    written) and `fault` (a tool server failed) are the local engine's, read on
+    the worker thread when the operation ended, so the UI never reads them from
+    the live engine.
     """
 
-    def __init__(self, label: str, status: str, error: str | None = None) -> None:
+    def __init__(self, label: str, status: str, error: str | None = None, halted: str | None = None, fault: str | None = None) -> None:
         super().__init__()
         self.label = label
         self.status = status
         self.error = error
+        self.halted = halted
+        self.fault = fault
 
 
 class EngineBridge:
@@ -169,4 +174,7 @@ class EngineBridge:
             status = self.operating.status()
         except Exception:
             status = "ready"
-        self.target.post_message(WorkDone(label, status, error))
+        halted = fault = None
+        if self.engine is not None:
+            halted, fault = self.engine.halted, self.engine.fault
+        self.target.post_message(WorkDone(label, status, error, halted, fault))

@@ -36,6 +36,7 @@ class McpCockpit(App[None]):
     engine: Engine
     seen: int
     view_state: RunState
+    fault: str | None
     progress_listeners: tuple[Callable[[Progress], None], ...] = ()
 
     @property
@@ -104,7 +105,7 @@ class McpCockpit(App[None]):
     def show_fault(self) -> bool:
         """After an operation: say why a tool server failed (it died, hung or sent garbage); the
         run paused there. False when there was no fault."""
-        fault = self.engine.fault
+        fault = self.fault
         if not fault:
             return False
         self.notify(clean(fault), title=FAULT_TITLE, severity="error", timeout=10, markup=False)
