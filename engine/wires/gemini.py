@@ -27,7 +27,7 @@ from typing import Any, Callable
 from engine.core.events import Usage
 from engine.wires.chat import error_detail as chat_error_detail
 from engine.wires.chat import error_of
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, original_of
+from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, first_problem, listed_problem, original_of
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent)$")
@@ -54,28 +54,31 @@ def route(path: str) -> tuple[str, str] | None:
 
 def check_request(body: Any) -> str | None:
     """Why a Gemini request cannot be served (None when it can), naming the field."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    contents = body.get("contents")
-    if not isinstance(contents, list) or not contents:
-        return "'contents' must be a non-empty list of contents"
-    for n, content in enumerate(contents):
-        where = f"contents[{n}]"
-        if not isinstance(content, dict):
-            return f"{where} must be an object"
-        if content.get("role", "user") not in ("user", "model", "function"):
-            return f"{where}.role must be user or model"
-        parts = content.get("parts")
-        if not isinstance(parts, list):
-            return f"{where}.parts must be a list of parts"
-        for k, part in enumerate(parts):
-            if not isinstance(part, dict):
-                return f"{where}.parts[{k}] must be an object"
-            for key in ("functionCall", "functionResponse"):
-                if key in part and (not isinstance(part[key], dict) or not isinstance(part[key].get("name"), str)):
-                    return f"{where}.parts[{k}].{key} must be an object with a name"
+    problem = listed_problem(body, "contents", _content_problem)
+    if problem is not None:
+        return problem
     if body.get("tools") is not None and not isinstance(body["tools"], list):
         return "'tools' must be a list of tools"
+    return None
+
+
+def _content_problem(content: Any, where: str) -> str | None:
+    if not isinstance(content, dict):
+        return f"{where} must be an object"
+    if content.get("role", "user") not in ("user", "model", "function"):
+        return f"{where}.role must be user or model"
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return f"{where}.parts must be a list of parts"
+    return first_problem(parts, f"{where}.parts", _part_problem)
+
+
+def _part_problem(part: Any, where: str) -> str | None:
+    if not isinstance(part, dict):
+        return f"{where} must be an object"
+    for key in ("functionCall", "functionResponse"):
+        if key in part and (not isinstance(part[key], dict) or not isinstance(part[key].get("name"), str)):
+            return f"{where}.{key} must be an object with a name"
     return None
 
 

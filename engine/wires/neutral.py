@@ -91,18 +91,34 @@ def message_text(content: Any) -> str:
     return json.dumps(content, sort_keys=True) if text is None else text
 
 
+def first_problem(items: list[Any], name: str, problem_of: Callable[[Any, str], str | None]) -> str | None:
+    """The problem `problem_of(item, where)` finds in the first item of the list `name` that has
+    one (`where`: "name[n]"); None when none has."""
+    for n, item in enumerate(items):
+        problem = problem_of(item, f"{name}[{n}]")
+        if problem is not None:
+            return problem
+    return None
+
+
+def listed_problem(body: Any, key: str, problem_of: Callable[[Any, str], str | None]) -> str | None:
+    """Why a request's body and its list `key` (`messages`, Gemini's `contents`) cannot be served:
+    a body that is not an object, a list missing or empty, or the first item's problem by
+    `problem_of(item, where)`; None when they can."""
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    items = body.get(key)
+    if not isinstance(items, list) or not items:
+        return f"'{key}' must be a non-empty list of {key}"
+    return first_problem(items, key, problem_of)
+
+
 def messages_problem(body: Any, message_problem: Callable[[Any, str], str | None]) -> str | None:
     """Why a request's body and its `messages` cannot be served (each message checked by
     `message_problem(message, where)`), and a `stream` that is not a boolean; None when they can."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' must be a non-empty list of messages"
-    for n, m in enumerate(messages):
-        problem = message_problem(m, f"messages[{n}]")
-        if problem is not None:
-            return problem
+    problem = listed_problem(body, "messages", message_problem)
+    if problem is not None:
+        return problem
     if "stream" in body and not isinstance(body["stream"], bool):
         return "'stream' must be true or false"
     return None

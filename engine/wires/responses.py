@@ -26,7 +26,7 @@ from typing import Any, Callable
 from engine.core.events import Usage
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, original_of
+from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, first_problem, original_of
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -62,11 +62,7 @@ def check_request(body: Any) -> str | None:
         return None if items else "'input' must not be empty"
     if not isinstance(items, list) or not items:
         return "'input' must be a string or a non-empty list of items"
-    for n, item in enumerate(items):
-        problem = _item_problem(item, f"input[{n}]")
-        if problem is not None:
-            return problem
-    return None
+    return first_problem(items, "input", _item_problem)
 
 
 def _item_problem(item: Any, where: str) -> str | None:
