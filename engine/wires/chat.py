@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Unpack
 
-from engine.core.events import Usage
 from engine.core.urls import endpoint as join_endpoint
 from engine.core.content import content_text
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, messages_problem, without_original
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, messages_problem, without_original
 
 NAME = "chat"
 ROUTES = ("/v1/chat/completions", "/chat/completions")
@@ -247,19 +246,11 @@ def error_response(status: int, message: str, kind: str | None = None, code: str
     return Response(status, json.dumps(body).encode())
 
 
-def built_reply(
-    content: str | None,
-    calls: list[dict[str, Any]],
-    *,
-    model: str,
-    stream: bool,
-    usage: Usage | None = None,
-    include_usage: bool = False,
-    original: Reply | None = None,
-) -> Response:
+def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
     """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
     (`original`, the upstream's reply it replaces, adds nothing here: this API's replies hold
     no field the neutral form does not.)"""
+    model, usage = options["model"], options.get("usage")
     created = int(time.time())
     ident = f"chatcmpl-agent-tui-{time.monotonic_ns()}"
     finish = "tool_calls" if calls else "stop"
@@ -268,7 +259,7 @@ def built_reply(
         if usage is not None
         else None
     )
-    if not stream:
+    if not options["stream"]:
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             message["tool_calls"] = calls
@@ -288,7 +279,7 @@ def built_reply(
         deltas.append({"tool_calls": [{"index": n, **call}]})
     chunks = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
     chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-    if include_usage and usage_body is not None:
+    if options.get("include_usage") and usage_body is not None:
         chunks.append({**base, "choices": [], "usage": usage_body})
     text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
     return Response(200, text.encode(), "text/event-stream")

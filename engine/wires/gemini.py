@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Unpack
 
-from engine.core.events import Usage
 from engine.wires.chat import error_detail as chat_error_detail
 from engine.wires.chat import error_of
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, first_problem, listed_problem, original_of
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent)$")
@@ -378,20 +377,12 @@ def error_response(status: int, message: str, kind: str = "", code: str | None =
     return Response(status, json.dumps({"error": error}).encode())
 
 
-def built_reply(
-    content: str | None,
-    calls: list[dict[str, Any]],
-    *,
-    model: str,
-    stream: bool,
-    usage: Usage | None = None,
-    include_usage: bool = False,
-    original: Reply | None = None,
-) -> Response:
+def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
     """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
     The thoughts of `original` (the upstream's reply it replaces, when it came in this wire) are
     kept as they came, and a call's `thoughtSignature` on the call it stays with; a reply of
     another wire is written anew."""
+    original, usage = options.get("original"), options.get("usage")
     parts: list[dict[str, Any]] = []
     signatures: dict[str, Any] = {}
     if original is not None and original.wire == NAME and isinstance(original.message, dict):
@@ -417,13 +408,13 @@ def built_reply(
             part["thoughtSignature"] = signature
         parts.append(part)
     candidate = {"content": {"role": "model", "parts": parts or [{"text": ""}]}, "finishReason": "STOP", "index": 0}
-    whole: dict[str, Any] = {"candidates": [candidate], "modelVersion": model}
+    whole: dict[str, Any] = {"candidates": [candidate], "modelVersion": options["model"]}
     if usage is not None:
         whole["usageMetadata"] = {
             "promptTokenCount": usage.input_tokens,
             "candidatesTokenCount": usage.output_tokens,
             "totalTokenCount": usage.input_tokens + usage.output_tokens,
         }
-    if not stream:
+    if not options["stream"]:
         return Response(200, json.dumps(whole).encode())
     return Response(200, f"data: {json.dumps(whole)}\r\n\r\n".encode(), "text/event-stream")

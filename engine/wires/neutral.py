@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Required, TypedDict
+
 from engine.core.content import content_text
+from engine.core.events import Usage
 
 ORIGINAL = "_agent_tui_original"
 """The key, on a neutral body or message, holding it as its own wire wrote it:
@@ -54,6 +56,19 @@ class Reply:
     """The wire the reply came in."""
     message: dict[str, Any] | None = None
     """The whole reply as that wire wrote it (its module's own shape), when the module keeps it."""
+
+
+class ReplyOptions(TypedDict, total=False):
+    """What a wire's `built_reply` is told besides the text and the calls, by keyword: the `model`
+    and whether to `stream` (always); the `usage` to report; `include_usage`, a chat completions
+    stream's closing usage chunk (as its agent asked); and `original`, the upstream's reply that the
+    written one replaces, from which a wire keeps what the neutral form does not hold."""
+
+    model: Required[str]
+    stream: Required[bool]
+    usage: Usage | None
+    include_usage: bool
+    original: Reply | None
 
 
 @dataclass

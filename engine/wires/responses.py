@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Unpack
 
-from engine.core.events import Usage
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, first_problem, original_of
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -345,20 +344,12 @@ def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
 # -- what goes back to the agent ----------------------------------------------------
 
 
-def built_reply(
-    content: str | None,
-    calls: list[dict[str, Any]],
-    *,
-    model: str,
-    stream: bool,
-    usage: Usage | None = None,
-    include_usage: bool = False,
-    original: Reply | None = None,
-) -> Response:
+def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
     """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
     The items of `original` (the upstream's reply it replaces, when it came in this wire) other
     than its text and calls (reasoning, with its encrypted content) are kept as they came, and
     its fields; a reply of another wire is written anew."""
+    original, usage = options.get("original"), options.get("usage")
     ident = f"resp_agent_tui_{time.monotonic_ns()}"
     base: dict[str, Any] = {}
     kept: list[dict[str, Any]] = []
@@ -366,7 +357,7 @@ def built_reply(
         base = {k: v for k, v in original.message.items() if k not in ("output", "usage", "output_text")}
         kept = [i for i in original.message.get("output") or [] if isinstance(i, dict) and i.get("type") not in ("message", "function_call")]
     base.setdefault("id", ident)
-    base.update({"object": "response", "model": base.get("model") or model, "status": "completed"})
+    base.update({"object": "response", "model": base.get("model") or options["model"], "status": "completed"})
     base.setdefault("created_at", int(time.time()))
     for key, value in (("parallel_tool_calls", True), ("tool_choice", "auto"), ("tools", [])):
         base.setdefault(key, value)
@@ -396,7 +387,7 @@ def built_reply(
             "total_tokens": usage.input_tokens + usage.output_tokens,
         }
     whole = {**base, "output": output, "usage": usage_body}
-    if not stream:
+    if not options["stream"]:
         return Response(200, json.dumps(whole).encode())
     return Response(200, "".join(_sse(e) for e in _events(whole)).encode(), "text/event-stream")
 
