@@ -8,7 +8,7 @@ import json
 import pytest
 
 from engine.core.events import Usage
-from engine.wires import WIRES, ReplyOptions, Wire
+from engine.wires import WIRES, ReplyOptions, Wire, WireError
 
 CALL = {"id": "call_0", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}
 
@@ -31,3 +31,14 @@ def test_every_wire_writes_a_reply_from_the_same_options_and_reads_it_back(wire:
     assert reply.content == "I'll read it."
     assert [(c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [("read_file", {"path": "a.txt"})]
     assert (reply.input_tokens, reply.output_tokens) == (3, 4)
+
+
+@pytest.mark.parametrize("wire", WIRES.values(), ids=list(WIRES))
+def test_every_wire_reads_only_data_lines_and_names_malformed_json_the_same_way(wire: Wire) -> None:
+    reader = wire.stream_reader(lambda delta: None)
+    for line in ("event: ping", ": a comment", "", "data:", "data:   "):
+        reader.feed(line)
+    assert not reader.complete
+    with pytest.raises(WireError) as raised:
+        reader.feed("data: {oops")
+    assert str(raised.value) == "malformed JSON in the stream: '{oops'"

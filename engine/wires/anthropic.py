@@ -27,7 +27,7 @@ from typing import Any, Callable, Unpack
 from urllib.parse import urlsplit
 
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of, stream_json, stream_payload
 
 NAME = "anthropic"
 ROUTES = ("/v1/messages", "/messages")
@@ -400,15 +400,10 @@ class StreamReader:
 
     def feed(self, line: str) -> None:
         """One line of the event stream (`event:` lines, comments and blanks are ignored)."""
-        if not line.startswith("data:"):
+        payload = stream_payload(line)
+        if payload is None:
             return
-        payload = line[5:].strip()
-        if not payload:
-            return
-        try:
-            event = json.loads(payload)
-        except (ValueError, RecursionError):
-            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
+        event = stream_json(payload)
         if not isinstance(event, dict):
             raise WireError("a stream event is not a JSON object")
         kind = event.get("type")

@@ -18,7 +18,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.core.content import content_text
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, messages_problem, without_original
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, messages_problem, stream_json, stream_payload, without_original
 
 NAME = "chat"
 ROUTES = ("/v1/chat/completions", "/chat/completions")
@@ -180,18 +180,13 @@ class StreamReader:
 
     def feed(self, line: str) -> None:
         """One line of the event stream (comments, `event:` lines and blanks are ignored)."""
-        if not line.startswith("data:"):
-            return
-        payload = line[5:].strip()
-        if not payload:
+        payload = stream_payload(line)
+        if payload is None:
             return
         if payload == "[DONE]":
             self.done = True
             return
-        try:
-            chunk = json.loads(payload)
-        except (json.JSONDecodeError, RecursionError):
-            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
+        chunk = stream_json(payload)
         if not isinstance(chunk, dict):
             raise WireError("a stream chunk is not a JSON object")
         error = error_of(chunk)

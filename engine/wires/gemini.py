@@ -26,7 +26,7 @@ from typing import Any, Callable, Unpack
 
 from engine.wires.chat import error_detail as chat_error_detail
 from engine.wires.chat import error_of
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of, stream_json, stream_payload
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent)$")
@@ -333,16 +333,9 @@ class StreamReader:
         self._on_delta = on_delta
 
     def feed(self, line: str) -> None:
-        if not line.startswith("data:"):
-            return
-        payload = line[5:].strip()
-        if not payload:
-            return
-        try:
-            chunk = json.loads(payload)
-        except (json.JSONDecodeError, RecursionError):
-            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
-        _fold(self.reply, chunk, self._on_delta)
+        payload = stream_payload(line)
+        if payload is not None:
+            _fold(self.reply, stream_json(payload), self._on_delta)
 
     @property
     def complete(self) -> bool:

@@ -81,6 +81,22 @@ class Response:
     """Called once by the server: True when the whole body was handed to the agent's connection, False when it could not be."""
 
 
+def stream_payload(line: str) -> str | None:
+    """The payload of a server-sent event's `data:` line, stripped; None for any other line
+    (`event:` lines, comments, blanks) and for an empty payload."""
+    if not line.startswith("data:"):
+        return None
+    return line[5:].strip() or None
+
+
+def stream_json(payload: str) -> Any:
+    """A stream's payload read as JSON; a WireError quoting its start when it is not."""
+    try:
+        return json.loads(payload)
+    except (ValueError, RecursionError):
+        raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
+
+
 def passthrough(raw: bytes, stream: bool) -> Response:
     """The upstream's reply as it came, for an agent of the same wire."""
     return Response(200, raw, "text/event-stream" if stream else "application/json")

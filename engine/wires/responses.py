@@ -25,7 +25,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, stream_json, stream_payload
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -278,15 +278,10 @@ class StreamReader:
 
     def feed(self, line: str) -> None:
         """One line of the event stream (`event:` lines, comments and blanks are ignored)."""
-        if not line.startswith("data:"):
+        payload = stream_payload(line)
+        if payload is None or payload == "[DONE]":
             return
-        payload = line[5:].strip()
-        if not payload or payload == "[DONE]":
-            return
-        try:
-            event = json.loads(payload)
-        except (json.JSONDecodeError, RecursionError):
-            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
+        event = stream_json(payload)
         if not isinstance(event, dict):
             raise WireError("a stream event is not a JSON object")
         kind = event.get("type")
