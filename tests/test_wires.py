@@ -42,3 +42,12 @@ def test_every_wire_reads_only_data_lines_and_names_malformed_json_the_same_way(
     with pytest.raises(WireError) as raised:
         reader.feed("data: {oops")
     assert str(raised.value) == "malformed JSON in the stream: '{oops'"
+
+
+@pytest.mark.parametrize("wire", WIRES.values(), ids=list(WIRES))
+def test_every_wire_names_a_body_that_is_no_reply_the_same_way(wire: Wire) -> None:
+    error = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+    for data, said in (([], "the reply is not a JSON object"), (error, "the server reported an error: slow down")):
+        with pytest.raises(WireError) as raised:
+            wire.read_whole(data)
+        assert str(raised.value) == said

@@ -141,13 +141,20 @@ def error_of(data: dict[str, Any]) -> str | None:
     return str(error)
 
 
-def reply_from_json(data: Any) -> Reply:
-    """Read a whole chat completions response."""
+def reply_object(data: Any) -> dict[str, Any]:
+    """A reply's body (or a streamed chunk of it) as the object it must be; a WireError when it
+    is not one or reports an error (`error_of`)."""
     if not isinstance(data, dict):
         raise WireError("the reply is not a JSON object")
     error = error_of(data)
     if error is not None:
         raise WireError(f"the server reported an error: {error}")
+    return data
+
+
+def reply_from_json(data: Any) -> Reply:
+    """Read a whole chat completions response."""
+    data = reply_object(data)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise WireError("the reply has no choices")

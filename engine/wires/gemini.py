@@ -25,7 +25,7 @@ import re
 from typing import Any, Callable, Unpack
 
 from engine.wires.chat import error_detail as chat_error_detail
-from engine.wires.chat import error_of
+from engine.wires.chat import reply_object
 from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of, stream_json, stream_payload
 
 NAME = "gemini"
@@ -275,11 +275,7 @@ def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
 
 def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None) -> None:
     """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`."""
-    if not isinstance(data, dict):
-        raise WireError("the reply is not a JSON object")
-    error = error_of(data)
-    if error is not None:
-        raise WireError(f"the server reported an error: {error}")
+    data = reply_object(data)
     usage = data.get("usageMetadata")
     if isinstance(usage, dict) and isinstance(usage.get("promptTokenCount"), int):
         reply.input_tokens = usage["promptTokenCount"]

@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.chat import error_detail, error_of, error_response, headers
+from engine.wires.chat import error_detail, error_of, error_response, headers, reply_object
 from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, stream_json, stream_payload
 
 NAME = "responses"
@@ -240,11 +240,7 @@ def _call_of(item: dict[str, Any]) -> ToolCall:
 
 def read_whole(data: Any) -> Reply:
     """Read a whole `response` object."""
-    if not isinstance(data, dict):
-        raise WireError("the reply is not a JSON object")
-    error = error_of(data)
-    if error is not None:
-        raise WireError(f"the server reported an error: {error}")
+    data = reply_object(data)
     output = data.get("output")
     if not isinstance(output, list):
         raise WireError("the reply has no output")
