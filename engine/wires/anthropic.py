@@ -27,7 +27,7 @@ from typing import Any, Callable, Unpack
 from urllib.parse import urlsplit
 
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, stream_json, stream_payload
 
 NAME = "anthropic"
 ROUTES = ("/v1/messages", "/messages")
@@ -512,9 +512,9 @@ def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unp
     """A reply the gateway wrote (`calls`: neutral tool calls). Rebuilt from `original`, the
     upstream's Messages reply, when there is one: its blocks as they came but for the tool
     uses, which are the released calls with their (edited) input; else written anew."""
-    original, usage = options.get("original"), options.get("usage")
-    if original is not None and original.wire == NAME and original.message is not None:
-        message = _rebuilt(original.message, calls)
+    usage, original = options.get("usage"), reply_message_of(options.get("original"), NAME)
+    if original is not None:
+        message = _rebuilt(original, calls)
     else:
         blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
         blocks += [_tool_use(call) for call in calls]

@@ -26,7 +26,7 @@ from typing import Any, Callable, Unpack
 
 from engine.wires.chat import error_detail as chat_error_detail
 from engine.wires.chat import reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, stream_json, stream_payload
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent)$")
@@ -371,12 +371,12 @@ def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unp
     The thoughts of `original` (the upstream's reply it replaces, when it came in this wire) are
     kept as they came, and a call's `thoughtSignature` on the call it stays with; a reply of
     another wire is written anew."""
-    original, usage = options.get("original"), options.get("usage")
+    usage, original = options.get("usage"), reply_message_of(options.get("original"), NAME)
     parts: list[dict[str, Any]] = []
     signatures: dict[str, Any] = {}
-    if original is not None and original.wire == NAME and isinstance(original.message, dict):
+    if original is not None:
         n = 0
-        for part in original.message.get("parts") or []:
+        for part in original.get("parts") or []:
             if part.get("thought"):
                 parts.append(part)
             elif isinstance(part.get("functionCall"), dict):

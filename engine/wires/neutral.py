@@ -102,6 +102,14 @@ def passthrough(raw: bytes, stream: bool) -> Response:
     return Response(200, raw, "text/event-stream" if stream else "application/json")
 
 
+def reply_message_of(original: Reply | None, wire: str) -> dict[str, Any] | None:
+    """The whole reply `original` as `wire` wrote it, if it came in that wire (else a reply built
+    from it is written anew)."""
+    if original is None or original.wire != wire or not isinstance(original.message, dict):
+        return None
+    return original.message
+
+
 def original_of(body: dict[str, Any], wire: str) -> dict[str, Any] | None:
     """What `body` (a neutral request) keeps of its request in `wire`, if it came in that wire."""
     kept = body.get(ORIGINAL)

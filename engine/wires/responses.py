@@ -25,7 +25,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers, reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, reply_message_of, stream_json, stream_payload
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -340,13 +340,13 @@ def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unp
     The items of `original` (the upstream's reply it replaces, when it came in this wire) other
     than its text and calls (reasoning, with its encrypted content) are kept as they came, and
     its fields; a reply of another wire is written anew."""
-    original, usage = options.get("original"), options.get("usage")
+    usage, original = options.get("usage"), reply_message_of(options.get("original"), NAME)
     ident = f"resp_agent_tui_{time.monotonic_ns()}"
     base: dict[str, Any] = {}
     kept: list[dict[str, Any]] = []
-    if original is not None and original.wire == NAME and isinstance(original.message, dict):
-        base = {k: v for k, v in original.message.items() if k not in ("output", "usage", "output_text")}
-        kept = [i for i in original.message.get("output") or [] if isinstance(i, dict) and i.get("type") not in ("message", "function_call")]
+    if original is not None:
+        base = {k: v for k, v in original.items() if k not in ("output", "usage", "output_text")}
+        kept = [i for i in original.get("output") or [] if isinstance(i, dict) and i.get("type") not in ("message", "function_call")]
     base.setdefault("id", ident)
     base.update({"object": "response", "model": base.get("model") or options["model"], "status": "completed"})
     base.setdefault("created_at", int(time.time()))
