@@ -13,7 +13,12 @@ module keeps one, the whole reply in that wire (`message`), from which an edited
 reply is rebuilt with every field the engine does not understand kept.
 
 `Response` is what goes back to an agent: a status, the body bytes and their
-content type.
+content type; `ReplyOptions`, what a wire's `built_reply` is told to write one.
+
+What every wire does alike lives here too, written once: a request's lists checked
+item by item (`listed_problem`, `first_problem`), a stream's `data:` lines read
+(`stream_payload`, `stream_json`), an upstream reply kept only in its own wire
+(`reply_message_of`).
 """
 
 from __future__ import annotations
