@@ -115,13 +115,7 @@ class ResearchWorld:
                 self.read_page,
                 timeout=None,
             ),
-            Tool(
-                "finish",
-                "Ends the run with the answer to the question, citing sources.",
-                (Param("answer", description="The final answer."),),
-                kind="exit",
-                answer_param="answer",
-            ),
+            Tool.exit("finish", "Ends the run with the answer to the question, citing sources.", Param("answer", description="The final answer.")),
         ]
 
     def web_search(self, query: str) -> str:

@@ -56,13 +56,11 @@ class SupportWorld:
                 self.open_return_request,
                 kind="irreversible",
             ),
-            Tool(
+            Tool.exit(
                 "hand_to_human",
                 "Hands the conversation to a colleague, with the reason.",
-                (Param("reason", description="Why a person must take over."),),
-                kind="exit",
+                Param("reason", description="Why a person must take over."),
                 outcome="handed_off",
-                answer_param="reason",
             ),
         ]
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 import scenarios
-from engine import Decision, ScriptedPolicy
+from engine import Decision, Param, ScriptedPolicy, Tool
 from engine.sessions.run import new_run
 from tests.support.helpers import types
 
@@ -16,6 +16,13 @@ def run_to_end(scenario: str, policy: str | None = None, task: str | None = None
     run = new_run(scenarios.get(scenario), task, policy, save=False, **kwargs)
     run.engine.run()
     return run
+
+
+def test_an_exit_tool_names_its_answer_parameter_once():
+    reason = Param("reason", description="Why.")
+    tool = Tool.exit("hand_to_human", "Hands over.", reason, outcome="handed_off")
+    assert tool == Tool("hand_to_human", "Hands over.", (reason,), kind="exit", outcome="handed_off", answer_param="reason")
+    assert Tool.exit("finish", "Ends.", Param("answer")).outcome == "answer"
 
 
 def test_library_good_answers_2_after_4_steps():

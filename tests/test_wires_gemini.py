@@ -108,6 +108,16 @@ def test_bad_requests_are_named(body, said):
     assert said in gemini.check_request(body)
 
 
+def test_a_bad_content_or_part_is_named_by_its_place():
+    assert gemini.check_request({"contents": []}) == "'contents' must be a non-empty list of contents"
+    assert gemini.check_request({"contents": [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "model", "parts": [{"text": "x"}, "p"]}]}) == (
+        "contents[1].parts[1] must be an object"
+    )
+    assert gemini.check_request({"contents": [{"parts": [{"functionResponse": {}}]}]}) == "contents[0].parts[0].functionResponse must be an object with a name"
+    assert gemini.check_request({"contents": [{"role": "user"}]}) == "contents[0].parts must be a list of parts"
+    assert gemini.check_request({"contents": [{"parts": []}], "tools": {}}) == "'tools' must be a list of tools"
+
+
 def _chunk(parts, finish=None):
     candidate = {"content": {"role": "model", "parts": parts}, "index": 0}
     if finish:

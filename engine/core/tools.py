@@ -76,6 +76,12 @@ class Tool:
     a tool an agent declared in its request to the gateway."""
     server: str | None = None
     """The MCP server that provides the tool (the tool panel groups by it)."""
+
+    @classmethod
+    def exit(cls, name: str, description: str, answer: Param, outcome: Literal["answer", "handed_off"] = "answer") -> Tool:
+        """An exit tool whose one parameter, `answer`, carries the answer (or, handed off, the reason)."""
+        return cls(name, description, (answer,), kind="exit", outcome=outcome, answer_param=answer.name)
+
     def info(self) -> ToolInfo:
         return ToolInfo(
             name=self.name,

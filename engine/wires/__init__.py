@@ -10,11 +10,10 @@ out; the upstream's requests out, its replies in) and by the model policy
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Unpack
 
-from engine.core.events import Usage
 from engine.wires import anthropic, chat, gemini, responses
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, passthrough
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, passthrough
 
 
 class StreamReader(Protocol):
@@ -47,17 +46,9 @@ class Wire(Protocol):
     def to_neutral(self, body: dict[str, Any], headers: dict[str, str], path: str = "") -> dict[str, Any]:
         """The request (sent to `path`) in neutral form."""
         ...
-    def built_reply(
-        self,
-        content: str | None,
-        calls: list[dict[str, Any]],
-        *,
-        model: str,
-        stream: bool,
-        usage: Usage | None = None,
-        include_usage: bool = False,
-        original: Reply | None = None,
-    ) -> Response: ...
+    def built_reply(self, content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
+        """A reply the gateway wrote (`calls`: chat completions tool calls), in this API's words."""
+        ...
     def error_response(self, status: int, message: str, kind: str | None = None, code: str | None = None) -> Response:
         """This API's error body (`kind`: an error type; one this API does not have is mapped by the status)."""
         ...
@@ -93,4 +84,4 @@ def wire_for_path(path: str) -> Wire | None:
     return gemini if gemini.route(path) is not None else None  # its paths name the model
 
 
-__all__ = ["ORIGINAL", "Reply", "Response", "StreamReader", "ToolCall", "WIRES", "Wire", "WireError", "passthrough", "wire_for_path", "wire_named"]
+__all__ = ["ORIGINAL", "Reply", "ReplyOptions", "Response", "StreamReader", "ToolCall", "WIRES", "Wire", "WireError", "passthrough", "wire_for_path", "wire_named"]

@@ -23,12 +23,11 @@ from __future__ import annotations
 import copy
 import json
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Unpack
 from urllib.parse import urlsplit
 
-from engine.core.events import Usage
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, message_text, messages_problem, original_of
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, stream_json, stream_payload
 
 NAME = "anthropic"
 ROUTES = ("/v1/messages", "/messages")
@@ -401,15 +400,10 @@ class StreamReader:
 
     def feed(self, line: str) -> None:
         """One line of the event stream (`event:` lines, comments and blanks are ignored)."""
-        if not line.startswith("data:"):
+        payload = stream_payload(line)
+        if payload is None:
             return
-        payload = line[5:].strip()
-        if not payload:
-            return
-        try:
-            event = json.loads(payload)
-        except (ValueError, RecursionError):
-            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
+        event = stream_json(payload)
         if not isinstance(event, dict):
             raise WireError("a stream event is not a JSON object")
         kind = event.get("type")
@@ -514,30 +508,22 @@ def error_detail(raw: bytes) -> str:
     return raw[:300].decode("utf-8", "replace") or "no detail"
 
 
-def built_reply(
-    content: str | None,
-    calls: list[dict[str, Any]],
-    *,
-    model: str,
-    stream: bool,
-    usage: Usage | None = None,
-    include_usage: bool = False,
-    original: Reply | None = None,
-) -> Response:
+def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
     """A reply the gateway wrote (`calls`: neutral tool calls). Rebuilt from `original`, the
     upstream's Messages reply, when there is one: its blocks as they came but for the tool
     uses, which are the released calls with their (edited) input; else written anew."""
-    if original is not None and original.wire == NAME and original.message is not None:
-        message = _rebuilt(original.message, calls)
+    usage, original = options.get("usage"), reply_message_of(options.get("original"), NAME)
+    if original is not None:
+        message = _rebuilt(original, calls)
     else:
         blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
         blocks += [_tool_use(call) for call in calls]
         message = {
-            "id": f"msg_agent_tui_{time.monotonic_ns()}", "type": "message", "role": "assistant", "model": model,
+            "id": f"msg_agent_tui_{time.monotonic_ns()}", "type": "message", "role": "assistant", "model": options["model"],
             "content": blocks, "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": usage.input_tokens if usage else 0, "output_tokens": usage.output_tokens if usage else 0},
         }
-    if not stream:
+    if not options["stream"]:
         return Response(200, json.dumps(message).encode())
     text = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events(message))
     return Response(200, text.encode(), "text/event-stream")

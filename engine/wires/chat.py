@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Unpack
 
-from engine.core.events import Usage
 from engine.core.urls import endpoint as join_endpoint
 from engine.core.content import content_text
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, messages_problem, without_original
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, messages_problem, stream_json, stream_payload, without_original
 
 NAME = "chat"
 ROUTES = ("/v1/chat/completions", "/chat/completions")
@@ -142,13 +141,20 @@ def error_of(data: dict[str, Any]) -> str | None:
     return str(error)
 
 
-def reply_from_json(data: Any) -> Reply:
-    """Read a whole chat completions response."""
+def reply_object(data: Any) -> dict[str, Any]:
+    """A reply's body (or a streamed chunk of it) as the object it must be; a WireError when it
+    is not one or reports an error (`error_of`)."""
     if not isinstance(data, dict):
         raise WireError("the reply is not a JSON object")
     error = error_of(data)
     if error is not None:
         raise WireError(f"the server reported an error: {error}")
+    return data
+
+
+def reply_from_json(data: Any) -> Reply:
+    """Read a whole chat completions response."""
+    data = reply_object(data)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise WireError("the reply has no choices")
@@ -181,18 +187,13 @@ class StreamReader:
 
     def feed(self, line: str) -> None:
         """One line of the event stream (comments, `event:` lines and blanks are ignored)."""
-        if not line.startswith("data:"):
-            return
-        payload = line[5:].strip()
-        if not payload:
+        payload = stream_payload(line)
+        if payload is None:
             return
         if payload == "[DONE]":
             self.done = True
             return
-        try:
-            chunk = json.loads(payload)
-        except (json.JSONDecodeError, RecursionError):
-            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
+        chunk = stream_json(payload)
         if not isinstance(chunk, dict):
             raise WireError("a stream chunk is not a JSON object")
         error = error_of(chunk)
@@ -247,19 +248,11 @@ def error_response(status: int, message: str, kind: str | None = None, code: str
     return Response(status, json.dumps(body).encode())
 
 
-def built_reply(
-    content: str | None,
-    calls: list[dict[str, Any]],
-    *,
-    model: str,
-    stream: bool,
-    usage: Usage | None = None,
-    include_usage: bool = False,
-    original: Reply | None = None,
-) -> Response:
+def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
     """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
     (`original`, the upstream's reply it replaces, adds nothing here: this API's replies hold
     no field the neutral form does not.)"""
+    model, usage = options["model"], options.get("usage")
     created = int(time.time())
     ident = f"chatcmpl-agent-tui-{time.monotonic_ns()}"
     finish = "tool_calls" if calls else "stop"
@@ -268,7 +261,7 @@ def built_reply(
         if usage is not None
         else None
     )
-    if not stream:
+    if not options["stream"]:
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             message["tool_calls"] = calls
@@ -288,7 +281,7 @@ def built_reply(
         deltas.append({"tool_calls": [{"index": n, **call}]})
     chunks = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
     chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-    if include_usage and usage_body is not None:
+    if options.get("include_usage") and usage_body is not None:
         chunks.append({**base, "choices": [], "usage": usage_body})
     text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
     return Response(200, text.encode(), "text/event-stream")

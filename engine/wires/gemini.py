@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Unpack
 
-from engine.core.events import Usage
 from engine.wires.chat import error_detail as chat_error_detail
-from engine.wires.chat import error_of
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, original_of
+from engine.wires.chat import reply_object
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, stream_json, stream_payload
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent)$")
@@ -54,28 +53,31 @@ def route(path: str) -> tuple[str, str] | None:
 
 def check_request(body: Any) -> str | None:
     """Why a Gemini request cannot be served (None when it can), naming the field."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    contents = body.get("contents")
-    if not isinstance(contents, list) or not contents:
-        return "'contents' must be a non-empty list of contents"
-    for n, content in enumerate(contents):
-        where = f"contents[{n}]"
-        if not isinstance(content, dict):
-            return f"{where} must be an object"
-        if content.get("role", "user") not in ("user", "model", "function"):
-            return f"{where}.role must be user or model"
-        parts = content.get("parts")
-        if not isinstance(parts, list):
-            return f"{where}.parts must be a list of parts"
-        for k, part in enumerate(parts):
-            if not isinstance(part, dict):
-                return f"{where}.parts[{k}] must be an object"
-            for key in ("functionCall", "functionResponse"):
-                if key in part and (not isinstance(part[key], dict) or not isinstance(part[key].get("name"), str)):
-                    return f"{where}.parts[{k}].{key} must be an object with a name"
+    problem = listed_problem(body, "contents", _content_problem)
+    if problem is not None:
+        return problem
     if body.get("tools") is not None and not isinstance(body["tools"], list):
         return "'tools' must be a list of tools"
+    return None
+
+
+def _content_problem(content: Any, where: str) -> str | None:
+    if not isinstance(content, dict):
+        return f"{where} must be an object"
+    if content.get("role", "user") not in ("user", "model", "function"):
+        return f"{where}.role must be user or model"
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return f"{where}.parts must be a list of parts"
+    return first_problem(parts, f"{where}.parts", _part_problem)
+
+
+def _part_problem(part: Any, where: str) -> str | None:
+    if not isinstance(part, dict):
+        return f"{where} must be an object"
+    for key in ("functionCall", "functionResponse"):
+        if key in part and (not isinstance(part[key], dict) or not isinstance(part[key].get("name"), str)):
+            return f"{where}.{key} must be an object with a name"
     return None
 
 
@@ -273,11 +275,7 @@ def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
 
 def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None) -> None:
     """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`."""
-    if not isinstance(data, dict):
-        raise WireError("the reply is not a JSON object")
-    error = error_of(data)
-    if error is not None:
-        raise WireError(f"the server reported an error: {error}")
+    data = reply_object(data)
     usage = data.get("usageMetadata")
     if isinstance(usage, dict) and isinstance(usage.get("promptTokenCount"), int):
         reply.input_tokens = usage["promptTokenCount"]
@@ -331,16 +329,9 @@ class StreamReader:
         self._on_delta = on_delta
 
     def feed(self, line: str) -> None:
-        if not line.startswith("data:"):
-            return
-        payload = line[5:].strip()
-        if not payload:
-            return
-        try:
-            chunk = json.loads(payload)
-        except (json.JSONDecodeError, RecursionError):
-            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
-        _fold(self.reply, chunk, self._on_delta)
+        payload = stream_payload(line)
+        if payload is not None:
+            _fold(self.reply, stream_json(payload), self._on_delta)
 
     @property
     def complete(self) -> bool:
@@ -375,25 +366,17 @@ def error_response(status: int, message: str, kind: str = "", code: str | None =
     return Response(status, json.dumps({"error": error}).encode())
 
 
-def built_reply(
-    content: str | None,
-    calls: list[dict[str, Any]],
-    *,
-    model: str,
-    stream: bool,
-    usage: Usage | None = None,
-    include_usage: bool = False,
-    original: Reply | None = None,
-) -> Response:
+def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
     """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
     The thoughts of `original` (the upstream's reply it replaces, when it came in this wire) are
     kept as they came, and a call's `thoughtSignature` on the call it stays with; a reply of
     another wire is written anew."""
+    usage, original = options.get("usage"), reply_message_of(options.get("original"), NAME)
     parts: list[dict[str, Any]] = []
     signatures: dict[str, Any] = {}
-    if original is not None and original.wire == NAME and isinstance(original.message, dict):
+    if original is not None:
         n = 0
-        for part in original.message.get("parts") or []:
+        for part in original.get("parts") or []:
             if part.get("thought"):
                 parts.append(part)
             elif isinstance(part.get("functionCall"), dict):
@@ -414,13 +397,13 @@ def built_reply(
             part["thoughtSignature"] = signature
         parts.append(part)
     candidate = {"content": {"role": "model", "parts": parts or [{"text": ""}]}, "finishReason": "STOP", "index": 0}
-    whole: dict[str, Any] = {"candidates": [candidate], "modelVersion": model}
+    whole: dict[str, Any] = {"candidates": [candidate], "modelVersion": options["model"]}
     if usage is not None:
         whole["usageMetadata"] = {
             "promptTokenCount": usage.input_tokens,
             "candidatesTokenCount": usage.output_tokens,
             "totalTokenCount": usage.input_tokens + usage.output_tokens,
         }
-    if not stream:
+    if not options["stream"]:
         return Response(200, json.dumps(whole).encode())
     return Response(200, f"data: {json.dumps(whole)}\r\n\r\n".encode(), "text/event-stream")

@@ -13,15 +13,22 @@ module keeps one, the whole reply in that wire (`message`), from which an edited
 reply is rebuilt with every field the engine does not understand kept.
 
 `Response` is what goes back to an agent: a status, the body bytes and their
-content type.
+content type; `ReplyOptions`, what a wire's `built_reply` is told to write one.
+
+What every wire does alike lives here too, written once: a request's lists checked
+item by item (`listed_problem`, `first_problem`), a stream's `data:` lines read
+(`stream_payload`, `stream_json`), an upstream reply kept only in its own wire
+(`reply_message_of`).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Required, TypedDict
+
 from engine.core.content import content_text
+from engine.core.events import Usage
 
 ORIGINAL = "_agent_tui_original"
 """The key, on a neutral body or message, holding it as its own wire wrote it:
@@ -56,6 +63,19 @@ class Reply:
     """The whole reply as that wire wrote it (its module's own shape), when the module keeps it."""
 
 
+class ReplyOptions(TypedDict, total=False):
+    """What a wire's `built_reply` is told besides the text and the calls, by keyword: the `model`
+    and whether to `stream` (always); the `usage` to report; `include_usage`, a chat completions
+    stream's closing usage chunk (as its agent asked); and `original`, the upstream's reply that the
+    written one replaces, from which a wire keeps what the neutral form does not hold."""
+
+    model: Required[str]
+    stream: Required[bool]
+    usage: Usage | None
+    include_usage: bool
+    original: Reply | None
+
+
 @dataclass
 class Response:
     status: int
@@ -66,9 +86,33 @@ class Response:
     """Called once by the server: True when the whole body was handed to the agent's connection, False when it could not be."""
 
 
+def stream_payload(line: str) -> str | None:
+    """The payload of a server-sent event's `data:` line, stripped; None for any other line
+    (`event:` lines, comments, blanks) and for an empty payload."""
+    if not line.startswith("data:"):
+        return None
+    return line[5:].strip() or None
+
+
+def stream_json(payload: str) -> Any:
+    """A stream's payload read as JSON; a WireError quoting its start when it is not."""
+    try:
+        return json.loads(payload)
+    except (ValueError, RecursionError):
+        raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
+
+
 def passthrough(raw: bytes, stream: bool) -> Response:
     """The upstream's reply as it came, for an agent of the same wire."""
     return Response(200, raw, "text/event-stream" if stream else "application/json")
+
+
+def reply_message_of(original: Reply | None, wire: str) -> dict[str, Any] | None:
+    """The whole reply `original` as `wire` wrote it, if it came in that wire (else a reply built
+    from it is written anew)."""
+    if original is None or original.wire != wire or not isinstance(original.message, dict):
+        return None
+    return original.message
 
 
 def original_of(body: dict[str, Any], wire: str) -> dict[str, Any] | None:
@@ -91,18 +135,34 @@ def message_text(content: Any) -> str:
     return json.dumps(content, sort_keys=True) if text is None else text
 
 
+def first_problem(items: list[Any], name: str, problem_of: Callable[[Any, str], str | None]) -> str | None:
+    """The problem `problem_of(item, where)` finds in the first item of the list `name` that has
+    one (`where`: "name[n]"); None when none has."""
+    for n, item in enumerate(items):
+        problem = problem_of(item, f"{name}[{n}]")
+        if problem is not None:
+            return problem
+    return None
+
+
+def listed_problem(body: Any, key: str, problem_of: Callable[[Any, str], str | None]) -> str | None:
+    """Why a request's body and its list `key` (`messages`, Gemini's `contents`) cannot be served:
+    a body that is not an object, a list missing or empty, or the first item's problem by
+    `problem_of(item, where)`; None when they can."""
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    items = body.get(key)
+    if not isinstance(items, list) or not items:
+        return f"'{key}' must be a non-empty list of {key}"
+    return first_problem(items, key, problem_of)
+
+
 def messages_problem(body: Any, message_problem: Callable[[Any, str], str | None]) -> str | None:
     """Why a request's body and its `messages` cannot be served (each message checked by
     `message_problem(message, where)`), and a `stream` that is not a boolean; None when they can."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' must be a non-empty list of messages"
-    for n, m in enumerate(messages):
-        problem = message_problem(m, f"messages[{n}]")
-        if problem is not None:
-            return problem
+    problem = listed_problem(body, "messages", message_problem)
+    if problem is not None:
+        return problem
     if "stream" in body and not isinstance(body["stream"], bool):
         return "'stream' must be true or false"
     return None

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Unpack
 
-from engine.core.events import Usage
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.chat import error_detail, error_of, error_response, headers
-from engine.wires.neutral import ORIGINAL, Reply, Response, ToolCall, WireError, original_of
+from engine.wires.chat import error_detail, error_of, error_response, headers, reply_object
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, reply_message_of, stream_json, stream_payload
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -62,11 +61,7 @@ def check_request(body: Any) -> str | None:
         return None if items else "'input' must not be empty"
     if not isinstance(items, list) or not items:
         return "'input' must be a string or a non-empty list of items"
-    for n, item in enumerate(items):
-        problem = _item_problem(item, f"input[{n}]")
-        if problem is not None:
-            return problem
-    return None
+    return first_problem(items, "input", _item_problem)
 
 
 def _item_problem(item: Any, where: str) -> str | None:
@@ -245,11 +240,7 @@ def _call_of(item: dict[str, Any]) -> ToolCall:
 
 def read_whole(data: Any) -> Reply:
     """Read a whole `response` object."""
-    if not isinstance(data, dict):
-        raise WireError("the reply is not a JSON object")
-    error = error_of(data)
-    if error is not None:
-        raise WireError(f"the server reported an error: {error}")
+    data = reply_object(data)
     output = data.get("output")
     if not isinstance(output, list):
         raise WireError("the reply has no output")
@@ -283,15 +274,10 @@ class StreamReader:
 
     def feed(self, line: str) -> None:
         """One line of the event stream (`event:` lines, comments and blanks are ignored)."""
-        if not line.startswith("data:"):
+        payload = stream_payload(line)
+        if payload is None or payload == "[DONE]":
             return
-        payload = line[5:].strip()
-        if not payload or payload == "[DONE]":
-            return
-        try:
-            event = json.loads(payload)
-        except (json.JSONDecodeError, RecursionError):
-            raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
+        event = stream_json(payload)
         if not isinstance(event, dict):
             raise WireError("a stream event is not a JSON object")
         kind = event.get("type")
@@ -349,28 +335,20 @@ def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
 # -- what goes back to the agent ----------------------------------------------------
 
 
-def built_reply(
-    content: str | None,
-    calls: list[dict[str, Any]],
-    *,
-    model: str,
-    stream: bool,
-    usage: Usage | None = None,
-    include_usage: bool = False,
-    original: Reply | None = None,
-) -> Response:
+def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
     """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
     The items of `original` (the upstream's reply it replaces, when it came in this wire) other
     than its text and calls (reasoning, with its encrypted content) are kept as they came, and
     its fields; a reply of another wire is written anew."""
+    usage, original = options.get("usage"), reply_message_of(options.get("original"), NAME)
     ident = f"resp_agent_tui_{time.monotonic_ns()}"
     base: dict[str, Any] = {}
     kept: list[dict[str, Any]] = []
-    if original is not None and original.wire == NAME and isinstance(original.message, dict):
-        base = {k: v for k, v in original.message.items() if k not in ("output", "usage", "output_text")}
-        kept = [i for i in original.message.get("output") or [] if isinstance(i, dict) and i.get("type") not in ("message", "function_call")]
+    if original is not None:
+        base = {k: v for k, v in original.items() if k not in ("output", "usage", "output_text")}
+        kept = [i for i in original.get("output") or [] if isinstance(i, dict) and i.get("type") not in ("message", "function_call")]
     base.setdefault("id", ident)
-    base.update({"object": "response", "model": base.get("model") or model, "status": "completed"})
+    base.update({"object": "response", "model": base.get("model") or options["model"], "status": "completed"})
     base.setdefault("created_at", int(time.time()))
     for key, value in (("parallel_tool_calls", True), ("tool_choice", "auto"), ("tools", [])):
         base.setdefault(key, value)
@@ -400,7 +378,7 @@ def built_reply(
             "total_tokens": usage.input_tokens + usage.output_tokens,
         }
     whole = {**base, "output": output, "usage": usage_body}
-    if not stream:
+    if not options["stream"]:
         return Response(200, json.dumps(whole).encode())
     return Response(200, "".join(_sse(e) for e in _events(whole)).encode(), "text/event-stream")
 
