@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 
 from engine.stored.replay import Timeline
-from tests.support.cockpit_worlds import settle, support_run
+from tests.support.cockpit_worlds import footer_actions, settle, shown_keys, support_run
 from tests.support.runs import saved_run
 from tui.app import CockpitApp
 from tui.replay_app import ReplayApp, _fork_from
 from tui.screens.approval import ApprovalScreen
-from tests.support.cockpit_worlds import actions, shown_keys
 
 pytestmark = pytest.mark.anyio
 
@@ -23,24 +22,24 @@ async def test_the_cockpit_footer_keeps_whole_keys_at_80x24_in_every_state(tmp_p
     app = CockpitApp(support_run(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        ready = actions(app)
+        ready = await footer_actions(pilot)
         assert ready[:2] == ["step", "continue_run"] and "toggle_folds" not in ready, ready
         await pilot.press("n")
         await settle(pilot)
-        assert actions(app)[:2] == ["step", "continue_run"]
+        assert (await footer_actions(pilot))[:2] == ["step", "continue_run"]
         await pilot.press("n")
         await settle(pilot)
         assert isinstance(app.screen, ApprovalScreen)
         await pilot.press("escape")
         await pilot.pause()
-        pending = actions(app)
+        pending = await footer_actions(pilot)
         assert pending[:4] == ["approve", "approve_always", "reject", "edit"], pending
         await pilot.press("a")
         await settle(pilot)
         await pilot.press("n")
         await settle(pilot)
         assert app.view_state.ended is not None
-        assert actions(app) == ["save", "toggle_folds"]
+        assert await footer_actions(pilot) == ["save", "toggle_folds"]
 
 
 async def test_the_footer_chooses_its_keys_again_when_the_terminal_is_resized(tmp_path: Path) -> None:
@@ -48,21 +47,21 @@ async def test_the_footer_chooses_its_keys_again_when_the_terminal_is_resized(tm
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("n")
         await settle(pilot)
-        wide = actions(app)
+        wide = await footer_actions(pilot)
         assert "toggle_folds" in wide
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         await pilot.pause()
-        narrow = actions(app)
+        narrow = await footer_actions(pilot)
         assert narrow == [action for action in wide if action in narrow] and len(narrow) < len(wide), (wide, narrow)
         await pilot.resize_terminal(62, 20)
         await pilot.pause()
         await pilot.pause()
-        assert actions(app)[0] == "step"
+        assert (await footer_actions(pilot))[0] == "step"
         await pilot.resize_terminal(120, 40)
         await pilot.pause()
         await pilot.pause()
-        assert actions(app) == wide
+        assert await footer_actions(pilot) == wide
 
 
 @pytest.mark.parametrize(("size", "expected"), [
@@ -76,6 +75,6 @@ async def test_the_replay_footer_shows_whole_keys(tmp_path: Path, size, expected
         await app.workers.wait_for_complete()
         await pilot.press("right")
         await pilot.pause()
-        assert actions(app) == expected
+        assert await footer_actions(pilot) == expected
         labels = [f"{key.key_display} {key.description}" for key in shown_keys(app)]
         assert labels[:2] == ["←/→ event", "shift+←/→ step"], labels

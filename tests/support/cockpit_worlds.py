@@ -235,3 +235,15 @@ def shown_keys(app) -> list[FooterKeyLabel]:
 
 def actions(app) -> list[str]:
     return [key.action for key in shown_keys(app)]
+
+
+def _keys_drawn_whole(app) -> bool:
+    footer = app.query_one(CockpitFooter)
+    keys = [key for key in footer.children if isinstance(key, FooterKeyLabel) and key.display]
+    return bool(keys) and all(key.region.width == key_width(key.key_display, key.description) for key in keys)
+
+
+async def footer_actions(pilot: Pilot) -> list[str]:
+    """`actions` once the footer has laid out the keys it chose (a key cut for good times out)."""
+    await wait_until(pilot, lambda: _keys_drawn_whole(pilot.app), what="the footer's keys drawn whole")
+    return actions(pilot.app)
