@@ -1,0 +1,72 @@
+"""Steering an ACP run between the agent's turns (tests/support/fake_acp_agent.py): the operator's
+take-over is the agent's next prompt, recorded as the operator's step."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+from engine.acp.run import new_acp_run
+from engine.acp.tools import PROMPT
+from engine.core.policy import Decision
+
+FAKE = Path(__file__).parent / "support" / "fake_acp_agent.py"
+
+
+def _run(tmp_path, behaviour, env=None, **kwargs):
+    work = tmp_path / "work"
+    work.mkdir()
+    return new_acp_run([sys.executable, str(FAKE), behaviour], "do it", cwd=work, out=tmp_path / "run.jsonl",
+                       log_path=tmp_path / "agent.log", env=env, **kwargs)
+
+
+def cancelled_turn(run) -> None:
+    """Run until the agent's first turn is cancelled by the operator (the run is between turns)."""
+    policy = run.engine.policy
+    worker = threading.Thread(target=run.engine.run)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not policy._calls and time.monotonic() < deadline:  # the agent's call has started
+        time.sleep(0.02)
+    policy.cancel()
+    worker.join(30)
+    assert run.engine.status == "policy_failed"
+
+
+def test_the_operators_take_over_between_turns_is_the_agents_next_prompt(tmp_path):
+    run = _run(tmp_path, "wait,echo", interactive=True)
+    try:
+        cancelled_turn(run)
+        agent = run.engine.policy
+        run.human.supply(Decision.act("", PROMPT, text="now say hello"))
+        run.engine.swap_policy(run.human)
+        run.engine.step()
+        run.engine.swap_policy(agent)
+        assert run.engine.run() == "ended"
+    finally:
+        run.close()
+    assert run.engine.state.ended.answer == "you said: now say hello"
+    mine = [e for e in run.engine.events if e.type == "decision" and e.policy == "human"]
+    assert [(a.tool, a.args) for a in mine[0].actions] == [(PROMPT, {"text": "now say hello"})]
+    sent = [e for e in run.engine.events if e.type == "observation" and e.tool == PROMPT]
+    assert sent and not sent[0].error
+
+
+def test_a_prompt_while_the_agents_turn_is_open_is_refused(tmp_path):
+    run = _run(tmp_path, "wait", interactive=True)
+    try:
+        tool = run.engine.tools[PROMPT]
+        agent = run.engine.policy
+        agent._turn_open = True  # as while the agent works
+        from engine.core.tools import ToolError
+
+        try:
+            tool.fn(text="again")
+        except ToolError as exc:
+            assert "turn is still open" in str(exc)
+        else:
+            raise AssertionError("a prompt was sent in the middle of the agent's turn")
+    finally:
+        run.close()
