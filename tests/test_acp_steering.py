@@ -70,3 +70,38 @@ def test_a_prompt_while_the_agents_turn_is_open_is_refused(tmp_path):
             raise AssertionError("a prompt was sent in the middle of the agent's turn")
     finally:
         run.close()
+
+
+def test_the_agents_modes_and_models_are_policies_to_swap_to(tmp_path):
+    run = _run(tmp_path, "echo", env={"FAKE_ACP_MODES": "ask,code", "FAKE_ACP_MODELS": "small,big"})
+    try:
+        names = run.policy_names()
+        assert [n for n in names if n.startswith(("mode:", "model:"))] == ["mode:ask", "mode:code", "model:small", "model:big"]
+        run.engine.swap_policy(run.make_policy("mode:code"))
+        run.engine.swap_policy(run.make_policy("model:big"))
+        assert run.engine.run() == "ended"
+    finally:
+        run.close()
+    assert run.engine.state.ended.answer == "you said: do it (mode code) (model big)"
+    swaps = [(e.old, e.new) for e in run.engine.events if e.type == "policy_swapped"]
+    assert swaps == [("acp", "acp mode:code"), ("acp mode:code", "acp mode:code model:big")]
+
+
+def test_an_agent_that_offers_no_modes_or_models_offers_no_swap(tmp_path):
+    run = _run(tmp_path, "echo")
+    try:
+        assert not [n for n in run.policy_names() if n.startswith(("mode:", "model:"))]
+    finally:
+        run.close()
+
+
+def test_a_mode_the_agent_refuses_is_one_line(tmp_path):
+    import pytest
+
+    run = _run(tmp_path, "echo", env={"FAKE_ACP_MODES": "ask,broken"})
+    try:
+        with pytest.raises(ValueError, match="^the agent refused session/set_mode broken: Invalid params"):
+            run.make_policy("mode:broken")
+        assert run.engine.policy.name == "acp"
+    finally:
+        run.close()

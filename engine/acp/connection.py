@@ -108,6 +108,7 @@ class AgentProcess:
         self.agent_info = ""
         self.capabilities: Any = None
         self.modes: Any = None
+        self.config_options: Any = None
         self.returncode: int | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="acp-loop", daemon=True)
@@ -222,6 +223,7 @@ class AgentProcess:
         session = await conn.new_session(cwd=str(self.cwd), mcp_servers=[])
         self.session_id = session.session_id
         self.modes = session.modes
+        self.config_options = session.config_options
 
     def _observe(self, event: Any) -> None:
         """Every message the agent sends, as the SDK parsed it: one it would drop or answer with an
@@ -289,6 +291,31 @@ class AgentProcess:
             await self._conn.cancel(session_id=self.session_id)
         except Exception as exc:
             self.inbox.put(Note(f"agent-tui: session/cancel could not be sent ({_describe(exc)})"))
+
+    def set_mode(self, mode_id: str) -> None:
+        """`session/set_mode`; ValueError in one line when the agent refuses it."""
+        self._ask(f"session/set_mode {mode_id}", lambda: self._conn.set_session_mode(session_id=self.session_id, mode_id=mode_id))
+
+    def set_config_option(self, config_id: str, value: str) -> None:
+        """`session/set_config_option` (how ACP 1.19 switches a model); ValueError in one line when refused."""
+        self._ask(f"session/set_config_option {config_id}={value}",
+                  lambda: self._conn.set_config_option(config_id=config_id, session_id=self.session_id, value=value))
+
+    def _ask(self, what: str, request: Any) -> Any:
+        if self._conn is None or self._closed or self.went:
+            raise ValueError(f"{what} cannot be sent: the agent is not running")
+
+        async def asked() -> Any:
+            return await request()
+
+        try:
+            return asyncio.run_coroutine_threadsafe(asked(), self._loop).result(START_TIMEOUT)
+        except TimeoutError:
+            raise ValueError(f"the agent did not answer {what} within {START_TIMEOUT:g} s") from None
+        except Exception as exc:
+            from engine.core.text import visible
+
+            raise ValueError(visible(f"the agent refused {what}: {exc}", one_line=True)) from None
 
     # -- stop ----------------------------------------------------------------
 

@@ -71,6 +71,8 @@ class AcpPolicy:
     def __init__(self, agent: AgentProcess, name: str = "acp") -> None:
         self.agent = agent
         self.name = name
+        self._switched: dict[str, str] = {}
+        """The mode and the model the operator switched to (their policy names), by kind."""
         self.engine: Engine | None = None
         self._outcomes: dict[str, tuple[str, bool]] = {}
         """What each of the agent's own calls reported, by its id, until its `agent.call` runs."""
@@ -100,6 +102,33 @@ class AcpPolicy:
         self._cancelled = threading.Event()
         self._cancel_at: float | None = None
         self._closed = False
+
+    def swaps(self) -> dict[str, tuple[str, str, str]]:
+        """What the agent offers to switch to, by policy name: `mode:ID` for each mode of its session
+        (`session/set_mode`), `model:VALUE` for each value of its config option of category "model"
+        (`session/set_config_option`); each as (kind, the option's id, the value)."""
+        out: dict[str, tuple[str, str, str]] = {}
+        for mode in getattr(self.agent.modes, "available_modes", None) or []:
+            out[f"mode:{mode.id}"] = ("mode", "", mode.id)
+        for option in self.agent.config_options or []:
+            if getattr(option, "category", None) != "model" or getattr(option, "type", "") != "select":
+                continue
+            for item in option.options:
+                for value in getattr(item, "options", None) or [item]:  # a group's options, or the option itself
+                    out.setdefault(f"model:{value.value}", ("model", option.id, value.value))
+        return out
+
+    def switch(self, name: str) -> Switched:
+        """This policy after the agent switched to the mode or model `name` (one of `swaps`), under
+        a name saying what it runs on now (the swap's event says from what to what); ValueError in
+        one line when the agent refuses."""
+        kind, option, value = self.swaps()[name]
+        if kind == "mode":
+            self.agent.set_mode(value)
+        else:
+            self.agent.set_config_option(option, value)
+        self._switched[kind] = name
+        return Switched(self, " ".join([self.name, *self._switched.values()]))
 
     def attach(self, engine: Engine) -> None:
         self.engine = engine
@@ -433,6 +462,23 @@ class AcpPolicy:
                 self._open["left"] = item
                 self._answer_open("the run ended")
         self.agent.close()
+
+
+class Switched:
+    """The agent's policy under the name of the mode or model it was switched to."""
+
+    def __init__(self, policy: AcpPolicy, name: str) -> None:
+        self.policy = policy
+        self.name = name
+
+    def decide(self, view: RunView) -> Decision:
+        return self.policy.decide(view)
+
+    def cancel(self) -> None:
+        self.policy.cancel()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.policy, name)
 
 
 def _counted(notes: list[str]) -> list[str]:

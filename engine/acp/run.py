@@ -32,7 +32,7 @@ def acp_scenario(policy: AcpPolicy, task: Task) -> Scenario:
         name=SCENARIO_NAME,
         description="an Agent Client Protocol agent (--acp COMMAND or [[agent]] in the configuration)",
         tasks={task.id: task},
-        policies={},
+        policies={name: (lambda _world, _task, name=name: policy.switch(name)) for name in policy.swaps()},
         make_world=lambda _task, _options: AcpWorld(policy),
         budget=BUDGET,
         repetition_threshold=None,  # the agent runs its own loop: a read twice in a row is its business

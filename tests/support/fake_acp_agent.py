@@ -14,7 +14,8 @@ Each prompt is answered by one behaviour (`a,b`: the first prompt by `a`, the ne
 - `echo`: says "you said: " and the prompt's text, and its mode when it has one.
 
 With `FAKE_ACP_MODES=a,b` in its environment the session offers these modes (the first
-current) and `session/set_mode` switches them.
+current) and `session/set_mode` switches them (but to `broken`); with `FAKE_ACP_MODELS=x,y` its config option
+`model` (category "model") offers these models and `session/set_config_option` switches it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from acp import schema
 
 BEHAVIOURS = (sys.argv[1] if len(sys.argv) > 1 else "terminal").split(",")
 MODES = [m for m in os.environ.get("FAKE_ACP_MODES", "").split(",") if m]
+MODELS = [m for m in os.environ.get("FAKE_ACP_MODELS", "").split(",") if m]
 FLOOD_CHUNKS = 5000
 
 
@@ -39,6 +41,7 @@ class FakeAgent:
         self.prompts = 0
         self.mode = MODES[0] if MODES else None
         self.text = ""
+        self.model = MODELS[0] if MODELS else None
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -50,10 +53,22 @@ class FakeAgent:
         self.cwd = cwd
         modes = None if not MODES else schema.SessionModeState(
             current_mode_id=MODES[0], available_modes=[schema.SessionMode(id=m, name=m.title()) for m in MODES])
-        return schema.NewSessionResponse(session_id="s1", modes=modes)
+        return schema.NewSessionResponse(session_id="s1", modes=modes, config_options=self.config() or None)
+
+    def config(self) -> list[Any]:
+        if not MODELS:
+            return []
+        return [schema.SessionConfigOptionSelect(id="model", name="Model", category="model", type="select", current_value=self.model,
+                                                 options=[schema.SessionConfigSelectOption(value=m, name=m.upper()) for m in MODELS])]
+
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **kwargs: Any) -> Any:
+        if config_id != "model" or value not in MODELS:
+            raise acp.RequestError.invalid_params({"configId": config_id, "value": value})
+        self.model = value
+        return schema.SetSessionConfigOptionResponse(config_options=self.config())
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> Any:
-        if mode_id not in MODES:
+        if mode_id not in MODES or mode_id == "broken":
             raise acp.RequestError.invalid_params({"modeId": mode_id})
         self.mode = mode_id
         return schema.SetSessionModeResponse()
@@ -136,7 +151,7 @@ class FakeAgent:
         await self.say(getattr(answer.outcome, "option_id", answer.outcome.outcome))
 
     async def _echo(self) -> None:
-        await self.say(f"you said: {self.text}" + (f" (mode {self.mode})" if self.mode else ""))
+        await self.say(f"you said: {self.text}" + (f" (mode {self.mode})" if self.mode else "") + (f" (model {self.model})" if self.model else ""))
 
 
 if __name__ == "__main__":
