@@ -105,3 +105,38 @@ def test_a_mode_the_agent_refuses_is_one_line(tmp_path):
         assert run.engine.policy.name == "acp"
     finally:
         run.close()
+
+
+def _stopped_between_turns(tmp_path, monkeypatch, load: bool):
+    """An interactive run left between turns (its first turn cancelled, then the cockpit quit)."""
+    monkeypatch.setenv("FAKE_ACP_LOAD", "1" if load else "0")
+    monkeypatch.chdir(tmp_path)
+    run = _run(tmp_path, "wait,echo", interactive=True)
+    cancelled_turn(run)
+    run.close()
+    return tmp_path / "run.jsonl"
+
+
+def test_the_session_id_is_in_the_transcript_and_resume_loads_the_session(tmp_path, monkeypatch, capsys):
+    import json
+
+    from tui.cli import main
+
+    out = _stopped_between_turns(tmp_path, monkeypatch, load=True)
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["options"]["session"] == "s1"
+    code = main(["run", "--resume", str(out), "--headless"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    ended = [json.loads(line) for line in out.read_text().splitlines() if '"run_ended"' in line]
+    assert ended and ended[-1]["answer"].endswith("(loaded s1)") and "Continue with the task" in ended[-1]["answer"]
+    assert "an old message of the session" not in out.read_text()  # the replayed history is the agent's, not a new turn
+
+
+def test_resume_of_an_agent_without_session_load_is_refused_plainly(tmp_path, monkeypatch, capsys):
+    from tui.cli import main
+
+    out = _stopped_between_turns(tmp_path, monkeypatch, load=False)
+    code = main(["run", "--resume", str(out), "--headless"])
+    err = capsys.readouterr().err
+    assert code == 2 and "does not offer session/load" in err.strip().splitlines()[-1] and "Traceback" not in err

@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any, Sequence
 
-from engine.acp.items import Gone, Item, Note, TurnEnded
+from engine.acp.items import Gone, Item, Note, TurnEnded, Update
 from engine.acp.served import Served
 from engine.mcp.guard import NOISE
 
@@ -35,6 +35,7 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 START_TIMEOUT = 60.0
 """Seconds the agent has to answer `initialize` and `session/new`."""
 STDERR_TAIL_BYTES = 2000
+NO_LOAD = "the agent does not offer session/load (loadSession), so its session cannot be loaded again"
 
 
 class AgentStartError(Exception):
@@ -98,8 +99,10 @@ class AgentProcess:
     """The agent, its session, and the queue of what it says."""
 
     def __init__(self, command: str | Sequence[str], cwd: str | Path, env: dict[str, str] | None = None,
-                 log_path: Path | None = None) -> None:
+                 log_path: Path | None = None, load: str | None = None) -> None:
         self.argv = agent_argv(command)
+        self.load = load
+        """The session to open with `session/load` (a resume), instead of a new one."""
         self.cwd = Path(cwd).resolve()
         self.env = dict(env or {})
         self.log_path = log_path
@@ -220,10 +223,31 @@ class AgentProcess:
         self.capabilities = init.agent_capabilities
         if init.agent_info is not None:
             self.agent_info = f"{init.agent_info.name} {init.agent_info.version}".strip()
-        session = await conn.new_session(cwd=str(self.cwd), mcp_servers=[])
-        self.session_id = session.session_id
+        if self.load is not None:
+            if not getattr(self.capabilities, "load_session", False):
+                raise AgentStartError(NO_LOAD)
+            session = await conn.load_session(cwd=str(self.cwd), session_id=self.load, mcp_servers=[])
+            self.session_id = self.load
+            await asyncio.sleep(0.1)  # the history's notifications the agent sent before its reply, handled
+            self._drop_replayed()
+        else:
+            session = await conn.new_session(cwd=str(self.cwd), mcp_servers=[])
+            self.session_id = session.session_id
         self.modes = session.modes
         self.config_options = session.config_options
+
+    def _drop_replayed(self) -> None:
+        """The session's history the agent replayed on `session/load` is not a new turn: its updates go."""
+        kept = []
+        while True:
+            try:
+                item = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            if not isinstance(item, Update):
+                kept.append(item)
+        for item in kept:
+            self.inbox.put(item)
 
     def _observe(self, event: Any) -> None:
         """Every message the agent sends, as the SDK parsed it: one it would drop or answer with an

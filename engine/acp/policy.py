@@ -130,6 +130,10 @@ class AcpPolicy:
         self._switched[kind] = name
         return Switched(self, " ".join([self.name, *self._switched.values()]))
 
+    def resumed(self) -> None:
+        """The agent's session was loaded again (a resume): its next prompt asks it to go on."""
+        self._prompted = True
+
     def attach(self, engine: Engine) -> None:
         self.engine = engine
 

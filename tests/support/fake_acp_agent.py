@@ -15,7 +15,9 @@ Each prompt is answered by one behaviour (`a,b`: the first prompt by `a`, the ne
 
 With `FAKE_ACP_MODES=a,b` in its environment the session offers these modes (the first
 current) and `session/set_mode` switches them (but to `broken`); with `FAKE_ACP_MODELS=x,y` its config option
-`model` (category "model") offers these models and `session/set_config_option` switches it.
+`model` (category "model") offers these models and `session/set_config_option` switches it;
+with `FAKE_ACP_LOAD=1` it offers `loadSession`, and `session/load` replays a message of the
+session, then answers the next prompts as its second behaviour (and `echo` says it loaded).
 """
 
 from __future__ import annotations
@@ -42,12 +44,20 @@ class FakeAgent:
         self.mode = MODES[0] if MODES else None
         self.text = ""
         self.model = MODELS[0] if MODELS else None
+        self.loaded: str | None = None
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any) -> Any:
-        return schema.InitializeResponse(protocol_version=protocol_version, agent_info=schema.Implementation(name="fake-acp", version="1"))
+        caps = schema.AgentCapabilities(load_session=os.environ.get("FAKE_ACP_LOAD") == "1")
+        return schema.InitializeResponse(protocol_version=protocol_version, agent_capabilities=caps,
+                                         agent_info=schema.Implementation(name="fake-acp", version="1"))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
+        self.loaded, self.prompts = session_id, 1
+        await self.say("an old message of the session, replayed")
+        return schema.LoadSessionResponse()
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
         self.cwd = cwd
@@ -151,7 +161,8 @@ class FakeAgent:
         await self.say(getattr(answer.outcome, "option_id", answer.outcome.outcome))
 
     async def _echo(self) -> None:
-        await self.say(f"you said: {self.text}" + (f" (mode {self.mode})" if self.mode else "") + (f" (model {self.model})" if self.model else ""))
+        await self.say(f"you said: {self.text}" + (f" (mode {self.mode})" if self.mode else "") + (f" (model {self.model})" if self.model else "")
+                       + (f" (loaded {self.loaded})" if self.loaded else ""))
 
 
 if __name__ == "__main__":
