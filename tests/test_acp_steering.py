@@ -107,9 +107,9 @@ def test_a_mode_the_agent_refuses_is_one_line(tmp_path):
         run.close()
 
 
-def _stopped_between_turns(tmp_path, monkeypatch, load: bool):
+def _stopped_between_turns(tmp_path, monkeypatch, load: str):
     """An interactive run left between turns (its first turn cancelled, then the cockpit quit)."""
-    monkeypatch.setenv("FAKE_ACP_LOAD", "1" if load else "0")
+    monkeypatch.setenv("FAKE_ACP_LOAD", load)
     monkeypatch.chdir(tmp_path)
     run = _run(tmp_path, "wait,echo", interactive=True)
     cancelled_turn(run)
@@ -122,7 +122,7 @@ def test_the_session_id_is_in_the_transcript_and_resume_loads_the_session(tmp_pa
 
     from tui.cli import main
 
-    out = _stopped_between_turns(tmp_path, monkeypatch, load=True)
+    out = _stopped_between_turns(tmp_path, monkeypatch, load="1")
     header = json.loads(out.read_text().splitlines()[0])
     assert header["options"]["session"] == "s1"
     code = main(["run", "--resume", str(out), "--headless"])
@@ -136,7 +136,16 @@ def test_the_session_id_is_in_the_transcript_and_resume_loads_the_session(tmp_pa
 def test_resume_of_an_agent_without_session_load_is_refused_plainly(tmp_path, monkeypatch, capsys):
     from tui.cli import main
 
-    out = _stopped_between_turns(tmp_path, monkeypatch, load=False)
+    out = _stopped_between_turns(tmp_path, monkeypatch, load="0")
     code = main(["run", "--resume", str(out), "--headless"])
     err = capsys.readouterr().err
     assert code == 2 and "does not offer session/load" in err.strip().splitlines()[-1] and "Traceback" not in err
+
+
+def test_a_session_the_agent_cannot_load_says_the_agents_words(tmp_path, monkeypatch, capsys):
+    from tui.cli import main
+
+    out = _stopped_between_turns(tmp_path, monkeypatch, load="lost")
+    code = main(["run", "--resume", str(out), "--headless"])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and "the agent refused session/load: Internal error (No previous sessions found for this project.)" in last

@@ -226,7 +226,10 @@ class AgentProcess:
         if self.load is not None:
             if not getattr(self.capabilities, "load_session", False):
                 raise AgentStartError(NO_LOAD)
-            session = await conn.load_session(cwd=str(self.cwd), session_id=self.load, mcp_servers=[])
+            try:
+                session = await conn.load_session(cwd=str(self.cwd), session_id=self.load, mcp_servers=[])
+            except acp.RequestError as exc:
+                raise AgentStartError(f"the agent refused session/load: {_refusal(exc)}") from None
             self.session_id = self.load
             await asyncio.sleep(0.1)  # the history's notifications the agent sent before its reply, handled
             self._drop_replayed()
@@ -337,9 +340,7 @@ class AgentProcess:
         except TimeoutError:
             raise ValueError(f"the agent did not answer {what} within {START_TIMEOUT:g} s") from None
         except Exception as exc:
-            from engine.core.text import visible
-
-            raise ValueError(visible(f"the agent refused {what}: {exc}", one_line=True)) from None
+            raise ValueError(f"the agent refused {what}: {_refusal(exc)}") from None
 
     # -- stop ----------------------------------------------------------------
 
@@ -377,6 +378,16 @@ class AgentProcess:
             return ""
         last = visible(tail[-1], one_line=True)[:200] if tail else ""
         return f": {last} (its log: {self.log_path})" if last else f" (its log: {self.log_path})"
+
+
+def _refusal(exc: Any) -> str:
+    """An agent's JSON-RPC error in one line: its message, and its data's `details` when it gives them."""
+    from engine.core.text import visible
+
+    data = getattr(exc, "data", None)
+    details = data.get("details") if isinstance(data, dict) else None
+    text = str(exc).strip() + (f" ({details})" if isinstance(details, str) and details else "")
+    return visible(text, one_line=True)[:500]
 
 
 def _describe(exc: BaseException) -> str:

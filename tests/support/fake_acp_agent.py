@@ -16,7 +16,7 @@ Each prompt is answered by one behaviour (`a,b`: the first prompt by `a`, the ne
 With `FAKE_ACP_MODES=a,b` in its environment the session offers these modes (the first
 current) and `session/set_mode` switches them (but to `broken`); with `FAKE_ACP_MODELS=x,y` its config option
 `model` (category "model") offers these models and `session/set_config_option` switches it;
-with `FAKE_ACP_LOAD=1` it offers `loadSession`, and `session/load` replays a message of the
+with `FAKE_ACP_LOAD=1` it offers `loadSession` (`lost`: and refuses it, as Gemini CLI does a session it has not kept), and `session/load` replays a message of the
 session, then answers the next prompts as its second behaviour (and `echo` says it loaded).
 """
 
@@ -50,11 +50,14 @@ class FakeAgent:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any) -> Any:
-        caps = schema.AgentCapabilities(load_session=os.environ.get("FAKE_ACP_LOAD") == "1")
+        caps = schema.AgentCapabilities(load_session=os.environ.get("FAKE_ACP_LOAD") in ("1", "lost"))
         return schema.InitializeResponse(protocol_version=protocol_version, agent_capabilities=caps,
                                          agent_info=schema.Implementation(name="fake-acp", version="1"))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
+        if os.environ.get("FAKE_ACP_LOAD") == "lost":
+            print("Error handling request {\n  details: 'No previous sessions found'\n}", file=sys.stderr, flush=True)
+            raise acp.RequestError.internal_error({"details": "No previous sessions found for this project."})
         self.loaded, self.prompts = session_id, 1
         await self.say("an old message of the session, replayed")
         return schema.LoadSessionResponse()
