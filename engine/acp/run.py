@@ -87,10 +87,11 @@ def resume_acp_run(transcript: Any, *, env: dict[str, str] | None = None, log_pa
     """The saved ACP run `transcript` (not ended) continued in its own file: its agent started again
     in its folder and its session loaded (`session/load`), the next prompt asking it to go on.
     AgentStartError in one line when the file names no session or the agent does not offer
-    `session/load`; `resume_options` go to `engine.sessions.resume.resume_run`."""
+    `session/load`; `resume_options` go to `engine.sessions.resume.continue_run` (the one entry a saved
+    run is continued through)."""
     import shlex
 
-    from engine.sessions.resume import resume_run
+    from engine.sessions.resume import continue_run
 
     header = transcript.header
     options = header.options
@@ -104,7 +105,7 @@ def resume_acp_run(transcript: Any, *, env: dict[str, str] | None = None, log_pa
     policy = AcpPolicy(agent, name=header.policy)
     policy.resumed()
     try:
-        run = resume_run(acp_scenario(policy, Task(header.task, header.task_text)), transcript, policy, **resume_options)
+        run = continue_run(acp_scenario(policy, Task(header.task, header.task_text)), transcript, policy, resume=True, **resume_options)
     except BaseException:
         policy.close()
         raise
