@@ -149,3 +149,12 @@ def test_a_session_the_agent_cannot_load_says_the_agents_words(tmp_path, monkeyp
     code = main(["run", "--resume", str(out), "--headless"])
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 2 and "the agent refused session/load: Internal error (No previous sessions found for this project.)" in last
+
+
+def test_a_policy_flag_with_the_resume_of_an_acp_run_is_refused(tmp_path, monkeypatch, capsys):
+    from tui.cli import main
+
+    out = _stopped_between_turns(tmp_path, monkeypatch, load="1")
+    code = main(["run", "--resume", str(out), "--policy", "human", "--headless"])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and "--policy does not go with the resume of an ACP run" in last

@@ -101,6 +101,8 @@ def resume_acp(args: argparse.Namespace, transcript: Any, *, interactive: bool) 
 
     if any(event.type == "run_ended" for event in transcript.events):
         raise UsageError(RESUME_REFUSED.format(path=transcript.path))
+    if args.policy:
+        raise UsageError("--policy does not go with the resume of an ACP run: the agent is its policy (p swaps in the cockpit)")
     config = read_config(args.config)
     try:
         return resume_acp_run(transcript, interactive=interactive, approve=args.approve, operator_rules=config.rules)
