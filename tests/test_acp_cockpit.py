@@ -87,3 +87,30 @@ async def test_take_over_between_turns_prompts_the_agent_and_p_switches_its_mode
     swaps = [(e.old, e.new) for e in run.engine.events if e.type == "policy_swapped"]
     assert swaps[0] == ("acp", "acp mode:[b]code[/b]")
     assert [e.policy for e in run.engine.events if e.type == "decision"][-2:] == ["human", "acp mode:[b]code[/b]"]
+
+
+async def test_a_mode_the_agent_refuses_is_one_clean_notice(tmp_path: Path) -> None:
+    from textual.widgets import OptionList
+
+    from tui.screens.dialogs import PolicyPicker
+
+    work = tmp_path / "work"
+    work.mkdir()
+    run = new_acp_run([sys.executable, str(FAKE), "echo"], "hello", cwd=work, out=tmp_path / "run.jsonl",
+                      log_path=tmp_path / "agent.log", interactive=True, env={"FAKE_ACP_MODES": "ask,broken\x1b[31mred"})
+    app = CockpitApp(run)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("p")
+            await wait_until(pilot, lambda: isinstance(app.screen, PolicyPicker), what="the policy picker")
+            assert app.screen.query_one(OptionList).option_count == 3
+            await pilot.press("down", "enter")
+            await settle(pilot)
+            await wait_until(pilot, lambda: any("refused" in str(n.message) for n in app._notifications), what="the refusal")
+            notes = [(n.title, str(n.message)) for n in app._notifications if "refused" in str(n.message)]
+            assert run.engine.policy.name == "acp"
+    finally:
+        run.close()
+    title, message = notes[0]
+    assert "\x1b" not in title and "\x1b" not in message
+    assert "the agent refused session/set_mode broken" in message and "Invalid params" in message

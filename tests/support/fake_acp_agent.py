@@ -14,7 +14,7 @@ Each prompt is answered by one behaviour (`a,b`: the first prompt by `a`, the ne
 - `echo`: says "you said: " and the prompt's text, and its mode when it has one.
 
 With `FAKE_ACP_MODES=a,b` in its environment the session offers these modes (the first
-current) and `session/set_mode` switches them (but to `broken`); with `FAKE_ACP_MODELS=x,y` its config option
+current) and `session/set_mode` switches them (but to one named `broken...`); with `FAKE_ACP_MODELS=x,y` its config option
 `model` (category "model") offers these models and `session/set_config_option` switches it;
 with `FAKE_ACP_LOAD=1` it offers `loadSession` (`lost`: and refuses it, as Gemini CLI does a session it has not kept), and `session/load` replays a message of the
 session, then answers the next prompts as its second behaviour (and `echo` says it loaded).
@@ -81,7 +81,7 @@ class FakeAgent:
         return schema.SetSessionConfigOptionResponse(config_options=self.config())
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> Any:
-        if mode_id not in MODES or mode_id == "broken":
+        if mode_id not in MODES or mode_id.startswith("broken"):
             raise acp.RequestError.invalid_params({"modeId": mode_id})
         self.mode = mode_id
         return schema.SetSessionModeResponse()
