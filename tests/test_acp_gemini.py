@@ -86,3 +86,19 @@ def test_the_transcript_holds_the_agent_turn_as_steps():
         assert saved.events[-1].type == "run_ended" and saved.events[-1].answer == "Done."
         thoughts = [e.thought for e in saved.events if e.type == "decision"]
         assert "I'll write the note." in thoughts
+
+
+def test_gemini_offers_its_modes_and_a_swap_to_plan_switches_it():
+    with gemini_agent([Turn(text="Planned.")]) as agent:
+        run = open_run(agent, "Plan the change")
+        try:
+            modes = [n for n in run.policy_names() if n.startswith("mode:")]
+            assert "mode:plan" in modes and "mode:default" in modes
+            run.engine.swap_policy(run.make_policy("mode:plan"))
+            assert run.engine.run() == "ended"
+        finally:
+            run.close()
+    answer = run.engine.state.ended.answer
+    assert answer.startswith("[MODE_UPDATE] plan") and answer.endswith("Planned.")  # Gemini CLI says its switch in its message
+    assert [(e.old, e.new) for e in run.engine.events if e.type == "policy_swapped"] == [("acp", "acp mode:plan")]
+

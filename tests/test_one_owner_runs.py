@@ -32,7 +32,8 @@ def test_a_runs_engine_is_made_in_one_place() -> None:
 
 def test_a_saved_run_is_continued_through_one_entry() -> None:
     assert where(r"\b(resume_run|fork_run)\(") == {"engine/sessions/resume.py"}  # continue_run calls them
-    assert where(r"\bcontinue_run\(") == {"engine/sessions/resume.py", "tui/cli/run.py", "tui/replay_fork.py"}
+    assert where(r"\bcontinue_run\(") == {"engine/sessions/resume.py", "tui/cli/run.py", "tui/replay_fork.py",
+                                          "engine/acp/run.py"}  # a resumed ACP run: its agent's session loaded first
 
 
 def test_what_a_saved_run_is_trusted_with_is_decided_in_one_module() -> None:

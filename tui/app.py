@@ -298,7 +298,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         self._draw()
         if message.error:
             self.last_error = message.error
-            self.notify(clean(message.error), title=f"{message.label} failed", severity="error", timeout=10, markup=False)
+            self.notify(clean(message.error), title=f"{clean(message.label)} failed", severity="error", timeout=10, markup=False)
         self._offer_pause()
 
     def _offer_pause(self) -> None:

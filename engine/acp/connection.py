@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any, Sequence
 
-from engine.acp.items import Gone, Item, Note, TurnEnded
+from engine.acp.items import Gone, Item, Note, TurnEnded, Update
 from engine.acp.served import Served
 from engine.mcp.guard import NOISE
 
@@ -35,6 +35,7 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 START_TIMEOUT = 60.0
 """Seconds the agent has to answer `initialize` and `session/new`."""
 STDERR_TAIL_BYTES = 2000
+NO_LOAD = "the agent does not offer session/load (loadSession), so its session cannot be loaded again"
 
 
 class AgentStartError(Exception):
@@ -98,8 +99,10 @@ class AgentProcess:
     """The agent, its session, and the queue of what it says."""
 
     def __init__(self, command: str | Sequence[str], cwd: str | Path, env: dict[str, str] | None = None,
-                 log_path: Path | None = None) -> None:
+                 log_path: Path | None = None, load: str | None = None) -> None:
         self.argv = agent_argv(command)
+        self.load = load
+        """The session to open with `session/load` (a resume), instead of a new one."""
         self.cwd = Path(cwd).resolve()
         self.env = dict(env or {})
         self.log_path = log_path
@@ -108,6 +111,7 @@ class AgentProcess:
         self.agent_info = ""
         self.capabilities: Any = None
         self.modes: Any = None
+        self.config_options: Any = None
         self.returncode: int | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="acp-loop", daemon=True)
@@ -219,9 +223,34 @@ class AgentProcess:
         self.capabilities = init.agent_capabilities
         if init.agent_info is not None:
             self.agent_info = f"{init.agent_info.name} {init.agent_info.version}".strip()
-        session = await conn.new_session(cwd=str(self.cwd), mcp_servers=[])
-        self.session_id = session.session_id
+        if self.load is not None:
+            if not getattr(self.capabilities, "load_session", False):
+                raise AgentStartError(NO_LOAD)
+            try:
+                session = await conn.load_session(cwd=str(self.cwd), session_id=self.load, mcp_servers=[])
+            except acp.RequestError as exc:
+                raise AgentStartError(f"the agent refused session/load: {_refusal(exc)}") from None
+            self.session_id = self.load
+            await asyncio.sleep(0.1)  # the history's notifications the agent sent before its reply, handled
+            self._drop_replayed()
+        else:
+            session = await conn.new_session(cwd=str(self.cwd), mcp_servers=[])
+            self.session_id = session.session_id
         self.modes = session.modes
+        self.config_options = session.config_options
+
+    def _drop_replayed(self) -> None:
+        """The session's history the agent replayed on `session/load` is not a new turn: its updates go."""
+        kept = []
+        while True:
+            try:
+                item = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            if not isinstance(item, Update):
+                kept.append(item)
+        for item in kept:
+            self.inbox.put(item)
 
     def _observe(self, event: Any) -> None:
         """Every message the agent sends, as the SDK parsed it: one it would drop or answer with an
@@ -290,6 +319,29 @@ class AgentProcess:
         except Exception as exc:
             self.inbox.put(Note(f"agent-tui: session/cancel could not be sent ({_describe(exc)})"))
 
+    def set_mode(self, mode_id: str) -> None:
+        """`session/set_mode`; ValueError in one line when the agent refuses it."""
+        self._ask(f"session/set_mode {mode_id}", lambda: self._conn.set_session_mode(session_id=self.session_id, mode_id=mode_id))
+
+    def set_config_option(self, config_id: str, value: str) -> None:
+        """`session/set_config_option` (how ACP 1.19 switches a model); ValueError in one line when refused."""
+        self._ask(f"session/set_config_option {config_id}={value}",
+                  lambda: self._conn.set_config_option(config_id=config_id, session_id=self.session_id, value=value))
+
+    def _ask(self, what: str, request: Any) -> Any:
+        if self._conn is None or self._closed or self.went:
+            raise ValueError(f"{what} cannot be sent: the agent is not running")
+
+        async def asked() -> Any:
+            return await request()
+
+        try:
+            return asyncio.run_coroutine_threadsafe(asked(), self._loop).result(START_TIMEOUT)
+        except TimeoutError:
+            raise ValueError(f"the agent did not answer {what} within {START_TIMEOUT:g} s") from None
+        except Exception as exc:
+            raise ValueError(f"the agent refused {what}: {_refusal(exc)}") from None
+
     # -- stop ----------------------------------------------------------------
 
     def close(self) -> None:
@@ -326,6 +378,16 @@ class AgentProcess:
             return ""
         last = visible(tail[-1], one_line=True)[:200] if tail else ""
         return f": {last} (its log: {self.log_path})" if last else f" (its log: {self.log_path})"
+
+
+def _refusal(exc: Any) -> str:
+    """An agent's JSON-RPC error in one line: its message, and its data's `details` when it gives them."""
+    from engine.core.text import visible
+
+    data = getattr(exc, "data", None)
+    details = data.get("details") if isinstance(data, dict) else None
+    text = str(exc).strip() + (f" ({details})" if isinstance(details, str) and details else "")
+    return visible(text, one_line=True)[:500]
 
 
 def _describe(exc: BaseException) -> str:

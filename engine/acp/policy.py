@@ -11,6 +11,10 @@ reads what the agent says until the next decision point:
   failed) is an `agent.call` action, its result the observation;
 - the end of the turn is the answer (the agent's last message).
 
+Between turns (a turn the operator cancelled, a policy error of an interactive
+run) the operator's take-over is an `agent.prompt` action: its text is the
+agent's next `session/prompt`, and the agent's next decision reads that turn.
+
 The agent's messages and thoughts since the last decision are its thought, its
 plan and agent-tui's notes (what the agent did wrong) are said there too, and
 `usage_update` gives the decision's usage. A turn cut off (the agent exited)
@@ -27,10 +31,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.acp.items import Gate, Gone, Note, TurnEnded, Update
-from engine.acp.tools import CALL, GATE_TOOLS, as_json, choose, gate_tools, permission_tool
+from engine.acp.tools import CALL, GATE_TOOLS, PROMPT, as_json, choose, gate_tools, permission_tool
 from engine.core.events import Action, ApprovalDecided, Usage
 from engine.core.policy import Decision, PolicyError, RunView
-from engine.core.tools import Tool
+from engine.core.tools import Param, Tool, ToolError
 
 if TYPE_CHECKING:
     from engine.acp.connection import AgentProcess
@@ -67,11 +71,14 @@ class AcpPolicy:
     def __init__(self, agent: AgentProcess, name: str = "acp") -> None:
         self.agent = agent
         self.name = name
+        self._switched: dict[str, str] = {}
+        """The mode and the model the operator switched to (their policy names), by kind."""
         self.engine: Engine | None = None
         self._outcomes: dict[str, tuple[str, bool]] = {}
         """What each of the agent's own calls reported, by its id, until its `agent.call` runs."""
         self.tools: list[Tool] = gate_tools(agent.cwd, self._gate_of, self._chose_always, lambda: agent.served, self._outcomes.pop,
                                             self._reasons_append)
+        self.tools.append(self.prompt_tool())
         self._open: dict[str, Gate] = {}
         """Gates by the call id of the action that stands for them, not yet settled."""
         self._current: Gate | None = None
@@ -96,6 +103,37 @@ class AcpPolicy:
         self._cancel_at: float | None = None
         self._closed = False
 
+    def swaps(self) -> dict[str, tuple[str, str, str]]:
+        """What the agent offers to switch to, by policy name: `mode:ID` for each mode of its session
+        (`session/set_mode`), `model:VALUE` for each value of its config option of category "model"
+        (`session/set_config_option`); each as (kind, the option's id, the value)."""
+        out: dict[str, tuple[str, str, str]] = {}
+        for mode in getattr(self.agent.modes, "available_modes", None) or []:
+            out[f"mode:{mode.id}"] = ("mode", "", mode.id)
+        for option in self.agent.config_options or []:
+            if getattr(option, "category", None) != "model" or getattr(option, "type", "") != "select":
+                continue
+            for item in option.options:
+                for value in getattr(item, "options", None) or [item]:  # a group's options, or the option itself
+                    out.setdefault(f"model:{value.value}", ("model", option.id, value.value))
+        return out
+
+    def switch(self, name: str) -> Switched:
+        """This policy after the agent switched to the mode or model `name` (one of `swaps`), under
+        a name saying what it runs on now (the swap's event says from what to what); ValueError in
+        one line when the agent refuses."""
+        kind, option, value = self.swaps()[name]
+        if kind == "mode":
+            self.agent.set_mode(value)
+        else:
+            self.agent.set_config_option(option, value)
+        self._switched[kind] = name
+        return Switched(self, " ".join([self.name, *self._switched.values()]))
+
+    def resumed(self) -> None:
+        """The agent's session was loaded again (a resume): its next prompt asks it to go on."""
+        self._prompted = True
+
     def attach(self, engine: Engine) -> None:
         self.engine = engine
 
@@ -104,10 +142,30 @@ class AcpPolicy:
     def _gate_of(self, kind: str) -> Gate:
         gate = self._current
         if gate is None or (gate.kind != kind):
-            from engine.core.tools import ToolError
-
             raise ToolError("no request of the agent waits for this call (the agent's turn has moved on)")
         return gate
+
+    def prompt_tool(self) -> Tool:
+        """`agent.prompt`: the operator's text as the agent's next prompt, between its turns."""
+
+        def prompt(text: str) -> str:
+            if self._turn_open:
+                raise ToolError("the agent's turn is still open: a prompt goes between turns (cancel the turn first)")
+            if self._gone is not None:
+                raise ToolError(self._gone)
+            if not text.strip():
+                raise ToolError("the prompt is empty: not sent")
+            self._start_turn(text)
+            return "sent to the agent as its next prompt (session/prompt); its turn goes on with the next step"
+
+        return Tool(PROMPT, "the operator's next prompt to the agent, sent between its turns",
+                    (Param("text", description="what the agent is asked next"),), prompt)
+
+    def _start_turn(self, text: str) -> None:
+        self._cancelled.clear()
+        self._cancel_at = None
+        self.agent.prompt(text)
+        self._prompted = self._turn_open = True
 
     def _reasons_append(self, text: str) -> None:
         self._reasons.append(text)
@@ -126,10 +184,7 @@ class AcpPolicy:
         if self._gone is not None and not self._turn_open:
             raise PolicyError(self._gone, retryable=False)
         if not self._turn_open:
-            self._cancelled.clear()
-            self._cancel_at = None
-            self.agent.prompt(CONTINUE_TEXT if self._prompted else view.task)
-            self._prompted = self._turn_open = True
+            self._start_turn(CONTINUE_TEXT if self._prompted else view.task)
         deadline = None if view.time_left is None else time.monotonic() + view.time_left
         while True:
             try:
@@ -411,6 +466,23 @@ class AcpPolicy:
                 self._open["left"] = item
                 self._answer_open("the run ended")
         self.agent.close()
+
+
+class Switched:
+    """The agent's policy under the name of the mode or model it was switched to."""
+
+    def __init__(self, policy: AcpPolicy, name: str) -> None:
+        self.policy = policy
+        self.name = name
+
+    def decide(self, view: RunView) -> Decision:
+        return self.policy.decide(view)
+
+    def cancel(self) -> None:
+        self.policy.cancel()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.policy, name)
 
 
 def _counted(notes: list[str]) -> list[str]:

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from engine.acp.connection import AgentProcess, AgentStartError
+from engine.acp.connection import NO_LOAD, AgentProcess, AgentStartError
 from engine.acp.policy import AcpPolicy
 from engine.core.events import Budget
 from engine.core.scenario import Scenario, Task
@@ -32,7 +32,7 @@ def acp_scenario(policy: AcpPolicy, task: Task) -> Scenario:
         name=SCENARIO_NAME,
         description="an Agent Client Protocol agent (--acp COMMAND or [[agent]] in the configuration)",
         tasks={task.id: task},
-        policies={},
+        policies={name: (lambda _world, _task, name=name: policy.switch(name)) for name in policy.swaps()},
         make_world=lambda _task, _options: AcpWorld(policy),
         budget=BUDGET,
         repetition_threshold=None,  # the agent runs its own loop: a read twice in a row is its business
@@ -40,9 +40,10 @@ def acp_scenario(policy: AcpPolicy, task: Task) -> Scenario:
 
 
 def start_agent(command: str | Sequence[str], cwd: str | Path, env: dict[str, str] | None = None,
-                log_path: Path | None = None) -> AgentProcess:
-    """The agent started with its session open; AgentStartError in one line when it cannot be."""
-    agent = AgentProcess(command, cwd, env=env, log_path=log_path)
+                log_path: Path | None = None, load: str | None = None) -> AgentProcess:
+    """The agent started with its session open (the session `load`, with `session/load`);
+    AgentStartError in one line when it cannot be."""
+    agent = AgentProcess(command, cwd, env=env, log_path=log_path, load=load)
     agent.start()
     return agent
 
@@ -67,24 +68,61 @@ def new_acp_run(
     text = task_text.strip()
     if not text:
         raise ValueError("an ACP run needs a task")
-    if log_path is None:
-        from engine.sessions.folders import user_data_dir
-
-        log_path = user_data_dir() / "logs" / f"acp-{time.strftime('%Y%m%d-%H%M%S')}-{id(text):x}.log"
-    agent = start_agent(command, cwd, env=env, log_path=log_path)
+    agent = start_agent(command, cwd, env=env, log_path=log_path or _log_path())
     policy = AcpPolicy(agent, name=name)
     try:
         task = Task("task", text)
         run = new_run(
             acp_scenario(policy, task), policy=policy, task=task,
-            options={"agent": " ".join(agent.argv), "cwd": str(agent.cwd), "agent_info": agent.agent_info}, **run_options,
+            options={"agent": " ".join(agent.argv), "argv": agent.argv, "cwd": str(agent.cwd), "agent_info": agent.agent_info,
+                     "session": agent.session_id}, **run_options,
         )
     except BaseException:
         policy.close()
         raise
+    return _attached(run, policy)
+
+
+def resume_acp_run(transcript: Any, *, env: dict[str, str] | None = None, log_path: Path | None = None, **resume_options: Any) -> Any:
+    """The saved ACP run `transcript` (not ended) continued in its own file: its agent started again
+    in its folder and its session loaded (`session/load`), the next prompt asking it to go on.
+    AgentStartError in one line when the file names no session or the agent does not offer
+    `session/load`; `resume_options` go to `engine.sessions.resume.continue_run` (the one entry a saved
+    run is continued through)."""
+    import shlex
+
+    from engine.sessions.resume import continue_run
+
+    header = transcript.header
+    options = header.options
+    session = options.get("session")
+    if not isinstance(session, str) or not session:
+        raise AgentStartError(f"{transcript.path}: the transcript names no session of the agent (written before sessions were recorded); "
+                              "its session cannot be loaded again")
+    argv = options.get("argv")
+    command = [str(a) for a in argv] if isinstance(argv, list) and argv else shlex.split(str(options.get("agent", "")))
+    agent = start_agent(command, options.get("cwd") or ".", env=env, log_path=log_path or _log_path(), load=session)
+    policy = AcpPolicy(agent, name=header.policy)
+    policy.resumed()
+    try:
+        run = continue_run(acp_scenario(policy, Task(header.task, header.task_text)), transcript, policy, resume=True, **resume_options)
+    except BaseException:
+        policy.close()
+        raise
+    return _attached(run, policy)
+
+
+def _attached(run: Any, policy: AcpPolicy) -> Any:
     policy.attach(run.engine)
     run.closers.append(policy.close)
     return run
 
 
-__all__ = ["AgentStartError", "new_acp_run", "RESUME_REFUSED", "SCENARIO_NAME"]
+def _log_path() -> Path:
+    """Where the agent's stderr goes: the user's data folder's logs."""
+    from engine.sessions.folders import user_data_dir
+
+    return user_data_dir() / "logs" / f"acp-{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns():x}.log"
+
+
+__all__ = ["AgentStartError", "NO_LOAD", "new_acp_run", "resume_acp_run", "RESUME_REFUSED", "SCENARIO_NAME"]

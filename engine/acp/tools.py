@@ -9,7 +9,9 @@
   delete, move, search, fetch, think, switch_mode, other): the agent asks to run one of its
   own tools; approve answers its `allow_once` option (`allow_always` only when the operator
   chose "always", whose rule then allows that kind only), reject its `reject_once`;
-- `agent.call` (ordinary): a call the agent ran itself, reported when it ended.
+- `agent.call` (ordinary): a call the agent ran itself, reported when it ended;
+- `agent.prompt` (ordinary, the operator's: take over): the agent's next prompt, sent
+  between its turns (`engine.acp.policy.AcpPolicy.prompt_tool`).
 
 Each tool answers the agent's request that it stands for (`Gate.answer`) when it runs;
 one that does not run (rejected, denied) is answered by `settle` with the observation.
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from engine.acp.items import Gate
 
 READ, WRITE, TERMINAL, PERMISSION, CALL = "fs.read_text_file", "fs.write_text_file", "terminal.run", "agent.permission", "agent.call"
+PROMPT = "agent.prompt"
 GATE_TOOLS = {"read": READ, "write": WRITE, "terminal": TERMINAL}
 TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 """ACP's kinds of tool (schema ToolKind): one permission tool each."""

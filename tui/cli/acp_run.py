@@ -88,3 +88,27 @@ def make_acp_run(args: argparse.Namespace, *, interactive: bool) -> Any:
         for warning in run.warnings:
             report(f"warning: {warning}")
     return run
+
+
+def resume_acp(args: argparse.Namespace, transcript: Any, *, interactive: bool) -> Any:
+    """The Run of `run --resume FILE` for an ACP run: the agent started again and its session loaded
+    (`session/load`) when the agent offers it; UsageError in one line when it cannot be."""
+    from engine.acp.run import RESUME_REFUSED, resume_acp_run
+    from engine.acp.connection import AgentStartError
+    from engine.sessions.resume import ResumeError
+    from engine.stored.lock import TranscriptBusy
+    from tui.cli.run_extras import read_config
+
+    if any(event.type == "run_ended" for event in transcript.events):
+        raise UsageError(RESUME_REFUSED.format(path=transcript.path))
+    if args.policy:
+        raise UsageError("--policy does not go with the resume of an ACP run: the agent is its policy (p swaps in the cockpit)")
+    config = read_config(args.config)
+    try:
+        return resume_acp_run(transcript, interactive=interactive, approve=args.approve, operator_rules=config.rules)
+    except AgentStartError as exc:
+        raise UsageError(f"{transcript.path}: cannot resume: {exc}") from None
+    except (ResumeError, TranscriptBusy) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write the transcript: {os_error_text(exc)}") from None

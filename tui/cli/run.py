@@ -199,6 +199,10 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     several = ("--resume appends to its own file, so it continues a file of one run: "
                f"fork the one to go on with (agent-tui run --fork {args.resume} --run N)")
     transcript = load(args.fork, args.format, args.run) if args.fork else load(args.resume, one_run=several)
+    if args.resume and transcript.header.scenario == "acp" and not args.scenario:
+        from tui.cli.acp_run import resume_acp
+
+        return _checked(resume_acp(args, transcript, interactive=interactive), interactive)
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
     policy, model = policy_from_flags(scenario, args, interactive=interactive, default=None, named=extras.named)
@@ -225,6 +229,11 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     extras.attach(run, hub)
     if policy is not None and model_of(policy, scenario, model, extras.named) is not None:
         run.model = model  # the swap picker offers "model" again
+    return _checked(run, interactive)
+
+
+def _checked(run: Any, interactive: bool) -> Any:
+    """A continued run, its warnings said; UsageError (and closed) when a headless one waits for an approval."""
     for warning in run.warnings:
         report(f"warning: {warning}")
     if not interactive and run.engine.status == "awaiting_approval" and not sys.stdin.isatty():
