@@ -24,6 +24,9 @@ BudgetKind = Literal["steps", "tokens", "cost", "seconds"]
 
 
 _SHARED_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+_SET_DICT, _SET_FIELDS_SET, _SET_EXTRA, _SET_PRIVATE = (
+    BaseModel.__dict__[slot].__set__ for slot in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"))
+"""Each slot of a model set directly (what `object.__setattr__` finds after a look-up in the class's MRO)."""
 
 
 class _Model(BaseModel):
@@ -56,16 +59,15 @@ class _Model(BaseModel):
         outside (files, servers, a policy's return value before `check_decision`) is
         validated instead. Missing fields take their defaults; the fields keep their
         declared order (the serialiser writes them in the order of `__dict__`)."""
-        data = cls._template.copy()
-        data.update(values)
+        data = {**cls._template, **values}
         for name, factory in cls._factories:
             if name not in values:
                 data[name] = factory()
         new = cls.__new__(cls)
-        object.__setattr__(new, "__dict__", data)
-        object.__setattr__(new, "__pydantic_fields_set__", cls._all_fields)
-        object.__setattr__(new, "__pydantic_extra__", None)
-        object.__setattr__(new, "__pydantic_private__", None)
+        _SET_DICT(new, data)
+        _SET_FIELDS_SET(new, cls._all_fields)
+        _SET_EXTRA(new, None)
+        _SET_PRIVATE(new, None)
         return new
 
 

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, TypeVar, Union
+from typing import Any, Iterator, Union
 
 from pydantic_core import from_json
 
@@ -27,7 +27,6 @@ from engine.core.state import RunState, added_words, estimate_tokens, written_te
 from engine.stored.importers.formats import IMPORTED
 from engine.stored.transcript import Transcript, TranscriptError
 
-_E = TypeVar("_E", DecisionMade, Observed)
 ANSWER_TOOLS = frozenset({"final_result", "final_answer"})
 """Tools whose call is the run's structured answer (pydantic-ai's `final_result`, smolagents' `final_answer`)."""
 _NO_SUCH_TOOL = re.compile(r"tool '?([\w.-]+)'? (?:does not exist|not found)|unknown tool|no such tool", re.I)
@@ -424,13 +423,15 @@ class Draft:
                 continue
             number += 1
             actions = [_writable(a if a.call_id else a.with_call_id(f"s{number}.{i}")) for i, a in enumerate(item.actions)]
-            thought = "\n".join(t for t in (item.thought, item.reply) if t)
-            words = len(written_text(item.raw, thought, actions, item.answer).split())
+            thought, reply, answer, raw = item.thought, item.reply, item.answer, item.raw
+            thought = f"{thought}\n{reply}" if thought and reply else thought or reply
+            words = len(written_text(raw, thought, actions, answer).split())
             usage = item.usage or Usage.trusted(input_tokens=estimate_tokens(context_words), output_tokens=estimate_tokens(words))
-            values = {"step": number, "policy": IMPORTED, "thought": thought, "actions": actions, "answer": item.answer,
-                      "raw": item.raw, "usage": usage}
-            typed = type(thought) is str and _str_or_none(item.answer) and _str_or_none(item.raw) and all(type(a) is Action for a in actions)
-            events.append(_event(DecisionMade, typed, values))
+            values = {"step": number, "policy": IMPORTED, "thought": thought, "actions": actions, "answer": answer,
+                      "raw": raw, "usage": usage}
+            typed = type(thought) is str and _str_or_none(answer) and _str_or_none(raw) and all(type(a) is Action for a in actions)
+            # built as the engine builds its own (`trusted`) when every value read has its field's type, else validated
+            events.append(DecisionMade.trusted(**values) if typed else DecisionMade(**values))
             context_words += words
             for note in item.notes:
                 events.append(note.model_copy(update={"step": number}))
@@ -451,8 +452,8 @@ class Draft:
                 # the call's own arguments: the events are frozen, and the fold shares them the same way
                 values = {"step": number, "index": index, "tool": tool, "args": (action.args if typed else dict(action.args)) if action else {},
                           "text": text, "error": error, "executed": tool is not None and not unknown}
-                events.append(_event(Observed, typed, values))
-                context_words += added_words(events[-1])
+                events.append(Observed.trusted(**values) if typed else Observed(**values))
+                context_words += len(events[-1].text.split())  # `added_words` of an observation
             if item.answer is not None and ended is None:
                 ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=item.answer)
         if self.end is not None:
@@ -522,13 +523,6 @@ def new_action(*, tool: Any, args: Any, call_id: Any = None, args_error: Any = N
 
 def _str_or_none(value: Any) -> bool:
     return value is None or type(value) is str
-
-
-def _event(kind: type[_E], typed: bool, values: dict[str, Any]) -> _E:
-    """An event built as the engine builds its own (`trusted`, without validation) when `typed`:
-    the caller checked that every value read from the source has its field's type; else validated
-    (a value of another type converted or refused as pydantic does)."""
-    return kind.trusted(**values) if typed else kind(**values)
 
 
 def _writable(action: Action) -> Action:
