@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 
 from engine import Decision
+from engine.core.scenario import Task
 from engine.mcp import McpHub, McpStartError
 from engine.mcp.hub import MAX_MESSAGE_BYTES, McpFault
 from engine.mcp.servers import McpServerConfig
 from engine.sessions.run import new_run
 from scenarios.mcp import SCENARIO as MCP
-from engine.core.scenario import Task
 from tests.support.helpers import script
 from tests.support.mcp_helpers import alive
+from tests.support.waiting import wait_for
 
 ENDLESS = str(Path(__file__).resolve().parent / "data" / "endless_mcp.py")
 SLACK = 4 * 1024 * 1024
@@ -119,7 +120,8 @@ def test_an_http_reply_without_end_is_a_fault_and_the_server_is_disconnected(tmp
             with pytest.raises(McpFault) as caught:
                 hub.call("endless", "flood_now", {})
             assert str(caught.value) == "MCP server 'endless' sent a message over 16 MB during flood_now; it was disconnected"
-            assert int((tmp_path / "written").read_text()) >= MAX_MESSAGE_BYTES
+            # the server records a chunk once its send returns, which may be after the client read it
+            wait_for(lambda: int((tmp_path / "written").read_text()) >= MAX_MESSAGE_BYTES, "the server to have sent the cap", timeout=30)
             with pytest.raises(McpFault, match="MCP server 'endless' is not running: it sent a message over 16 MB and was disconnected"):
                 hub.call("endless", "ping", {})
         finally:

@@ -68,6 +68,12 @@ def test_runs_screen_at_80x24(snap_compare, runs: Path) -> None:
                 break
             await pilot.pause()
         assert all(table.columns[key].content_width >= width for key, width in widest.items())
+        # and then lays itself out again with those widths: wait for that state too
+        for _ in range(200):
+            if table.virtual_size.width >= sum(widest.values()):
+                break
+            await pilot.pause()
+        assert table.virtual_size.width >= sum(widest.values())
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
