@@ -5,7 +5,6 @@ runs and the transcript shows both the command asked for and the one run."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from contextlib import contextmanager
@@ -14,9 +13,11 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from engine.gateway import Gateway, GatewayServer, Upstream
+from engine.gateway import Gateway
 from engine.stored.transcript import read_transcript
 from tests.support.fake_anthropic import FakeAnthropic, Turn, _tool_results
+from tests.support import cli_agents
+from tests.support.gateway_harness import gateway
 from tests.support.waiting import wait_for
 
 CLAUDE = Path(__file__).resolve().parent.parent / ".agents" / "node_modules" / ".bin" / "claude"
@@ -42,22 +43,13 @@ def claude_through_gateway(tmp_path: Path, answer: Callable[[Gateway], None]) ->
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    with FakeAnthropic(turns) as fake:
-        gw = Gateway([Upstream("fake", fake.url, wire="anthropic")], out=tmp_path / "claude.jsonl", mode="continue")
-        server = GatewayServer(gw, "127.0.0.1", 0, token=TOKEN)
-        server.start()
-        try:
-            operator = threading.Thread(target=_answer_bash, args=(gw, answer), daemon=True)
-            operator.start()
-            env = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.port}", **SETTINGS}
-            done = subprocess.run(
-                [str(CLAUDE), "-p", TASK, "--allowedTools", "Bash"], cwd=work, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL
-            )
-            operator.join(30)
-            yield fake, gw, work, done
-        finally:
-            gw.stop("the test ended")
-            server.close()
+    with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, wire="anthropic", rules=[], out=tmp_path / "claude.jsonl", mode="continue", token=TOKEN) as (gw, server):
+        operator = threading.Thread(target=_answer_bash, args=(gw, answer), daemon=True)
+        operator.start()
+        env = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.port}", **SETTINGS}
+        done = cli_agents.run([str(CLAUDE), "-p", TASK, "--allowedTools", "Bash"], home, work, env)
+        operator.join(30)
+        yield fake, gw, work, done
 
 
 def _answer_bash(gw: Gateway, answer: Callable[[Gateway], None]) -> None:

@@ -10,15 +10,14 @@ transcript shows both.
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import pytest
 
-from engine.gateway import Gateway, GatewayServer, Upstream
+from engine.gateway import Gateway
 from tests.support import cli_agents
 from tests.support.fake_responses import FakeResponses, Turn, function_outputs
-from tests.support.gateway_harness import Operator
+from tests.support.gateway_harness import Operator, gateway
 
 
 @pytest.fixture(autouse=True)
@@ -36,18 +35,11 @@ def steer(tmp_path: Path, *answers) -> tuple[FakeResponses, Gateway, Path, str]:
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    with FakeResponses(TURNS) as fake:
-        gw = Gateway([Upstream("fake", fake.url + "/v1", wire="responses")], out=tmp_path / "gateway.jsonl")
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        try:
-            operator = Operator(gw, *answers)
-            env = cli_agents.codex_home(home, server.url, KEY)
-            done = cli_agents.run(cli_agents.codex_argv("Write hello to note.txt"), home, work, env)
-            operator.join()
-        finally:
-            gw.stop("the test ended")
-            server.close()
+    with FakeResponses(TURNS) as fake, gateway(fake, tmp_path, wire="responses", url=fake.url + "/v1", rules=[]) as (gw, server):
+        operator = Operator(gw, *answers)
+        env = cli_agents.codex_home(home, server.url, KEY)
+        done = cli_agents.run(cli_agents.codex_argv("Write hello to note.txt"), home, work, env)
+        operator.join()
     assert done.returncode == 0, done.stdout + done.stderr
     assert operator.seen == ["exec_command"] * len(answers)
     return fake, gw, work, done.stdout

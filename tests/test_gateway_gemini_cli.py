@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.gateway import Gateway, GatewayServer, Upstream
 from tests.support import cli_agents
 from tests.support.fake_gemini import FakeGemini, Turn
-from tests.support.gateway_harness import Operator
+from tests.support.gateway_harness import Operator, gateway
 
 
 @pytest.fixture(autouse=True)
@@ -39,18 +38,11 @@ def steer(tmp_path: Path, *answers) -> tuple[FakeGemini, Path, str]:
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    with FakeGemini(TURNS) as fake:
-        gw = Gateway([Upstream("fake", fake.url, wire="gemini")], out=tmp_path / "gateway.jsonl")
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        try:
-            operator = Operator(gw, *answers)
-            env = cli_agents.gemini_home(home, f"http://127.0.0.1:{server.port}", KEY)
-            done = cli_agents.run(cli_agents.gemini_argv("Write hello to note.txt"), home, work, env)
-            operator.join()
-        finally:
-            gw.stop("the test ended")
-            server.close()
+    with FakeGemini(TURNS) as fake, gateway(fake, tmp_path, wire="gemini", rules=[]) as (gw, server):
+        operator = Operator(gw, *answers)
+        env = cli_agents.gemini_home(home, f"http://127.0.0.1:{server.port}", KEY)
+        done = cli_agents.run(cli_agents.gemini_argv("Write hello to note.txt"), home, work, env)
+        operator.join()
     assert done.returncode == 0, done.stdout + done.stderr
     assert operator.seen == ["run_shell_command"] * len(answers)
     router = [r for r in fake.requests if r[0].endswith(":generateContent")]
