@@ -17,10 +17,11 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from engine.gateway import Gateway, GatewayServer, Upstream
+from engine.gateway import Gateway
 from engine.model.config import Secret
 from tests.support.fake_gemini import FakeGemini, Turn
-from tests.support.gateway_harness import READ_RULE, Files, Operator, assert_key_nowhere
+from tests.support import gateway_harness as harness
+from tests.support.gateway_harness import Files, Operator, assert_key_nowhere
 
 DELETE = Turn(text="Deleting the notes.", calls=[("delete_file", {"path": "notes.txt"})])
 DONE = Turn(text="All done.")
@@ -30,16 +31,9 @@ KEY = "AIzaSy-upstream-3f9a1c7e5b2d4a6c8e0f1a3c5e"
 
 
 @contextmanager
-def gateway(turns: list[Turn], tmp_path: Path, token: str | None = None, **options: Any) -> Iterator[tuple[FakeGemini, Gateway, str]]:
-    with FakeGemini(turns) as fake:
-        gw = Gateway([Upstream("fake", fake.url, wire="gemini")], rules=[READ_RULE], out=tmp_path / "gateway.jsonl", **options)
-        server = GatewayServer(gw, "127.0.0.1", 0, token=token)
-        server.start()
-        try:
-            yield fake, gw, f"http://127.0.0.1:{server.port}"
-        finally:
-            gw.stop("the test ended")
-            server.close()
+def gateway(turns: list[Turn], tmp_path: Path, **options: Any) -> Iterator[tuple[FakeGemini, Gateway, str]]:
+    with FakeGemini(turns) as fake, harness.gateway(fake, tmp_path, "gemini", **options) as (gw, server):
+        yield fake, gw, f"http://127.0.0.1:{server.port}"
 
 
 def ask(root: str, contents: list[dict[str, Any]], stream: bool, key: str = "agent-key") -> httpx.Response:
@@ -178,19 +172,12 @@ def test_a_retry_after_release_gets_the_same_response_and_the_call_runs_once(tmp
 def test_a_gemini_agent_on_a_chat_completions_upstream(tmp_path: Path, stream: bool) -> None:
     from tests.support.fake_openai import FakeOpenAI, call, say
 
-    with FakeOpenAI() as fake:
+    with FakeOpenAI() as fake, harness.gateway(fake, tmp_path, model="chat-model") as (gw, server):
         fake.add(call("delete_file", path="notes.txt", id="call_del"), say("Kept it."))
-        gw = Gateway([Upstream("chat", fake.url, model="chat-model")], rules=[READ_RULE], out=tmp_path / "gateway.jsonl")
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        try:
-            files = Files(tmp_path)
-            operator = Operator(gw, lambda g: g.reject("keep it"))
-            assert agent_loop(f"http://127.0.0.1:{server.port}", files, stream) == "Kept it."
-            operator.join()
-        finally:
-            gw.stop("the test ended")
-            server.close()
+        files = Files(tmp_path)
+        operator = Operator(gw, lambda g: g.reject("keep it"))
+        assert agent_loop(f"http://127.0.0.1:{server.port}", files, stream) == "Kept it."
+        operator.join()
     assert files.notes_exist
     first, second = fake.requests
     assert first.body["model"] == "chat-model" and [t["function"]["name"] for t in first.body["tools"]] == ["read_file", "delete_file"]

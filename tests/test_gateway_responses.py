@@ -19,10 +19,11 @@ import httpx
 import openai
 import pytest
 
-from engine.gateway import Gateway, GatewayServer, Upstream
+from engine.gateway import Gateway, GatewayServer
 from engine.model.config import Secret
 from tests.support.fake_responses import FakeResponses, Turn, function_outputs
-from tests.support.gateway_harness import READ_RULE, Files, Operator, assert_key_nowhere
+from tests.support import gateway_harness as harness
+from tests.support.gateway_harness import Files, Operator, assert_key_nowhere
 
 DELETE = Turn(text="Deleting the notes.", calls=[("delete_file", {"path": "notes.txt"})])
 DONE = Turn(text="All done.")
@@ -32,15 +33,8 @@ KEY = "sk-upstream-3f9a1c7e5b2d4a6c8e0f1a3c5e7b9d1f"
 
 @contextmanager
 def gateway(turns: list[Turn], tmp_path: Path, **options: Any) -> Iterator[tuple[FakeResponses, Gateway, GatewayServer]]:
-    with FakeResponses(turns) as fake:
-        gw = Gateway([Upstream("fake", fake.url + "/v1", wire="responses")], rules=[READ_RULE], out=tmp_path / "gateway.jsonl", **options)
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        try:
-            yield fake, gw, server
-        finally:
-            gw.stop("the test ended")
-            server.close()
+    with FakeResponses(turns) as fake, harness.gateway(fake, tmp_path, "responses", url=fake.url + "/v1", **options) as (gw, server):
+        yield fake, gw, server
 
 
 def agent_loop(client: openai.OpenAI, files: Files, stream: bool) -> str:
@@ -204,20 +198,13 @@ def test_a_retry_after_release_gets_the_same_response_and_the_call_runs_once(tmp
 def test_a_responses_agent_on_a_chat_completions_upstream(tmp_path: Path, stream: bool) -> None:
     from tests.support.fake_openai import FakeOpenAI, call, say
 
-    with FakeOpenAI() as fake:
+    with FakeOpenAI() as fake, harness.gateway(fake, tmp_path) as (gw, server):
         fake.add(call("delete_file", path="notes.txt", id="call_del"), say("Kept it."))
-        gw = Gateway([Upstream("chat", fake.url)], rules=[READ_RULE], out=tmp_path / "gateway.jsonl")
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        try:
-            files = Files(tmp_path)
-            operator = Operator(gw, lambda g: g.reject("keep it"))
-            client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0)
-            assert agent_loop(client, files, stream) == "Kept it."
-            operator.join()
-        finally:
-            gw.stop("the test ended")
-            server.close()
+        files = Files(tmp_path)
+        operator = Operator(gw, lambda g: g.reject("keep it"))
+        client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0)
+        assert agent_loop(client, files, stream) == "Kept it."
+        operator.join()
     assert files.notes_exist
     second = fake.requests[-1].messages
     assert second[-1] == {"role": "tool", "tool_call_id": "call_del", "content": "REJECTED by the operator: keep it"}

@@ -75,13 +75,16 @@ def agent_client(server: GatewayServer, **kw: Any) -> openai.OpenAI:
 
 
 @contextmanager
-def gateway(fake: Any, tmp_path: Path, wire: str = "chat", url: str | None = None, **options: Any) -> Iterator[tuple[Gateway, GatewayServer]]:
-    """A gateway in front of `fake` (a fake upstream speaking `wire`, at `url` when not its own) on 127.0.0.1."""
+def gateway(
+    fake: Any, tmp_path: Path, wire: str = "chat", url: str | None = None, model: str | None = None, **options: Any
+) -> Iterator[tuple[Gateway, GatewayServer]]:
+    """A gateway in front of `fake` (a fake upstream speaking `wire`, at `url` when not its own, asked for
+    `model` when given) on 127.0.0.1."""
     options.setdefault("rules", [READ_RULE])
     options.setdefault("out", tmp_path / "gateway.jsonl")
     token = options.pop("token", None)
     max_body = options.pop("max_body", 1 << 20)
-    gw = Gateway([Upstream("fake", url or fake.url, wire=wire)], **options)
+    gw = Gateway([Upstream("fake", url or fake.url, model=model, wire=wire)], **options)
     server = GatewayServer(gw, "127.0.0.1", 0, token=token, max_body=max_body)
     server.start()
     try:
