@@ -13,10 +13,11 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from engine.core.answers import Answer
 from engine.gateway import Gateway
 from engine.stored.transcript import read_transcript
-from tests.support.fake_anthropic import FakeAnthropic, Turn, _tool_results
 from tests.support import cli_agents
+from tests.support.fake_anthropic import FakeAnthropic, Turn, _tool_results
 from tests.support.gateway_harness import gateway
 from tests.support.waiting import wait_for
 
@@ -66,7 +67,7 @@ def _main_requests(fake: FakeAnthropic) -> list[dict[str, Any]]:
 
 
 def test_a_rejected_bash_call_never_runs_and_the_model_reads_the_reason(tmp_path: Path) -> None:
-    with claude_through_gateway(tmp_path, lambda g: g.reject("not today: write nothing")) as (fake, gw, work, done):
+    with claude_through_gateway(tmp_path, lambda g: g.answer(Answer.reject("not today: write nothing"))) as (fake, gw, work, done):
         assert done.returncode == 0, done.stderr
         assert not (work / "note.txt").exists()
         asked_again = next(b for b in _main_requests(fake) if _tool_results(b))
@@ -76,7 +77,7 @@ def test_a_rejected_bash_call_never_runs_and_the_model_reads_the_reason(tmp_path
 
 
 def test_an_approved_bash_call_writes_the_file(tmp_path: Path) -> None:
-    with claude_through_gateway(tmp_path, lambda g: g.approve()) as (fake, gw, work, done):
+    with claude_through_gateway(tmp_path, lambda g: g.answer(Answer.approve())) as (fake, gw, work, done):
         assert done.returncode == 0, done.stderr
         assert (work / "note.txt").read_text() == "hello\n"
         assert "Finished." in done.stdout
@@ -84,7 +85,7 @@ def test_an_approved_bash_call_writes_the_file(tmp_path: Path) -> None:
 
 def test_an_edited_bash_call_runs_as_edited_and_the_transcript_shows_both(tmp_path: Path) -> None:
     edited = {**ASKED, "command": "echo edited > note.txt"}
-    with claude_through_gateway(tmp_path, lambda g: g.modify(edited)) as (fake, gw, work, done):
+    with claude_through_gateway(tmp_path, lambda g: g.answer(Answer.edit(edited))) as (fake, gw, work, done):
         assert done.returncode == 0, done.stderr
         assert (work / "note.txt").read_text() == "edited\n"
         events = [e for run in gw.runs if run.path is not None for e in read_transcript(run.path).events]

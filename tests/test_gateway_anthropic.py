@@ -10,13 +10,14 @@ from typing import Any
 import httpx
 import pytest
 
+from engine.core.answers import Answer
 from engine.core.events import Observed
-from engine.gateway import Gateway, GatewayServer
+from engine.gateway import GatewayServer
 from engine.model.config import Secret
 from engine.wires import anthropic
+from tests.support import gateway_harness as harness
 from tests.support.fake_anthropic import FakeAnthropic, Turn
 from tests.support.fake_openai import FakeOpenAI, call
-from tests.support import gateway_harness as harness
 from tests.support.gateway_harness import Operator
 
 KEY = "sk-ant-upstream-key-0123456789abcdef"
@@ -95,7 +96,7 @@ def test_count_tokens_is_passed_through_to_the_upstream_with_the_key(tmp_path: P
 def test_an_approved_call_goes_to_the_agent_as_the_upstream_sent_it(tmp_path: Path, stream: bool) -> None:
     turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)], thinking="The user wants it gone.")]
     with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, key=Secret(KEY)) as (gw, server):
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         response = post(server, request(stream))
         operator.join()
         assert response.status_code == 200
@@ -110,7 +111,7 @@ def test_an_approved_call_goes_to_the_agent_as_the_upstream_sent_it(tmp_path: Pa
 def test_an_edited_call_is_rebuilt_with_the_thinking_and_its_signature_kept(tmp_path: Path, stream: bool) -> None:
     turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)], thinking="The user wants it gone.")]
     with FakeAnthropic(turns) as fake, gateway(fake, tmp_path) as (gw, server):
-        operator = Operator(gw, lambda g: g.modify({**BASH, "command": "rm -rf build/tmp"}))
+        operator = Operator(gw, lambda g: g.answer(Answer.edit({**BASH, "command": "rm -rf build/tmp"})))
         response = post(server, request(stream))
         operator.join()
         message = message_of(response)
@@ -124,7 +125,7 @@ def test_an_edited_call_is_rebuilt_with_the_thinking_and_its_signature_kept(tmp_
 def test_a_rejected_call_goes_back_upstream_as_an_error_tool_result_and_the_agent_never_sees_it(tmp_path: Path) -> None:
     turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)]), Turn(text="Understood, I will leave it.")]
     with FakeAnthropic(turns) as fake, gateway(fake, tmp_path) as (gw, server):
-        operator = Operator(gw, lambda g: g.reject("keep the build folder"))
+        operator = Operator(gw, lambda g: g.answer(Answer.reject("keep the build folder")))
         response = post(server, request(True))
         operator.join()
         message = message_of(response)
@@ -142,7 +143,7 @@ def test_a_rejected_call_goes_back_upstream_as_an_error_tool_result_and_the_agen
 def test_a_key_the_upstream_echoes_reaches_neither_the_agent_nor_the_transcript(tmp_path: Path, stream: bool) -> None:
     turns = [Turn(text=f"Your key is {KEY}, noted.", tool_uses=[("Bash", {"command": f"echo {KEY}"})])]
     with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, key=Secret(KEY)) as (gw, server):
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         response = post(server, request(stream))
         operator.join()
         assert KEY not in response.text and KEY[6:20] not in response.text  # the stream splits it over deltas
@@ -162,7 +163,7 @@ def test_an_upstream_error_reaches_the_agent_in_its_shape_with_the_key_masked(tm
 def test_a_messages_agent_on_a_chat_completions_upstream_is_translated_and_told_what_cannot_be(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path, wire="chat") as (gw, server):
         fake.add(call("Bash", content="Removing it.", id="call_1", **BASH))
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         response = post(server, request(True))
         operator.join()
         message = message_of(response)
@@ -180,7 +181,7 @@ def test_a_messages_agent_on_a_chat_completions_upstream_is_translated_and_told_
 def test_a_chat_completions_agent_on_a_messages_upstream_gets_a_chat_completion(tmp_path: Path, stream: bool) -> None:
     turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)], thinking="gone"), Turn(text="Left it.")]
     with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, key=Secret(KEY)) as (gw, server):
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         client = harness.agent_client(server)
         tools = [{"type": "function", "function": {"name": "Bash", "parameters": TOOLS[0]["input_schema"]}}]
         messages: list[Any] = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "clean the build"}]
@@ -203,7 +204,7 @@ def test_a_chat_completions_agent_on_a_messages_upstream_gets_a_chat_completion(
 def test_a_retry_of_a_released_request_gets_the_same_reply_and_asks_nothing_again(tmp_path: Path) -> None:
     turns = [Turn(text="Removing it.", tool_uses=[("Bash", BASH)])]
     with FakeAnthropic(turns) as fake, gateway(fake, tmp_path) as (gw, server):
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         first = post(server, request(True))
         operator.join()
         again = post(server, request(True))

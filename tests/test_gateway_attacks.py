@@ -10,6 +10,7 @@ import httpx
 import openai
 import pytest
 
+from engine.core.answers import Answer
 from engine.model.config import Secret
 from engine.model.keymask import KeyMask
 from tests.support.fake_openai import FakeOpenAI, Raw
@@ -354,7 +355,7 @@ def test_a_call_approved_after_the_agent_sent_one_more_message_goes_to_that_requ
         first.join(20)
         assert isinstance(outcomes["first"], openai.ConflictError)
         wait_for(lambda: gw.held is not None, "the second request to be held")
-        gw.approve()
+        gw.answer(Answer.approve())
         second.join(25)
         reply = outcomes.get("second")
         assert isinstance(reply, openai.types.chat.ChatCompletion), f"the second request got {reply!r}"
@@ -395,7 +396,7 @@ def test_a_released_call_is_recorded_as_run_only_when_its_response_was_handed_to
             future = _held_delete(gw, fake)
             if sent is None:
                 gw.disconnected(future)
-            gw.approve()
+            gw.answer(Answer.approve())
             if sent is not None:
                 response = future.result(10)
                 assert response.status == 200 and b"delete_file" in response.body
@@ -426,7 +427,7 @@ def test_a_response_the_agent_missed_reaches_its_retry(tmp_path: Path) -> None:
         gw = Gateway([Upstream("fake", fake.url)], headless=True, out=tmp_path / "g.jsonl")
         try:
             future = _held_delete(gw, fake)
-            gw.approve()
+            gw.answer(Answer.approve())
             response = future.result(10)
             response.on_sent(False)
             retry = gw.submit({"model": "m", "messages": USER, "tools": TOOLS}).result(10)

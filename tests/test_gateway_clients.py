@@ -17,10 +17,17 @@ from typing import Any
 import openai
 import pytest
 
+from engine.core.answers import Answer
 from engine.stored.transcript import read_transcript
 from tests.support.fake_openai import FakeOpenAI, call, say
-from tests.support.gateway_harness import TOOLS, Files, Operator, gateway
-from tests.support.gateway_harness import _streamed, agent_loop
+from tests.support.gateway_harness import (
+    TOOLS,
+    Files,
+    Operator,
+    _streamed,
+    agent_loop,
+    gateway,
+)
 
 
 def _script(fake: FakeOpenAI) -> None:
@@ -40,7 +47,7 @@ def test_openai_sync_approved_delete_runs(tmp_path: Path, stream: bool) -> None:
     files = Files(tmp_path)
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         _script(fake)
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         client = openai.OpenAI(base_url=server.url, api_key="the-agents-own-key", max_retries=0)
         answer, seen = agent_loop(client, files, stream=stream)
         operator.join()
@@ -68,7 +75,7 @@ def test_openai_sync_rejected_delete_never_runs(tmp_path: Path) -> None:
             call("delete_file", path="notes.txt", id="call_delete"),
             say("I left notes.txt in place."),
         )
-        operator = Operator(gw, lambda g: g.reject("notes.txt is still needed"))
+        operator = Operator(gw, lambda g: g.answer(Answer.reject("notes.txt is still needed")))
         client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
         answer, seen = agent_loop(client, files)
         operator.join()
@@ -102,7 +109,7 @@ def test_openai_async_client(tmp_path: Path) -> None:
 
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         _script(fake)
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         assert asyncio.run(main(server.url)) == "All done."
         operator.join()
     assert not files.notes_exist
@@ -114,7 +121,7 @@ def test_held_stream_with_edited_arguments_is_a_valid_sse_stream(tmp_path: Path)
     (tmp_path / "old.txt").write_text("old")
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(call("delete_file", content="Removing it.", path="notes.txt", id="call_d"), say("Done."))
-        operator = Operator(gw, lambda g: g.modify({"path": "old.txt"}))
+        operator = Operator(gw, lambda g: g.answer(Answer.edit({"path": "old.txt"})))
         client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
         messages = [{"role": "user", "content": "remove"}]
         content, calls = _streamed(client, messages)
@@ -134,10 +141,10 @@ def test_edit_checked_against_the_requests_schema(tmp_path: Path) -> None:
         def bad_then_good(g) -> None:
             for args in ({"path": 3}, {"file": "x"}):
                 try:
-                    g.modify(args)
+                    g.answer(Answer.edit(args))
                 except ValueError as exc:
                     problems.append(str(exc))
-            g.modify({"path": "other.txt"})
+            g.answer(Answer.edit({"path": "other.txt"}))
 
         operator = Operator(gw, bad_then_good)
         client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
@@ -149,7 +156,12 @@ def test_edit_checked_against_the_requests_schema(tmp_path: Path) -> None:
 
 
 def _agents_world(tmp_path: Path, url: str):
-    from agents import Agent, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        function_tool,
+        set_tracing_disabled,
+    )
 
     set_tracing_disabled(True)
     files = Files(tmp_path)
@@ -196,7 +208,7 @@ def test_openai_agents_sdk(tmp_path: Path, choice: str) -> None:
             say("Deleted." if choice == "approve" else "Kept notes.txt as asked."),
         )
         files, client, agent = _agents_world(tmp_path, server.url)
-        answer = (lambda g: g.approve()) if choice == "approve" else (lambda g: g.reject("keep it"))
+        answer = (lambda g: g.answer(Answer.approve())) if choice == "approve" else (lambda g: g.answer(Answer.reject("keep it")))
         operator = Operator(gw, answer)
         final_output = _run_agent(client, agent)
         operator.join()
@@ -214,7 +226,7 @@ def test_openai_agents_sdk_streamed(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         _script(fake)
         files, client, agent = _agents_world(tmp_path, server.url)
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         assert _run_agent(client, agent, streamed=True) == "All done."
         operator.join()
         assert not files.notes_exist

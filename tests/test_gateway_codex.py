@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.answers import Answer
 from engine.gateway import Gateway
 from tests.support import cli_agents
 from tests.support.fake_responses import FakeResponses, Turn, function_outputs
@@ -46,7 +47,7 @@ def steer(tmp_path: Path, *answers) -> tuple[FakeResponses, Gateway, Path, str]:
 
 
 def test_a_rejected_shell_call_never_runs_and_the_model_reads_why(tmp_path):
-    fake, gw, work, out = steer(tmp_path, lambda gw: gw.reject("not in this folder"))
+    fake, gw, work, out = steer(tmp_path, lambda gw: gw.answer(Answer.reject("not in this folder")))
     assert not (work / "note.txt").exists()
     last = fake.requests[-1][2]
     (answer,) = function_outputs(last)
@@ -56,14 +57,14 @@ def test_a_rejected_shell_call_never_runs_and_the_model_reads_why(tmp_path):
 
 
 def test_an_approved_shell_call_runs(tmp_path):
-    fake, gw, work, out = steer(tmp_path, lambda gw: gw.approve())
+    fake, gw, work, out = steer(tmp_path, lambda gw: gw.answer(Answer.approve()))
     assert (work / "note.txt").read_text() == "hello\n"
     (answer,) = function_outputs(fake.requests[-1][2])
     assert "exited with code 0" in answer["output"]
 
 
 def test_an_edited_shell_call_runs_as_edited_and_the_transcript_shows_both(tmp_path):
-    fake, gw, work, out = steer(tmp_path, lambda gw: gw.modify({"cmd": "echo edited > note.txt"}))
+    fake, gw, work, out = steer(tmp_path, lambda gw: gw.answer(Answer.edit({"cmd": "echo edited > note.txt"})))
     assert (work / "note.txt").read_text() == "edited\n"
     (call,) = [i for i in fake.requests[-1][2]["input"] if i.get("type") == "function_call"]
     assert json.loads(call["arguments"]) == {"cmd": "echo edited > note.txt"}
@@ -72,6 +73,6 @@ def test_an_edited_shell_call_runs_as_edited_and_the_transcript_shows_both(tmp_p
 
 
 def test_the_runs_open_in_show_replay_and_export(tmp_path):
-    steer(tmp_path, lambda gw: gw.approve())
+    steer(tmp_path, lambda gw: gw.answer(Answer.approve()))
     out = cli_agents.shown_everywhere(sorted(tmp_path.glob("gateway*.jsonl")))
     assert "exec_command" in out and "echo hello > note.txt" in out

@@ -10,6 +10,7 @@ from typing import Any
 
 import openai
 
+from engine.core.answers import Answer
 from engine.core.events import Observed
 from engine.stored.transcript import read_transcript
 from tests.support.fake_openai import FakeOpenAI, Hang, Request, call, say
@@ -84,11 +85,11 @@ def test_a_held_call_in_one_conversation_neither_blocks_nor_aborts_another(tmp_p
         fake.add(*[by_task] * 10)
         (one, first, held), (two, second, other) = two_held(gw, server.url)
         assert held.ended is None, "the first run was aborted by the second conversation"
-        gw.approve(run=other)
+        gw.answer(Answer.approve(), run=other)
         two.join(30)
         assert second == {"answer": "done b.txt"}, "the second conversation finished while the first call waits"
         assert held.engine.status == "awaiting_approval" and held.engine.state.pending.args == {"path": "a.txt"}
-        gw.approve(run=held)
+        gw.answer(Answer.approve(), run=held)
         one.join(30)
         assert first == {"answer": "done a.txt"}
         outcomes = sorted((r.conversation_number, r.ended.outcome) for r in gw.runs)
@@ -101,12 +102,12 @@ def test_an_answer_to_the_call_shown_goes_to_its_run_whichever_is_selected(tmp_p
         (one, first, run_one), (two, second, run_two) = two_held(gw, server.url)
         shown_one, shown_two = run_one.engine.state.pending, run_two.engine.state.pending
         assert gw.current is run_one, "a new conversation leaves the selection on the call the operator has to answer"
-        gw.reject("not that one", expected=shown_two)
+        gw.answer(Answer.reject("not that one"), expected=shown_two)
         assert run_two.engine.state.pending is None and run_one.engine.state.pending is shown_one
         two.join(30)
         assert second == {"answer": "done b.txt"}
         assert fake.requests[-1].messages[-1]["content"] == "REJECTED by the operator: not that one"
-        gw.approve(expected=shown_one)
+        gw.answer(Answer.approve(), expected=shown_one)
         one.join(30)
         assert first == {"answer": "done a.txt"}
 
@@ -116,14 +117,14 @@ def test_the_selection_goes_to_the_call_waiting_for_the_operator_until_one_is_ch
         fake.add(*[by_task] * 10)
         (one, first, run_one), (two, second, run_two) = two_held(gw, server.url)
         assert gw.current is run_one
-        gw.approve()
+        gw.answer(Answer.approve())
         assert gw.current is run_two, "the answered run gave the selection to the one still waiting"
         one.join(30)
         assert first == {"answer": "done a.txt"} and gw.current is run_two
         gw.select(run_one.number)
         assert gw.current is run_one and gw.status() == "waiting for the agent"
         assert gw.status(run_two) == "awaiting_approval"
-        gw.approve(run=run_two.number)
+        gw.answer(Answer.approve(), run=run_two.number)
         two.join(30)
         assert second == {"answer": "done b.txt"} and gw.current is run_one
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,11 +11,26 @@ import httpx
 import openai
 import pytest
 
-from engine.gateway import Gateway, GatewayServer, Upstream
+from engine.core.answers import Answer
 from engine.core.policy import Decision
+from engine.gateway import Gateway, GatewayServer, Upstream
 from engine.stored.transcript import read_transcript
-from tests.support.fake_openai import FakeOpenAI, Hang, Status, call, calls, refused_url, say
-from tests.support.gateway_harness import READ_RULE, TOOLS, Operator, agent_client, gateway
+from tests.support.fake_openai import (
+    FakeOpenAI,
+    Hang,
+    Status,
+    call,
+    calls,
+    refused_url,
+    say,
+)
+from tests.support.gateway_harness import (
+    READ_RULE,
+    TOOLS,
+    Operator,
+    agent_client,
+    gateway,
+)
 from tests.support.waiting import wait_for
 
 USER = [{"role": "user", "content": "Tidy the folder."}]
@@ -135,7 +149,7 @@ def test_an_agent_that_leaves_while_held_is_recorded_and_its_retry_continues(tmp
         with pytest.raises(openai.APITimeoutError):
             agent_client(server, timeout=0.5).chat.completions.create(model="m", messages=USER, tools=TOOLS)
         wait_for(lambda: gw.held is None, "the gateway to notice")
-        gw.approve()
+        gw.answer(Answer.approve())
         reply = agent_client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
         assert reply.choices[0].message.tool_calls[0].id == "c1"
         assert len(fake.requests) == 1
@@ -181,7 +195,7 @@ def test_several_calls_are_decided_one_by_one(tmp_path: Path) -> None:
             calls(("delete_file", '{"path": "a"}'), ("delete_file", '{"path": "b"}'), content="Both."),
             say("ok"),
         )
-        operator = Operator(gw, lambda g: g.approve(), lambda g: g.reject("not b"))
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()), lambda g: g.answer(Answer.reject("not b")))
         client = agent_client(server)
         message = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message
         operator.join()

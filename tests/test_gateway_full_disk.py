@@ -10,6 +10,7 @@ from pathlib import Path
 import openai
 import pytest
 
+from engine.core.answers import Answer
 from engine.core.guards import RecordError
 from engine.stored.transcript import TranscriptWriter
 from tests.support.fake_openai import FakeOpenAI, calls, say
@@ -36,7 +37,7 @@ def test_a_call_the_transcript_cannot_hold_never_reaches_the_agent(tmp_path: Pat
 
     def approve_now(gw) -> None:
         try:
-            gw.approve()
+            gw.answer(Answer.approve())
         except RecordError as exc:
             raised.append(exc)
 

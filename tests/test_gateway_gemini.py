@@ -17,10 +17,11 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from engine.core.answers import Answer
 from engine.gateway import Gateway
 from engine.model.config import Secret
-from tests.support.fake_gemini import FakeGemini, Turn
 from tests.support import gateway_harness as harness
+from tests.support.fake_gemini import FakeGemini, Turn
 from tests.support.gateway_harness import Files, Operator, assert_key_nowhere
 
 DELETE = Turn(text="Deleting the notes.", calls=[("delete_file", {"path": "notes.txt"})])
@@ -71,7 +72,7 @@ def _function_responses(body: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("answer", ["approve", "reject", "edit"])
 def test_a_held_call_on_the_gemini_wire(tmp_path: Path, stream: bool, answer: str) -> None:
     (tmp_path / "other.txt").write_text("x")
-    act = {"approve": lambda g: g.approve(), "reject": lambda g: g.reject("keep it"), "edit": lambda g: g.modify({"path": "other.txt"})}[answer]
+    act = {"approve": lambda g: g.answer(Answer.approve()), "reject": lambda g: g.answer(Answer.reject("keep it")), "edit": lambda g: g.answer(Answer.edit({"path": "other.txt"}))}[answer]
     with gateway([DELETE, DONE], tmp_path) as (fake, gw, root):
         files = Files(tmp_path)
         operator = Operator(gw, act)
@@ -144,7 +145,7 @@ def test_a_partly_released_reply_is_rebuilt_and_the_refused_call_goes_upstream_a
     both = Turn(text="Reading, then deleting.", calls=[("read_file", {"path": "notes.txt"}), ("delete_file", {"path": "notes.txt"})])
     with gateway([both, DONE, DONE], tmp_path) as (fake, gw, root):
         files = Files(tmp_path)
-        operator = Operator(gw, lambda g: g.reject("keep it"))
+        operator = Operator(gw, lambda g: g.answer(Answer.reject("keep it")))
         assert agent_loop(root, files, stream) == "All done."
         operator.join()
     assert files.notes_exist and operator.seen == ["delete_file"]
@@ -158,7 +159,7 @@ def test_a_partly_released_reply_is_rebuilt_and_the_refused_call_goes_upstream_a
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_a_retry_after_release_gets_the_same_response_and_the_call_runs_once(tmp_path: Path, stream: bool) -> None:
     with gateway([DELETE, DONE], tmp_path) as (fake, gw, root):
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         contents = [{"role": "user", "parts": [{"text": "Tidy the folder."}]}]
         first = ask(root, contents, stream)
         operator.join()
@@ -175,7 +176,7 @@ def test_a_gemini_agent_on_a_chat_completions_upstream(tmp_path: Path, stream: b
     with FakeOpenAI() as fake, harness.gateway(fake, tmp_path, model="chat-model") as (gw, server):
         fake.add(call("delete_file", path="notes.txt", id="call_del"), say("Kept it."))
         files = Files(tmp_path)
-        operator = Operator(gw, lambda g: g.reject("keep it"))
+        operator = Operator(gw, lambda g: g.answer(Answer.reject("keep it")))
         assert agent_loop(f"http://127.0.0.1:{server.port}", files, stream) == "Kept it."
         operator.join()
     assert files.notes_exist

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.answers import Answer
 from tests.support import cli_agents
 from tests.support.fake_gemini import FakeGemini, Turn
 from tests.support.gateway_harness import Operator, gateway
@@ -51,7 +52,7 @@ def steer(tmp_path: Path, *answers) -> tuple[FakeGemini, Path, str]:
 
 
 def test_a_rejected_shell_call_never_runs_and_the_model_reads_why(tmp_path):
-    fake, work, out = steer(tmp_path, lambda gw: gw.reject("not in this folder"))
+    fake, work, out = steer(tmp_path, lambda gw: gw.answer(Answer.reject("not in this folder")))
     assert not (work / "note.txt").exists()
     (answer,) = _responses(fake.requests[-1][2])
     assert "not in this folder" in str(answer["response"])
@@ -59,13 +60,13 @@ def test_a_rejected_shell_call_never_runs_and_the_model_reads_why(tmp_path):
 
 
 def test_an_approved_shell_call_runs(tmp_path):
-    fake, work, out = steer(tmp_path, lambda gw: gw.approve())
+    fake, work, out = steer(tmp_path, lambda gw: gw.answer(Answer.approve()))
     assert (work / "note.txt").read_text() == "hello\n"
     assert len(_responses(fake.requests[-1][2])) == 1
 
 
 def test_an_edited_shell_call_runs_as_edited_and_the_transcript_shows_both(tmp_path):
-    fake, work, out = steer(tmp_path, lambda gw: gw.modify({**WRITE, "command": "echo edited > note.txt"}))
+    fake, work, out = steer(tmp_path, lambda gw: gw.answer(Answer.edit({**WRITE, "command": "echo edited > note.txt"})))
     assert (work / "note.txt").read_text() == "edited\n"
     (call,) = [p["functionCall"] for c in fake.requests[-1][2]["contents"] for p in c.get("parts", []) if "functionCall" in p]
     assert call["args"]["command"] == "echo edited > note.txt"
@@ -74,6 +75,6 @@ def test_an_edited_shell_call_runs_as_edited_and_the_transcript_shows_both(tmp_p
 
 
 def test_the_runs_open_in_show_replay_and_export(tmp_path):
-    steer(tmp_path, lambda gw: gw.approve())
+    steer(tmp_path, lambda gw: gw.answer(Answer.approve()))
     out = cli_agents.shown_everywhere(sorted(tmp_path.glob("gateway*.jsonl")))
     assert "run_shell_command" in out and "echo hello > note.txt" in out

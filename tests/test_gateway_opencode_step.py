@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.answers import Answer
 from engine.gateway.agents import AgentChild, agent_launch
 from engine.stored.transcript import read_transcript
 from tests.support.fake_openai import FakeOpenAI, call, say
@@ -59,7 +60,7 @@ def test_opencode_in_step_mode_with_its_title_requests_runs_to_its_answer(tmp_pa
                         gw.step(run)
                     elif status == "awaiting_approval":
                         answered.append(run.engine.state.pending.tool)
-                        gw.approve(run=run)
+                        gw.answer(Answer.approve(), run=run)
                 time.sleep(0.02)
 
         thread = threading.Thread(target=operator, daemon=True)

@@ -19,10 +19,11 @@ import httpx
 import openai
 import pytest
 
+from engine.core.answers import Answer
 from engine.gateway import Gateway, GatewayServer
 from engine.model.config import Secret
-from tests.support.fake_responses import FakeResponses, Turn, function_outputs
 from tests.support import gateway_harness as harness
+from tests.support.fake_responses import FakeResponses, Turn, function_outputs
 from tests.support.gateway_harness import Files, Operator, assert_key_nowhere
 
 DELETE = Turn(text="Deleting the notes.", calls=[("delete_file", {"path": "notes.txt"})])
@@ -59,7 +60,7 @@ def agent_loop(client: openai.OpenAI, files: Files, stream: bool) -> str:
 @pytest.mark.parametrize("answer", ["approve", "reject", "edit"])
 def test_a_held_call_on_the_responses_wire(tmp_path: Path, stream: bool, answer: str) -> None:
     (tmp_path / "other.txt").write_text("x")
-    act = {"approve": lambda g: g.approve(), "reject": lambda g: g.reject("keep it"), "edit": lambda g: g.modify({"path": "other.txt"})}[answer]
+    act = {"approve": lambda g: g.answer(Answer.approve()), "reject": lambda g: g.answer(Answer.reject("keep it")), "edit": lambda g: g.answer(Answer.edit({"path": "other.txt"}))}[answer]
     with gateway([DELETE, DONE], tmp_path) as (fake, gw, server):
         files = Files(tmp_path)
         operator = Operator(gw, act)
@@ -87,7 +88,13 @@ def test_a_released_stream_reaches_the_agent_byte_for_byte(tmp_path: Path) -> No
 
 
 def test_openai_agents_default_responses_model(tmp_path: Path) -> None:
-    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+    from agents import (
+        Agent,
+        OpenAIResponsesModel,
+        Runner,
+        function_tool,
+        set_tracing_disabled,
+    )
 
     set_tracing_disabled(True)
     with gateway([DELETE, DONE], tmp_path) as (fake, gw, server):
@@ -100,7 +107,7 @@ def test_openai_agents_default_responses_model(tmp_path: Path) -> None:
 
         client = openai.AsyncOpenAI(base_url=server.url, api_key="k", max_retries=0)
         agent = Agent(name="tidy", instructions="Tidy the folder.", tools=[delete_file], model=OpenAIResponsesModel(model="m", openai_client=client))
-        operator = Operator(gw, lambda g: g.reject("keep it"))
+        operator = Operator(gw, lambda g: g.answer(Answer.reject("keep it")))
 
         async def main() -> Any:
             try:
@@ -151,7 +158,7 @@ def test_a_partly_released_reply_is_rebuilt_and_the_refused_call_goes_upstream_a
     both = Turn(text="Reading, then deleting.", calls=[("read_file", {"path": "notes.txt"}), ("delete_file", {"path": "notes.txt"})])
     with gateway([both, DONE, DONE], tmp_path) as (fake, gw, server):
         files = Files(tmp_path)
-        operator = Operator(gw, lambda g: g.reject("keep it"))
+        operator = Operator(gw, lambda g: g.answer(Answer.reject("keep it")))
         client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0)
         assert agent_loop(client, files, stream) == "All done."
         operator.join()
@@ -184,7 +191,7 @@ def test_released_calls_sharing_an_id_reach_the_agent_with_distinct_ids_and_keep
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_a_retry_after_release_gets_the_same_response_and_the_call_runs_once(tmp_path: Path, stream: bool) -> None:
     with gateway([DELETE, DONE], tmp_path) as (fake, gw, server):
-        operator = Operator(gw, lambda g: g.approve())
+        operator = Operator(gw, lambda g: g.answer(Answer.approve()))
         body = {"model": "m", "input": "Tidy the folder.", "tools": TOOLS, "stream": stream, "store": False}
         first = httpx.post(f"{server.url}/responses", json=body, timeout=30)
         operator.join()
@@ -201,7 +208,7 @@ def test_a_responses_agent_on_a_chat_completions_upstream(tmp_path: Path, stream
     with FakeOpenAI() as fake, harness.gateway(fake, tmp_path) as (gw, server):
         fake.add(call("delete_file", path="notes.txt", id="call_del"), say("Kept it."))
         files = Files(tmp_path)
-        operator = Operator(gw, lambda g: g.reject("keep it"))
+        operator = Operator(gw, lambda g: g.answer(Answer.reject("keep it")))
         client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0)
         assert agent_loop(client, files, stream) == "Kept it."
         operator.join()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.core.answers import Answer
 from engine.sessions.seals import Sealer, header_sealed, load_key
 from engine.stored.transcript import read_transcript
 from tests.support.fake_openai import FakeOpenAI, calls, say
@@ -15,7 +16,7 @@ USER = [{"role": "user", "content": "Tidy the folder."}]
 def test_a_gateway_runs_header_and_its_approve_always_carry_good_seals(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
         fake.add(calls(("delete_file", '{"path": "a"}')), say("done"))
-        operator = Operator(gw, lambda g: g.approve(always=True))
+        operator = Operator(gw, lambda g: g.answer(Answer.approve_always()))
         agent_client(server).chat.completions.create(model="m", messages=USER, tools=TOOLS)
         operator.join()
         assert operator.seen == ["delete_file"]

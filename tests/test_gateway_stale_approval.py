@@ -83,9 +83,9 @@ def test_the_gateway_refuses_an_answer_to_an_approval_that_is_gone(tmp_path: Pat
         agent(server.url, files, "one", first)
         deadline_wait(lambda: gw.engine is not None and gw.engine.status == "awaiting_approval")
         shown = gw.engine.state.pending
-        gw.reject("not x", expected=shown)
+        gw.answer(Answer.reject("not x"), expected=shown)
         deadline_wait(lambda: gw.engine.state.pending is not None and gw.engine.state.pending is not shown)
-        for answer in (lambda: gw.approve(expected=shown), lambda: gw.modify({"path": "x"}, expected=shown), lambda: gw.reject("no", expected=shown)):
+        for answer in (lambda: gw.answer(Answer.approve(), expected=shown), lambda: gw.answer(Answer.edit({"path": "x"}), expected=shown), lambda: gw.answer(Answer.reject("no"), expected=shown)):
             with pytest.raises(StaleApproval, match=r"\(delete_file, step 1\) is no longer waiting: the agent's requests moved the gateway on; nothing ran$"):
                 answer()
         with pytest.raises(StaleApproval, match="moved the gateway on"):

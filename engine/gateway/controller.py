@@ -38,7 +38,7 @@ from engine.core.answers import ABORTED, Answer
 from engine.core.engine import ApproveMode, Engine
 from engine.core.guards import RecordError
 from engine.core.operator import StaleApproval
-from engine.core.events import Budget, BudgetExhausted, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
+from engine.core.events import Budget, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
 from engine.gateway.conversation import Conversation, NewMessages, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
@@ -817,15 +817,6 @@ class Gateway:
             self.abort(answer.reason or ABORTED, run=run if run is not None else self._operating(None, expected).run)
         else:
             self._operate(lambda line, e: e.answer(answer, expected), expected, run)
-
-    def approve(self, always: bool = False, expected: PendingApproval | None = None, run: GatewayRun | int | None = None) -> None:
-        self.answer(Answer.approve_always() if always else Answer.approve(), expected, run)
-
-    def reject(self, reason: str, expected: PendingApproval | None = None, run: GatewayRun | int | None = None) -> None:
-        self.answer(Answer.reject(reason), expected, run)
-
-    def modify(self, args: dict[str, Any], expected: PendingApproval | None = None, run: GatewayRun | int | None = None) -> None:
-        self.answer(Answer.edit(args), expected, run)
 
     def go_on(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         """Continue mode: each request is answered without waiting for `step`."""
