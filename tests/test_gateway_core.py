@@ -239,7 +239,7 @@ def test_swap_sends_the_whole_history_to_the_other_upstream(tmp_path: Path) -> N
         try:
             client = agent_client(server)
             message = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message
-            gw.swap("two")
+            gw.swap_policy("two")
             follow = [*USER, message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "c1", "content": "keep me"}]
             reply = client.chat.completions.create(model="m", messages=follow, tools=TOOLS)
             assert reply.choices[0].message.content == "from the second upstream"

@@ -42,14 +42,12 @@ from engine.core.events import Budget, DecisionMade, Event, Header, Observed, Po
 from engine.gateway.conversation import Conversation, NewMessages, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
-from engine.gateway.upstream import Failure, Upstream, UpstreamPolicy
-from engine.wires import Wire, chat, wire_named
-from engine.wires.chat import tool_call
-from engine.wires.neutral import Response, passthrough
+from engine.gateway.upstream import Upstream, UpstreamPolicy
+from engine.wires import Wire, chat
+from engine.wires.neutral import Response
 from engine.core.urls import safe_url
 from engine.model.config import Secret
-from engine.core.policy import Decision, PolicyError, RunView
-from engine.core.text import one_line
+from engine.core.policy import Decision
 from engine.core.state import PendingApproval, RunState
 from engine.sessions.build import build_engine
 from engine.sessions.run import default_transcript_path, free_path
@@ -57,6 +55,7 @@ from engine.sessions.seals import Sealer, key_or_problem, sealed_run
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
+from engine.gateway.replies import end_response, policy_failure_response, refused_go_upstream, released_response, side_response
 from engine.gateway.runs import FinishedRun, GatewayRun, Held, Line, Turn
 
 __all__ = ["FinishedRun", "Gateway", "GatewayRun", "Held", "Line", "Mode", "StaleApproval", "Turn"]
@@ -66,25 +65,6 @@ MAX_ASKS = 8
 """Times one request asks the upstream again after every call was refused."""
 KEPT_CONVERSATIONS = 256
 """Ended conversations kept to match requests against (their runs' lines are all kept)."""
-
-
-def call_ids(actions: Sequence[Any]) -> list[str]:
-    """The id each of a decision's calls goes to the agent (and upstream) with: the upstream's,
-    except that a call with no id, or one an earlier call of the decision already has, gets
-    a distinct one (two calls sharing an id would get one result between them)."""
-    taken = {a.call_id for a in actions if a.call_id}
-    used: set[str] = set()
-    tried: dict[str, int] = {}
-    out: list[str] = []
-    for i, action in enumerate(actions):
-        given = action.call_id or f"call_{i}"
-        chosen = given
-        while chosen in used or (chosen != action.call_id and chosen in taken):
-            tried[given] = tried.get(given, 1) + 1
-            chosen = f"{given}_{tried[given]}"
-        used.add(chosen)
-        out.append(chosen)
-    return out
 
 
 class Gateway:
@@ -542,7 +522,7 @@ class Gateway:
         while line.held is not None and line.run is not None:
             run = line.run
             if not isinstance(run, GatewayRun):
-                self._respond(line, self._end_response(line))
+                self._respond(line, end_response(line, self.upstream.model))
                 return
             engine = run.engine
             status = engine.status
@@ -550,7 +530,7 @@ class Gateway:
                 self._cannot_record(line, line.held.future, RecordError(engine.halted))
                 return
             if status == "ended":
-                self._respond(line, self._end_response(line))
+                self._respond(line, end_response(line, self.upstream.model))
                 return
             if status == "awaiting_approval":
                 return
@@ -560,18 +540,18 @@ class Gateway:
                 engine.end_at_budget()
                 continue
             if status == "policy_failed" and line.turn.failure is not None:
-                self._respond(line, self._failure_response(line))
+                self._respond(line, policy_failure_response(line))
                 return
             decision = line.turn.decision
             if decision is not None and not engine.state.queue:
                 if line.turn.asks >= MAX_ASKS:
                     self._respond(line, line.held.wire.error_response(409, f"agent-tui gateway: every call was refused {MAX_ASKS} times in a row", "refused"))
                     return
-                self._refused_go_upstream(line, decision, now=True)
+                refused_go_upstream(line, decision, now=True)
                 line.turn.decision = None
                 line.turn.asks += 1
             elif decision is not None:
-                self._respond(line, self._released_response(line, decision))
+                self._respond(line, released_response(line, decision, self.upstream.model))
                 return
             elif self.mode == "step" and line.credit == 0 and not self._take_credit():
                 return
@@ -596,71 +576,6 @@ class Gateway:
             if (run.number, what) not in self._said:
                 self._said.add((run.number, what))
                 engine.note(f"not sent to the upstream ({policy.wire.NAME} wire: no counterpart): {what}")
-
-    def _refused_go_upstream(self, line: Line, decision: DecisionMade, now: bool) -> None:
-        ids = call_ids(decision.actions)
-        refused = line.turn.refused
-        calls = [tool_call(ids[i], a.tool, a.args) for i, a in enumerate(decision.actions) if i in refused]
-        answers = [(ids[i], refused[i]) for i, a in enumerate(decision.actions) if i in refused]
-        if calls:
-            line.conversation.rejected(decision.thought, calls, answers, now)
-
-    def _released_response(self, line: Line, decision: DecisionMade) -> Response:
-        run = line.run
-        engine = run.engine
-        released = engine.released
-        reply = line.turn.reply
-        ids = call_ids(decision.actions)
-        renamed = [(i, a.call_id, ids[i]) for i, a in enumerate(decision.actions) if a.call_id != ids[i]]
-        run.sent_ids = {i: ids[i] for i in released}
-        unchanged = (
-            reply is not None
-            and not renamed
-            and len(released) == len(decision.actions)
-            and all(released[i] == a.args for i, a in enumerate(decision.actions))
-        )
-        if unchanged and self._as_it_came(line, reply):
-            return passthrough(reply.raw, reply.stream)
-        if renamed:
-            said = "; ".join(f"call {i + 1} had {old!r}, sent as {new!r}" for i, old, new in renamed)
-            engine.note(f"the upstream gave several calls the same id (or none): each gets its own ({said})")
-        self._refused_go_upstream(line, decision, now=False)
-        calls = [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
-        return self._built(line, decision.thought or None, calls, decision)
-
-    def _built(self, line: Line, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None) -> Response:
-        body = line.held.body
-        usage = decision.usage if decision is not None and not decision.usage.estimated else None
-        include = bool((body.get("stream_options") or {}).get("include_usage"))
-        model = str(self.upstream.model or body.get("model") or "agent-tui")
-        original = line.turn.reply.reply if line.turn.reply is not None else None
-        return line.held.wire.built_reply(content, calls, model=model, stream=line.held.stream, usage=usage, include_usage=include, original=original)
-
-    @staticmethod
-    def _as_it_came(line: Line, reply: Any) -> bool:
-        """Whether the upstream's reply can go to the held request byte for byte: the same wire,
-        streamed or not as asked, and no key spelled across its pieces."""
-        return reply.reply.wire == line.held.wire.NAME and reply.stream == line.held.stream and reply.raw_safe
-
-    def _end_response(self, line: Line) -> Response:
-        ended: RunEnded = line.run.ended
-        decision, reply = line.turn.decision, line.turn.reply
-        if ended.outcome == "answer" and decision is not None and decision.answer is not None:
-            if reply is not None and self._as_it_came(line, reply):
-                return passthrough(reply.raw, reply.stream)
-            return self._built(line, decision.answer, [], decision)
-        code = "budget_exhausted" if "budget reached" in ended.reason else "run_ended"
-        return line.held.wire.error_response(400, f"agent-tui gateway: the run has ended ({ended.outcome}): {ended.reason}", "agent_tui", code)
-
-    def _failure_response(self, line: Line) -> Response:
-        failure = line.turn.failure
-        line.turn.failure = None
-        policy = line.run.engine.policy
-        kept = policy.last_failure if isinstance(policy, UpstreamPolicy) else None
-        wire = line.held.wire
-        if kept is not None:
-            return failure_response(wire, kept)
-        return wire.error_response(502, f"agent-tui gateway: {failure.message if failure else 'the policy failed'}", "upstream_error")
 
     def _respond(self, line: Line, response: Response, waiting: bool = True) -> None:
         """Answer the held request; `waiting` False when no agent's connection waits for it."""
@@ -777,7 +692,7 @@ class Gateway:
         decision = line.turn.decision
         if engine.released and decision is not None and line.answered is None:
             line.held = Held({"stream": line.turn.reply.stream if line.turn.reply else False}, Future(), line.wire or self._agent_wire)
-            self._respond(line, self._released_response(line, decision), waiting=False)
+            self._respond(line, released_response(line, decision, self.upstream.model), waiting=False)
 
     def step(self, run: GatewayRun | int | None = None) -> None:
         """Step mode: let one model turn of `run` (or the selected one) happen now; when it holds
@@ -825,9 +740,6 @@ class Gateway:
     def pause(self) -> None:
         self.set_mode("step")
 
-    def swap_policy(self, name: str) -> None:
-        self.swap(name)
-
     def folded_state(self, run: GatewayRun | int | None = None) -> RunState | None:
         """A copy of the state of `run` (or the selected one); None before the agent's first request."""
         line = self._line_of(run) if run is not None else self._selected
@@ -862,7 +774,7 @@ class Gateway:
 
         self._operate(write, run=run)
 
-    def swap(self, name: str) -> None:
+    def swap_policy(self, name: str) -> None:
         """Send the next requests of every conversation to another upstream, with the whole history."""
         chosen = next((u for u in self.upstreams if u.name == name or u.label == name), None)
         if chosen is None:
@@ -908,35 +820,3 @@ class Gateway:
 def _awaits_operator(line: Line) -> bool:
     run = line.open_run
     return run is not None and run.engine.status in ("awaiting_approval", "awaiting_budget")
-
-
-def failure_response(wire: Wire, failure: Failure) -> Response:
-    """The upstream's failure for an agent of `wire`: its status, headers and body, the body
-    said again in the agent's wire when the upstream speaks another."""
-    body = failure.body
-    if failure.wire != wire.NAME:
-        body = wire.error_response(failure.status, wire_named(failure.wire).error_detail(body), "upstream_error").body
-    return Response(failure.status, body, "application/json", dict(failure.headers))
-
-
-def side_response(policy: UpstreamPolicy, body: dict[str, Any], wire: Wire) -> tuple[Response, str]:
-    """The upstream's answer to a side request, for the agent in its `wire`, and what to note
-    of it. Its bytes as they came; rebuilt when they spell the key across a stream, come in
-    another wire, or have tool calls (the request declared no tools: none is passed on)."""
-    stream = bool(body.get("stream"))
-    try:
-        policy.decide(RunView(task="", tools=[], history=[], step=0))
-    except PolicyError as exc:
-        failure = policy.last_failure
-        if failure is None:
-            return wire.error_response(502, f"agent-tui gateway: {exc}", "upstream_error"), str(exc)
-        return failure_response(wire, failure), f"status {failure.status}"
-    got = policy.last_reply
-    calls = len(got.reply.tool_calls)
-    said = f"answered {one_line(got.reply.content or '')!r}"
-    if calls == 0 and got.raw_safe and got.stream == stream and got.reply.wire == wire.NAME:
-        return passthrough(got.raw, got.stream), said
-    if calls:
-        said += f"; its {calls} tool call{'s' if calls != 1 else ''} not passed on (the request declared no tools)"
-    model = str(policy.upstream.model or body.get("model") or "agent-tui")
-    return wire.built_reply(got.reply.content or "", [], model=model, stream=stream, original=None if calls else got.reply), said
