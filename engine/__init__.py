@@ -21,30 +21,12 @@ if TYPE_CHECKING:
     from engine.core.scenario import Scenario, Task
     from engine.core.tools import Param, Tool, ToolError
 
-_HOMES = {
-    "Action": "engine.core.events",
-    "Answer": "engine.core.answers",
-    "Budget": "engine.core.events",
-    "Decision": "engine.core.policy",
-    "Engine": "engine.core.engine",
-    "EngineError": "engine.core.operator",
-    "Header": "engine.core.events",
-    "HumanPolicy": "engine.core.policy",
-    "Param": "engine.core.tools",
-    "Policy": "engine.core.policy",
-    "PolicyError": "engine.core.policy",
-    "RuleInfo": "engine.core.events",
-    "RunView": "engine.core.policy",
-    "Scenario": "engine.core.scenario",
-    "ScriptedPolicy": "engine.core.policy",
-    "Task": "engine.core.scenario",
-    "Tool": "engine.core.tools",
-    "ToolError": "engine.core.tools",
-    "Usage": "engine.core.events",
-}
-"""Each public name and the module that defines it."""
-
-__all__ = sorted(_HOMES)
-
-
-__getattr__, __dir__ = lazy_names(__name__, _HOMES)
+__all__, __getattr__, __dir__ = lazy_names(__name__, {
+    "engine.core.answers": ("Answer",),
+    "engine.core.engine": ("Engine",),
+    "engine.core.events": ("Action", "Budget", "Header", "RuleInfo", "Usage"),
+    "engine.core.operator": ("EngineError",),
+    "engine.core.policy": ("Decision", "HumanPolicy", "Policy", "PolicyError", "RunView", "ScriptedPolicy"),
+    "engine.core.scenario": ("Scenario", "Task"),
+    "engine.core.tools": ("Param", "Tool", "ToolError"),
+})

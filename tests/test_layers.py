@@ -70,6 +70,25 @@ def test_the_public_names_are_imported_on_first_use() -> None:
         from engine import Nothing  # type: ignore[attr-defined] # noqa: F401
 
 
+@pytest.mark.parametrize("package", ["engine.acp", "engine.mcp"])
+def test_a_package_s_names_are_imported_on_first_use(package: str) -> None:
+    """`engine.acp` and `engine.mcp` name their parts as `engine` does: importing the package
+    loads none of them, and each name of `__all__` (also in `dir()`) is its module's object."""
+    code = f"import sys, {package}\nprint(sorted(m for m in sys.modules if m.startswith('{package}.')))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+    import importlib
+
+    module = importlib.import_module(package)
+    assert module.__all__ == sorted(module.__all__) and len(module.__all__) >= 4
+    assert set(module.__all__) <= set(dir(module))
+    for name in module.__all__:
+        value = getattr(module, name)
+        assert value is getattr(importlib.import_module(value.__module__), name), name
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        module.Nothing  # noqa: B018
+
+
 def test_the_modules_live_only_at_their_own_paths() -> None:
     """No aliases of the paths from before the engine was grouped into rooms (`engine.events`...)."""
     import importlib

@@ -10,14 +10,8 @@ from __future__ import annotations
 
 from engine.core.lazy import lazy_names
 
-_HOME = {
-    "AcpPolicy": "engine.acp.policy",
-    "AgentProcess": "engine.acp.connection",
-    "AgentStartError": "engine.acp.connection",
-    "new_acp_run": "engine.acp.run",
-}
-
-__all__ = sorted(_HOME)
-
-
-__getattr__, __dir__ = lazy_names(__name__, _HOME)
+__all__, __getattr__, __dir__ = lazy_names(__name__, {
+    "engine.acp.connection": ("AgentProcess", "AgentStartError"),
+    "engine.acp.policy": ("AcpPolicy",),
+    "engine.acp.run": ("new_acp_run",),
+})

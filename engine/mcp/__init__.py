@@ -8,18 +8,8 @@ from __future__ import annotations
 
 from engine.core.lazy import lazy_names
 
-_HOME = {
-    "McpFault": "engine.mcp.hub",
-    "McpHub": "engine.mcp.hub",
-    "McpStartError": "engine.mcp.hub",
-    "Progress": "engine.core.tools",
-    "kill_all": "engine.mcp.hub",
-    "hub_tools": "engine.mcp.tools",
-    "result_text": "engine.mcp.tools",
-    "tool_kind": "engine.mcp.tools",
-}
-
-__all__ = sorted(_HOME)
-
-
-__getattr__, __dir__ = lazy_names(__name__, _HOME)
+__all__, __getattr__, __dir__ = lazy_names(__name__, {
+    "engine.core.tools": ("Progress",),
+    "engine.mcp.hub": ("McpFault", "McpHub", "McpStartError", "kill_all"),
+    "engine.mcp.tools": ("hub_tools", "result_text", "tool_kind"),
+})
