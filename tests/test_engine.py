@@ -149,6 +149,33 @@ def test_missing_and_bad_arguments_become_observations():
     assert run.world.calls == []
 
 
+@pytest.mark.parametrize(
+    ("kind", "given", "got"),
+    [
+        ("integer", 3, 3), ("integer", 3.0, 3), ("integer", " 7 ", 7), ("integer", True, "expected an integer"),
+        ("integer", 2.5, "expected an integer"), ("integer", "2.5", "expected an integer"),
+        ("integer", float("inf"), "expected an integer"), ("integer", [1], "expected an integer"),
+        ("number", 3, 3), ("number", 2.5, 2.5), ("number", " 2.5 ", 2.5), ("number", "4", 4.0),
+        ("number", False, "expected a number"), ("number", "two", "expected a number"), ("number", None, "ok"),
+    ],
+)
+def test_a_numeric_argument_is_read_from_a_number_or_its_text(kind, given, got):
+    """An integer is an int, a whole float or an integer's text; a number is an int, a float or its
+    text; a boolean is neither. The value keeps its type where it already has one (3 stays an int)."""
+    from engine import Param, Tool
+    from engine.core.tools import validate_args
+
+    tool = Tool("t", "", (Param("n", kind, required=False),))
+    if got == "ok":
+        assert validate_args(tool, {"n": given}) == {}
+    elif isinstance(got, str):
+        with pytest.raises(ValueError, match=f"argument 'n': {got}"):
+            validate_args(tool, {"n": given})
+    else:
+        value = validate_args(tool, {"n": given})["n"]
+        assert value == got and type(value) is type(got)
+
+
 def test_unparseable_text_becomes_an_invalid_format_observation():
     run = counting_run("I think I will just chat instead.")
     run.engine.step()

@@ -138,6 +138,27 @@ def schema_params(schema: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+_NUMBERS: dict[str, tuple[type[int] | type[float], str]] = {
+    "integer": (int, "expected an integer"),
+    "number": (float, "expected a number"),
+}
+"""A numeric parameter type: the Python type its value becomes, and the message when it cannot."""
+
+
+def _number(value: Any, kind: type[int] | type[float], message: str) -> int | float:
+    """An int as it is, a float (a whole one for an integer) or a number's text; never a boolean."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and (kind is float or value.is_integer()):
+        return kind(value)
+    if isinstance(value, str):
+        try:
+            return kind(value.strip())
+        except ValueError:
+            pass
+    raise ValueError(message)
+
+
 def _coerce(param: Param, value: Any) -> Any:
     if param.type == "json":
         return value
@@ -147,30 +168,8 @@ def _coerce(param: Param, value: Any) -> Any:
         if isinstance(value, bool):
             return "true" if value else "false"
         return value if isinstance(value, str) else str(value)
-    if param.type == "integer":
-        if isinstance(value, bool):
-            raise ValueError("expected an integer")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
-            try:
-                return int(value.strip())
-            except ValueError:
-                pass
-        raise ValueError("expected an integer")
-    if param.type == "number":
-        if isinstance(value, bool):
-            raise ValueError("expected a number")
-        if isinstance(value, (int, float)):
-            return value
-        if isinstance(value, str):
-            try:
-                return float(value.strip())
-            except ValueError:
-                pass
-        raise ValueError("expected a number")
+    if param.type in _NUMBERS:
+        return _number(value, *_NUMBERS[param.type])
     if param.type == "boolean":
         if isinstance(value, bool):
             return value
