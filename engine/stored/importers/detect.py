@@ -11,7 +11,7 @@ was found there and the formats that were tried.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from engine.stored.importers.build import found, loads, plain, preview
 from engine.stored.importers.claude_code import is_claude_code
@@ -54,55 +54,61 @@ def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | N
     return rows
 
 
+def _is_header(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("type") == "header"
+
+
+def _is_chat(data: Any) -> bool:
+    """A chat log (an object with a list of messages) or one message (an object with a role)."""
+    return isinstance(data, dict) and (isinstance(data.get("messages"), list) or "role" in data)
+
+
+def _is_chat_request(data: dict[str, Any]) -> bool:
+    """A request body whose messages are the chat."""
+    return isinstance(data.get("request"), dict) and isinstance(data["request"].get("messages"), list)
+
+
+def _is_chat_messages(data: list[Any]) -> bool:
+    """A list of chat messages: its first item has a role."""
+    return bool(data) and isinstance(data[0], dict) and "role" in data[0]
+
+
+Formats = tuple[tuple[Callable[[Any], bool], str], ...]
+"""Formats in the order they are tried: a test of the JSON data, and the format it says."""
+
+_OBJECT_FORMATS: Formats = (
+    (_is_header, "jsonl"), (is_inspect, "inspect"), (is_gemini_session, "gemini-cli"), (is_opencode_export, "opencode"),
+    (is_mini, "mini-swe-agent"), (is_swe_agent, "swe-agent"), (_is_chat, "chat"), (_is_chat_request, "chat"),
+    (is_codex, "codex"), (is_claude_code, "claude-code"),
+)
+"""A JSON document that is an object."""
+_LIST_FORMATS: Formats = (
+    (is_mini, "mini-swe-agent"), (is_inspect_messages, "inspect"), (_is_chat_messages, "chat"),
+)
+"""A JSON document that is a list."""
+_ROW_FORMATS: Formats = (
+    (_is_header, "jsonl"), (is_gemini_session, "gemini-cli"), (is_codex, "codex"), (is_claude_code, "claude-code"),
+    (_is_chat, "chat"),
+)
+"""One line of JSON lines."""
+
+
+def _first_format(formats: Formats, data: Any) -> str | None:
+    return next((fmt for test, fmt in formats if test(data)), None)
+
+
 def document_format(data: Any) -> str | None:
     """The format of one JSON document, or None."""
     if isinstance(data, dict):
-        if data.get("type") == "header":
-            return "jsonl"
-        if is_inspect(data):
-            return "inspect"
-        if is_gemini_session(data):
-            return "gemini-cli"
-        if is_opencode_export(data):
-            return "opencode"
-        if is_mini(data):
-            return "mini-swe-agent"
-        if is_swe_agent(data):
-            return "swe-agent"
-        if isinstance(data.get("messages"), list) or "role" in data:
-            return "chat"
-        if isinstance(data.get("request"), dict) and isinstance(data["request"].get("messages"), list):
-            return "chat"
-        if is_codex(data):
-            return "codex"
-        if is_claude_code(data):
-            return "claude-code"
-        return None
+        return _first_format(_OBJECT_FORMATS, data)
     if isinstance(data, list):
-        if is_mini(data):
-            return "mini-swe-agent"
-        if is_inspect_messages(data):
-            return "inspect"
-        if data and all(isinstance(m, dict) and "role" in m for m in data[:50]):
-            return "chat"
-        if data and isinstance(data[0], dict) and "role" in data[0]:
-            return "chat"
+        return _first_format(_LIST_FORMATS, data)
     return None
 
 
 def row_format(obj: Any) -> str | None:
     """The format a JSON line belongs to, or None."""
-    if isinstance(obj, dict) and obj.get("type") == "header":
-        return "jsonl"
-    if is_gemini_session(obj):
-        return "gemini-cli"
-    if is_codex(obj):
-        return "codex"
-    if is_claude_code(obj):
-        return "claude-code"
-    if isinstance(obj, dict) and (isinstance(obj.get("messages"), list) or "role" in obj):
-        return "chat"
-    return None
+    return _first_format(_ROW_FORMATS, obj)
 
 
 def sniff(name: str, data: bytes) -> Sniffed:
