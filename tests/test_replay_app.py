@@ -49,6 +49,19 @@ async def test_keys_move_by_event_step_marker_and_end(tmp_path):
         assert app.position == timeline.prev_step(marker.position)
 
 
+async def test_a_marker_key_with_no_marker_that_way_says_so(tmp_path):
+    path, _ = saved_run(tmp_path)
+    app = ReplayApp(Timeline.open(path))
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        app.notify = lambda message, **kwargs: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("left_square_bracket")
+        assert app.position == 0 and notes == ["No marker before this point."]
+        await pilot.press("end", "right_square_bracket")
+        assert app.position == len(app.timeline) and notes[1:] == ["No marker after this point."]
+
+
 async def test_every_position_shows_the_fold_of_its_events(tmp_path):
     path, run = saved_run(tmp_path, reject=True)
     app = ReplayApp(Timeline.open(path))

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from engine.stored.reader import TranscriptError
+from engine.stored.markers import Marker
 from engine.stored.replay import Timeline
 from engine.core.scenario import Scenario
 from engine.sessions.run import Run
@@ -311,16 +312,15 @@ class ReplayApp(App[object]):
         self.seek(len(self.timeline))
 
     def action_next_marker(self) -> None:
-        marker = self.timeline.next_marker(self.position)
-        if marker is None:
-            self.notify("No marker after this point.", markup=False)
-            return
-        self.seek(marker.position, note=f"{marker.kind}: {marker.label}")
+        self._seek_marker(self.timeline.next_marker(self.position), "after")
 
     def action_prev_marker(self) -> None:
-        marker = self.timeline.prev_marker(self.position)
+        self._seek_marker(self.timeline.prev_marker(self.position), "before")
+
+    def _seek_marker(self, marker: Marker | None, where: str) -> None:
+        """Show the run at `marker`, named in the status; None: say there is no marker `where` this point."""
         if marker is None:
-            self.notify("No marker before this point.", markup=False)
+            self.notify(f"No marker {where} this point.", markup=False)
             return
         self.seek(marker.position, note=f"{marker.kind}: {marker.label}")
 
