@@ -24,6 +24,7 @@ from engine.core.amounts import amount
 from engine.stored.lock import TranscriptBusy, a_link
 from tui.cockpit_actions import HELP
 from tui.screens.approval import KeyButton
+from tui.screens.forms import ErrorLine
 from tui.widgets.gauges import LABELS
 
 
@@ -78,20 +79,14 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
             )
             yield Label(f"New {LABELS[e.kind]} limit (l or tab to change it)", markup=False)
             yield Input(value=shown_default, id="new-limit", select_on_focus=False)
-            yield Static("", id="budget-error", classes="form-error", markup=False)
+            yield ErrorLine(id="budget-error")
             with Horizontal(classes="buttons"):
                 yield KeyButton("e Extend", variant="primary", id="extend")
                 yield KeyButton("x End the run", variant="error", id="end")
                 yield KeyButton("esc Later", id="later")
 
     def on_mount(self) -> None:
-        self.query_one("#budget-error", Static).display = False
         self.query_one("#budget-dialog", FocusBox).focus()
-
-    def _say(self, message: str) -> None:
-        error = self.query_one("#budget-error", Static)
-        error.update(Text(message))
-        error.display = True
 
     def on_key(self, event: Key) -> None:
         """A key that means nothing here (the dialog, not the field, has focus) gets an answer."""
@@ -99,7 +94,7 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
             return
         event.stop()
         key = clean(event.character or event.key)
-        self._say(
+        self.query_one(ErrorLine).say(
             f"{key!r} does nothing here: the run is paused at the {LABELS[self.exhausted.kind]} limit. "
             "e extends it, x ends the run, l changes the new limit, escape decides later."
         )
@@ -116,10 +111,10 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
         try:
             value = float(raw)
         except ValueError:
-            self._say(f"Not a number: {clean(raw)!r}")
+            self.query_one(ErrorLine).say(f"Not a number: {clean(raw)!r}")
             return
         if value <= self.exhausted.used:
-            self._say(f"The new limit must be above what is used ({amount(self.exhausted.kind, self.exhausted.used)}).")
+            self.query_one(ErrorLine).say(f"The new limit must be above what is used ({amount(self.exhausted.kind, self.exhausted.used)}).")
             return
         self.dismiss(("extend", value))
 
@@ -257,19 +252,13 @@ class SaveScreen(ModalScreen[Path | None]):
             yield Static(Text("Save a copy of the transcript", style="bold"), markup=False)
             yield Label("Path (the live transcript keeps saving itself)", markup=False)
             yield Input(value=self.default, id="save-path")
-            yield Static("", id="save-error", classes="form-error", markup=False)
+            yield ErrorLine(id="save-error")
             with Horizontal(classes="buttons"):
                 yield Button("Save", variant="primary", id="do-save")
                 yield Button("Back", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#save-error", Static).display = False
         self.query_one("#save-path", Input).focus()
-
-    def _say(self, message: str) -> None:
-        error = self.query_one("#save-error", Static)
-        error.update(Text(clean(message)))
-        error.display = True
 
     @on(Input.Submitted, "#save-path")
     @on(Button.Pressed, "#do-save")
@@ -277,12 +266,12 @@ class SaveScreen(ModalScreen[Path | None]):
         event.stop()
         raw = self.query_one("#save-path", Input).value.strip()
         if not raw:
-            self._say("Type a path.")
+            self.query_one(ErrorLine).say("Type a path.")
             return
         path = Path(raw).expanduser()
         refused = refuse_target(path, self.live)
         if refused is not None:
-            self._say(refused)
+            self.query_one(ErrorLine).say(refused)
             return
         if path.exists():
 
@@ -290,7 +279,7 @@ class SaveScreen(ModalScreen[Path | None]):
                 if overwrite:
                     self._write(path)
                 else:
-                    self._say(f"Kept {path} as it was: type another path, or confirm with y to replace it.")
+                    self.query_one(ErrorLine).say(f"Kept {path} as it was: type another path, or confirm with y to replace it.")
 
             question = f"{path} already exists (another run's transcript?). Replace it with this copy?"
             self.app.push_screen(ConfirmScreen(question, yes="Replace"), answered)
@@ -301,11 +290,11 @@ class SaveScreen(ModalScreen[Path | None]):
         try:
             self.save(path)
         except TranscriptBusy as exc:
-            self._say(f"Cannot save there: {exc}.")
+            self.query_one(ErrorLine).say(f"Cannot save there: {exc}.")
             return
         except OSError as exc:
             reason = exc.strerror or str(exc)
-            self._say(f"Cannot save to {path}: {reason}.")
+            self.query_one(ErrorLine).say(f"Cannot save to {path}: {reason}.")
             return
         self.dismiss(path)
 

@@ -147,10 +147,11 @@ def _from_text(raw: str) -> Any:
 
 
 class ErrorLine(Static):
-    """Where a form says what is wrong; empty when nothing is."""
+    """Where a form or a dialog says what is wrong; hidden until it does."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id, classes="form-error", markup=False)
+        self.display = False
 
     def say(self, message: str) -> None:
         self.update(Text(clean(message)))
@@ -231,7 +232,6 @@ class EditArgsScreen(ModalScreen[Answer | None]):
             yield Label("enter: next field · ctrl+r: run with these arguments · escape: back", markup=False, classes="hint")
 
     def on_mount(self) -> None:
-        self.query_one("#edit-error", ErrorLine).display = False
         self.proposed = read_params(self.tool, self)
         inputs = self.query(Input)
         if inputs:
@@ -315,7 +315,6 @@ class TakeOverScreen(ModalScreen[TakeOver | None]):
                 yield MarkedButton("Back", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#takeover-error", ErrorLine).display = False
         self.query_one("#thought", Input).focus()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
