@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Callable
 
 from textual.message import Message
@@ -85,22 +86,21 @@ class LeavingExecutor(ThreadPoolExecutor):
         super().shutdown(wait=False, cancel_futures=cancel_futures)
 
 
+@dataclass
 class EngineEvent(Message):
     """One engine event, delivered on the UI thread in the order it happened."""
 
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
+    event: Event
 
 
+@dataclass
 class ThoughtStreamed(Message):
     """A piece of the thought a model policy is streaming right now."""
 
-    def __init__(self, delta: str) -> None:
-        super().__init__()
-        self.delta = delta
+    delta: str
 
 
+@dataclass
 class WorkDone(Message):
     """An engine operation finished (after all of its events were posted).
 
@@ -112,13 +112,11 @@ class WorkDone(Message):
     the live engine.
     """
 
-    def __init__(self, label: str, status: str, error: str | None = None, halted: str | None = None, fault: str | None = None) -> None:
-        super().__init__()
-        self.label = label
-        self.status = status
-        self.error = error
-        self.halted = halted
-        self.fault = fault
+    label: str
+    status: str
+    error: str | None = None
+    halted: str | None = None
+    fault: str | None = None
 
 
 class EngineBridge:

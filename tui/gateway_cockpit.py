@@ -106,20 +106,18 @@ def gateway_view(gateway: Gateway) -> GatewayView:
         return GatewayView(gateway.status(), gateway.mode, clean(upstream.name), clean(safe_url(upstream.url)), names, tuple(runs))
 
 
+@dataclass
 class RunShown(Message):
     """The gateway's events now come from `run` (the agent's request started it)."""
 
-    def __init__(self, run: GatewayRun) -> None:
-        super().__init__()
-        self.run = run
+    run: GatewayRun
 
 
+@dataclass
 class GatewayChanged(Message):
     """The gateway's status or list of runs may have changed."""
 
-    def __init__(self, view: GatewayView) -> None:
-        super().__init__()
-        self.view = view
+    view: GatewayView
 
 
 class GatewayBridge(EngineBridge):
