@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Select, Static
 
-from engine import Budget
+from textual.app import App
+
+from engine import Budget, Param, Tool
 from tests.support.cockpit_worlds import desk_run, settle, support_run
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
-from tui.screens.dialogs import HELP, BudgetScreen, ConfirmScreen, FocusBox, HelpScreen, SaveScreen
-from tui.screens.forms import EditArgsScreen, TakeOverScreen
+from tui.screens.ask import AskScreen
+from tui.screens.dialogs import HELP, BudgetScreen, ConfirmScreen, FocusBox, HelpScreen, PolicyPicker, SaveScreen
+from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
 from tui.widgets.footer import CockpitFooter, FooterKeyLabel
 
 SIZE = (120, 40)
@@ -275,3 +278,38 @@ async def test_save_a_copy_never_writes_through_a_link_nor_over_a_run_that_holds
         os.close(fd)
     assert victim.read_text() == "the file the link names\n"
     assert held.read_text() == '{"type":"header"} a run waiting at an approval\n'
+
+
+_TOOL = Tool("lookup", "Find a thing.", (Param("key"),))
+_DIALOGS = {
+    "reason": lambda: ReasonScreen("lookup"),
+    "edit": lambda: EditArgsScreen(_TOOL, {"key": "a"}, lambda args: args),
+    "take over": lambda: TakeOverScreen([_TOOL]),
+    "save": lambda: SaveScreen("copy.jsonl", lambda path: None),
+    "policy": lambda: PolicyPicker(["scripted", "human"], "scripted"),
+    "ask": lambda: AskScreen("Go to step"),
+}
+
+
+_WAYS = [(dialog, "escape") for dialog in _DIALOGS] + [(dialog, "back") for dialog in ("reason", "edit", "take over", "save")]
+
+
+@pytest.mark.parametrize(("dialog", "way"), _WAYS)
+async def test_escape_or_back_closes_a_dialog_with_nothing_chosen(dialog: str, way: str) -> None:
+    """Each dialog that asks for something is closed by escape, or by its Back button where it
+    has one, and gives None: the caller's "nothing chosen"."""
+    app: App[None] = App()
+    results: list[object] = []
+    async with app.run_test(size=SIZE) as pilot:
+        screen = _DIALOGS[dialog]()
+        app.push_screen(screen, results.append)
+        await pilot.pause()
+        if way == "escape":
+            await pilot.press("escape")
+        else:
+            await pilot.click("#cancel")
+        for _ in range(50):
+            if results:
+                break
+            await pilot.pause()
+        assert results == [None] and app.screen is not screen

@@ -7,16 +7,14 @@ from typing import Callable
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from tui.screens.forms import CancelScreen
 
-class AskScreen(ModalScreen[str | None]):
+
+class AskScreen(CancelScreen[str | None]):
     """Ask for one value; `check(value)` returns an error message or None."""
-
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
 
     def __init__(self, prompt: str, value: str = "", check: Callable[[str], str | None] | None = None) -> None:
         super().__init__()
@@ -43,6 +41,3 @@ class AskScreen(ModalScreen[str | None]):
             self.query_one("#ask-error", Static).update(Text(problem))
             return
         self.dismiss(value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

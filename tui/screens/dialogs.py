@@ -24,7 +24,7 @@ from engine.core.amounts import amount
 from engine.stored.lock import TranscriptBusy, a_link
 from tui.cockpit_actions import HELP
 from tui.screens.approval import KeyButton
-from tui.screens.forms import ErrorLine
+from tui.screens.forms import CancelScreen, ErrorLine
 from tui.widgets.gauges import LABELS
 
 
@@ -170,10 +170,8 @@ class QuitScreen(ConfirmScreen):
         super().__init__(question, yes="Quit")
 
 
-class PolicyPicker(ModalScreen[str | None]):
+class PolicyPicker(CancelScreen[str | None]):
     """Pick the policy for the next step."""
-
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
 
     def __init__(
         self,
@@ -214,9 +212,6 @@ class PolicyPicker(ModalScreen[str | None]):
         event.stop()
         self.dismiss(event.option.id)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
 
 def refuse_target(path: Path, live: Path | None) -> str | None:
     """Why a copy cannot be written to `path` (a folder, a device, the live transcript), or None."""
@@ -231,15 +226,13 @@ def refuse_target(path: Path, live: Path | None) -> str | None:
     return None
 
 
-class SaveScreen(ModalScreen[Path | None]):
+class SaveScreen(CancelScreen[Path | None]):
     """Save a copy of the transcript; `save(path)` writes it and may raise OSError.
 
     An existing file is overwritten only after a yes in a confirmation whose
     default (Enter) keeps it; a folder, a device, a symbolic link, the live
     transcript and a transcript another run holds are refused with a message.
     """
-
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
 
     def __init__(self, default: str, save: Callable[[Path], None], live: Path | None = None) -> None:
         super().__init__()
@@ -297,10 +290,6 @@ class SaveScreen(ModalScreen[Path | None]):
             self.query_one(ErrorLine).say(f"Cannot save to {path}: {reason}.")
             return
         self.dismiss(path)
-
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from rich.text import Text
 from textual import events, on
@@ -26,6 +26,9 @@ from engine.core.policy import Decision
 from engine.core.text import clean
 from engine.core.tools import Tool, schema_params, validate_args
 from tui.screens.approval import KeyButton
+
+
+ResultType = TypeVar("ResultType")
 
 
 class FieldBox(VerticalScroll, can_focus=False):
@@ -160,11 +163,19 @@ class ErrorLine(Static):
             self.call_after_refresh(self.scroll_visible)
 
 
-class ReasonScreen(ModalScreen[Answer | None]):
-    """Ask why the action is rejected; the policy reads the reason as an observation.
-    Dismissed with the rejection, or None when the operator goes back."""
+class CancelScreen(ModalScreen[ResultType]):
+    """A dialog that escape, or its Back button (`#cancel`), closes with None: nothing chosen."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ReasonScreen(CancelScreen[Answer | None]):
+    """Ask why the action is rejected; the policy reads the reason as an observation.
+    Dismissed with the rejection, or None when the operator goes back."""
 
     def __init__(self, tool: str) -> None:
         super().__init__()
@@ -190,12 +201,8 @@ class ReasonScreen(ModalScreen[Answer | None]):
         event.stop()
         self.dismiss(Answer.reject(self.query_one("#reason", Input).value))
 
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
-
-class EditArgsScreen(ModalScreen[Answer | None]):
+class EditArgsScreen(CancelScreen[Answer | None]):
     """Edit the pending action's arguments, validated against the tool's parameters;
     dismissed with the edit (its arguments cleaned), or None when the operator goes back.
 
@@ -206,10 +213,7 @@ class EditArgsScreen(ModalScreen[Answer | None]):
     ValueError with a message, which is shown while the form stays open.
     """
 
-    BINDINGS = [
-        Binding("ctrl+r", "run_edited", "run with these", priority=True),
-        Binding("escape", "cancel", "cancel"),
-    ]
+    BINDINGS = [Binding("ctrl+r", "run_edited", "run with these", priority=True)]
 
     def __init__(self, tool: Tool, args: dict[str, Any], check: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         super().__init__()
@@ -267,10 +271,6 @@ class EditArgsScreen(ModalScreen[Answer | None]):
         if clean_args is not None:
             self.dismiss(Answer.edit(clean_args))
 
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
 
 @dataclass
 class TakeOver:
@@ -280,10 +280,8 @@ class TakeOver:
     stay: bool
 
 
-class TakeOverScreen(ModalScreen[TakeOver | None]):
+class TakeOverScreen(CancelScreen[TakeOver | None]):
     """Type the next thought and action (or a final answer) as the human policy."""
-
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
 
     def __init__(self, tools: list[Tool], *, stay: bool = False) -> None:
         super().__init__()
@@ -355,7 +353,3 @@ class TakeOverScreen(ModalScreen[TakeOver | None]):
                 return
             decision = Decision.final(thought, answer)
         self.dismiss(TakeOver(decision, stay))
-
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
