@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -347,3 +348,63 @@ def test_resume_after_sigkill_finishes_the_run_with_nothing_duplicated(tmp_path)
     observed = [(e.step, e.index) for e in after.events if e.type == "observation"]
     assert observed == sorted(set(observed)) and len(observed) == 5
     assert after.events[-1].type == "run_ended" and after.events[-1].answer == "5 ticks"
+
+
+def _unfinished_library(path: Path) -> Path:
+    """A library run stopped after its first step, its header unsealed (another machine's):
+    the operator's rules are the ones a continuation believes."""
+    run = new_run(scenarios.get("library"), None, "good", out=path)
+    run.engine.step()
+    run.close()
+    saved = read_transcript(path)
+    path.unlink()
+    write_transcript(path, saved.header.model_copy(update={"seal": None}), saved.events)
+    return path
+
+
+def _continue(how: str, saved: Path, policy=None, **options):
+    transcript = read_transcript(saved)
+    if how == "resume":
+        return resume_run(scenarios.get("library"), transcript, policy, **options)
+    out = saved.parent / "fork.jsonl"
+    return fork_run(scenarios.get("library"), transcript, fork_position(transcript, 1), policy, out=out, **options)
+
+
+@pytest.mark.parametrize("how", ["resume", "fork"])
+def test_resume_and_fork_refuse_an_unknown_keyword_as_python_does(tmp_path, how):
+    saved = _unfinished_library(tmp_path / "run.jsonl")
+    name = "resume_run" if how == "resume" else "fork_run"
+    with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument 'clok'$"):
+        _continue(how, saved, clok=time.time)
+
+
+@pytest.mark.parametrize("how", ["resume", "fork"])
+def test_resume_and_fork_take_each_shared_option_to_the_engine(tmp_path, how):
+    from engine.core.events import RuleInfo
+    from engine.core.tools import Tool
+    from engine.model.config import ModelConfig
+    from engine.model.policy import ModelPolicy
+
+    saved = _unfinished_library(tmp_path / "run.jsonl")
+    heard: list = []
+    extra = Tool("extra_lookup", "an MCP server's tool")
+    rule = RuleInfo(tool="extra_lookup", effect="deny", source="configuration")
+    run = _continue(
+        how, saved, clock=lambda: 42.0, interactive=True, approve="all", listeners=[heard.append],
+        extra_tools=[extra], operator_rules=[rule],
+    )
+    engine = run.engine
+    assert (engine.clock(), engine.interactive, engine.approve_mode) == (42.0, True, "all")
+    assert heard.append in engine.listeners and engine.tools["extra_lookup"] is extra
+    assert rule in engine.header.rules
+    run.close()
+    (tmp_path / "fork.jsonl").unlink(missing_ok=True)
+
+    endpoint = ModelConfig(model="m", base_url="http://127.0.0.1:9", api_key="k", max_retries=0)
+    run = _continue(how, saved, "mine", named={"mine": endpoint})
+    assert isinstance(run.engine.policy, ModelPolicy) and run.engine.policy.name == "mine"
+    run.close()
+    (tmp_path / "fork.jsonl").unlink(missing_ok=True)
+    run = _continue(how, saved, "model", model=endpoint)
+    assert isinstance(run.engine.policy, ModelPolicy)
+    run.close()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence, TypedDict, Unpack
 
 from engine.core.approvals import rule_warnings
 from engine.core.collector import collector_paused
@@ -51,6 +51,37 @@ IMPORTED = "imported"
 
 class ResumeError(Exception):
     """A transcript that cannot be resumed or forked as asked; the message says why."""
+
+
+class ContinueOptions(TypedDict, total=False):
+    """What `resume_run` and `fork_run` both take by keyword, with the defaults of `_DEFAULTS`:
+    the engine's `clock`, `interactive` (a cockpit) and `approve` mode, its `listeners`, the
+    `extra_tools` of the run's MCP servers (started again by the caller), the `operator_rules`
+    (the configuration's) believed of a file without this machine's seal, and the model policies
+    a policy name may be: `model` (the flags' endpoint) and `named` (the configured ones)."""
+
+    clock: Callable[[], float]
+    interactive: bool
+    approve: ApproveMode
+    listeners: Sequence[Listener]
+    extra_tools: Sequence[Tool]
+    operator_rules: Sequence[RuleInfo]
+    model: ModelConfig | None
+    named: Mapping[str, ModelConfig] | None
+
+
+_DEFAULTS: ContinueOptions = {
+    "clock": time.time, "interactive": False, "approve": "ask", "listeners": (), "extra_tools": (),
+    "operator_rules": (), "model": None, "named": None,
+}
+
+
+def _options(function: str, given: Mapping[str, Any]) -> ContinueOptions:
+    """`given` over the defaults; a keyword that is not an option is refused as Python refuses it."""
+    for name in given:
+        if name not in _DEFAULTS:
+            raise TypeError(f"{function}() got an unexpected keyword argument '{name}'")
+    return {**_DEFAULTS, **given}  # type: ignore[typeddict-item]
 
 
 class _Named:
@@ -111,8 +142,7 @@ def _rebuild(
     state: RunState,
     warnings: list[str],
     path: object,
-    model: ModelConfig | None = None,
-    named: Mapping[str, ModelConfig] | None = None,
+    options: ContinueOptions,
 ) -> tuple[Task, object, Policy, HumanPolicy]:
     """Task, world restored from the recorded executions, and the policy to continue with."""
     task = _task(scenario, header)
@@ -124,7 +154,9 @@ def _rebuild(
         warnings.append(no_restore_warning(scenario.name, len(executed)))
     human = HumanPolicy()
     try:
-        policy_obj = resolve_policy(state.policy if policy is None else policy, scenario, world, task, human, model=model, named=named)
+        policy_obj = resolve_policy(
+            state.policy if policy is None else policy, scenario, world, task, human, model=options["model"], named=options["named"]
+        )
     except (KeyError, ValueError) as exc:
         raise ResumeError(exc.args[0]) from None
     return task, world, policy_obj, human
@@ -136,29 +168,25 @@ def _engine(
     events: Sequence[Event],
     state: RunState,
     policy: Policy,
-    listeners: Sequence[Listener],
-    clock: Callable[[], float],
-    interactive: bool,
-    approve: ApproveMode,
+    options: ContinueOptions,
     unfinished: ToolStarted | None = None,
     sink: TranscriptWriter | None = None,
-    extra_tools: Sequence[Tool] = (),
     event_lines: Sequence[bytes] | None = None,
     sealer: Sealer | None = None,
 ) -> Engine:
     engine = build_engine(
         header,
-        [*world.tools, *extra_tools],  # type: ignore[attr-defined]
+        [*world.tools, *options["extra_tools"]],  # type: ignore[attr-defined]
         _Named(state.policy),
         writer=sink,
         sealer=sealer,
         events=events,
         state=state if state.header is header else None,  # a fork's header is its own: folded again under it
         event_lines=event_lines,
-        listeners=listeners,
-        clock=clock,
-        interactive=interactive,
-        approve=approve,
+        listeners=options["listeners"],
+        clock=options["clock"],
+        interactive=options["interactive"],
+        approve=options["approve"],
         unfinished=unfinished,
     )
     if state.history and state.history[-1].answer is not None:
@@ -169,7 +197,7 @@ def _engine(
         engine.swap_policy(policy)
     else:
         engine.policy = policy
-    if not interactive and engine.state.status == "awaiting_budget":
+    if not options["interactive"] and engine.state.status == "awaiting_budget":
         engine.end_at_budget()  # a headless run ends at a limit instead of pausing
     return engine
 
@@ -232,29 +260,20 @@ def resume_run(
     scenario: Scenario,
     transcript: Transcript,
     policy: str | Policy | None = None,
-    *,
-    clock: Callable[[], float] = time.time,
-    interactive: bool = False,
-    approve: ApproveMode = "ask",
-    listeners: Sequence[Listener] = (),
-    extra_tools: Sequence[Tool] = (),
-    operator_rules: Sequence[RuleInfo] = (),
-    model: ModelConfig | None = None,
-    named: Mapping[str, ModelConfig] | None = None,
+    **given: Unpack[ContinueOptions],
 ) -> Run:
-    """Continue a run that did not end, appending to its own transcript.
+    """Continue a run that did not end, appending to its own transcript (`given`: see `ContinueOptions`).
 
-    `extra_tools` are the tools of the run's MCP servers, started again by the caller.
     The file's approval rules are believed only with this machine's seal (`engine.sessions.trust`);
-    without it the header's are the scenario's and `operator_rules` (the configuration's).
+    without it the header's are the scenario's and `operator_rules`.
 
     `policy` defaults to the policy in charge when the file stops; another one
-    is recorded as a policy swap; `model` (the flags' endpoint) and `named` (the configured
-    model policies) are the model policies a name may be. Raises ResumeError if the run has ended, is
+    is recorded as a policy swap. Raises ResumeError if the run has ended, is
     an import, or is not of `scenario`.
     """
+    options = _options("resume_run", given)
     _check_source(scenario, transcript, "resumed")
-    trust = believe(transcript.header, transcript.events, [*scenario.rules, *operator_rules])
+    trust = believe(transcript.header, transcript.events, [*scenario.rules, *options["operator_rules"]])
     header, events = trust.header, list(transcript.events)
     state = fold(header, trust.events)
     if state.status == "ended":
@@ -269,12 +288,10 @@ def resume_run(
     try:
         _same_as_read(path, transcript)
         _repair_tail(path)
-        task, world, policy_obj, human = _rebuild(
-            scenario, header, events, policy, state, warnings, transcript.path, model, named
-        )
+        task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path, options)
         engine = _engine(
-            header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer,
-            extra_tools, sealer=trust.sealer(transcript.header),  # the file's header: the next resume checks against it
+            header, world, events, state, policy_obj, options, transcript.unfinished, writer,
+            sealer=trust.sealer(transcript.header),  # the file's header: the next resume checks against it
         )
     except BaseException:
         writer.close()
@@ -370,18 +387,11 @@ def fork_run(
     policy: str | Policy | None = None,
     *,
     out: str | Path | None = None,
-    clock: Callable[[], float] = time.time,
-    interactive: bool = False,
-    approve: ApproveMode = "ask",
-    listeners: Sequence[Listener] = (),
-    extra_tools: Sequence[Tool] = (),
     mcp: Sequence[dict] | None = None,
     header_changes: dict[str, Any] | None = None,
     folded: RunState | None = None,
     added_rules: Sequence[RuleInfo] = (),
-    operator_rules: Sequence[RuleInfo] = (),
-    model: ModelConfig | None = None,
-    named: Mapping[str, ModelConfig] | None = None,
+    **given: Unpack[ContinueOptions],
 ) -> Run:
     """Start a new run from the first `position` events of a saved one (`mcp`: the
     restarted servers, for the new header; `header_changes`: rules, budget or
@@ -391,7 +401,7 @@ def fork_run(
     it, from `fork_point` or a timeline's `state_at`, taken over instead of folding).
 
     The saved run's approval rules are believed only with this machine's seal, as for
-    `resume_run` (`operator_rules`, `model` and `named` likewise); the fork's header and the "approve always"
+    `resume_run` (`given`: see `ContinueOptions`); the fork's header and the "approve always"
     it believes are sealed again for the fork.
 
     `position` is an event position (see `fork_position` for a step). The new
@@ -399,20 +409,21 @@ def fork_run(
     first events are the copied ones, so the fold of the new file at
     `position` equals the parent's. No tool runs for the copied events.
     """
+    options = _options("fork_run", given)
     _check_source(scenario, transcript, "forked")
     header = transcript.header
     if not 0 <= position <= len(transcript.events):
         raise ResumeError(f"{transcript.path}: fork position {position} is outside 0..{len(transcript.events)}")
     events = list(transcript.events[:position])
-    trust = believe(header, events, [*scenario.rules, *operator_rules])
+    trust = believe(header, events, [*scenario.rules, *options["operator_rules"]])
     header = trust.header
     state = folded if folded is not None and trust.whole else fold(header, trust.events)
     refusal = fork_refusal(state)
     if refusal is not None:
         raise ResumeError(f"{transcript.path}: cannot fork at event {position}: {refusal}; fork at an earlier step")
     warnings: list[str] = []
-    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path, model, named)
-    started = clock()
+    task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path, options)
+    started = options["clock"]()
     child = trust.seal(header.model_copy(
         update={
             "parent": str(Path(transcript.path).resolve()),
@@ -425,7 +436,7 @@ def fork_run(
             **(header_changes or {}),
         }
     ))
-    warnings += rule_warnings(child.rules, [*world.tools, *extra_tools])  # type: ignore[attr-defined]
+    warnings += rule_warnings(child.rules, [*world.tools, *options["extra_tools"]])  # type: ignore[attr-defined]
     _say(trust, transcript.path, warnings)
     path = Path(out) if out is not None else default_transcript_path(header.scenario, header.task, started)
     if path.exists() and path.resolve() == Path(transcript.path).resolve():
@@ -445,8 +456,8 @@ def fork_run(
         writer.close()
         raise
     engine = _engine(
-        child, world, events, state.under(child) or fold(child, trust.events), policy_obj, listeners, clock, interactive,
-        approve, sink=writer, extra_tools=extra_tools, event_lines=lines, sealer=trust.sealer(child),
+        child, world, events, state.under(child) or fold(child, trust.events), policy_obj, options,
+        sink=writer, event_lines=lines, sealer=trust.sealer(child),
     )
     return Run(scenario=scenario, task=task, world=world, engine=engine, path=path, writer=writer, human=human, warnings=warnings)  # type: ignore[arg-type]
 
