@@ -287,3 +287,37 @@ async def test_edit_an_mcp_call_field_by_field_checked_against_its_schema(tmp_pa
         assert decided.choice == "modify" and decided.args == {"name": "plan", "text": "final", "pinned": True}
     finally:
         run.close()
+
+
+async def test_a_progress_notification_stays_with_its_bar_and_goes_no_further_up():
+    from textual import on
+    from textual.app import App, ComposeResult
+    from textual.message import Message
+
+    from engine.core.tools import Progress
+    from tests.support.cockpit_worlds import wait_until
+
+    class After(Message):
+        """Posted to the bar after the progress: it bubbles, so it reaches the app after anything the bar passed up before it."""
+
+    class Host(App[None]):
+        def __init__(self) -> None:
+            super().__init__()
+            self.heard: list[Message] = []
+
+        def compose(self) -> ComposeResult:
+            yield CallProgress(id="call-progress")
+
+        @on(ProgressMessage)
+        @on(After)
+        def _heard(self, message: Message) -> None:
+            self.heard.append(message)
+
+    app = Host()
+    async with app.run_test(size=(60, 4)) as pilot:
+        bar = app.query_one(CallProgress)
+        bar.listen(Progress("notes", "slow", 2.0, 5.0, None))
+        await wait_until(pilot, lambda: bar.fraction == 0.4, what="the bar to show 2/5")
+        bar.post_message(After())
+        await wait_until(pilot, lambda: any(isinstance(m, After) for m in app.heard), what="the later message to reach the app")
+        assert [type(m) for m in app.heard] == [After]

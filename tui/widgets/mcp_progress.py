@@ -23,10 +23,8 @@ BAR_WIDTH = 16
 NAME_WIDTH = 20
 
 
-class ProgressMessage(Message):
-    """A progress notification, posted to the widget from the MCP loop's thread."""
-
-    bubble = False
+class ProgressMessage(Message, bubble=False):
+    """A progress notification, posted to the widget from the MCP loop's thread; only the bar handles it."""
 
     def __init__(self, update: Progress) -> None:
         super().__init__()
