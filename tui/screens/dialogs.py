@@ -24,7 +24,7 @@ from engine.core.amounts import amount
 from engine.stored.lock import TranscriptBusy, a_link
 from tui.cockpit_actions import HELP
 from tui.screens.approval import KeyButton
-from tui.screens.forms import CancelScreen, ErrorLine
+from tui.screens.forms import CancelScreen, ErrorLine, OneFieldScreen
 from tui.widgets.gauges import LABELS
 
 
@@ -226,7 +226,7 @@ def refuse_target(path: Path, live: Path | None) -> str | None:
     return None
 
 
-class SaveScreen(CancelScreen[Path | None]):
+class SaveScreen(OneFieldScreen[Path | None]):
     """Save a copy of the transcript; `save(path)` writes it and may raise OSError.
 
     An existing file is overwritten only after a yes in a confirmation whose
@@ -235,29 +235,15 @@ class SaveScreen(CancelScreen[Path | None]):
     """
 
     def __init__(self, default: str, save: Callable[[Path], None], live: Path | None = None) -> None:
-        super().__init__()
-        self.default = default
+        super().__init__(
+            "save-dialog", Text("Save a copy of the transcript", style="bold"), "Path (the live transcript keeps saving itself)",
+            Input(value=default, id="save-path"), Button("Save", variant="primary", id="do-save"), error_id="save-error",
+        )
         self.save = save
         self.live = live
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="save-dialog", classes="dialog"):
-            yield Static(Text("Save a copy of the transcript", style="bold"), markup=False)
-            yield Label("Path (the live transcript keeps saving itself)", markup=False)
-            yield Input(value=self.default, id="save-path")
-            yield ErrorLine(id="save-error")
-            with Horizontal(classes="buttons"):
-                yield Button("Save", variant="primary", id="do-save")
-                yield Button("Back", id="cancel")
-
-    def on_mount(self) -> None:
-        self.query_one("#save-path", Input).focus()
-
-    @on(Input.Submitted, "#save-path")
-    @on(Button.Pressed, "#do-save")
-    def _save(self, event: Input.Submitted | Button.Pressed) -> None:
-        event.stop()
-        raw = self.query_one("#save-path", Input).value.strip()
+    def submit(self, text: str) -> None:
+        raw = text.strip()
         if not raw:
             self.query_one(ErrorLine).say("Type a path.")
             return

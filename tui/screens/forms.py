@@ -173,33 +173,64 @@ class CancelScreen(ModalScreen[ResultType]):
         self.dismiss(None)
 
 
-class ReasonScreen(CancelScreen[Answer | None]):
+class OneFieldScreen(CancelScreen[ResultType]):
+    """A dialog of a heading, a line saying what to type, one field (focused) and two buttons:
+    `submit_button`, which (as enter in the field does) hands the field's text to `submit`, and
+    Back. With `error_id` an `ErrorLine` under the field says what `submit` refuses."""
+
+    def __init__(
+        self, dialog_id: str, heading: Text, prompt: str, entry: Input, submit_button: Button, error_id: str | None = None
+    ) -> None:
+        super().__init__()
+        self.dialog_id = dialog_id
+        self.heading = heading
+        self.prompt = prompt
+        self.entry = entry
+        self.submit_button = submit_button
+        self.error_id = error_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id=self.dialog_id, classes="dialog"):
+            yield Static(self.heading, markup=False)
+            yield Label(self.prompt, markup=False)
+            yield self.entry
+            if self.error_id is not None:
+                yield ErrorLine(id=self.error_id)
+            with Horizontal(classes="buttons"):
+                yield self.submit_button
+                yield Button("Back", id="cancel")
+
+    def on_mount(self) -> None:
+        self.entry.focus()
+
+    @on(Input.Submitted)
+    @on(Button.Pressed)
+    def _submitted(self, event: Input.Submitted | Button.Pressed) -> None:
+        if isinstance(event, Button.Pressed) and event.button is not self.submit_button:
+            return  # Back: CancelScreen's
+        event.stop()
+        self.submit(self.entry.value)
+
+    def submit(self, text: str) -> None:
+        """What the dialog does with the field's text (dismiss with a result, or say what is wrong)."""
+        raise NotImplementedError
+
+
+class ReasonScreen(OneFieldScreen[Answer | None]):
     """Ask why the action is rejected; the policy reads the reason as an observation.
     Dismissed with the rejection, or None when the operator goes back."""
 
     def __init__(self, tool: str) -> None:
-        super().__init__()
-        self.tool = tool
+        heading = Text("Reject ", style="bold")
+        heading.append(clean(tool), style="bold reverse")
+        super().__init__(
+            "reason-dialog", heading, "Why? The policy reads this as the action's observation.",
+            Input(placeholder="reason (enter to reject, escape to go back)", id="reason"),
+            Button("Reject", variant="error", id="do-reject"),
+        )
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="reason-dialog", classes="dialog"):
-            title = Text("Reject ", style="bold")
-            title.append(clean(self.tool), style="bold reverse")
-            yield Static(title, markup=False)
-            yield Label("Why? The policy reads this as the action's observation.", markup=False)
-            yield Input(placeholder="reason (enter to reject, escape to go back)", id="reason")
-            with Horizontal(classes="buttons"):
-                yield Button("Reject", variant="error", id="do-reject")
-                yield Button("Back", id="cancel")
-
-    def on_mount(self) -> None:
-        self.query_one("#reason", Input).focus()
-
-    @on(Input.Submitted, "#reason")
-    @on(Button.Pressed, "#do-reject")
-    def _submit(self, event: Input.Submitted | Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(Answer.reject(self.query_one("#reason", Input).value))
+    def submit(self, text: str) -> None:
+        self.dismiss(Answer.reject(text))
 
 
 class EditArgsScreen(CancelScreen[Answer | None]):
