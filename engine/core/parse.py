@@ -12,10 +12,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from engine.core.events import Action
+from engine.core.policy import Decision
 
 EXPECTED_FORMAT = (
     "expected 'Thought: ...' then 'Action: tool[argument]', "
@@ -35,10 +36,10 @@ _CLOSE_AT_LINE_END = re.compile(r"\)[^\S\n]*$", re.M)
 
 
 @dataclass
-class ParsedText:
-    thought: str = ""
-    actions: list[Action] = field(default_factory=list)
-    answer: str | None = None
+class ParsedText(Decision):
+    """A decision written as text, read into its structured form (the thought, then the actions
+    or the answer); `error`, the observation the policy gets, when the text is in no format."""
+
     error: str | None = None
 
 
