@@ -102,19 +102,10 @@ class ResearchWorld:
     def __post_init__(self) -> None:
         self.tools = [
             Tool(
-                "web_search",
-                "Search the web (an offline corpus); returns up to three results with title, URL and snippet.",
-                (Param("query", description="A few keywords."),),
-                self.web_search,
-                timeout=None,
+                "web_search", "Search the web (an offline corpus); returns up to three results with title, URL and snippet.",
+                (Param("query", description="A few keywords."),), self.web_search, timeout=None,
             ),
-            Tool(
-                "read_page",
-                "The text of a page by its URL.",
-                (Param("url", description="A URL from the search results."),),
-                self.read_page,
-                timeout=None,
-            ),
+            Tool("read_page", "The text of a page by its URL.", (Param("url", description="A URL from the search results."),), self.read_page, timeout=None),
             Tool.exit("finish", "Ends the run with the answer to the question, citing sources.", Param("answer", description="The final answer.")),
         ]
 
