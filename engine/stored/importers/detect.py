@@ -134,16 +134,16 @@ def sniff(name: str, data: bytes) -> Sniffed:
     except RecursionError:
         raise TranscriptError(f"{name}:{first_number}: not JSON (too deeply nested)") from None
     except json.JSONDecodeError as exc:
-        document = exc
-    if not isinstance(document, json.JSONDecodeError):
+        # its words, not the exception: that holds this frame through its traceback (a cycle
+        # that would keep the file's runs alive until the collector's next pass)
+        not_json = f"{name}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})"
+    else:
         fmt = document_format(document)
         if fmt is None:
             raise TranscriptError(f"{name}:{first_number}: found {found(document)}; {TRIED}")
         return Sniffed(fmt, text, document=document)
-    if not head.startswith("{") or len([line for line in lines if line.strip()]) < 2:
-        raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
-    if not first.rstrip().endswith("}"):
-        raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
+    if not head.startswith("{") or len([line for line in lines if line.strip()]) < 2 or not first.rstrip().endswith("}"):
+        raise TranscriptError(not_json)
     return _lines_format(name, text, lines)
 
 
