@@ -11,7 +11,7 @@ was found there and the formats that were tried.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 from engine.stored.importers.build import found, loads, plain, preview
 from engine.stored.importers.claude_code import is_claude_code
@@ -37,21 +37,23 @@ def decode(name: str, data: bytes) -> str:
         raise TranscriptError(f"{name}:{line}: not UTF-8 text (byte {exc.start}); {TRIED}") from None
 
 
-def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None) -> list[tuple[int, Any]]:
-    """Every non-blank line parsed as JSON, with its number (`lines`: `text.splitlines()`, if made already)."""
-    rows = []
+def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None) -> Iterator[tuple[int, Any]]:
+    """Every non-blank line parsed as JSON, with its number, one at a time (a reader that maps each
+    as it comes keeps no parsed line it is done with); `lines`: `text.splitlines()`, if made already."""
     lines = text.splitlines() if lines is None else lines
     known_plain = plain(text)
+    last = len(lines)
+    torn_allowed = not strict and not text.endswith("\n")
     for number, line in enumerate(lines, 1):
         if not line or line.isspace():
             continue
         try:
-            rows.append((number, loads(line, known_plain=known_plain)))
+            value = loads(line, known_plain=known_plain)
         except (json.JSONDecodeError, RecursionError) as exc:
-            if not strict and number == len(lines) and not text.endswith("\n"):
+            if torn_allowed and number == last:
                 continue  # a torn last line
             raise TranscriptError(f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
-    return rows
+        yield number, value
 
 
 def document_format(data: Any) -> str | None:
