@@ -3,9 +3,11 @@
 An importer reads its format into a `Draft`: the task, the system prompt,
 steps (a thought, actions, their observations, maybe an answer) and notes
 (user messages, sub-agent work, parts it could not map) in the order of the
-source. `Draft.build()` turns that into a Header and ordinary events, with
+source. `Draft.made()` turns that into a Header and ordinary events, with
 token usage estimated as the engine does for scripted policies, so replay,
-show and export treat an import like any run.
+show and export treat an import like any run; the events are made one at a
+time as they are taken (`agent-tui import` writes each as it comes), and
+`Draft.build()` holds them all in a Transcript.
 """
 
 from __future__ import annotations
