@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.import_speed import FORMATS
+from engine.core.collector import collector_paused
 from engine.core.events import DecisionMade, Event, Header
 from engine.stored import transcript
 from engine.stored.importers import claude_code, codex, runs_from_bytes
@@ -21,14 +22,10 @@ from tui.cli import main
 
 @pytest.fixture
 def collector_off() -> Iterator[None]:
-    was_enabled = gc.isenabled()
+    """As the import command runs: nothing but reference counting frees what the test leaves."""
     gc.collect()
-    gc.disable()
-    try:
+    with collector_paused():
         yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _drafts_alive() -> int:
