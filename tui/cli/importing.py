@@ -49,7 +49,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from engine.stored.importers import runs_from_bytes
+    from engine.stored.importers import made_runs
     from engine.stored.importers.formats import starts_with_header
     from engine.stored.reader import run_spans
     from engine.stored.transcript import TranscriptError, read_bytes, write_transcript
@@ -61,7 +61,7 @@ def _import(args: argparse.Namespace) -> int:
         if own and len(run_spans(data)) == 1:
             raise UsageError(f"{source} is already an agent-tui transcript: show, replay, export and run --fork "
                              "open it as it is (nothing was written)")
-        runs = runs_from_bytes(str(source), data, args.format)
+        runs = made_runs(str(source), data, args.format)  # each run's events made as they are written
     except TranscriptError as exc:
         raise UsageError(str(exc)) from None
     paths = out_paths(source, args.out, len(runs))
@@ -86,6 +86,5 @@ def _import(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        steps = sum(1 for e in run.events if e.type == "decision")
-        print(clean(f"{path}  ({steps} step{'s' if steps != 1 else ''})"))
+        print(clean(f"{path}  ({run.steps} step{'s' if run.steps != 1 else ''})"))
     return EXIT_OK

@@ -37,10 +37,10 @@ from engine.stored.runs import choose, chosen_run, others_warning, run_id
 from engine.stored.transcript import Transcript, TranscriptError, read_bytes, read_from_bytes
 
 if TYPE_CHECKING:
-    from engine.stored.importers.build import Draft
+    from engine.stored.importers.build import Draft, Made
 
 FORMATS: tuple[str, ...] = ("auto", *FORMAT_NAMES)
-__all__ = ["FORMATS", "FORMAT_NAMES", "IMPORTED", "detect_format", "load_any", "load_runs", "runs_from_bytes"]
+__all__ = ["FORMATS", "FORMAT_NAMES", "IMPORTED", "detect_format", "load_any", "load_runs", "made_runs", "runs_from_bytes"]
 
 
 def detect_format(name: str, text: str) -> str:
@@ -139,10 +139,11 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
         return read_text(name, text, fmt)
     if fmt in ("claude-code", "codex") or (fmt == "gemini-cli" and sniffed.document is None):
         rows = json_rows(name, text, strict=False, lines=sniffed.lines)
-        readers = {"claude-code": read_claude_code, "codex": read_codex, "gemini-cli": read_gemini_cli}
-        return readers[fmt](name, rows)
+        if fmt == "gemini-cli":
+            return read_gemini_cli(name, list(rows))
+        return (read_claude_code if fmt == "claude-code" else read_codex)(name, rows)
     if fmt == "chat" and sniffed.document is None:
-        return read_chat_lines(name, json_rows(name, text, lines=sniffed.lines))
+        return read_chat_lines(name, list(json_rows(name, text, lines=sniffed.lines)))
     document = _document(name, sniffed)
     if fmt == "chat":
         return read_chat(name, document, text)
@@ -161,29 +162,38 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
     return read_inspect_json(name, document)
 
 
-def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool = True) -> list[Transcript]:
-    """Every run in a file's bytes, in order (one for most formats)."""
+def _sniffed(name: str, data: bytes, fmt: str) -> tuple[bytes, Sniffed]:
+    """The file's bytes as UTF-8 and what they are (`fmt`, or what detection finds)."""
     if fmt not in FORMATS:
         raise TranscriptError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     data = as_utf8(name, data)  # bytes not read by `read_bytes`: UTF-16 decoded as a file's would be
+    return data, _sniff(name, data, fmt)
+
+
+def _sniff(name: str, data: bytes, fmt: str) -> Sniffed:
     if fmt == "auto":
         from engine.stored.importers.detect import sniff
 
-        sniffed = sniff(name, data)
-    elif data.startswith(ZIP_MAGIC):
-        sniffed = Sniffed(fmt)
-    else:
-        sniffed = _forced(name, data, fmt)
-    if sniffed.fmt == "jsonl":
-        spans = run_spans(data)
-        if len(spans) == 1:
-            return [read_from_bytes(name, data, strict=strict)]
-        runs = []
-        for span in spans:
-            run, lines_before = run_bytes(data, span)
-            runs.append(read_from_bytes(name, run, strict=strict, lines_before=lines_before))
-        return runs
-    runs: list[Transcript] = []
+        return sniff(name, data)
+    if data.startswith(ZIP_MAGIC):
+        return Sniffed(fmt)
+    return _forced(name, data, fmt)
+
+
+def _own_runs(name: str, data: bytes, strict: bool) -> list[Transcript]:
+    spans = run_spans(data)
+    if len(spans) == 1:
+        return [read_from_bytes(name, data, strict=strict)]
+    runs = []
+    for span in spans:
+        run, lines_before = run_bytes(data, span)
+        runs.append(read_from_bytes(name, run, strict=strict, lines_before=lines_before))
+    return runs
+
+
+def _made(name: str, data: bytes, sniffed: Sniffed) -> list[Made]:
+    """The runs of a file of another tool's format, each made (see `Made`)."""
+    made: list[Made] = []
     empty: list[str] = []
     with collector_paused():  # a long file is hundreds of thousands of objects that live on (see `collector_paused`)
         drafts = _drafts(name, data, sniffed)
@@ -191,13 +201,35 @@ def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool =
             if len(drafts) > 1 and not draft.steps():
                 empty.append(str(number))
                 continue
-            runs.append(draft.build())
-    if not runs:
+            made.append(draft.made())
+    if not made:
         raise TranscriptError(f"{name}: none of the {len(drafts)} runs has a step; expected at least one assistant turn")
     if empty:
-        runs[0].warnings.append(f"{name}: run{'s' if len(empty) > 1 else ''} {', '.join(empty)} of {len(drafts)} "
+        made[0].warnings.append(f"{name}: run{'s' if len(empty) > 1 else ''} {', '.join(empty)} of {len(drafts)} "
                                 "had no step and were not imported")
-    return runs
+    return made
+
+
+def made_runs(name: str, data: bytes, fmt: str = "auto") -> list[Made]:
+    """Every run in a file's bytes, in order, each with its events made as they are taken (what
+    `agent-tui import` writes one at a time; agent-tui's own runs are read whole)."""
+    from engine.stored.importers.build import Made
+
+    data, sniffed = _sniffed(name, data, fmt)
+    if sniffed.fmt == "jsonl":
+        return [Made(run.header, run.warnings, iter(run.events), sum(1 for e in run.events if e.type == "decision"))
+                for run in _own_runs(name, data, strict=True)]
+    return _made(name, data, sniffed)
+
+
+def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool = True) -> list[Transcript]:
+    """Every run in a file's bytes, in order (one for most formats)."""
+    data, sniffed = _sniffed(name, data, fmt)
+    if sniffed.fmt == "jsonl":
+        return _own_runs(name, data, strict)
+    made = _made(name, data, sniffed)
+    with collector_paused():
+        return [Transcript(path=Path(name), header=m.header, events=list(m.events), warnings=m.warnings) for m in made]
 
 
 def load_runs(path: str | Path, format: str = "auto", *, strict: bool = True) -> list[Transcript]:

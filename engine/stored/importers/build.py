@@ -3,9 +3,11 @@
 An importer reads its format into a `Draft`: the task, the system prompt,
 steps (a thought, actions, their observations, maybe an answer) and notes
 (user messages, sub-agent work, parts it could not map) in the order of the
-source. `Draft.build()` turns that into a Header and ordinary events, with
+source. `Draft.made()` turns that into a Header and ordinary events, with
 token usage estimated as the engine does for scripted policies, so replay,
-show and export treat an import like any run.
+show and export treat an import like any run; the events are made one at a
+time as they are taken (`agent-tui import` writes each as it comes), and
+`Draft.build()` holds them all in a Transcript.
 """
 
 from __future__ import annotations
@@ -280,6 +282,17 @@ class NoteItem:
 Item = Union[Step, NoteItem]
 
 
+@dataclass(slots=True)
+class Made:
+    """A run an import made: its header, its warnings (one line each), its events, made as they are
+    taken (once), and how many steps they hold."""
+
+    header: Header
+    warnings: list[str]
+    events: Iterator[Event]
+    steps: int
+
+
 @dataclass
 class Draft:
     """One run as an importer read it."""
@@ -404,62 +417,37 @@ class Draft:
         return f"{self.name}: " + "; ".join(parts) if parts else None
 
     def build(self) -> Transcript:
+        made = self.made()
+        return Transcript(path=Path(self.name), header=made.header, events=list(made.events), warnings=made.warnings)
+
+    def made(self) -> Made:
+        """The run's header and warnings, and its events made one at a time as they are taken
+        (an import writes each as it comes: none is kept once written). The header, first in the
+        file, names the tools the calls show, so the calls and results are looked at first."""
         steps = self.steps()
         if not steps:
             raise TranscriptError(f"{self.name}: {self._nothing()}")
         self._settle_answer(steps)
         task_text = self.task_text or ""
-        stub = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, policy=IMPORTED)
-        context_words = RunState.start(stub).context_words  # and what each event adds (`added_words`): all the fold is asked here
-        events: list[Event] = []
         seen: dict[str, dict[str, dict[str, Any]]] = {}
         missing: dict[str, bool] = {}
-        number = 0
-        ended: RunEnded | None = None
-        for item in self.items:
-            if isinstance(item, NoteItem):
-                events.append(Note(step=number, kind=item.kind, text=item.text, source=item.source))
-                context_words += added_words(events[-1])
-                continue
-            number += 1
+        looked: list[tuple[list[Action], list[tuple[int, str, bool, bool]]]] = []
+        for number, item in enumerate(steps, 1):
             actions = [_writable(a if a.call_id else a.with_call_id(f"s{number}.{i}")) for i, a in enumerate(item.actions)]
-            thought, reply, answer, raw = item.thought, item.reply, item.answer, item.raw
-            thought = f"{thought}\n{reply}" if thought and reply else thought or reply
-            words = len(written_text(raw, thought, actions, answer).split())
-            usage = item.usage or Usage.trusted(input_tokens=estimate_tokens(context_words), output_tokens=estimate_tokens(words))
-            values = {"step": number, "policy": IMPORTED, "thought": thought, "actions": actions, "answer": answer,
-                      "raw": raw, "usage": usage}
-            typed = type(thought) is str and _str_or_none(answer) and _str_or_none(raw) and all(type(a) is Action for a in actions)
-            # built as the engine builds its own (`trusted`) when every value read has its field's type, else validated
-            events.append(DecisionMade.trusted(**values) if typed else DecisionMade(**values))
-            context_words += words
-            for note in item.notes:
-                events.append(note.model_copy(update={"step": number}))
-                context_words += added_words(events[-1])
             for action in actions:
                 _infer(action, seen)
             observations = item.observations if len(item.observations) < 2 else sorted(item.observations, key=lambda o: o[0])
+            results = []
             for index, text, error in observations:
-                action = actions[index] if index < len(actions) else None
-                tool = action.tool if action else None
+                tool = actions[index].tool if index < len(actions) else None
                 head = text[:400]
                 unknown = "tool" in head.lower() and _NO_SUCH_TOOL.search(head) is not None  # each wording says "tool"
                 if error is None:
                     error = text.lstrip()[:5].lower().startswith("error") or unknown  # as of the whole text: each character lowers to one or more
                 if tool is not None:
                     missing[tool] = missing.get(tool, True) and unknown
-                typed = type(index) is int and type(text) is str and type(error) is bool
-                # the call's own arguments: the events are frozen, and the fold shares them the same way
-                values = {"step": number, "index": index, "tool": tool, "args": (action.args if typed else dict(action.args)) if action else {},
-                          "text": text, "error": error, "executed": tool is not None and not unknown}
-                events.append(Observed.trusted(**values) if typed else Observed(**values))
-                context_words += len(events[-1].text.split())  # `added_words` of an observation
-            if item.answer is not None and ended is None:
-                ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=item.answer)
-        if self.end is not None:
-            ended = self.end.model_copy(update={"step": number})
-        if ended is not None:
-            events.append(ended)
+                results.append((index, text, error, unknown))
+            looked.append((actions, results))
         tools = dict(self.declared)
         for name, params in seen.items():
             if name not in tools and not missing.get(name, False):
@@ -470,7 +458,51 @@ class Draft:
         header = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, options=options,
                         tools=list(tools.values()), policy=IMPORTED, repetition_threshold=None)
         warning = self.warning()
-        return Transcript(path=Path(self.name), header=header, events=events, warnings=[warning] if warning else [])
+        return Made(header, [warning] if warning else [], self._events(task_text, looked), len(steps))
+
+    def _events(self, task_text: str, looked: list[tuple[list[Action], list[tuple[int, str, bool, bool]]]]) -> Iterator[Event]:
+        stub = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, policy=IMPORTED)
+        context_words = RunState.start(stub).context_words  # and what each event adds (`added_words`): all the fold is asked here
+        number = 0
+        ended: RunEnded | None = None
+        for item in self.items:
+            if isinstance(item, NoteItem):
+                note = Note(step=number, kind=item.kind, text=item.text, source=item.source)
+                context_words += added_words(note)
+                yield note
+                continue
+            actions, results = looked[number]
+            number += 1
+            thought, reply, answer, raw = item.thought, item.reply, item.answer, item.raw
+            thought = f"{thought}\n{reply}" if thought and reply else thought or reply
+            words = len(written_text(raw, thought, actions, answer).split())
+            usage = item.usage or Usage.trusted(input_tokens=estimate_tokens(context_words), output_tokens=estimate_tokens(words))
+            values = {"step": number, "policy": IMPORTED, "thought": thought, "actions": actions, "answer": answer,
+                      "raw": raw, "usage": usage}
+            typed = type(thought) is str and _str_or_none(answer) and _str_or_none(raw) and all(type(a) is Action for a in actions)
+            # built as the engine builds its own (`trusted`) when every value read has its field's type, else validated
+            yield DecisionMade.trusted(**values) if typed else DecisionMade(**values)
+            context_words += words
+            for nested in item.notes:
+                note = nested.model_copy(update={"step": number})
+                context_words += added_words(note)
+                yield note
+            for index, text, error, unknown in results:
+                action = actions[index] if index < len(actions) else None
+                tool = action.tool if action else None
+                typed = type(index) is int and type(text) is str and type(error) is bool
+                # the call's own arguments: the events are frozen, and the fold shares them the same way
+                values = {"step": number, "index": index, "tool": tool, "args": (action.args if typed else dict(action.args)) if action else {},
+                          "text": text, "error": error, "executed": tool is not None and not unknown}
+                observed = Observed.trusted(**values) if typed else Observed(**values)
+                context_words += len(observed.text.split())  # `added_words` of an observation
+                yield observed
+            if item.answer is not None and ended is None:
+                ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=item.answer)
+        if self.end is not None:
+            ended = self.end.model_copy(update={"step": number})
+        if ended is not None:
+            yield ended
 
     def _settle_answer(self, steps: list[Step]) -> None:
         """The last step's plain text is the answer when nothing but notes of the source's own follow it."""

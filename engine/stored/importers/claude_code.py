@@ -30,7 +30,7 @@ and counted in the warning.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from engine.core.events import Note
 from engine.stored.importers.build import Draft, Step, found, new_action, preview, text_of
@@ -235,14 +235,31 @@ class _Reader:
             parent.notes.append(Note(step=0, kind="subagent", text=text, source=source))
 
 
-def read_claude_code(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
-    sessions = (obj for _, obj in rows if isinstance(obj, dict) and obj.get("type") in ("user", "assistant"))
-    first = next(sessions, None)
-    only_sidechain = first is not None and first.get("isSidechain") is True and all(obj.get("isSidechain") is True for obj in sessions)
+def _is_message(obj: Any) -> bool:
+    return isinstance(obj, dict) and obj.get("type") in ("user", "assistant")
+
+
+def read_claude_code(name: str, rows: Iterable[tuple[int, Any]]) -> list[Draft]:
+    """The session's lines mapped as they come (none is kept once read), once its first message
+    says whose session it is: a sub-agent's own file (every message a sidechain) is read ahead
+    to its end, as one with a main-session message further on nests its sidechains."""
+    rows = iter(rows)
+    ahead: list[tuple[int, Any]] = []
+    only_sidechain = False
+    for row in rows:
+        ahead.append(row)
+        if _is_message(row[1]):
+            if row[1].get("isSidechain") is True:
+                ahead.extend(rows)
+                only_sidechain = all(obj.get("isSidechain") is True for _, obj in ahead if _is_message(obj))
+            break
+    first = ahead[0] if ahead else (1, None)
     reader = _Reader(name, nest_sidechains=not only_sidechain)
+    for number, obj in ahead:
+        reader.line(number, obj)
+    del ahead
     for number, obj in rows:
         reader.line(number, obj)
     if not reader.draft.steps() and not reader.draft.task_text and not reader.draft.items:
-        first = rows[0] if rows else (1, None)
         raise TranscriptError(f"{name}:{first[0]}: a Claude Code session with no message (found {found(first[1])})")
     return [reader.draft]

@@ -27,7 +27,7 @@ the task.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterable
 
 from engine.stored.importers.build import Draft, Step, arguments, found, loads, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
@@ -190,11 +190,15 @@ class _Reader:
         self.draft.call(self.current(for_call=True), new_action(tool=name, args=args, call_id=call_id, args_error=error))
 
 
-def read_codex(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
+def read_codex(name: str, rows: Iterable[tuple[int, Any]]) -> list[Draft]:
+    """The rollout's lines mapped as they come (none is kept once read)."""
     reader = _Reader(name)
+    first: tuple[int, Any] | None = None
     for number, obj in rows:
+        if first is None:
+            first = (number, obj)
         reader.line(number, obj)
+    first = first or (1, None)
     if not reader.draft.items and reader.draft.task_text is None:
-        first = rows[0] if rows else (1, None)
         raise TranscriptError(f"{name}:{first[0]}: a Codex rollout with no message (found {found(first[1])})")
     return [reader.draft]

@@ -11,7 +11,7 @@ was found there and the formats that were tried.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from engine.stored.importers.build import found, loads, plain, preview
 from engine.stored.importers.claude_code import is_claude_code
@@ -37,21 +37,23 @@ def decode(name: str, data: bytes) -> str:
         raise TranscriptError(f"{name}:{line}: not UTF-8 text (byte {exc.start}); {TRIED}") from None
 
 
-def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None) -> list[tuple[int, Any]]:
-    """Every non-blank line parsed as JSON, with its number (`lines`: `text.splitlines()`, if made already)."""
-    rows = []
+def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None) -> Iterator[tuple[int, Any]]:
+    """Every non-blank line parsed as JSON, with its number, one at a time (a reader that maps each
+    as it comes keeps no parsed line it is done with); `lines`: `text.splitlines()`, if made already."""
     lines = text.splitlines() if lines is None else lines
     known_plain = plain(text)
+    last = len(lines)
+    torn_allowed = not strict and not text.endswith("\n")
     for number, line in enumerate(lines, 1):
         if not line or line.isspace():
             continue
         try:
-            rows.append((number, loads(line, known_plain=known_plain)))
+            value = loads(line, known_plain=known_plain)
         except (json.JSONDecodeError, RecursionError) as exc:
-            if not strict and number == len(lines) and not text.endswith("\n"):
+            if torn_allowed and number == last:
                 continue  # a torn last line
             raise TranscriptError(f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
-    return rows
+        yield number, value
 
 
 def _is_header(data: Any) -> bool:
@@ -140,16 +142,16 @@ def sniff(name: str, data: bytes) -> Sniffed:
     except RecursionError:
         raise TranscriptError(f"{name}:{first_number}: not JSON (too deeply nested)") from None
     except json.JSONDecodeError as exc:
-        document = exc
-    if not isinstance(document, json.JSONDecodeError):
+        # its words, not the exception: that holds this frame through its traceback (a cycle
+        # that would keep the file's runs alive until the collector's next pass)
+        not_json = f"{name}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})"
+    else:
         fmt = document_format(document)
         if fmt is None:
             raise TranscriptError(f"{name}:{first_number}: found {found(document)}; {TRIED}")
         return Sniffed(fmt, text, document=document)
-    if not head.startswith("{") or len([line for line in lines if line.strip()]) < 2:
-        raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
-    if not first.rstrip().endswith("}"):
-        raise TranscriptError(f"{name}:{document.lineno}:{document.colno}: not JSON ({document.msg})")
+    if not head.startswith("{") or len([line for line in lines if line.strip()]) < 2 or not first.rstrip().endswith("}"):
+        raise TranscriptError(not_json)
     return _lines_format(name, text, lines)
 
 

@@ -23,6 +23,7 @@ A record's `type`:
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from engine.stored.importers.build import Draft, arguments, found, new_action, preview, text_of
@@ -59,22 +60,26 @@ def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
     return text_of(body), False
 
 
-def _records(name: str, rows: list[tuple[int, Any]]) -> list[tuple[str, dict[str, Any]]]:
-    """(where, record) in order, the last version of each id at the place of its first."""
+def _records(rows: list[tuple[int, Any]], skipped: Counter[str]) -> list[tuple[str, dict[str, Any]]]:
+    """(where, record) in order, the last version of each id at the place of its first; the chat's
+    updates of more than its messages counted in `skipped`."""
     order: list[str] = []
     latest: dict[str, tuple[str, dict[str, Any]]] = {}
     anonymous = 0
     for number, obj in rows:
         items: list[Any]
-        if isinstance(obj, dict) and isinstance(obj.get("$set"), dict):
-            items = obj["$set"].get("messages") if isinstance(obj["$set"].get("messages"), list) else []
-        elif isinstance(obj, dict) and is_gemini_session(obj):
+        update = obj.get("$set") if isinstance(obj, dict) else None
+        if isinstance(update, dict):
+            items = update.get("messages") if isinstance(update.get("messages"), list) else []
+            if set(update) - {"messages"}:
+                skipped["chat update ($set)"] += 1
+        elif isinstance(obj, dict) and "sessionId" in obj and is_gemini_session(obj):
             items = obj.get("messages") if isinstance(obj.get("messages"), list) else []
         else:
             items = [obj]
         for item in items:
-            key = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else None
-            if key is None:
+            key = item.get("id") if isinstance(item, dict) else None
+            if not isinstance(key, str):
                 anonymous += 1
                 key = f"\0{anonymous}"
             if key not in latest:
@@ -88,10 +93,7 @@ def read_gemini_cli(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
     head = rows[0][1] if rows else None
     if is_gemini_session(head):
         draft.options["session_id"] = head["sessionId"]
-    for _, obj in rows:
-        if isinstance(obj, dict) and isinstance(obj.get("$set"), dict) and set(obj["$set"]) - {"messages"}:
-            draft.skipped["chat update ($set)"] += 1
-    for source, record in _records(name, rows):
+    for source, record in _records(rows, draft.skipped):
         if not isinstance(record, dict):
             draft.unrecognised(f"{found(record)} where a chat record was expected", record, source)
             continue
