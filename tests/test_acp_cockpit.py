@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.acp.run import new_acp_run
+from engine.acp.tools import ANSWER
 from tests.support.cockpit_worlds import settle, wait_until
 from tui.app import CockpitApp
 from tui.screens.approval import ApprovalScreen
@@ -32,6 +33,12 @@ async def test_the_agent_command_is_approved_in_the_dialog_then_runs(tmp_path: P
             await pilot.press("a")
             await settle(pilot)
             assert (work / "made.txt").read_text() == "made\n"
+            await pilot.press("n")
+            await settle(pilot)
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the agent's answer, held")
+            assert run.engine.state.pending.tool == ANSWER and run.engine.state.pending.args["answer"] == "exit 0: done"
+            await pilot.press("a")
+            await settle(pilot)
             await pilot.press("n")
             await settle(pilot)
             assert run.engine.state.ended is not None and run.engine.state.ended.answer == "exit 0: done"
@@ -80,13 +87,18 @@ async def test_take_over_between_turns_prompts_the_agent_and_p_switches_its_mode
             await settle(pilot)
             await pilot.press("n")
             await settle(pilot)
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the agent's answer, held")
+            await pilot.press("a")
+            await settle(pilot)
+            await pilot.press("n")
+            await settle(pilot)
             assert run.engine.state.ended is not None
             assert run.engine.state.ended.answer == "you said: now say hello (mode [b]code[/b])"
     finally:
         run.close()
     swaps = [(e.old, e.new) for e in run.engine.events if e.type == "policy_swapped"]
     assert swaps[0] == ("acp", "acp mode:[b]code[/b]")
-    assert [e.policy for e in run.engine.events if e.type == "decision"][-2:] == ["human", "acp mode:[b]code[/b]"]
+    assert [e.policy for e in run.engine.events if e.type == "decision"][-3:] == ["human", "acp mode:[b]code[/b]", "acp mode:[b]code[/b]"]
 
 
 async def test_a_mode_the_agent_refuses_is_one_clean_notice(tmp_path: Path) -> None:
@@ -114,3 +126,37 @@ async def test_a_mode_the_agent_refuses_is_one_clean_notice(tmp_path: Path) -> N
     title, message = notes[0]
     assert "\x1b" not in title and "\x1b" not in message
     assert "the agent refused session/set_mode broken" in message and "Invalid params" in message
+
+
+async def test_the_agents_answer_waits_and_the_reason_typed_is_its_next_prompt(tmp_path: Path) -> None:
+    from textual.widgets import Input
+
+    from tui.screens.forms import ReasonScreen
+
+    work = tmp_path / "work"
+    work.mkdir()
+    run = new_acp_run([sys.executable, str(FAKE), "echo"], "hello", cwd=work, out=tmp_path / "run.jsonl",
+                      log_path=tmp_path / "agent.log", interactive=True)
+    app = CockpitApp(run)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("c")
+            await settle(pilot)
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the agent's answer, held")
+            assert run.engine.state.ended is None and run.engine.state.pending.args == {"answer": "you said: hello"}
+            await pilot.press("r")
+            await wait_until(pilot, lambda: isinstance(app.screen, ReasonScreen), what="the reason form")
+            app.screen.query_one("#reason", Input).value = "now say goodbye"
+            await pilot.press("enter")
+            await settle(pilot)
+            await pilot.press("c")
+            await settle(pilot)
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the next answer, held")
+            assert run.engine.state.pending.args == {"answer": "you said: now say goodbye"}
+            await pilot.press("a")
+            await settle(pilot)
+            await pilot.press("c")
+            await settle(pilot)
+            assert run.engine.state.ended is not None and run.engine.state.ended.answer == "you said: now say goodbye"
+    finally:
+        run.close()

@@ -9,7 +9,12 @@ reads what the agent says until the next decision point:
   approval is the ordinary one;
 - one of the agent's own calls that ended (`tool_call_update` completed or
   failed) is an `agent.call` action, its result the observation;
-- the end of the turn is the answer (the agent's last message).
+- the end of the turn is the answer (the agent's last message), unless the
+  operator follows up: a follow-up given up front (`follow_ups`, `run --acp
+  --follow-up TEXT`) is the turn's `agent.prompt` action, sent as the agent's next
+  `session/prompt`; else, in the cockpit, the answer is an `agent.answer` action
+  held for the operator, whose approval ends the run with it and whose prompt (edited
+  in, or the reason of a rejection) is the agent's next prompt.
 
 Between turns (a turn the operator cancelled, a policy error of an interactive
 run) the operator's take-over is an `agent.prompt` action: its text is the
@@ -27,11 +32,12 @@ import json
 import queue
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from engine.acp.items import Gate, Gone, Note, TurnEnded, Update
-from engine.acp.tools import CALL, GATE_TOOLS, PROMPT, as_json, choose, gate_tools, permission_tool
+from engine.acp.tools import ANSWER, CALL, GATE_TOOLS, PROMPT, as_json, choose, gate_tools, permission_tool
 from engine.core.events import Action, ApprovalDecided, Usage
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.core.tools import Param, Tool, ToolError
@@ -46,6 +52,8 @@ CANCEL_WAIT = 10.0
 CONTINUE_TEXT = "The operator interrupted your last turn. Continue with the task."
 REASONS_TEXT = "agent-tui: the operator refused calls of your last turn, saying why:\n{reasons}\nTake this into account and go on with the task."
 REJECTED = "REJECTED by the operator: "
+NOT_ACCEPTED_TEXT = "The operator did not accept this as the end of the task. Go on with it."
+FOLLOW_UP_NOTE = "agent-tui: the agent ended its turn ({stop}); the operator's follow-up {n} of {of} (given up front) is its next prompt"
 UNKNOWN = "UNKNOWN OUTCOME: {why} before the agent said how this call ended; it may or may not have run"
 
 
@@ -68,9 +76,12 @@ class Call:
 class AcpPolicy:
     """The agent behind `agent` (started) as a policy; `attach(engine)` once the run is built."""
 
-    def __init__(self, agent: AgentProcess, name: str = "acp") -> None:
+    def __init__(self, agent: AgentProcess, name: str = "acp", follow_ups: Sequence[str] = ()) -> None:
         self.agent = agent
         self.name = name
+        self._follow_ups = deque(text for text in follow_ups if text.strip())
+        """The operator's prompts given up front, each sent when the agent ends a turn."""
+        self._follow_ups_given = len(self._follow_ups)
         self._switched: dict[str, str] = {}
         """The mode and the model the operator switched to (their policy names), by kind."""
         self.engine: Engine | None = None
@@ -78,7 +89,7 @@ class AcpPolicy:
         """What each of the agent's own calls reported, by its id, until its `agent.call` runs."""
         self.tools: list[Tool] = gate_tools(agent.cwd, self._gate_of, self._chose_always, lambda: agent.served, self._outcomes.pop,
                                             self._reasons_append)
-        self.tools.append(self.prompt_tool())
+        self.tools.extend([self.prompt_tool(), self.answer_tool()])
         self._open: dict[str, Gate] = {}
         """Gates by the call id of the action that stands for them, not yet settled."""
         self._current: Gate | None = None
@@ -161,6 +172,25 @@ class AcpPolicy:
         return Tool(PROMPT, "the operator's next prompt to the agent, sent between its turns",
                     (Param("text", description="what the agent is asked next"),), prompt)
 
+    def answer_tool(self) -> Tool:
+        """`agent.answer`: the agent's answer at the end of its turn, held for the operator."""
+
+        def answer(answer: str, prompt: str | None = None) -> str:
+            if prompt is None or not prompt.strip():
+                return "accepted: the run ends with this answer"
+            if self._turn_open:
+                raise ToolError("the agent's turn is still open: a prompt goes between turns")
+            if self._gone is not None:
+                raise ToolError(self._gone)
+            self._start_turn(prompt)
+            return "the operator's follow-up was sent to the agent as its next prompt (session/prompt); its turn goes on with the next step"
+
+        return Tool(ANSWER, "the agent ended its turn: approve ends the run with its answer; a prompt (edit) or the reason "
+                            "of a rejection is its next prompt instead", (
+                        Param("answer", description="the agent's last message, the run's answer when it ends here"),
+                        Param("prompt", required=False, description="the operator's follow-up: the agent's next prompt instead of the end")),
+                    answer, kind="irreversible")
+
     def _start_turn(self, text: str) -> None:
         self._cancelled.clear()
         self._cancel_at = None
@@ -184,7 +214,12 @@ class AcpPolicy:
         if self._gone is not None and not self._turn_open:
             raise PolicyError(self._gone, retryable=False)
         if not self._turn_open:
-            self._start_turn(CONTINUE_TEXT if self._prompted else view.task)
+            held = _after_held_answer(view)
+            if held is not None and held[0] == "answer":
+                decision = self._decision([])
+                decision.answer = held[1]
+                return decision
+            self._start_turn(held[1] if held is not None else CONTINUE_TEXT if self._prompted else view.task)
         deadline = None if view.time_left is None else time.monotonic() + view.time_left
         while True:
             try:
@@ -345,13 +380,26 @@ class AcpPolicy:
             return None
         if ours:
             raise PolicyError("interrupted by the operator: the agent's turn was cancelled (session/cancel)")
+        if self._follow_ups:
+            text = self._follow_ups.popleft()
+            self._notes.append(FOLLOW_UP_NOTE.format(stop=ended.stop_reason, n=self._follow_ups_given - len(self._follow_ups),
+                                                     of=self._follow_ups_given))
+            return self._decision([(Action(tool=PROMPT, args={"text": text}), None)])
         answer = "".join(self._said).strip()
         self._said = []
         if ended.stop_reason != "end_turn":
             self._notes.append(f"agent-tui: the agent stopped its turn: {ended.stop_reason}")
+        answer = answer or f"(the agent ended its turn without a message: {ended.stop_reason})"
+        if self._operator_follows_up():
+            return self._decision([(Action(tool=ANSWER, args={"answer": answer}), None)], keep_said=True)
         decision = self._decision([])
-        decision.answer = answer or f"(the agent ended its turn without a message: {ended.stop_reason})"
+        decision.answer = answer
         return decision
+
+    def _operator_follows_up(self) -> bool:
+        """Whether the operator is there to answer an `agent.answer` (the cockpit, approvals not automatic)."""
+        engine = self.engine
+        return engine is not None and engine.interactive and engine.approve_mode == "ask"
 
     def _cut_off(self, why: str, *, keep_said: bool = False) -> Decision | None:
         """The agent's calls still open, each with an unknown outcome, as one decision (None if none)."""
@@ -483,6 +531,24 @@ class Switched:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.policy, name)
+
+
+def _after_held_answer(view: RunView) -> tuple[str, str] | None:
+    """What the operator made of the agent's answer the last step held (`agent.answer`): ("answer", TEXT)
+    to end the run with it, ("prompt", TEXT) when TEXT is the agent's next prompt (a rejection's
+    reason; a prompt the tool sent already leaves the turn open); None when the last step held none."""
+    if not view.history:
+        return None
+    last = view.history[-1]
+    if len(last.actions) != 1 or last.actions[0].tool != ANSWER or not last.observations:
+        return None
+    observed = last.observations[0]
+    args = observed.args or last.actions[0].args  # as the operator edited them
+    if observed.text.startswith(REJECTED):
+        return "prompt", observed.text[len(REJECTED):].strip() or NOT_ACCEPTED_TEXT
+    if observed.executed and str(args.get("prompt") or "").strip():
+        return "prompt", CONTINUE_TEXT  # sent by an earlier session, whose turn is gone (a resume)
+    return "answer", str(args.get("answer", ""))
 
 
 def _counted(notes: list[str]) -> list[str]:
