@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine.acp.run import new_acp_run
 from engine.acp.tools import ANSWER, PROMPT
 from tests.support.acp_harness import claude_agent, drive, gemini_agent, open_run
@@ -137,3 +139,56 @@ def _texts(content) -> str:
     if isinstance(content, str):
         return content
     return " ".join(block.get("text", "") for block in content if isinstance(block, dict))
+
+
+def test_the_cost_the_agent_reports_is_the_runs_cost_step_by_step(tmp_path):
+    run = _run(tmp_path, "costly", follow_ups=["again"])
+    try:
+        assert run.engine.run() == "ended"
+    finally:
+        run.close()
+    decisions = [e for e in run.engine.events if e.type == "decision"]
+    assert [d.cost for d in decisions] == [0.25, 0.25]  # the session's total of 0.25, then 0.5
+    assert run.engine.state.cost == 0.5
+    assert [d.usage.input_tokens for d in decisions] == [1000, 2000] and not decisions[0].usage.estimated
+
+
+def test_a_cost_budget_stops_the_run_before_the_next_prompt_is_sent(tmp_path):
+    from engine.core.events import Budget
+
+    prompts = tmp_path / "prompts.txt"
+    run = _run(tmp_path, "costly", follow_ups=["again", "and again", "once more"], budget=Budget(max_steps=50, max_cost=0.3),
+               env={"FAKE_ACP_PROMPTS": str(prompts)})
+    try:
+        assert run.engine.run() == "ended"
+    finally:
+        run.close()
+    ended = run.engine.state.ended
+    assert ended.outcome == "stopped" and "cost budget reached: $0.5000 of $0.3000" in ended.reason, ended.reason
+    assert [e.kind for e in run.engine.events if e.type == "budget_warning"] == ["cost"]
+    assert prompts.read_text().splitlines() == ["do it", "again"]  # "and again" never sent
+
+
+def test_a_cost_in_another_currency_is_said_and_not_counted(tmp_path):
+    run = _run(tmp_path, "costly", env={"FAKE_ACP_CURRENCY": "EUR"})
+    try:
+        assert run.engine.run() == "ended"
+    finally:
+        run.close()
+    assert run.engine.state.cost == 0
+    assert "reports its cost in 'EUR', not dollars" in "".join(e.thought for e in run.engine.events if e.type == "decision")
+
+
+def test_claudes_reported_cost_counts_and_its_cost_budget_stops_the_run():
+    from engine.core.events import Budget
+    from tests.support.fake_anthropic import Turn
+
+    with claude_agent([Turn(text="First answer.")]) as agent:
+        run = open_run(agent, "Say something", follow_ups=["Say more", "And more"], budget=Budget(max_steps=50, max_cost=0.002))
+        drive(run, lambda engine: engine.approve())
+        costs = [e.cost for e in run.engine.events if e.type == "decision"]
+        assert len(costs) == 2 and all(c is not None and c > 0 for c in costs)  # Claude Code's total_cost_usd, turn by turn
+        ended = run.engine.state.ended
+        assert ended.outcome == "stopped" and ended.reason.startswith("cost budget reached"), ended.reason
+        assert run.engine.state.cost == pytest.approx(sum(costs))
+        assert "And more" not in json.dumps(agent.fake.requests, default=str)

@@ -29,6 +29,7 @@ reports each call still open as an unknown outcome, then fails for good.
 from __future__ import annotations
 
 import json
+import math
 import queue
 import threading
 import time
@@ -102,7 +103,13 @@ class AcpPolicy:
         self._plan: str | None = None
         self._usage: tuple[int, int] | None = None
         self._usage_new = False
+        self._cost_total: float | None = None
+        """The session's cost in dollars, as the agent's last `usage_update` said it."""
+        self._cost_counted = 0.0
+        self._currency_said = False
         self._prompted = False
+        self._next_prompt: str | None = None
+        """The prompt an `agent.prompt` or `agent.answer` action gave, sent at the next decision."""
         self._reasons: list[str] = []
         self._reasons_sent: list[str] = []
         """The operator's reasons for refusing calls of this turn: the next prompt carries them (an agent
@@ -166,8 +173,8 @@ class AcpPolicy:
                 raise ToolError(self._gone)
             if not text.strip():
                 raise ToolError("the prompt is empty: not sent")
-            self._start_turn(text)
-            return "sent to the agent as its next prompt (session/prompt); its turn goes on with the next step"
+            self._queue_prompt(text)
+            return "the agent's next prompt: sent (session/prompt) when the agent is next asked, with the next step"
 
         return Tool(PROMPT, "the operator's next prompt to the agent, sent between its turns",
                     (Param("text", description="what the agent is asked next"),), prompt)
@@ -182,14 +189,20 @@ class AcpPolicy:
                 raise ToolError("the agent's turn is still open: a prompt goes between turns")
             if self._gone is not None:
                 raise ToolError(self._gone)
-            self._start_turn(prompt)
-            return "the operator's follow-up was sent to the agent as its next prompt (session/prompt); its turn goes on with the next step"
+            self._queue_prompt(prompt)
+            return "the operator's follow-up is the agent's next prompt: sent (session/prompt) with the next step"
 
         return Tool(ANSWER, "the agent ended its turn: approve ends the run with its answer; a prompt (edit) or the reason "
                             "of a rejection is its next prompt instead", (
                         Param("answer", description="the agent's last message, the run's answer when it ends here"),
                         Param("prompt", required=False, description="the operator's follow-up: the agent's next prompt instead of the end")),
                     answer, kind="irreversible")
+
+    def _queue_prompt(self, text: str) -> None:
+        """`text` is the agent's next prompt, sent when the engine next asks the agent (after its limits are checked)."""
+        if self._next_prompt is not None:
+            raise ToolError("a prompt already waits to be sent to the agent with the next step")
+        self._next_prompt = text
 
     def _start_turn(self, text: str) -> None:
         self._cancelled.clear()
@@ -214,12 +227,15 @@ class AcpPolicy:
         if self._gone is not None and not self._turn_open:
             raise PolicyError(self._gone, retryable=False)
         if not self._turn_open:
-            held = _after_held_answer(view)
-            if held is not None and held[0] == "answer":
-                decision = self._decision([])
-                decision.answer = held[1]
-                return decision
-            self._start_turn(held[1] if held is not None else CONTINUE_TEXT if self._prompted else view.task)
+            text, self._next_prompt = self._next_prompt, None
+            if text is None:
+                held = _after_held_answer(view)
+                if held is not None and held[0] == "answer":
+                    decision = self._decision([])
+                    decision.answer = held[1]
+                    return decision
+                text = held[1] if held is not None else CONTINUE_TEXT if self._prompted else view.task
+            self._start_turn(text)
         deadline = None if view.time_left is None else time.monotonic() + view.time_left
         while True:
             try:
@@ -272,11 +288,38 @@ class AcpPolicy:
         elif kind == "usage_update":
             self._usage = (update.used, update.size)
             self._usage_new = True
+            self._cost_update(update.cost)
         elif kind in ("tool_call", "tool_call_update"):
             return self._call_update(update)
         elif kind == "current_mode_update":
             self._notes.append(f"agent-tui: the agent's mode is now {update.current_mode_id}")
         return None
+
+    def _cost_update(self, cost: Any) -> None:
+        """The session's cost so far as the agent reports it (ACP's `cost: {amount, currency}`): dollars count
+        against the run's cost budget; another currency cannot, and is said once."""
+        if cost is None:
+            return
+        if str(cost.currency).upper() != "USD":
+            if not self._currency_said:
+                self._currency_said = True
+                self._notes.append(f"agent-tui: the agent reports its cost in {cost.currency!r}, not dollars: "
+                                   "it is not counted against the run's cost budget")
+            return
+        if math.isfinite(cost.amount) and cost.amount >= 0:
+            self._cost_total = cost.amount
+
+    def _cost_since(self) -> float | None:
+        """The dollars the agent reported since the last decision (None until it reports any); a total
+        lower than the last (a session loaded again counts from zero) is taken as spent since."""
+        total = self._cost_total
+        if total is None:
+            return None
+        if total == self._cost_counted:
+            return 0.0
+        spent = total - self._cost_counted if total > self._cost_counted else total
+        self._cost_counted = total
+        return spent
 
     def _keep(self, into: list[str], text: str) -> None:
         room = MAX_THOUGHT_CHARS - self._kept
@@ -438,7 +481,7 @@ class AcpPolicy:
         if self._usage is not None:
             usage = Usage(input_tokens=self._usage[0] if self._usage_new else 0, output_tokens=0, estimated=False)
             self._usage_new = False
-        return Decision(thought="\n\n".join(p for p in parts if p), actions=numbered, usage=usage)
+        return Decision(thought="\n\n".join(p for p in parts if p), actions=numbered, usage=usage, cost=self._cost_since())
 
     # -- answers -------------------------------------------------------------
 
@@ -536,7 +579,7 @@ class Switched:
 def _after_held_answer(view: RunView) -> tuple[str, str] | None:
     """What the operator made of the agent's answer the last step held (`agent.answer`): ("answer", TEXT)
     to end the run with it, ("prompt", TEXT) when TEXT is the agent's next prompt (a rejection's
-    reason; a prompt the tool sent already leaves the turn open); None when the last step held none."""
+    reason, or the prompt edited in that an earlier session took); None when the last step held none."""
     if not view.history:
         return None
     last = view.history[-1]
@@ -547,7 +590,7 @@ def _after_held_answer(view: RunView) -> tuple[str, str] | None:
     if observed.text.startswith(REJECTED):
         return "prompt", observed.text[len(REJECTED):].strip() or NOT_ACCEPTED_TEXT
     if observed.executed and str(args.get("prompt") or "").strip():
-        return "prompt", CONTINUE_TEXT  # sent by an earlier session, whose turn is gone (a resume)
+        return "prompt", str(args["prompt"])  # given to an earlier session (a resume), which may not have sent it
     return "answer", str(args.get("answer", ""))
 
 
