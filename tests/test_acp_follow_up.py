@@ -46,7 +46,7 @@ def test_follow_ups_given_up_front_are_the_next_prompts_of_the_same_run(tmp_path
     assert [a["args"]["text"] for d in decisions for a in d["actions"] if a["tool"] == PROMPT] == ["and the tests", "then the docs"]
     assert "you said: do it" in decisions[0]["thought"] and "follow-up 1 of 2" in decisions[0]["thought"]
     assert "you said: and the tests" in decisions[1]["thought"]
-    for argv in (["show", str(out)], ["export", str(out)]):
+    for argv in (["show", str(out)], ["replay", str(out), "--headless"], ["export", str(out)]):
         assert main(argv) == 0, argv
         shown = capsys.readouterr().out
         assert "and the tests" in shown and "then the docs" in shown, argv
