@@ -65,7 +65,7 @@ def test_an_empty_follow_up_is_refused(tmp_path, capsys):
     assert code == 2 and "--follow-up needs the prompt's text" in last
 
 
-def test_in_the_cockpit_the_answer_waits_and_a_prompt_or_a_reason_is_the_next_turn(tmp_path):
+def test_in_the_cockpit_the_answer_waits_and_a_prompt_or_a_reason_is_the_next_turn(tmp_path, capsys):
     run = _run(tmp_path, interactive=True)
     engine = run.engine
     try:
@@ -85,6 +85,10 @@ def test_in_the_cockpit_the_answer_waits_and_a_prompt_or_a_reason_is_the_next_tu
     assert _prompts(engine.events) == []  # the operator's prompts are the held answers' edit and reason
     asked = [(e.args or {}).get("prompt") for e in engine.events if e.type == "approval_decided" and e.choice == "modify"]
     assert asked == ["now the tests"]
+    for argv in (["show", str(run.path)], ["replay", str(run.path), "--headless"], ["export", str(run.path)]):
+        assert main(argv) == 0, argv
+        shown = capsys.readouterr().out
+        assert "now the tests" in shown and "and the docs" in shown, argv
 
 
 def test_an_edited_answer_is_the_runs_answer(tmp_path):
