@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from engine.acp.run import new_acp_run
-from engine.acp.tools import PROMPT
+from engine.acp.tools import ANSWER, PROMPT
 from engine.core.policy import Decision
 
 FAKE = Path(__file__).parent / "support" / "fake_acp_agent.py"
@@ -44,6 +44,8 @@ def test_the_operators_take_over_between_turns_is_the_agents_next_prompt(tmp_pat
         run.engine.swap_policy(run.human)
         run.engine.step()
         run.engine.swap_policy(agent)
+        assert run.engine.run() == "awaiting_approval" and run.engine.state.pending.tool == ANSWER  # its answer, held
+        run.engine.approve()
         assert run.engine.run() == "ended"
     finally:
         run.close()

@@ -372,6 +372,8 @@ def test_a_policy_returning_garbage_is_a_policy_error():
         (Decision(thought="t", answer=42), "answer is int"),
         (Decision(text=5), "text is int"),
         (Decision(thought="t", answer="a", usage="lots"), "usage is str"),
+        (Decision(thought="t", answer="a", cost=-0.5), "cost is -0.5, not a number of dollars"),
+        (Decision(thought="t", answer="a", cost=float("nan")), "cost is nan, not a number of dollars"),
         (Decision(thought="t", actions=None), "actions is NoneType"),
         (Decision(thought="t", actions=["echo"]), "actions[0] is str"),
         (Decision(thought="t", actions=[{"tool": "echo", "args": {"text": "x"}}]), "actions[0] is dict"),

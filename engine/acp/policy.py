@@ -9,7 +9,12 @@ reads what the agent says until the next decision point:
   approval is the ordinary one;
 - one of the agent's own calls that ended (`tool_call_update` completed or
   failed) is an `agent.call` action, its result the observation;
-- the end of the turn is the answer (the agent's last message).
+- the end of the turn is the answer (the agent's last message), unless the
+  operator follows up: a follow-up given up front (`follow_ups`, `run --acp
+  --follow-up TEXT`) is the turn's `agent.prompt` action, sent as the agent's next
+  `session/prompt`; else, in the cockpit, the answer is an `agent.answer` action
+  held for the operator, whose approval ends the run with it and whose prompt (edited
+  in, or the reason of a rejection) is the agent's next prompt.
 
 Between turns (a turn the operator cancelled, a policy error of an interactive
 run) the operator's take-over is an `agent.prompt` action: its text is the
@@ -24,14 +29,16 @@ reports each call still open as an unknown outcome, then fails for good.
 from __future__ import annotations
 
 import json
+import math
 import queue
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from engine.acp.items import Gate, Gone, Note, TurnEnded, Update
-from engine.acp.tools import CALL, GATE_TOOLS, PROMPT, as_json, choose, gate_tools, permission_tool
+from engine.acp.tools import ANSWER, CALL, GATE_TOOLS, PROMPT, as_json, choose, gate_tools, permission_tool
 from engine.core.events import Action, ApprovalDecided, Usage
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.core.tools import Param, Tool, ToolError
@@ -46,6 +53,8 @@ CANCEL_WAIT = 10.0
 CONTINUE_TEXT = "The operator interrupted your last turn. Continue with the task."
 REASONS_TEXT = "agent-tui: the operator refused calls of your last turn, saying why:\n{reasons}\nTake this into account and go on with the task."
 REJECTED = "REJECTED by the operator: "
+NOT_ACCEPTED_TEXT = "The operator did not accept this as the end of the task. Go on with it."
+FOLLOW_UP_NOTE = "agent-tui: the agent ended its turn ({stop}); the operator's follow-up {n} of {of} (given up front) is its next prompt"
 UNKNOWN = "UNKNOWN OUTCOME: {why} before the agent said how this call ended; it may or may not have run"
 
 
@@ -68,9 +77,12 @@ class Call:
 class AcpPolicy:
     """The agent behind `agent` (started) as a policy; `attach(engine)` once the run is built."""
 
-    def __init__(self, agent: AgentProcess, name: str = "acp") -> None:
+    def __init__(self, agent: AgentProcess, name: str = "acp", follow_ups: Sequence[str] = ()) -> None:
         self.agent = agent
         self.name = name
+        self._follow_ups = deque(text for text in follow_ups if text.strip())
+        """The operator's prompts given up front, each sent when the agent ends a turn."""
+        self._follow_ups_given = len(self._follow_ups)
         self._switched: dict[str, str] = {}
         """The mode and the model the operator switched to (their policy names), by kind."""
         self.engine: Engine | None = None
@@ -78,7 +90,7 @@ class AcpPolicy:
         """What each of the agent's own calls reported, by its id, until its `agent.call` runs."""
         self.tools: list[Tool] = gate_tools(agent.cwd, self._gate_of, self._chose_always, lambda: agent.served, self._outcomes.pop,
                                             self._reasons_append)
-        self.tools.append(self.prompt_tool())
+        self.tools.extend([self.prompt_tool(), self.answer_tool()])
         self._open: dict[str, Gate] = {}
         """Gates by the call id of the action that stands for them, not yet settled."""
         self._current: Gate | None = None
@@ -91,7 +103,13 @@ class AcpPolicy:
         self._plan: str | None = None
         self._usage: tuple[int, int] | None = None
         self._usage_new = False
+        self._cost_total: float | None = None
+        """The session's cost in dollars, as the agent's last `usage_update` said it."""
+        self._cost_counted = 0.0
+        self._currency_said = False
         self._prompted = False
+        self._next_prompt: str | None = None
+        """The prompt an `agent.prompt` or `agent.answer` action gave, sent at the next decision."""
         self._reasons: list[str] = []
         self._reasons_sent: list[str] = []
         """The operator's reasons for refusing calls of this turn: the next prompt carries them (an agent
@@ -155,11 +173,36 @@ class AcpPolicy:
                 raise ToolError(self._gone)
             if not text.strip():
                 raise ToolError("the prompt is empty: not sent")
-            self._start_turn(text)
-            return "sent to the agent as its next prompt (session/prompt); its turn goes on with the next step"
+            self._queue_prompt(text)
+            return "the agent's next prompt: sent (session/prompt) when the agent is next asked, with the next step"
 
         return Tool(PROMPT, "the operator's next prompt to the agent, sent between its turns",
                     (Param("text", description="what the agent is asked next"),), prompt)
+
+    def answer_tool(self) -> Tool:
+        """`agent.answer`: the agent's answer at the end of its turn, held for the operator."""
+
+        def answer(answer: str, prompt: str | None = None) -> str:
+            if prompt is None or not prompt.strip():
+                return "accepted: the run ends with this answer"
+            if self._turn_open:
+                raise ToolError("the agent's turn is still open: a prompt goes between turns")
+            if self._gone is not None:
+                raise ToolError(self._gone)
+            self._queue_prompt(prompt)
+            return "the operator's follow-up is the agent's next prompt: sent (session/prompt) with the next step"
+
+        return Tool(ANSWER, "the agent ended its turn: approve ends the run with its answer; a prompt (edit) or the reason "
+                            "of a rejection is its next prompt instead", (
+                        Param("answer", description="the agent's last message, the run's answer when it ends here"),
+                        Param("prompt", required=False, description="the operator's follow-up: the agent's next prompt instead of the end")),
+                    answer, kind="irreversible")
+
+    def _queue_prompt(self, text: str) -> None:
+        """`text` is the agent's next prompt, sent when the engine next asks the agent (after its limits are checked)."""
+        if self._next_prompt is not None:
+            raise ToolError("a prompt already waits to be sent to the agent with the next step")
+        self._next_prompt = text
 
     def _start_turn(self, text: str) -> None:
         self._cancelled.clear()
@@ -184,7 +227,15 @@ class AcpPolicy:
         if self._gone is not None and not self._turn_open:
             raise PolicyError(self._gone, retryable=False)
         if not self._turn_open:
-            self._start_turn(CONTINUE_TEXT if self._prompted else view.task)
+            text, self._next_prompt = self._next_prompt, None
+            if text is None:
+                held = _after_held_answer(view)
+                if held is not None and held[0] == "answer":
+                    decision = self._decision([])
+                    decision.answer = held[1]
+                    return decision
+                text = held[1] if held is not None else CONTINUE_TEXT if self._prompted else view.task
+            self._start_turn(text)
         deadline = None if view.time_left is None else time.monotonic() + view.time_left
         while True:
             try:
@@ -237,11 +288,38 @@ class AcpPolicy:
         elif kind == "usage_update":
             self._usage = (update.used, update.size)
             self._usage_new = True
+            self._cost_update(update.cost)
         elif kind in ("tool_call", "tool_call_update"):
             return self._call_update(update)
         elif kind == "current_mode_update":
             self._notes.append(f"agent-tui: the agent's mode is now {update.current_mode_id}")
         return None
+
+    def _cost_update(self, cost: Any) -> None:
+        """The session's cost so far as the agent reports it (ACP's `cost: {amount, currency}`): dollars count
+        against the run's cost budget; another currency cannot, and is said once."""
+        if cost is None:
+            return
+        if str(cost.currency).upper() != "USD":
+            if not self._currency_said:
+                self._currency_said = True
+                self._notes.append(f"agent-tui: the agent reports its cost in {cost.currency!r}, not dollars: "
+                                   "it is not counted against the run's cost budget")
+            return
+        if math.isfinite(cost.amount) and cost.amount >= 0:
+            self._cost_total = cost.amount
+
+    def _cost_since(self) -> float | None:
+        """The dollars the agent reported since the last decision (None until it reports any); a total
+        lower than the last (a session loaded again counts from zero) is taken as spent since."""
+        total = self._cost_total
+        if total is None:
+            return None
+        if total == self._cost_counted:
+            return 0.0
+        spent = total - self._cost_counted if total > self._cost_counted else total
+        self._cost_counted = total
+        return spent
 
     def _keep(self, into: list[str], text: str) -> None:
         room = MAX_THOUGHT_CHARS - self._kept
@@ -345,13 +423,26 @@ class AcpPolicy:
             return None
         if ours:
             raise PolicyError("interrupted by the operator: the agent's turn was cancelled (session/cancel)")
+        if self._follow_ups:
+            text = self._follow_ups.popleft()
+            self._notes.append(FOLLOW_UP_NOTE.format(stop=ended.stop_reason, n=self._follow_ups_given - len(self._follow_ups),
+                                                     of=self._follow_ups_given))
+            return self._decision([(Action(tool=PROMPT, args={"text": text}), None)])
         answer = "".join(self._said).strip()
         self._said = []
         if ended.stop_reason != "end_turn":
             self._notes.append(f"agent-tui: the agent stopped its turn: {ended.stop_reason}")
+        answer = answer or f"(the agent ended its turn without a message: {ended.stop_reason})"
+        if self._operator_follows_up():
+            return self._decision([(Action(tool=ANSWER, args={"answer": answer}), None)], keep_said=True)
         decision = self._decision([])
-        decision.answer = answer or f"(the agent ended its turn without a message: {ended.stop_reason})"
+        decision.answer = answer
         return decision
+
+    def _operator_follows_up(self) -> bool:
+        """Whether the operator is there to answer an `agent.answer` (the cockpit, approvals not automatic)."""
+        engine = self.engine
+        return engine is not None and engine.interactive and engine.approve_mode == "ask"
 
     def _cut_off(self, why: str, *, keep_said: bool = False) -> Decision | None:
         """The agent's calls still open, each with an unknown outcome, as one decision (None if none)."""
@@ -390,7 +481,7 @@ class AcpPolicy:
         if self._usage is not None:
             usage = Usage(input_tokens=self._usage[0] if self._usage_new else 0, output_tokens=0, estimated=False)
             self._usage_new = False
-        return Decision(thought="\n\n".join(p for p in parts if p), actions=numbered, usage=usage)
+        return Decision(thought="\n\n".join(p for p in parts if p), actions=numbered, usage=usage, cost=self._cost_since())
 
     # -- answers -------------------------------------------------------------
 
@@ -483,6 +574,24 @@ class Switched:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.policy, name)
+
+
+def _after_held_answer(view: RunView) -> tuple[str, str] | None:
+    """What the operator made of the agent's answer the last step held (`agent.answer`): ("answer", TEXT)
+    to end the run with it, ("prompt", TEXT) when TEXT is the agent's next prompt (a rejection's
+    reason, or the prompt edited in that an earlier session took); None when the last step held none."""
+    if not view.history:
+        return None
+    last = view.history[-1]
+    if len(last.actions) != 1 or last.actions[0].tool != ANSWER or not last.observations:
+        return None
+    observed = last.observations[0]
+    args = observed.args or last.actions[0].args  # as the operator edited them
+    if observed.text.startswith(REJECTED):
+        return "prompt", observed.text[len(REJECTED):].strip() or NOT_ACCEPTED_TEXT
+    if observed.executed and str(args.get("prompt") or "").strip():
+        return "prompt", str(args["prompt"])  # given to an earlier session (a resume), which may not have sent it
+    return "answer", str(args.get("answer", ""))
 
 
 def _counted(notes: list[str]) -> list[str]:

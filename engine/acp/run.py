@@ -56,9 +56,11 @@ def new_acp_run(
     env: dict[str, str] | None = None,
     name: str = "acp",
     log_path: Path | None = None,
+    follow_ups: Sequence[str] = (),
     **run_options: Any,
 ) -> Any:
     """A Run whose policy is the agent of `command` working in `cwd`; the agent stops with the run (`close`).
+    `follow_ups`: the operator's next prompts, given up front, each sent when the agent ends a turn.
     `run_options` go to `new_run` as they are (budget, rules, out, save, clock, interactive, approve, listeners).
 
     Built with `engine.sessions.run.new_run` like any other run: this is the one place an ACP
@@ -69,7 +71,7 @@ def new_acp_run(
     if not text:
         raise ValueError("an ACP run needs a task")
     agent = start_agent(command, cwd, env=env, log_path=log_path or _log_path())
-    policy = AcpPolicy(agent, name=name)
+    policy = AcpPolicy(agent, name=name, follow_ups=follow_ups)
     try:
         task = Task("task", text)
         run = new_run(
@@ -83,7 +85,8 @@ def new_acp_run(
     return _attached(run, policy)
 
 
-def resume_acp_run(transcript: Any, *, env: dict[str, str] | None = None, log_path: Path | None = None, **resume_options: Any) -> Any:
+def resume_acp_run(transcript: Any, *, env: dict[str, str] | None = None, log_path: Path | None = None, follow_ups: Sequence[str] = (),
+                   **resume_options: Any) -> Any:
     """The saved ACP run `transcript` (not ended) continued in its own file: its agent started again
     in its folder and its session loaded (`session/load`), the next prompt asking it to go on.
     AgentStartError in one line when the file names no session or the agent does not offer
@@ -102,7 +105,7 @@ def resume_acp_run(transcript: Any, *, env: dict[str, str] | None = None, log_pa
     argv = options.get("argv")
     command = [str(a) for a in argv] if isinstance(argv, list) and argv else shlex.split(str(options.get("agent", "")))
     agent = start_agent(command, options.get("cwd") or ".", env=env, log_path=log_path or _log_path(), load=session)
-    policy = AcpPolicy(agent, name=header.policy)
+    policy = AcpPolicy(agent, name=header.policy, follow_ups=follow_ups)
     policy.resumed()
     try:
         run = continue_run(acp_scenario(policy, Task(header.task, header.task_text)), transcript, policy, resume=True, **resume_options)

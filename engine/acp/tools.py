@@ -10,8 +10,11 @@
   own tools; approve answers its `allow_once` option (`allow_always` only when the operator
   chose "always", whose rule then allows that kind only), reject its `reject_once`;
 - `agent.call` (ordinary): a call the agent ran itself, reported when it ended;
-- `agent.prompt` (ordinary, the operator's: take over): the agent's next prompt, sent
-  between its turns (`engine.acp.policy.AcpPolicy.prompt_tool`).
+- `agent.prompt` (ordinary, the operator's: take over, or a follow-up given up front): the
+  agent's next prompt, sent between its turns (`engine.acp.policy.AcpPolicy.prompt_tool`);
+- `agent.answer` (irreversible): the agent ended its turn and its answer waits for the operator
+  (`engine.acp.policy.AcpPolicy.answer_tool`): approved, the run ends with it; with a `prompt`
+  (edited in) or rejected with a reason, that text is the agent's next prompt, a follow-up.
 
 Each tool answers the agent's request that it stands for (`Gate.answer`) when it runs;
 one that does not run (rejected, denied) is answered by `settle` with the observation.
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
     from engine.acp.items import Gate
 
 READ, WRITE, TERMINAL, PERMISSION, CALL = "fs.read_text_file", "fs.write_text_file", "terminal.run", "agent.permission", "agent.call"
-PROMPT = "agent.prompt"
+PROMPT, ANSWER = "agent.prompt", "agent.answer"
 GATE_TOOLS = {"read": READ, "write": WRITE, "terminal": TERMINAL}
 TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 """ACP's kinds of tool (schema ToolKind): one permission tool each."""

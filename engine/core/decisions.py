@@ -27,6 +27,9 @@ def check_decision(decision: object) -> None:
             problems.append(f"{name} is {type(value).__name__}, not str or None")
     if decision.usage is not None and not isinstance(decision.usage, Usage):
         problems.append(f"usage is {type(decision.usage).__name__}, not Usage or None")
+    cost = decision.cost
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or not 0 <= cost < float("inf")):
+        problems.append(f"cost is {cost!r}, not a number of dollars >= 0 or None")
     if not isinstance(decision.actions, (list, tuple)):
         problems.append(f"actions is {type(decision.actions).__name__}, not a list")
     else:

@@ -290,7 +290,8 @@ class Engine:
             usage = estimate
             thought = f"{thought}\n[agent-tui: {untrusted}; the usage was estimated instead]".lstrip("\n")
         price = self.prices.get(policy.name)
-        cost = None if price is None else (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1000
+        cost = decision.cost if decision.cost is not None else None if price is None else (
+            usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1000
         # Every field is of its type here (check_decision, the parser), so the event is
         # built without validation; only a policy's name is checked.
         made = DecisionMade.trusted if isinstance(policy.name, str) else DecisionMade

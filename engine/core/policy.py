@@ -45,6 +45,9 @@ class Decision:
     answer: str | None = None
     text: str | None = None
     usage: Usage | None = None
+    cost: float | None = None
+    """The decision's cost in dollars as the policy reports it (an ACP agent's `usage_update`);
+    None: priced from the usage by the run's price table."""
 
     @classmethod
     def act(cls, thought: str, tool: str, /, **args: Any) -> Decision:

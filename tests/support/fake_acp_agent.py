@@ -11,13 +11,16 @@ Each prompt is answered by one behaviour (`a,b`: the first prompt by `a`, the ne
 - `wait`: waits for `session/cancel`, then ends its turn `cancelled`;
 - `ask`: shows its plan and its usage, asks permission (allow always, allow once, reject) for
   a call, and says the option it got;
-- `echo`: says "you said: " and the prompt's text, and its mode when it has one.
+- `echo`: says "you said: " and the prompt's text, and its mode when it has one;
+- `costly`: reports its usage with the session's cost so far (a quarter of a dollar more each
+  prompt, in `FAKE_ACP_CURRENCY`, default USD), then echoes.
 
 With `FAKE_ACP_MODES=a,b` in its environment the session offers these modes (the first
 current) and `session/set_mode` switches them (but to one named `broken...`); with `FAKE_ACP_MODELS=x,y` its config option
 `model` (category "model") offers these models and `session/set_config_option` switches it;
 with `FAKE_ACP_LOAD=1` it offers `loadSession` (`lost`: and refuses it, as Gemini CLI does a session it has not kept), and `session/load` replays a message of the
 session, then answers the next prompts as its second behaviour (and `echo` says it loaded).
+With `FAKE_ACP_PROMPTS=FILE` it appends each prompt's text to FILE, a line each.
 """
 
 from __future__ import annotations
@@ -94,6 +97,9 @@ class FakeAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> Any:
         self.text = "".join(getattr(block, "text", "") for block in prompt)
+        if os.environ.get("FAKE_ACP_PROMPTS"):
+            with open(os.environ["FAKE_ACP_PROMPTS"], "a") as f:
+                f.write(self.text + "\n")
         behaviour = BEHAVIOURS[min(self.prompts, len(BEHAVIOURS) - 1)]
         self.prompts += 1
         self.cancelled.clear()
@@ -162,6 +168,12 @@ class FakeAgent:
                    schema.PermissionOption(option_id="no", name="No", kind="reject_once")]
         answer = await self.conn.request_permission(session_id="s1", tool_call=call, options=options)
         await self.say(getattr(answer.outcome, "option_id", answer.outcome.outcome))
+
+    async def _costly(self) -> None:
+        cost = schema.Cost(amount=0.25 * self.prompts, currency=os.environ.get("FAKE_ACP_CURRENCY", "USD"))
+        await self.conn.session_update("s1", schema.UsageUpdate(session_update="usage_update", used=1000 * self.prompts, size=200000,
+                                                                cost=cost))
+        await self._echo()
 
     async def _echo(self) -> None:
         await self.say(f"you said: {self.text}" + (f" (mode {self.mode})" if self.mode else "") + (f" (model {self.model})" if self.model else "")

@@ -37,6 +37,10 @@ class Turn:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+NO_CACHE = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+"""The cache counts the Messages API sends in every usage (claude-agent-acp adds them up for its usage_update)."""
+
+
 def _tool_results(body: dict[str, Any]) -> int:
     count = 0
     for message in body.get("messages") or []:
@@ -61,13 +65,13 @@ def _message(blocks: list[dict[str, Any]], model: str, number: int) -> dict[str,
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
     return {
         "id": f"msg_fake{number:04d}", "type": "message", "role": "assistant", "model": model, "content": blocks,
-        "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 120, "output_tokens": 24},
+        "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 120, "output_tokens": 24, **NO_CACHE},
     }
 
 
 def _events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The message as the stream events the Messages API sends."""
-    start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": 120, "output_tokens": 1}}
+    start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": 120, "output_tokens": 1, **NO_CACHE}}
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         if block["type"] == "thinking":

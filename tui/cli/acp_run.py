@@ -16,10 +16,25 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     from tui.cli.common import nonempty_name
 
     group.add_argument("--agent", metavar="NAME", type=nonempty_name, help="an [[agent]] of the configuration (with -t TASK)")
+    group.add_argument("--follow-up", metavar="TEXT", action="append", default=[],
+                       help="the agent's next prompt when it ends its turn, in the same session (repeat it for more); "
+                            "after the last the run ends with the agent's answer (the cockpit holds it for you)")
 
 
 def wants_acp(args: argparse.Namespace) -> bool:
     return getattr(args, "acp", None) is not None or getattr(args, "agent", None) is not None
+
+
+def refuse_follow_ups(args: argparse.Namespace) -> None:
+    """UsageError when --follow-up is given to a run that is not an ACP agent's."""
+    if getattr(args, "follow_up", None):
+        raise UsageError("--follow-up goes with --acp COMMAND, --agent NAME or the --resume of an ACP run: it is the agent's next prompt")
+
+
+def _follow_ups(args: argparse.Namespace) -> list[str]:
+    if any(not text.strip() for text in args.follow_up):
+        raise UsageError("--follow-up needs the prompt's text, e.g. --follow-up 'now add a test'")
+    return list(args.follow_up)
 
 
 def _given(args: argparse.Namespace) -> list[str]:
@@ -72,7 +87,7 @@ def make_acp_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     budget = (BUDGET.model_copy(update=config.budget) if config.budget else BUDGET).model_copy(update=budget_limits(args))
     try:
         run = new_acp_run(command, text, cwd=cwd, env=env, name=name, budget=budget, rules=rules, out=args.out,
-                          interactive=interactive, approve=args.approve)
+                          interactive=interactive, approve=args.approve, follow_ups=_follow_ups(args))
     except AgentStartError as exc:
         raise UsageError(str(exc)) from None
     except FileExistsError as exc:
@@ -105,7 +120,8 @@ def resume_acp(args: argparse.Namespace, transcript: Any, *, interactive: bool) 
         raise UsageError("--policy does not go with the resume of an ACP run: the agent is its policy (p swaps in the cockpit)")
     config = read_config(args.config)
     try:
-        return resume_acp_run(transcript, interactive=interactive, approve=args.approve, operator_rules=config.rules)
+        return resume_acp_run(transcript, interactive=interactive, approve=args.approve, operator_rules=config.rules,
+                              follow_ups=_follow_ups(args))
     except AgentStartError as exc:
         raise UsageError(f"{transcript.path}: cannot resume: {exc}") from None
     except (ResumeError, TranscriptBusy) as exc:

@@ -10,7 +10,7 @@ from typing import Any
 from tui.cli.common import add_command, budget_limits, file_name, nonempty_name, option_pair, positive_float, positive_int, repetition, step_or_end
 from tui.cli.model_flags import add_model_arguments
 from tui.cli.policies import policy_from_flags
-from tui.cli.acp_run import add_arguments as add_acp_arguments, make_acp_run, wants_acp
+from tui.cli.acp_run import add_arguments as add_acp_arguments, make_acp_run, refuse_follow_ups, wants_acp
 from tui.cli.run_extras import add_arguments as add_extra_arguments
 from tui.cli.saved import add_format_argument, add_run_argument
 from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_USAGE, UsageError, os_error_text, report
@@ -83,6 +83,7 @@ def make_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     from engine.stored.lock import TranscriptBusy
     from tui.cli.run_extras import RunExtras, default_policy, start_servers
 
+    refuse_follow_ups(args)
     extras = RunExtras.from_args(args)
     try:
         scenario = scenarios.get(args.scenario or (scenarios.MCP if extras.servers else scenarios.DEFAULT))
@@ -203,6 +204,7 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
         from tui.cli.acp_run import resume_acp
 
         return _checked(resume_acp(args, transcript, interactive=interactive), interactive)
+    refuse_follow_ups(args)
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
     policy, model = policy_from_flags(scenario, args, interactive=interactive, default=None, named=extras.named)
