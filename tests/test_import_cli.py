@@ -130,3 +130,43 @@ def test_chat_export_of_an_import_round_trips_user_turns_and_the_system_prompt(t
         (e.type, e.text) for e in tennis.events if e.type == "note"
     ]
     assert again.events[-1].answer == "It's easy to learn!"
+
+
+def _failing_after(events: int, fault: BaseException):
+    """`made_runs` whose one run's events stop with `fault` after `events` were made."""
+    from engine.stored import importers
+
+    real = importers.made_runs
+
+    def made_runs(name, data, fmt="auto"):
+        runs = real(name, data, fmt)
+        first = runs[0]
+        made = first.events
+
+        def taken():
+            for count, event in enumerate(made):
+                if count == events:
+                    raise fault
+                yield event
+
+        first.events = taken()
+        return runs[:1]
+
+    return made_runs
+
+
+@pytest.mark.parametrize("fault", [OSError(28, "No space left on device"), RuntimeError("a mapping fault")])
+def test_an_import_that_stops_part_way_leaves_no_half_written_transcript(tmp_path, capsys, monkeypatch, fault):
+    from engine.stored import importers
+
+    source = tmp_path / "prompts.txt"
+    source.write_bytes((TRACES / "react_paper_hotpotqa_webthink_simple6.txt").read_bytes())
+    out = tmp_path / "hotpot.jsonl"
+    monkeypatch.setattr(importers, "made_runs", _failing_after(3, fault))
+    if isinstance(fault, OSError):
+        assert main(["import", str(source), "-o", str(out)]) == 2
+        assert f"{out}: cannot write: No space left on device (nothing was kept)" in capsys.readouterr().err
+    else:
+        with pytest.raises(RuntimeError):
+            main(["import", str(source), "-o", str(out)])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prompts.txt"]

@@ -82,9 +82,22 @@ def _import(args: argparse.Namespace) -> int:
     for run, path in zip(runs, paths):
         try:
             write_transcript(path, run.header, run.events)
-        except (FileExistsError, TranscriptBusy) as exc:
+        except (FileExistsError, TranscriptBusy) as exc:  # raised before anything is written
             raise UsageError(str(exc)) from None
         except OSError as exc:
-            raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+            raise UsageError(f"{path}: cannot write: {exc.strerror or exc}{_unwritten(path)}") from None
+        except BaseException:  # the events are made as they are written: a fault leaves no half a run
+            _unwritten(path)
+            raise
         print(clean(f"{path}  ({run.steps} step{'s' if run.steps != 1 else ''})"))
     return EXIT_OK
+
+
+def _unwritten(path: Path) -> str:
+    """Remove what was written of a transcript an import could not finish (the path was checked
+    new before the first write); the words that say so."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        return f" ({path} is incomplete)"
+    return " (nothing was kept)"
