@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import scenarios
-from engine.stored.eventlog import EventLog
+from engine.core.eventlog import EventLog
 from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript
 
@@ -71,3 +71,10 @@ def test_reads_while_another_thread_appends(tmp_path):
             seen += 1
     thread.join()
     assert seen == 200 * len(events)
+
+
+def test_the_event_log_is_the_cores_and_only_there():
+    import importlib.util
+
+    assert EventLog.__module__ == "engine.core.eventlog"
+    assert importlib.util.find_spec("engine.stored.eventlog") is None  # no second name for it

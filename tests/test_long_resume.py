@@ -17,7 +17,7 @@ from engine.sessions import resume as resume_module
 from engine.core.state import fold
 from engine.sessions.resume import fork_point, fork_position, fork_run, resume_run
 from engine.sessions.run import new_run
-from engine.stored import eventlog
+from engine.core import eventlog
 from engine.stored.transcript import read_transcript
 
 WORLD = Path(__file__).resolve().parent.parent / "bench" / "worlds" / "lookup_world.py"

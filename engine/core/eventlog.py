@@ -1,4 +1,4 @@
-"""The events of a live run, kept as their JSON lines.
+"""The events of a live run, kept as their JSON lines; events read by index, and their cache.
 
 A long run holds many events; as pydantic objects they take about 1.3 KB
 each (130 MB for 100,000), as JSON lines about 300 bytes. `EventLog` is the
@@ -7,19 +7,88 @@ as objects and the others as their JSON lines (the line the engine wrote,
 or one written when an event leaves the cache) parsed again when read. A run shorter than the cache
 never pays for either. Reads and appends may come from different threads
 (the cockpit reads what the engine's worker appends).
+
+`IndexedEvents` (a sequence read through `_get`) and `EventCache` are shared
+with the stored run's sources (`engine.stored.source.FileEvents`): the core
+keeps them so that the engine imports nothing of the stored layer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
 
 from engine.core.events import EVENT_ADAPTER, Event
 from engine.core.sink import event_line
-from engine.stored.source import EventCache, IndexedEvents
+
+
+class EventCache:
+    """Recently read events by index, least recently used first out (thread-safe)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._events: OrderedDict[int, Event] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, index: int) -> Event | None:
+        with self.lock:
+            event = self._events.get(index)
+            if event is not None:
+                self._events.move_to_end(index)
+            return event
+
+    def put(self, index: int, event: Event) -> list[tuple[int, Event]]:
+        """Keep `event`; the (index, event) pairs pushed out to make room."""
+        with self.lock:
+            return self.put_locked(index, event)
+
+    def put_locked(self, index: int, event: Event) -> list[tuple[int, Event]]:
+        """`put` for a caller that holds `lock`."""
+        self._events[index] = event
+        self._events.move_to_end(index)
+        out = []
+        while len(self._events) > self.size:
+            out.append(self._events.popitem(last=False))
+        return out
+
+    def add_locked(self, index: int, event: Event) -> tuple[int, Event] | None:
+        """`put_locked` for an index newer than any cached (a live run's next event): the
+        one (index, event) pushed out to make room, if any."""
+        events = self._events
+        events[index] = event
+        return events.popitem(last=False) if len(events) > self.size else None
+
+    def peek_locked(self, index: int) -> Event | None:
+        """The cached event without touching its place (caller holds `lock`)."""
+        return self._events.get(index)
+
+
+class IndexedEvents(Sequence[Event]):
+    """A sequence of events read by index through `_get`: slices and negative indexes done once."""
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        if isinstance(index, slice):
+            return [self._get(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("event index out of range")
+        return self._get(index)
+
+    def _get(self, index: int) -> Event:
+        raise NotImplementedError
 
 
 class EventLog(IndexedEvents):
-    """The live run's events (an `engine.stored.source.LinedSource`)."""
+    """The live run's events (an `engine.stored.source.LinedSource`: each event's line kept)."""
 
     def __init__(self, events: Iterable[Event] = (), *, cache_size: int = 4096, lines: Iterable[bytes] | None = None) -> None:
         """`lines`: the events' JSON lines, when the caller has them (a fork wrote them)."""
