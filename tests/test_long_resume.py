@@ -68,6 +68,24 @@ def test_resume_folds_the_saved_events_once_and_parses_none_again(tmp_path, monk
         run.close()
 
 
+def test_resume_keeps_the_lines_read_and_serialises_no_saved_event_again(tmp_path, monkeypatch, unfinished):
+    scenario, data = unfinished
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(data)
+    transcript = read_transcript(path)
+    written = _Count(sink.event_line)
+    monkeypatch.setattr(eventlog, "event_line", written)
+    run = resume_run(scenario, transcript, interactive=True)
+    try:
+        saved = len(transcript.events)
+        assert written.calls == 0  # the log's lines are the file's, for every event past its cache too
+        file_lines = [line for line in data.splitlines()[1:] if b'"tool_started"' not in line]
+        assert [run.engine.events.raw(i) for i in range(saved)] == file_lines
+        assert list(run.engine.events)[:saved] == transcript.events
+    finally:
+        run.close()
+
+
 def test_a_file_read_with_a_torn_last_line_is_read_again_before_resuming(tmp_path, monkeypatch, unfinished):
     scenario, data = unfinished
     path = tmp_path / "run.jsonl"

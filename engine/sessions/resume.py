@@ -274,7 +274,8 @@ def resume_run(
         )
         engine = _engine(
             header, world, events, state, policy_obj, listeners, clock, interactive, approve, transcript.unfinished, writer,
-            extra_tools, sealer=trust.sealer(transcript.header),  # the file's header: the next resume checks against it
+            extra_tools, event_lines=transcript.event_lines or None,  # the lines as read: not serialised again
+            sealer=trust.sealer(transcript.header),  # the file's header: the next resume checks against it
         )
     except BaseException:
         writer.close()
