@@ -78,3 +78,24 @@ def test_the_event_log_is_the_cores_and_only_there():
 
     assert EventLog.__module__ == "engine.core.eventlog"
     assert importlib.util.find_spec("engine.stored.eventlog") is None  # no second name for it
+
+
+def test_a_log_given_its_lines_keeps_them_and_reads_only_the_events_its_cache_keeps(tmp_path):
+    run = finished_run(tmp_path)
+    transcript = read_transcript(tmp_path / "r.jsonl")
+    touched: list[int] = []
+
+    class Counted(list):
+        def __getitem__(self, index):
+            touched.append(index)
+            return list.__getitem__(self, index)
+
+        def __iter__(self):
+            for index in range(len(self)):
+                yield self[index]
+
+    events = Counted(transcript.events)
+    log = EventLog(events, cache_size=3, lines=transcript.event_lines)
+    assert sorted(set(touched)) == list(range(len(events) - 3, len(events)))  # a resume of 100,000 events caches 4,096
+    assert [log.raw(i) for i in range(len(log))] == list(transcript.event_lines)
+    assert list(log) == transcript.events == list(run.engine.events)

@@ -91,15 +91,22 @@ class EventLog(IndexedEvents):
     """The live run's events (an `engine.stored.source.LinedSource`: each event's line kept)."""
 
     def __init__(self, events: Iterable[Event] = (), *, cache_size: int = 4096, lines: Iterable[bytes] | None = None) -> None:
-        """`lines`: the events' JSON lines, when the caller has them (a fork wrote them)."""
+        """`lines`: the events' JSON lines, when the caller has them (a fork wrote them, a
+        resume read them): kept as they are, and only the last `cache_size` events cached."""
         self._lines: list[bytes | None] = []  # None: only in the cache so far
         self._cache = EventCache(cache_size)
         if lines is None:
             for event in events:
                 self.append(event)
-        else:
-            for event, line in zip(events, lines, strict=True):
-                self.append(event, line)
+            return
+        events = events if isinstance(events, Sequence) else list(events)
+        self._lines = list(lines)
+        if len(self._lines) != len(events):
+            raise ValueError(f"{len(events)} events and {len(self._lines)} lines")
+        first = max(0, len(events) - cache_size)
+        with self._cache.lock:
+            for index in range(first, len(events)):
+                self._cache.add_locked(index, events[index])
 
     def append(self, event: Event, line: bytes | None = None) -> None:
         """Add an event; `line`, its JSON line when the caller already wrote it, is kept
