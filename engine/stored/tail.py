@@ -81,7 +81,7 @@ def read_tail(path: str | Path, count: int = TAIL_EVENTS) -> Tail:
 
 
 def fold_ends(header: Header, index: LineIndex | None, cut: bool) -> tuple[RunState, bool, str | None]:
-    """The fold of what a summary needs of the events read: every decision (steps, policy,
+    """The fold of what a summary or a first frame needs of the events read: every decision (steps, policy,
     tokens, cost) and every event of the last step (its status, its end). `cut`: the lines
     begin mid-run, so the fold starts at the first decision read and usage is partial
     unless that decision is step 1. Returns the state, whether usage is partial, and why
