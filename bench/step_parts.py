@@ -48,7 +48,7 @@ from engine.core.policy import RunView  # noqa: E402
 from engine.core.state import fold  # noqa: E402
 from engine.core.tools import DEFAULT_OBSERVATION_CAP, execute, validate_args  # noqa: E402
 from engine.sessions.run import new_run  # noqa: E402
-from engine.stored.eventlog import EventLog  # noqa: E402
+from engine.core.eventlog import EventLog  # noqa: E402
 
 
 def best(fn: Callable[[], Any], number: int, repeat: int) -> float:

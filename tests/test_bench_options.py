@@ -24,6 +24,8 @@ CASES = [
     ("grid_experiment.py", ["--workers", "0"]),
     ("import_speed.py", ["--lines", "10"]),
     ("mcp_bench.py", ["--starts", "0"]),
+    ("open_run.py", ["--rounds", "0"]),
+    ("open_run.py", ["--tree", "/nonexistent"]),
     ("replay.py", ["--every", "0"]),
     ("replay_app.py", ["--seeks", "-5"]),
     ("show_phases.py", ["--runs", "0"]),

@@ -4,7 +4,7 @@ fork's copied lines are `engine.core.sink.event_line`, byte for byte."""
 from __future__ import annotations
 
 from engine.core.sink import event_line
-from engine.stored.eventlog import EventLog
+from engine.core.eventlog import EventLog
 from tests.support.helpers import rejected_support_run
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import scenarios
-from engine.stored.eventlog import EventLog
+from engine.core.eventlog import EventLog
 from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript
 
@@ -71,3 +71,31 @@ def test_reads_while_another_thread_appends(tmp_path):
             seen += 1
     thread.join()
     assert seen == 200 * len(events)
+
+
+def test_the_event_log_is_the_cores_and_only_there():
+    import importlib.util
+
+    assert EventLog.__module__ == "engine.core.eventlog"
+    assert importlib.util.find_spec("engine.stored.eventlog") is None  # no second name for it
+
+
+def test_a_log_given_its_lines_keeps_them_and_reads_only_the_events_its_cache_keeps(tmp_path):
+    run = finished_run(tmp_path)
+    transcript = read_transcript(tmp_path / "r.jsonl")
+    touched: list[int] = []
+
+    class Counted(list):
+        def __getitem__(self, index):
+            touched.append(index)
+            return list.__getitem__(self, index)
+
+        def __iter__(self):
+            for index in range(len(self)):
+                yield self[index]
+
+    events = Counted(transcript.events)
+    log = EventLog(events, cache_size=3, lines=transcript.event_lines)
+    assert sorted(set(touched)) == list(range(len(events) - 3, len(events)))  # a resume of 100,000 events caches 4,096
+    assert [log.raw(i) for i in range(len(log))] == list(transcript.event_lines)
+    assert list(log) == transcript.events == list(run.engine.events)

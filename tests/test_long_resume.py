@@ -17,7 +17,7 @@ from engine.sessions import resume as resume_module
 from engine.core.state import fold
 from engine.sessions.resume import fork_point, fork_position, fork_run, resume_run
 from engine.sessions.run import new_run
-from engine.stored import eventlog
+from engine.core import eventlog
 from engine.stored.transcript import read_transcript
 
 WORLD = Path(__file__).resolve().parent.parent / "bench" / "worlds" / "lookup_world.py"
@@ -46,7 +46,7 @@ class _Count:
         return self.real(*args, **kwargs)
 
 
-def test_resume_folds_the_saved_events_once_and_parses_none_again(tmp_path, monkeypatch, unfinished):
+def test_resume_folds_the_saved_events_once_and_parses_and_serialises_none_again(tmp_path, monkeypatch, unfinished):
     scenario, data = unfinished
     path = tmp_path / "run.jsonl"
     path.write_bytes(data)
@@ -55,12 +55,17 @@ def test_resume_folds_the_saved_events_once_and_parses_none_again(tmp_path, monk
     monkeypatch.setattr(RunState, "apply", lambda self, *a, **k: applied(self, *a, **k))
     parsed = _Count(eventlog.EVENT_ADAPTER.validate_json)
     monkeypatch.setattr(eventlog, "EVENT_ADAPTER", type("A", (), {"validate_json": staticmethod(parsed)}))
+    written = _Count(sink.event_line)
+    monkeypatch.setattr(eventlog, "event_line", written)
     reread = _Count(resume_module.read_transcript)
     monkeypatch.setattr(resume_module, "read_transcript", reread)
     run = resume_run(scenario, transcript, interactive=True)
     try:
         assert applied.calls == len(transcript.events) > 4_096
         assert parsed.calls == 0
+        assert written.calls == 0  # the log keeps the file's lines, for every event past its cache too
+        file_lines = [line for line in data.splitlines()[1:] if b'"tool_started"' not in line]
+        assert [run.engine.events.raw(i) for i in range(len(file_lines))] == file_lines
         assert reread.calls == 0  # the file is as read: same size, ending at a line boundary
         assert run.engine.state.step == STEPS and run.engine.state.header is transcript.header
         assert list(run.engine.events) == transcript.events

@@ -8,6 +8,7 @@ import pytest
 
 import scenarios
 from engine.sessions.run import new_run
+from engine.stored.reader import parse_event
 from engine.stored.transcript import TranscriptError, read_transcript
 
 
@@ -60,6 +61,9 @@ def test_a_garbage_line_is_reported_with_file_and_line(tmp_path):
     lenient = read_transcript(path, strict=False)
     assert lenient.errors and lenient.errors[0].startswith(f"{path}:4:")
     assert len(lenient.events) == len([line for line in lines if '"tool_started"' not in line]) - 2
+    assert len(lenient.event_lines) == len(lenient.events)  # each event with its own line as read, the bad one left out
+    assert [parse_event(line, "") for line in lenient.event_lines] == lenient.events
+    assert b"this is not json" not in b"".join(lenient.event_lines)
 
 
 def test_a_wrong_event_shape_names_the_field(tmp_path):

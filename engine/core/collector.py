@@ -15,14 +15,28 @@ from contextlib import contextmanager
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """No automatic collection inside the block (left as it was when it ends)."""
+    """No automatic collection inside the block (left as it was when it ends).
+
+    What the block made goes to the oldest generation when it ends (`_promoted`): left
+    young, the first collection after it would walk all of it at once, and again as
+    it aged (a third of the time of reading 100,000 events)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            _promoted()
             gc.enable()
+
+
+def _promoted() -> None:
+    """Every object the collector tracks moved to the oldest generation without a walk
+    (`gc.freeze` then `gc.unfreeze`), unless something else holds the heap frozen.
+    Garbage cycles among them wait for the next full collection."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 FREEZE_EVERY = 8192

@@ -38,7 +38,7 @@ from engine.core.events import (
 from engine.core.decisions import check_decision, unknown_outcome_text, usage_problem
 from engine.core.guards import Interrupted, RecordError, halt_reason, serialised
 from engine.core.operator import Operator
-from engine.stored.eventlog import EventLog
+from engine.core.eventlog import EventLog
 from engine.core.parse import parse_decision_text
 from engine.core.sink import EventSink
 from engine.core.policy import AwaitingInput, HumanPolicy, Policy, PolicyError, RunView

@@ -291,6 +291,7 @@ def resume_run(
         task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path, options)
         engine = _engine(
             header, world, events, state, policy_obj, options, transcript.unfinished, writer,
+            event_lines=transcript.event_lines or None,  # the lines as read: not serialised again
             sealer=trust.sealer(transcript.header),  # the file's header: the next resume checks against it
         )
     except BaseException:

@@ -24,9 +24,9 @@ from functools import cached_property
 from pathlib import Path
 
 from engine.core.events import Header
-from engine.core.state import RunState
 from engine.core.text import clean
 from engine.stored.reader import ENDS_CAP, Ends, LineIndex, TranscriptError, read_ends
+from engine.stored.tail import fold_ends
 
 __all__ = ["RunSummary", "list_runs", "matches", "summarise"]
 
@@ -137,7 +137,7 @@ def _summary(
 ) -> RunSummary:
     """A run's summary from its header and the events `index` holds of it (`cut`: the
     last lines of the run, not read back to its header)."""
-    state, partial, why = _fold(header, index, cut)
+    state, partial, why = fold_ends(header, index, cut)
     problem = problem or why
     if cut and index is not None and len(index) == 0 and problem is None:
         problem = f"its last line is longer than {ENDS_CAP >> 20} MiB, the most read from the end; steps and outcome not known"
@@ -169,43 +169,6 @@ def _summary(
         run=number,
         problem=problem,
     )
-
-
-def _fold(header: Header, index: LineIndex | None, cut: bool) -> tuple[RunState, bool, str | None]:
-    """The fold of what a summary needs of the events read: every decision (steps, policy,
-    tokens, cost) and every event of the last step (its status, its end). `cut`: the lines
-    begin mid-run, so the fold starts at the first decision read and usage is partial
-    unless that decision is step 1. Returns the state, whether usage is partial, and why
-    the events stop, if they do."""
-    state = RunState.start(header)
-    if index is None:
-        return state, False, None
-    decisions = [i for i in range(len(index)) if _is_decision(index.raw(i))]
-    if cut and not decisions:
-        return state, True, None
-    first = decisions[0] if cut else 0
-    last_step = decisions[-1] if decisions else first
-    wanted = [*(i for i in decisions if first <= i < last_step), *range(last_step, len(index))]
-    partial = cut
-    for i in wanted:
-        try:
-            event = index.parse(i)
-            if i < last_step and event.type != "decision":
-                continue  # a line that only looked like one
-            if cut and i == first:
-                partial = getattr(event, "step", None) != 1
-            state.apply(event, decision_words=0)  # the context's size is not summed up: no decision rendered
-        except TranscriptError as exc:
-            return state, partial, clean(str(exc))
-        except Exception as exc:  # lines that do not follow one another: say so, list the rest
-            return state, partial, clean(f"{index.where(i)}: does not follow the lines before ({type(exc).__name__})")
-    return state, partial, None
-
-
-def _is_decision(raw: bytes) -> bool:
-    """A decision line, told by its layout without parsing it (any other line is parsed only
-    when it belongs to the last step)."""
-    return b'"type":"decision"' in raw or b'"type": "decision"' in raw
 
 
 def _source(header: Header) -> str:

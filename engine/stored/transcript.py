@@ -201,6 +201,9 @@ class Transcript:
     """The size of the file read, when it ended at a line boundary (None otherwise, or when not
     read from a file): a later size equal to it means nothing was appended since, as a
     transcript only grows and only a torn last line is ever cut from it."""
+    event_lines: Sequence[bytes] = ()
+    """Each event's line as read (without its newline), when read from a file: the engine's
+    event log of a resumed run keeps these instead of serialising the events again."""
 
 
 WRITE_BATCH = 4096
@@ -229,6 +232,7 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before
     """
     index = LineIndex.scan(name, data, lines_before=lines_before)
     events: list[Event] = []
+    raws: list[bytes] = []
     lines_of: list[int] = []
     errors: list[str] = []
     steps = StepCheck()
@@ -239,6 +243,7 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before
                 if (problem := steps.problem(event)) is not None:
                     raise TranscriptError(f"{index.where(i)}: {problem}")
                 events.append(event)
+                raws.append(index.raw(i))
                 lines_of.append(i)
             except TranscriptError as exc:
                 if strict:
@@ -260,7 +265,7 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before
     return Transcript(
         path=Path(name), header=index.header, events=events, warnings=index.warnings, errors=errors, unfinished=unfinished,
         lines=array("q", (index.numbers[i] for i in lines_of)),
-        whole_size=len(data) if data.endswith(b"\n") and lines_before is None else None,
+        whole_size=len(data) if data.endswith(b"\n") and lines_before is None else None, event_lines=raws,
     )
 
 

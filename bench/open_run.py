@@ -1,0 +1,99 @@
+"""The engine side of opening a 100,000-event run, each figure next to its floor from the same run.
+
+    python bench/open_run.py [--events 100000] [--rounds 5] [--keep FILE] [--tree DIR]
+
+Every figure is a fresh process, timed by its CPU (user + system, the interpreter's
+start included), run in turns with the floor: a process that reads the file and keeps
+`json.loads` of every line (as bench/replay.py's yardstick). The figures:
+
+- read + fold: `read_transcript` and the fold of its events (what a resume folds);
+- resume, engine built: `read_transcript` and `resume_run` (the run's engine with its
+  event log and state: everything `run --resume` does before the cockpit draws);
+- tail: `read_tail` of the last 400 events (the cockpit's first frame);
+- index: `Timeline.open` and its whole index pass (the replay viewer's).
+
+`--tree DIR`: time the code of another checkout (a copy of main, for before and after).
+Goal: read + fold and the resume within 1x the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.options import at_least  # noqa: E402
+
+FLOOR = "import json, sys\nparsed = [json.loads(line) for line in open(sys.argv[1], 'rb').read().splitlines()]\n"
+READ_FOLD = (
+    "import sys\nfrom engine.stored.transcript import read_transcript\nfrom engine.core.state import fold\n"
+    "t = read_transcript(sys.argv[1])\nfold(t.header, t.events)\n"
+)
+RESUME = (
+    "import sys\nfrom bench.replay import _scenario\nfrom engine.stored.transcript import read_transcript\n"
+    "from engine.sessions.resume import resume_run\n"
+    "run = resume_run(_scenario(), read_transcript(sys.argv[1]), 'human', interactive=True)\nrun.close()\n"
+)
+TAIL = "import sys\nfrom engine.stored.tail import read_tail\nread_tail(sys.argv[1], 400)\n"
+INDEX = "import sys\nfrom engine.stored.replay import Timeline\nTimeline.open(sys.argv[1]).build_index()\n"
+
+
+def child_cpu(code: str, path: Path, tree: Path) -> tuple[float, float]:
+    """CPU seconds (user + system) and wall seconds of a fresh process running `code` on `path`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tree)!r})\n{code}", str(path)], cwd=tree, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=at_least(2), default=100_000)
+    parser.add_argument("--rounds", type=at_least(1), default=5)
+    parser.add_argument("--keep", help="the run's transcript here (made when missing); it must not have ended")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose code is timed (default: this one)")
+    args = parser.parse_args()
+    tree = args.tree.resolve()
+    if not (tree / "engine").is_dir():
+        parser.error(f"--tree {args.tree}: not a checkout of agent-tui (no engine/ in it)")
+    work = Path(tempfile.mkdtemp())
+    path = Path(args.keep) if args.keep else work / "run.jsonl"
+    if not path.exists():
+        from bench.replay import make_transcript
+
+        make_transcript(work / "ended.jsonl", args.events)
+        lines = (work / "ended.jsonl").read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[:-1]))  # without its end line: a run that can be resumed
+    copy = work / "resumed.jsonl"
+    figures = {"read + fold": READ_FOLD, "resume, engine built": RESUME, "tail (400 events)": TAIL, "index pass": INDEX}
+    if not (tree / "engine" / "stored" / "tail.py").exists():
+        del figures["tail (400 events)"]
+    cpu: dict[str, list[float]] = {"floor": [], **{name: [] for name in figures}}
+    for _ in range(args.rounds):
+        for name, code in figures.items():
+            cpu["floor"].append(child_cpu(FLOOR, path, tree)[0])
+            shutil.copyfile(path, copy)  # a resume records its policy swap: each starts from the same file
+            cpu[name].append(child_cpu(code, copy, tree)[0])
+    floor = statistics.median(cpu["floor"])
+    print(f"{path}: {path.stat().st_size / 1e6:.1f} MB; code of {tree}; load {os.getloadavg()[0]:.1f}; CPU medians of {args.rounds}")
+    print(f"  {'floor (json.loads every line)':32} {floor:7.3f} s")
+    for name in figures:
+        seconds = statistics.median(cpu[name])
+        print(f"  {name:32} {seconds:7.3f} s  {seconds / floor:5.2f}x the floor")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
