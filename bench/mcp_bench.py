@@ -1,13 +1,18 @@
-"""MCP (stdio) tool-call overhead next to calling the same Python function directly, and server start time.
+"""MCP (stdio) tool-call overhead next to the SDK's own client and a direct call, and server start time.
 
-    python bench/mcp_bench.py [--calls 300] [--starts 3]
+    python bench/mcp_bench.py [--calls 300] [--starts 3] [--rounds 3]
 
 Starts bench/mcp_echo_server.py (the official `mcp` SDK's FastMCP) the way a
 run does (`McpHub`: the guard, stdio, initialize, tools/list), then times
-`word_count` called directly, through `McpHub.call`, and through the
-engine's `execute` on the tool `hub_tools` made of it (what a step pays), in
-the same run, and prints per-call times and ratios. Start time is set next to
-the floor of any Python server: an interpreter importing the SDK and exiting.
+`word_count` called directly, through `McpHub.call`, through the engine's
+`execute` on the tool `hub_tools` made of it, and one step of a headless run
+whose policy calls it (the decision, the call and both events), in the same
+run. Its floor is the SDK's own client: `stdio_client` and `ClientSession`
+on the same server with no guard and no thread, awaiting `call_tool` in a
+loop (goal: a run's step <= 1.2x that call). The SDK's calls and the run's
+steps are timed in turns (`--rounds`), so the machine's load falls on both.
+Start time is set next to the floor of any Python server: an interpreter
+importing the SDK and exiting.
 """
 
 from __future__ import annotations
@@ -25,13 +30,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from engine.core.tools import execute  # noqa: E402
+from engine import Budget, Decision, Engine, Header, ScriptedPolicy  # noqa: E402
+from engine.core.tools import Tool, execute  # noqa: E402
 from engine.mcp import McpHub, hub_tools  # noqa: E402
 from engine.mcp.servers import McpServerConfig  # noqa: E402
 from mcp_echo_server import word_count  # noqa: E402
 from bench.options import at_least  # noqa: E402
 
-SERVER = McpServerConfig(name="bench", command=sys.executable, args=(str(ROOT / "bench" / "mcp_echo_server.py"),), timeout=30)
+SERVER = McpServerConfig(name="bench", command=sys.executable, args=(str(ROOT / "bench" / "mcp_echo_server.py"),), timeout=30, trusted=True)
 TEXT = "the quick brown fox jumps over the lazy dog " * 4
 
 
@@ -68,6 +74,48 @@ def per_call(fn: Callable[[], object], calls: int) -> list[float]:
     return out
 
 
+def sdk_calls(calls: int) -> list[float]:
+    """Seconds of each `call_tool` of the SDK's own client (stdio, `ClientSession`) on a
+    server it starts itself: the floor of a call from Python."""
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def main() -> list[float]:
+        params = StdioServerParameters(command=SERVER.command or "", args=list(SERVER.args))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            out = []
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                result = await session.call_tool("word_count", {"text": TEXT})
+                out.append(time.perf_counter() - t0)
+            assert result.content[0].text == word_count(TEXT)
+            return out
+
+    return asyncio.run(main())
+
+
+def run_steps(tool: Tool, steps: int) -> list[float]:
+    """Seconds of each step of a headless run (in memory) whose policy calls `tool` every step."""
+    header = Header(scenario="bench", task="t", task_text="Count the words.", policy="counter",
+                    budget=Budget(max_steps=steps), repetition_threshold=None, tools=[tool.info()])
+    policy = ScriptedPolicy("counter", lambda view: Decision.act(f"Step {view.step}.", tool.name, text=TEXT))
+    engine = Engine(header, [tool], policy)
+    marks = [time.perf_counter()]
+
+    def mark() -> bool:
+        if not engine.state.queue:
+            marks.append(time.perf_counter())
+        return False
+
+    engine.run(should_stop=mark)
+    assert engine.state.step == steps and engine.state.tool_calls.get(tool.name) == steps, engine.state.ended
+    return [b - a for a, b in zip(marks, marks[1:])][:steps]
+
+
 def ms(values: list[float]) -> str:
     return f"median {statistics.median(values) * 1000:9.3f} ms  mean {statistics.fmean(values) * 1000:9.3f} ms"
 
@@ -76,6 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=at_least(1), default=300)
     parser.add_argument("--starts", type=at_least(1), default=3)
+    parser.add_argument("--rounds", type=at_least(1), default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         logs = Path(tmp)
@@ -91,6 +140,11 @@ def main() -> None:
             direct = per_call(lambda: word_count(TEXT), args.calls)
             via_hub = per_call(lambda: hub.call("bench", "word_count", {"text": TEXT}), args.calls)
             via_engine = per_call(lambda: execute(tool, {"text": TEXT}), args.calls)
+            via_sdk: list[float] = []
+            via_run: list[float] = []
+            for _ in range(args.rounds):
+                via_sdk += sdk_calls(args.calls)
+                via_run += run_steps(tool, args.calls)
         finally:
             hub.close()
     with open("/proc/loadavg") as f:
@@ -103,6 +157,10 @@ def main() -> None:
     print(f"  direct Python call:        {ms(direct)}")
     print(f"  McpHub.call (stdio):       {ms(via_hub)}")
     print(f"  engine execute (stdio):    {ms(via_engine)}")
+    print(f"{args.rounds} rounds in turns of {args.calls} SDK calls and {args.calls} run steps")
+    print(f"  SDK ClientSession.call_tool (stdio, no guard, no thread): {ms(via_sdk)}")
+    print(f"  a headless run's step calling it (McpHub, in memory):     {ms(via_run)}")
+    print(f"  step / SDK call: {statistics.median(via_run) / statistics.median(via_sdk):.2f}x (goal <= 1.2x)")
     d = statistics.median(direct)
     print(
         f"overhead per call: hub {(statistics.median(via_hub) - d) * 1000:.3f} ms, "
