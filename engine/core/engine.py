@@ -48,6 +48,11 @@ from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, cap_text, execute, 
 
 Listener = Callable[[Event], None]
 BUDGET_KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
+HEADLESS_CACHE = 16
+"""Events a headless engine keeps as objects in its event log (the rest as their lines): nothing
+reads a headless run's events back while it runs (its listeners are handed each one), and
+objects kept longer only give the garbage collector more to walk. The cockpit keeps the log's
+own default."""
 
 
 class Engine:
@@ -117,7 +122,7 @@ class Engine:
         """Dollars per 1,000 input and output tokens by policy name; a decision of a
         policy listed here records its own cost (so swapping models counts each at its price)."""
         events = events if isinstance(events, (list, tuple)) else list(events)
-        self.events = EventLog(events, lines=event_lines)
+        self.events = EventLog(events, lines=event_lines) if interactive else EventLog(events, lines=event_lines, cache_size=HEADLESS_CACHE)
         self.state = fold(header, events) if state is None else state
         self._params_of = {t.name: [p.name for p in t.params] for t in tools}
         self._limits_checked_at = -1
