@@ -1,6 +1,6 @@
 """MCP (stdio) tool-call overhead next to the SDK's own client and a direct call, and server start time.
 
-    python bench/mcp_bench.py [--calls 300] [--starts 3] [--rounds 3]
+    python bench/mcp_bench.py [--calls 300] [--starts 3]
 
 Starts bench/mcp_echo_server.py (the official `mcp` SDK's FastMCP) the way a
 run does (`McpHub`: the guard, stdio, initialize, tools/list), then times
@@ -10,7 +10,8 @@ whose policy calls it (the decision, the call and both events), in the same
 run. Its floor is the SDK's own client: `stdio_client` and `ClientSession`
 on the same server with no guard and no thread, awaiting `call_tool` in a
 loop (goal: a run's step <= 1.2x that call). The SDK's calls and the run's
-steps are timed in turns (`--rounds`), so the machine's load falls on both.
+steps are timed in turns, one of each at a time, so the machine's load falls
+on both alike.
 Start time is set next to the floor of any Python server: an interpreter
 importing the SDK and exiting.
 """
@@ -24,7 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -74,46 +75,67 @@ def per_call(fn: Callable[[], object], calls: int) -> list[float]:
     return out
 
 
-def sdk_calls(calls: int) -> list[float]:
-    """Seconds of each `call_tool` of the SDK's own client (stdio, `ClientSession`) on a
-    server it starts itself: the floor of a call from Python."""
-    import asyncio
+class SdkClient:
+    """The SDK's own client on a server it starts itself (`stdio_client`, `ClientSession`; no
+    guard, no thread): each call is awaited on an event loop the caller runs for that call
+    alone, the least a call from Python costs. A task holds the session (the SDK's task groups
+    are entered and left by one task); its readers run while a call runs the loop."""
 
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    def __init__(self) -> None:
+        import asyncio
 
-    async def main() -> list[float]:
+        self.loop = asyncio.new_event_loop()
+        self.ready: asyncio.Future[Any] = self.loop.create_future()
+        self.stop = asyncio.Event()
+        self.holder = self.loop.create_task(self._hold())
+        self.session = self.loop.run_until_complete(self.ready)
+
+    async def _hold(self) -> None:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
         params = StdioServerParameters(command=SERVER.command or "", args=list(SERVER.args))
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             await session.list_tools()
-            out = []
-            for _ in range(calls):
-                t0 = time.perf_counter()
-                result = await session.call_tool("word_count", {"text": TEXT})
-                out.append(time.perf_counter() - t0)
-            assert result.content[0].text == word_count(TEXT)
-            return out
+            self.ready.set_result(session)
+            await self.stop.wait()
 
-    return asyncio.run(main())
+    def call(self) -> str:
+        result = self.loop.run_until_complete(self.session.call_tool("word_count", {"text": TEXT}))
+        return result.content[0].text
+
+    def close(self) -> None:
+        self.stop.set()
+        self.loop.run_until_complete(self.holder)
+        self.loop.close()
 
 
-def run_steps(tool: Tool, steps: int) -> list[float]:
-    """Seconds of each step of a headless run (in memory) whose policy calls `tool` every step."""
+def sdk_and_run_steps(tool: Tool, steps: int) -> tuple[list[float], list[float]]:
+    """Seconds of each SDK call (`SdkClient`) and of each step of a headless run (in memory)
+    whose policy calls `tool` every step, taken in turns, one of each at a time, so that the
+    machine's load falls on both alike."""
     header = Header(scenario="bench", task="t", task_text="Count the words.", policy="counter",
                     budget=Budget(max_steps=steps), repetition_threshold=None, tools=[tool.info()])
     policy = ScriptedPolicy("counter", lambda view: Decision.act(f"Step {view.step}.", tool.name, text=TEXT))
     engine = Engine(header, [tool], policy)
-    marks = [time.perf_counter()]
-
-    def mark() -> bool:
-        if not engine.state.queue:
-            marks.append(time.perf_counter())
-        return False
-
-    engine.run(should_stop=mark)
-    assert engine.state.step == steps and engine.state.tool_calls.get(tool.name) == steps, engine.state.ended
-    return [b - a for a, b in zip(marks, marks[1:])][:steps]
+    client = SdkClient()
+    expected = word_count(TEXT)
+    sdk, run = [], []
+    try:
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            text = client.call()
+            t1 = time.perf_counter()
+            engine.step()
+            t2 = time.perf_counter()
+            sdk.append(t1 - t0)
+            run.append(t2 - t1)
+            assert text == expected
+    finally:
+        client.close()
+    assert engine.state.tool_calls.get(tool.name) == steps, engine.state.ended
+    return sdk, run
 
 
 def ms(values: list[float]) -> str:
@@ -124,7 +146,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=at_least(1), default=300)
     parser.add_argument("--starts", type=at_least(1), default=3)
-    parser.add_argument("--rounds", type=at_least(1), default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         logs = Path(tmp)
@@ -140,11 +161,7 @@ def main() -> None:
             direct = per_call(lambda: word_count(TEXT), args.calls)
             via_hub = per_call(lambda: hub.call("bench", "word_count", {"text": TEXT}), args.calls)
             via_engine = per_call(lambda: execute(tool, {"text": TEXT}), args.calls)
-            via_sdk: list[float] = []
-            via_run: list[float] = []
-            for _ in range(args.rounds):
-                via_sdk += sdk_calls(args.calls)
-                via_run += run_steps(tool, args.calls)
+            via_sdk, via_run = sdk_and_run_steps(tool, args.calls)
         finally:
             hub.close()
     with open("/proc/loadavg") as f:
@@ -157,7 +174,7 @@ def main() -> None:
     print(f"  direct Python call:        {ms(direct)}")
     print(f"  McpHub.call (stdio):       {ms(via_hub)}")
     print(f"  engine execute (stdio):    {ms(via_engine)}")
-    print(f"{args.rounds} rounds in turns of {args.calls} SDK calls and {args.calls} run steps")
+    print(f"{args.calls} SDK calls and {args.calls} run steps, one of each in turns")
     print(f"  SDK ClientSession.call_tool (stdio, no guard, no thread): {ms(via_sdk)}")
     print(f"  a headless run's step calling it (McpHub, in memory):     {ms(via_run)}")
     print(f"  step / SDK call: {statistics.median(via_run) / statistics.median(via_sdk):.2f}x (goal <= 1.2x)")
