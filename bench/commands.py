@@ -5,7 +5,10 @@
 1. `agent-tui --help`, `agent-tui list` and `agent-tui show` of a 3-step
    transcript next to `python -c pass` (goal <= 3x); next to them, the floor
    of `show`: a process that only imports the event models the one reader
-   validates with (`import engine.core.events`: pydantic and its schemas).
+   validates with (`import engine.core.events`: pydantic and its schemas),
+   and the parts of that floor: importing pydantic's `BaseModel`, `Field` and
+   `TypeAdapter` (what the models are made with), and `pydantic_core` alone
+   (the compiled validator pydantic imports first).
 2. `agent-tui show FILE` and `agent-tui replay --headless --at end FILE` of a
    100,000-event transcript next to a process that only reads the file and
    `json.loads` every line (goal <= 1.5x each); output goes to /dev/null.
@@ -105,6 +108,8 @@ def main() -> None:
                 "list": [*cli, "list"],
                 "show (3 steps)": [*cli, "show", str(short)],
                 "import engine.core.events": [py, "-c", "import engine.core.events"],
+                "import pydantic": [py, "-c", "from pydantic import BaseModel, Field, TypeAdapter"],
+                "import pydantic_core": [py, "-c", "import pydantic_core"],
             },
             args.runs,
         )
@@ -113,6 +118,8 @@ def main() -> None:
         for name in ("--help", "list", "show (3 steps)"):
             print(f"   agent-tui {name}: {figures(startup[name], bare)} (goal <= 3x)")
         print(f"   floor of show, python -c 'import engine.core.events': {figures(startup['import engine.core.events'], bare)}")
+        print(f"     of which importing pydantic (BaseModel, Field, TypeAdapter): {figures(startup['import pydantic'], bare)}")
+        print(f"     of which importing pydantic_core alone: {figures(startup['import pydantic_core'], bare)}")
 
         path = args.keep or Path(tmp) / "run.jsonl"
         if not path.exists():

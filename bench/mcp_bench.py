@@ -1,13 +1,19 @@
-"""MCP (stdio) tool-call overhead next to calling the same Python function directly, and server start time.
+"""MCP (stdio) tool-call overhead next to the SDK's own client and a direct call, and server start time.
 
     python bench/mcp_bench.py [--calls 300] [--starts 3]
 
 Starts bench/mcp_echo_server.py (the official `mcp` SDK's FastMCP) the way a
 run does (`McpHub`: the guard, stdio, initialize, tools/list), then times
-`word_count` called directly, through `McpHub.call`, and through the
-engine's `execute` on the tool `hub_tools` made of it (what a step pays), in
-the same run, and prints per-call times and ratios. Start time is set next to
-the floor of any Python server: an interpreter importing the SDK and exiting.
+`word_count` called directly, through `McpHub.call`, through the engine's
+`execute` on the tool `hub_tools` made of it, and one step of a headless run
+whose policy calls it (the decision, the call and both events), in the same
+run. Its floor is the SDK's own client: `stdio_client` and `ClientSession`
+on the same server with no guard and no thread, awaiting `call_tool` in a
+loop (goal: a run's step <= 1.2x that call). The SDK's calls and the run's
+steps are timed in turns, one of each at a time, so the machine's load falls
+on both alike.
+Start time is set next to the floor of any Python server: an interpreter
+importing the SDK and exiting.
 """
 
 from __future__ import annotations
@@ -19,19 +25,20 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from engine.core.tools import execute  # noqa: E402
+from engine import Budget, Decision, Engine, Header, ScriptedPolicy  # noqa: E402
+from engine.core.tools import Tool, execute  # noqa: E402
 from engine.mcp import McpHub, hub_tools  # noqa: E402
 from engine.mcp.servers import McpServerConfig  # noqa: E402
 from mcp_echo_server import word_count  # noqa: E402
 from bench.options import at_least  # noqa: E402
 
-SERVER = McpServerConfig(name="bench", command=sys.executable, args=(str(ROOT / "bench" / "mcp_echo_server.py"),), timeout=30)
+SERVER = McpServerConfig(name="bench", command=sys.executable, args=(str(ROOT / "bench" / "mcp_echo_server.py"),), timeout=30, trusted=True)
 TEXT = "the quick brown fox jumps over the lazy dog " * 4
 
 
@@ -68,6 +75,69 @@ def per_call(fn: Callable[[], object], calls: int) -> list[float]:
     return out
 
 
+class SdkClient:
+    """The SDK's own client on a server it starts itself (`stdio_client`, `ClientSession`; no
+    guard, no thread): each call is awaited on an event loop the caller runs for that call
+    alone, the least a call from Python costs. A task holds the session (the SDK's task groups
+    are entered and left by one task); its readers run while a call runs the loop."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.loop = asyncio.new_event_loop()
+        self.ready: asyncio.Future[Any] = self.loop.create_future()
+        self.stop = asyncio.Event()
+        self.holder = self.loop.create_task(self._hold())
+        self.session = self.loop.run_until_complete(self.ready)
+
+    async def _hold(self) -> None:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=SERVER.command or "", args=list(SERVER.args))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            self.ready.set_result(session)
+            await self.stop.wait()
+
+    def call(self) -> str:
+        result = self.loop.run_until_complete(self.session.call_tool("word_count", {"text": TEXT}))
+        return result.content[0].text
+
+    def close(self) -> None:
+        self.stop.set()
+        self.loop.run_until_complete(self.holder)
+        self.loop.close()
+
+
+def sdk_and_run_steps(tool: Tool, steps: int) -> tuple[list[float], list[float]]:
+    """Seconds of each SDK call (`SdkClient`) and of each step of a headless run (in memory)
+    whose policy calls `tool` every step, taken in turns, one of each at a time, so that the
+    machine's load falls on both alike."""
+    header = Header(scenario="bench", task="t", task_text="Count the words.", policy="counter",
+                    budget=Budget(max_steps=steps), repetition_threshold=None, tools=[tool.info()])
+    policy = ScriptedPolicy("counter", lambda view: Decision.act(f"Step {view.step}.", tool.name, text=TEXT))
+    engine = Engine(header, [tool], policy)
+    client = SdkClient()
+    expected = word_count(TEXT)
+    sdk, run = [], []
+    try:
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            text = client.call()
+            t1 = time.perf_counter()
+            engine.step()
+            t2 = time.perf_counter()
+            sdk.append(t1 - t0)
+            run.append(t2 - t1)
+            assert text == expected
+    finally:
+        client.close()
+    assert engine.state.tool_calls.get(tool.name) == steps, engine.state.ended
+    return sdk, run
+
+
 def ms(values: list[float]) -> str:
     return f"median {statistics.median(values) * 1000:9.3f} ms  mean {statistics.fmean(values) * 1000:9.3f} ms"
 
@@ -91,6 +161,7 @@ def main() -> None:
             direct = per_call(lambda: word_count(TEXT), args.calls)
             via_hub = per_call(lambda: hub.call("bench", "word_count", {"text": TEXT}), args.calls)
             via_engine = per_call(lambda: execute(tool, {"text": TEXT}), args.calls)
+            via_sdk, via_run = sdk_and_run_steps(tool, args.calls)
         finally:
             hub.close()
     with open("/proc/loadavg") as f:
@@ -103,6 +174,10 @@ def main() -> None:
     print(f"  direct Python call:        {ms(direct)}")
     print(f"  McpHub.call (stdio):       {ms(via_hub)}")
     print(f"  engine execute (stdio):    {ms(via_engine)}")
+    print(f"{args.calls} SDK calls and {args.calls} run steps, one of each in turns")
+    print(f"  SDK ClientSession.call_tool (stdio, no guard, no thread): {ms(via_sdk)}")
+    print(f"  a headless run's step calling it (McpHub, in memory):     {ms(via_run)}")
+    print(f"  step / SDK call: {statistics.median(via_run) / statistics.median(via_sdk):.2f}x (goal <= 1.2x)")
     d = statistics.median(direct)
     print(
         f"overhead per call: hub {(statistics.median(via_hub) - d) * 1000:.3f} ms, "

@@ -28,6 +28,7 @@ def test_step_parts_prints_every_part_with_its_ratio():
     assert re.search(r"in a loop of their own, new objects every step: \d+\.\d+ us a step, \d+\.\dx", out), out
     assert re.search(r"engine \d+\.\d+ us \(\d+\.\dx, goal 3x\)", out), out
     assert re.search(r"building no event \(no record of the step\): \d+\.\d+ us a step, \d+\.\dx", out), out
+    assert re.search(r"the engine's step against that floor: \d+\.\d\dx \(goal <= 2x\)", out), out
 
 
 def test_the_kept_parts_loop_writes_the_engine_s_decisions_and_observations(tmp_path):

@@ -48,6 +48,11 @@ from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, cap_text, execute, 
 
 Listener = Callable[[Event], None]
 BUDGET_KINDS: tuple[BudgetKind, ...] = ("steps", "tokens", "cost", "seconds")
+HEADLESS_CACHE = 16
+"""Events a headless engine keeps as objects in its event log (the rest as their lines): nothing
+reads a headless run's events back while it runs (its listeners are handed each one), and
+objects kept longer only give the garbage collector more to walk. The cockpit keeps the log's
+own default."""
 
 
 class Engine:
@@ -117,7 +122,7 @@ class Engine:
         """Dollars per 1,000 input and output tokens by policy name; a decision of a
         policy listed here records its own cost (so swapping models counts each at its price)."""
         events = events if isinstance(events, (list, tuple)) else list(events)
-        self.events = EventLog(events, lines=event_lines)
+        self.events = EventLog(events, lines=event_lines) if interactive else EventLog(events, lines=event_lines, cache_size=HEADLESS_CACHE)
         self.state = fold(header, events) if state is None else state
         self._params_of = {t.name: [p.name for p in t.params] for t in tools}
         self._limits_checked_at = -1
@@ -151,8 +156,9 @@ class Engine:
         return self.halted is not None or self.state.status == "ended"
 
     def view(self) -> RunView:
+        said = self.state.said_before
         return RunView(
-            task="\n\n".join([self.header.task_text, *self.state.said_before]),
+            task="\n\n".join([self.header.task_text, *said]) if said else self.header.task_text,
             tools=list(self.tools.values()),
             history=self.state.history,
             step=self.state.step + 1,
@@ -169,11 +175,13 @@ class Engine:
     def _emit(self, event: Event, *, decision_words: int | None = None) -> None:
         """Record `event`, then let it count: an event the transcript cannot take halts the run."""
         event, line = serialised(event)
-        self._write(event.type, line)
+        if self.sink is not None or self.halted is not None:
+            self._write(event.type, line)
         self.events.append(event, line)
         self.state.apply(event, decision_words=decision_words)
-        for listener in self.listeners:
-            listener(event)
+        if self.listeners:
+            for listener in self.listeners:
+                listener(event)
 
     def _write(self, event_type: str, line: bytes) -> None:
         if self.halted is not None:
@@ -259,7 +267,8 @@ class Engine:
         step = self.state.step + 1
         policy = self.policy
         input_tokens = self.state.context_tokens
-        self._flush()
+        if self.sink is not None:
+            self._flush()
         started = self.clock()
         try:
             decision = policy.decide(self.view())
@@ -284,11 +293,12 @@ class Engine:
             parse_error = "ERROR: the decision had neither an action nor an answer"
         actions = [a if a.call_id is not None else a.with_call_id(f"s{step}.{i}") for i, a in enumerate(actions)]
         words = len(written_text(decision.text, thought, actions, answer).split())
-        estimate = Usage.trusted(input_tokens=input_tokens, output_tokens=estimate_tokens(words), estimated=True)
-        usage = decision.usage or estimate
-        if (untrusted := usage_problem(usage)) is not None:  # a server never switches budgets off
-            usage = estimate
-            thought = f"{thought}\n[agent-tui: {untrusted}; the usage was estimated instead]".lstrip("\n")
+        usage = decision.usage
+        untrusted = None if usage is None else usage_problem(usage)  # a server never switches budgets off
+        if usage is None or untrusted is not None:
+            usage = Usage.trusted(input_tokens=input_tokens, output_tokens=estimate_tokens(words), estimated=True)
+            if untrusted is not None:
+                thought = f"{thought}\n[agent-tui: {untrusted}; the usage was estimated instead]".lstrip("\n")
         price = self.prices.get(policy.name)
         cost = decision.cost if decision.cost is not None else None if price is None else (
             usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1000
@@ -317,7 +327,7 @@ class Engine:
         if parse_error is not None:
             self._emit(Observed.trusted(at=float(self.clock()), step=step, index=0, tool=None, text=parse_error, error=True))
             return
-        if self._braked(actions):
+        if self.header.repetition_threshold is not None and self._braked(actions):
             return
         self._run_queue()
 
@@ -384,7 +394,7 @@ class Engine:
             else:
                 self._end("handed_off", f"{tool.name}: {text}" if text else tool.name)
             return False
-        again = (self.state.step, index) in self.ask_again
+        again = bool(self.ask_again) and (self.state.step, index) in self.ask_again
         # An action an earlier session reached is judged by the header's rules alone: an
         # "approve always" read from the file never clears the call it was recorded for.
         effect, why = decide_effect(self.header.rules if again else self.state.rules, tool, args, action.args)
@@ -427,16 +437,10 @@ class Engine:
                 if self.running is not intent:
                     return  # another thread recorded this call's outcome as unknown and ended the run
                 self.running = None
-        self._observe(
-            index,
-            tool.name,
-            args,
-            result.text,
-            error=result.error,
-            executed=result.executed,
-            truncated=result.truncated,
-            duration=float(max(0.0, result.duration)),
-        )
+        self._emit(Observed.trusted(
+            at=float(self.clock()), step=self.state.step, index=index, tool=tool.name, args=args, text=result.text,
+            error=result.error, executed=result.executed, truncated=result.truncated, duration=float(max(0.0, result.duration)),
+        ))
         if result.fault:
             self.fault = result.text
             if not self.interactive:

@@ -13,6 +13,8 @@ from typing_extensions import Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from engine.core.jsonvalues import call_text
+
 FORMAT_VERSION = 3
 """2: `tool_started` lines (intent before a tool runs). 3: an optional `seal` on the
 header and on an "approve always" (engine.sessions.seals); a reader of version 2
@@ -111,8 +113,6 @@ class Action(_Model):
     def render(self) -> str:
         """`tool(key=value, ...)` as shown to people and to text-format policies
         (`engine.core.jsonvalues.call_text`, the one way a call is written)."""
-        from engine.core.jsonvalues import call_text
-
         if self.args_error is not None:
             return f"{self.tool}(<unreadable arguments>)"
         return call_text(self.tool, self.args)

@@ -62,13 +62,26 @@ class Decision:
         return cls(text=text)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ObservationView:
     tool: str | None
     args: dict[str, Any]
     text: str
     error: bool
     executed: bool
+
+    def __init__(self, tool: str | None, args: dict[str, Any], text: str, error: bool, executed: bool) -> None:
+        # Each slot set through its own descriptor: the `__init__` a frozen dataclass is given
+        # goes through `object.__setattr__` field by field, and the fold makes one a call.
+        set_tool, set_args, set_text, set_error, set_executed = _OBSERVATION_SLOTS
+        set_tool(self, tool)
+        set_args(self, args)
+        set_text(self, text)
+        set_error(self, error)
+        set_executed(self, executed)
+
+
+_OBSERVATION_SLOTS = tuple(ObservationView.__dict__[name].__set__ for name in ("tool", "args", "text", "error", "executed"))
 
 
 @dataclass(slots=True)

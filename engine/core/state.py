@@ -198,41 +198,33 @@ class RunState:
     # -- handlers -------------------------------------------------------------
 
     def _decision(self, e: ev.DecisionMade, words: int | None = None) -> None:
+        usage, actions = e.usage, e.actions
+        input_tokens, output_tokens = usage.input_tokens, usage.output_tokens
         self.step = e.step
         self.status = "ready"
         self.last_policy_error = None
-        self.input_tokens += e.usage.input_tokens
-        self.output_tokens += e.usage.output_tokens
-        self.estimated_usage = self.estimated_usage or e.usage.estimated
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.estimated_usage = self.estimated_usage or usage.estimated
         cost = e.cost
         if cost is None:
-            cost = (
-                e.usage.input_tokens * self.budget.price_in_per_1k + e.usage.output_tokens * self.budget.price_out_per_1k
-            ) / 1000
+            budget = self.budget
+            cost = (input_tokens * budget.price_in_per_1k + output_tokens * budget.price_out_per_1k) / 1000
         self.cost += cost
         spent = self.policy_usage.get(e.policy)
         if spent is None:
             spent = self.policy_usage[e.policy] = PolicyUsage()
         spent.steps += 1
-        spent.input_tokens += e.usage.input_tokens
-        spent.output_tokens += e.usage.output_tokens
+        spent.input_tokens += input_tokens
+        spent.output_tokens += output_tokens
         spent.cost += cost
         self.seconds += e.duration
-        self.input_tokens_per_step.append(e.usage.input_tokens)
+        self.input_tokens_per_step.append(input_tokens)
         self.context_words += added_words(e) if words is None else words
-        self.history.append(
-            StepView(
-                step=e.step,
-                policy=intern(e.policy),  # one string for all the steps of a policy
-                thought=e.thought,
-                actions=list(e.actions),
-                answer=e.answer,
-                parse_error=e.parse_error,
-                raw=e.raw,
-            )
-        )
-        self.queue = list(enumerate(e.actions)) if e.answer is None else []
-        keys: list[Hashable | None] = [args_key(a.tool, a.args) for a in e.actions]
+        # one policy string for all its steps (intern)
+        self.history.append(StepView(e.step, intern(e.policy), e.thought, list(actions), e.answer, e.parse_error, e.raw))
+        self.queue = list(enumerate(actions)) if e.answer is None else []
+        keys: list[Hashable | None] = [args_key(a.tool, a.args) for a in actions]
         signature = tuple(keys) if keys else None
         if signature is not None and signature == self.last_signature:
             self.repeat_count += 1
