@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 import pytest
 from textual.app import App, ComposeResult
 
@@ -120,6 +122,14 @@ async def test_expanding_one_fold_counts_the_same():
         assert any("line 11" in line for line in lines(lazy))
 
 
+@asynccontextmanager
+async def two_panes():
+    """(pilot, a pane shown lists grown a few events at a time, a pane under test)."""
+    app = Two()
+    async with app.run_test(size=(70, 40)) as pilot:
+        yield pilot, app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
+
+
 def grown(pane: TranscriptPane, events: list, by: int = 200) -> None:
     """Show `events` a few at a time, as a live run appends them: every event figured."""
     for stop in range(by, len(events) + by, by):
@@ -138,9 +148,7 @@ async def filled(pilot, pane: TranscriptPane) -> None:
 async def test_a_long_run_is_drawn_from_its_tail_and_figured_as_it_comes_on_screen():
     events = make_events(3000)
     base = Base(events, False)
-    app = Two()
-    async with app.run_test(size=(70, 40)) as pilot:
-        listed, lazy = app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
+    async with two_panes() as (pilot, listed, lazy):
         grown(listed, events)
         lazy.reset(HEADER, Prefix(base, len(events)))
         # the first frame reads the events it shows, not every event of the run
@@ -162,9 +170,7 @@ async def test_a_long_run_is_drawn_from_its_tail_and_figured_as_it_comes_on_scre
 
 async def test_an_estimated_event_in_view_keeps_its_place_when_it_is_figured():
     events = make_events(3000)
-    app = Two()
-    async with app.run_test(size=(70, 40)) as pilot:
-        listed, lazy = app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
+    async with two_panes() as (pilot, listed, lazy):
         grown(listed, events)
         lazy.reset(HEADER, events)
         await pilot.pause()
