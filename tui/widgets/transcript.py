@@ -250,8 +250,7 @@ class TranscriptPane(ScrollView, can_focus=True):
                 self._filler.stop()
                 self._filler = None
             return
-        self._figure_keeping_view(stop - FILL_CHUNK, stop)
-        self.refresh()
+        self._figure_keeping_view(stop - FILL_CHUNK, stop)  # a scroll that keeps the view redraws it
 
     def _figure_keeping_view(self, lo: int, hi: int) -> None:
         """Figure events lo..hi-1 and keep the row at the top of the view where it is
