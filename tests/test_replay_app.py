@@ -112,7 +112,9 @@ async def test_goto_step_search_and_play(tmp_path):
         assert app.state.step == 2
         await pilot.press("g", "1", "escape")  # cancelled: nothing moves
         assert not ask.asking and app.position == timeline.position_after_step(2)
-        await pilot.press("slash", *"calc", "enter")
+        await pilot.press("slash", *"calc")  # asked on the status line too
+        assert app.ask_line.asking and len(app.screen_stack) == 1
+        await pilot.press("enter")
         assert "calc" in pane_text(app)
         assert app.state.history[-1].actions[0].tool == "calc"
         await pilot.press("home", "minus", "space")  # half speed: one event a second

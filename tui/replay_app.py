@@ -35,7 +35,6 @@ from tui.keys import QUIT_ON_CTRL_C, quit_or_copy
 from tui.layout import fit
 from tui.replay_fork import _fork_from, fork_target, imported_fork_policies
 from tui.replay_tail import Tail, read_tail
-from tui.screens.ask import AskScreen
 from tui.screens.dialogs import HelpScreen, PolicyPicker
 from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
 from tui.widgets.ask_line import AskLine
@@ -172,7 +171,7 @@ class ReplayApp(App[object]):
         """The last events, shown alone at the end until the index pass has folded the run."""
         self.reading: Timer | None = None
         self.ask_line = AskLine(self._show_question)
-        """Go-to-step's question, on the timeline's status line."""
+        """Go-to-step's and search's question, on the timeline's status line."""
         self.collector = AfterFrameCollector()
         """Collects young objects after frames, not between a key and its frame (tui.collector_pace)."""
         self.scenario = scenario if scenario is not None else _scenario_named(self.header.scenario)
@@ -376,7 +375,7 @@ class ReplayApp(App[object]):
             self.seek(hits[0] + 1, note=f"found {value!r}")
             self.query_one(TranscriptPane).reveal(hits[0], value)
 
-        self.push_screen(AskScreen("Search the run", value=self.query_text), chosen)
+        self.ask_line.ask("Search the run:", chosen, value=self.query_text)
 
     # -- playing ---------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """A one-line question asked on the replay timeline's status line.
 
-The viewer's go-to-step used a modal screen: the screen under it was dimmed
+The viewer's go-to-step (and search) used a modal screen: the screen under it was dimmed
 while the operator typed and drawn again whole when the answer closed it,
 and the footer was built again for the modal's keys and again for the
 screen's (most of a go-to-step's time). An `AskLine` is asked on the
