@@ -18,6 +18,13 @@ The first frame of the installed console script is timed under a
 pseudo-terminal: from spawning `agent-tui run support --task return-1187` to
 the first bytes of the header ("return-1187") on the terminal. Import time is
 `python -X importtime` of what that command imports.
+
+`--resume` (issue 30): `agent-tui run WORLD --resume FILE` of a 100,000-event
+run (bench/worlds/lookup_world.py, cut before its end line), spawned under a
+pseudo-terminal to the last step's words drawn in the transcript pane, in
+turns with its floor, a process that `json.loads` every line of the file;
+and the resumed cockpit's RSS at that frame and once its pane has figured
+every event's rows (`--settle` seconds later).
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -61,8 +69,10 @@ def make_run(steps: int, limit: int):
     return run
 
 
-async def step_times(steps: int, rounds: int) -> tuple[float, list[float], int, list[float], list[float], list[int]]:
-    """(seconds to mount the cockpit, per-step times to `pilot.pause()` returning,
+async def step_times(steps: int, rounds: int) -> tuple[float, float, list[float], int, list[float], list[float], list[int]]:
+    """(seconds to mount the cockpit, seconds until its pane has figured the rows of
+    every event (tui/widgets/rows.py counts a long run from its tail, the rest while
+    idle), per-step times to `pilot.pause()` returning,
     events shown, per-step times to the state and widgets updated, per-step times
     to the last frame drawn, frames drawn per step)."""
     from tui.app import CockpitApp
@@ -79,6 +89,11 @@ async def step_times(steps: int, rounds: int) -> tuple[float, list[float], int, 
         await pilot.pause()
         mounted = time.perf_counter() - start
         pane = app.query_one(TranscriptPane)
+        for _ in range(6000):  # the steps are timed once the pane has figured every event's rows
+            if not pane.index.estimated:
+                break
+            await asyncio.sleep(0.01)
+        filled = time.perf_counter() - start
         shown = pane.event_count
         frames = Frames(app.screen)
         for _ in range(rounds):
@@ -93,7 +108,7 @@ async def step_times(steps: int, rounds: int) -> tuple[float, list[float], int, 
             drawn.append(frames.last - start if frames.count else times[-1])
             counts.append(frames.count)
         assert pane.event_count == shown + 2 * rounds, (pane.event_count, shown)
-    return mounted, times, shown, updated, drawn, counts
+    return mounted, filled, times, shown, updated, drawn, counts
 
 
 async def memory(steps: int, trace: bool) -> None:
@@ -122,8 +137,15 @@ def in_fresh_process(steps: int, trace: bool) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def first_frame(command: list[str], home: str, marker: bytes = b"return-1187", timeout: float = 30.0) -> float:
-    """Seconds from spawning `command` under a pty to `marker` appearing on its terminal."""
+def first_frame(
+    command: list[str],
+    home: str,
+    marker: bytes = b"return-1187",
+    timeout: float = 30.0,
+    probe: Callable[[int, int], None] | None = None,
+) -> float:
+    """Seconds from spawning `command` under a pty to `marker` appearing on its terminal;
+    `probe(pid, terminal)` is called once it has, before the process is stopped."""
     master, slave = pty.openpty()
     import fcntl
     import termios
@@ -147,6 +169,8 @@ def first_frame(command: list[str], home: str, marker: bytes = b"return-1187", t
                 # the escape sequences between segments do not split a word
                 if marker in re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", seen):
                     elapsed = time.perf_counter() - start
+                    if probe is not None:
+                        probe(proc.pid, master)
                     break
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -157,6 +181,65 @@ def first_frame(command: list[str], home: str, marker: bytes = b"return-1187", t
             proc.wait()
         os.close(master)
     return elapsed
+
+
+def child_rss_mb(pid: int) -> float:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def drain(master: int, seconds: float) -> None:
+    """Read what the terminal gets for `seconds` (a process blocked on a full pty draws nothing)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        ready, _, _ = select.select([master], [], [], 0.05)
+        if ready:
+            try:
+                os.read(master, 65536)
+            except OSError:
+                return
+
+
+def resumed(steps: int, starts: int, settle: float) -> None:
+    """`run --resume` of a `steps`-step run to its first frame, in turns with the json.loads floor; RSS."""
+    from bench.commands import JSON_ONLY, make_transcript, wall
+
+    world = str(ROOT / "bench" / "worlds" / "lookup_world.py")
+    script = shutil.which("agent-tui") or str(Path(sys.executable).with_name("agent-tui"))
+    with tempfile.TemporaryDirectory() as work:
+        whole, unfinished, copy = (Path(work) / name for name in ("run.jsonl", "unfinished.jsonl", "resumed.jsonl"))
+        made = time.perf_counter()
+        make_transcript(whole, steps)
+        print(f"  made the run in {time.perf_counter() - made:.1f} s", file=sys.stderr)
+        lines = whole.read_bytes().splitlines(keepends=True)
+        unfinished.write_bytes(b"".join(lines[:-1]))
+        events = sum(1 for line in lines[1:-1] if b'"type":"tool_started"' not in line)
+        marker = f"item-{steps}".encode()  # the last step's action, at the foot of the pane
+        frames: list[float] = []
+        floors: list[float] = []
+        floor_cpu: list[float] = []
+        rss: list[tuple[float, float]] = []
+
+        def probe(pid: int, terminal: int) -> None:
+            at_frame = child_rss_mb(pid)
+            drain(terminal, settle)
+            rss.append((at_frame, child_rss_mb(pid)))
+
+        with tempfile.TemporaryDirectory() as home:
+            for _ in range(starts):
+                copy.write_bytes(unfinished.read_bytes())
+                frames.append(first_frame([script, "run", world, "--resume", str(copy)], home, marker, 60.0, probe))
+                floor, cpu = wall([sys.executable, "-c", JSON_ONLY, str(unfinished)])
+                floors.append(floor)
+                floor_cpu.append(cpu)
+    frame, floor = statistics.median(frames), statistics.median(floors)
+    print(f"run --resume of a {events:,}-event run, spawn to its last step drawn ({starts} runs, in turns): "
+          f"median {frame:.3f} s, range {min(frames):.3f}-{max(frames):.3f} s, {frame / floor:.2f}x the floor   goal <= 1x")
+    print(f"  floor, a process that json.loads every line: median {floor:.3f} s (CPU {statistics.median(floor_cpu):.3f} s)")
+    print(f"  RSS of the resumed cockpit: {statistics.median(r for r, _ in rss):6.1f} MB at that frame, "
+          f"{statistics.median(r for _, r in rss):6.1f} MB {settle:g} s later   goal <= 120 MB")
 
 
 def import_time(modules: str) -> float:
@@ -187,6 +270,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=at_least(1), default=60)
     parser.add_argument("--starts", type=at_least(1), default=5)
     parser.add_argument("--steps-only", action="store_true", help="only the step timings (no memory, no start-up)")
+    parser.add_argument("--resume-only", action="store_true", help="only `run --resume` of a long run (first frame, RSS)")
+    parser.add_argument("--settle", type=float, default=8.0, help="seconds after the resumed first frame to read RSS again")
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -194,9 +279,12 @@ def main() -> None:
         asyncio.run(memory(args.steps, args.trace))
         return
 
-    print(f"cockpit benchmark (terminal {SIZE[0]}x{SIZE[1]})")
-    _, small, shown_small, small_updated, small_drawn, small_frames = asyncio.run(step_times(500, args.rounds))
-    mounted, big, shown_big, big_updated, big_drawn, big_frames = asyncio.run(step_times(args.steps, args.rounds))
+    print(f"cockpit benchmark (terminal {SIZE[0]}x{SIZE[1]}), load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.resume_only:
+        resumed(args.steps, args.starts, args.settle)
+        return
+    _, _, small, shown_small, small_updated, small_drawn, small_frames = asyncio.run(step_times(500, args.rounds))
+    mounted, filled, big, shown_big, big_updated, big_drawn, big_frames = asyncio.run(step_times(args.steps, args.rounds))
     print(f"one step through the cockpit to its state and widgets updated, {shown_small:,} events shown:   {ms(small_updated)}")
     print(f"one step through the cockpit to its state and widgets updated, {shown_big:,} events shown: {ms(big_updated)}")
     print(f"one step (2 events) to its frame drawn, {shown_small:,} events shown:   {ms(small_drawn)}   goal median <= 50 ms")
@@ -207,6 +295,7 @@ def main() -> None:
     print(f"  ratio of medians {shown_big:,} / {shown_small:,}: {statistics.median(big) / statistics.median(small):.2f}   goal: flat")
     print(f"  p95 {shown_big:,} / {shown_small:,} (to the frame): {p95(big_drawn) / p95(small_drawn):.2f}   goal <= 1.2")
     print(f"cockpit mounted on a {shown_big:,}-event run to its first frame: {mounted:7.3f} s")
+    print(f"  ... to every event's rows figured (in the background, the steps above timed after it): {filled:7.3f} s")
     if args.steps_only:
         return
 
@@ -227,6 +316,7 @@ def main() -> None:
         frames = [first_frame([script, "run", "support", "--task", "return-1187"], home) for _ in range(args.starts)]
     imports_cli = [import_time("tui.cli") for _ in range(args.starts)]
     imports_app = [import_time("tui.cli, tui.app, scenarios") for _ in range(args.starts)]
+    resumed(args.steps, args.starts, args.settle)
     print(f"agent-tui run support --task return-1187, spawn to the header on the terminal ({args.starts} runs): "
           f"median {statistics.median(frames):.3f} s, range {min(frames):.3f}-{max(frames):.3f} s")
     print(f"  import time (-X importtime): tui.cli {statistics.median(imports_cli):.3f} s, "

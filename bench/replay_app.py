@@ -176,6 +176,104 @@ async def seeks(path: Path, count: int) -> dict[str, list[float]]:
     return out
 
 
+async def go_to_step(path: Path, count: int) -> list[float]:
+    """Seconds from the Enter of `g N Enter` to the main screen's frame at step N (indexed, random N)."""
+    from tui.replay_app import ReplayApp
+
+    timeline = Timeline.open(path)
+    app = ReplayApp(timeline)
+    times: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_indexed(app, pilot)
+        frames = Frames(app.screen_stack[0])
+        rng = random.Random(11)
+        steps = timeline.steps()
+        for _ in range(count):
+            step = rng.randrange(steps + 1)
+            await pilot.press("g", *str(step))
+            await pilot.pause()
+            target = timeline.position_after_step(step)
+            frames.start()
+            start = time.perf_counter()
+            await pilot.press("enter")
+            for _ in range(500):
+                if app.position == target and frames.count and len(app.screen_stack) == 1:
+                    break
+                await pilot.pause(0.002)
+            await pilot.pause()
+            times.append(frames.last - start)
+            assert app.position == target, (app.position, target)
+    return times
+
+
+async def minimal_key_to_frame(count: int) -> list[float]:
+    """The floor: a minimal Textual app, a key that changes one Static, to the frame drawn."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import Static
+
+    class Minimal(App[None]):
+        BINDINGS = [("g", "bump", "bump")]
+        presses = 0
+
+        def compose(self) -> ComposeResult:
+            yield Static("0", id="n")
+
+        def action_bump(self) -> None:
+            self.presses += 1
+            self.query_one("#n", Static).update(str(self.presses))
+
+    app = Minimal()
+    times: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        frames = Frames(app.screen)
+        for _ in range(count):
+            await pilot.pause()
+            frames.start()
+            start = time.perf_counter()
+            await pilot.press("g")
+            for _ in range(500):
+                if frames.count:
+                    break
+                await pilot.pause(0.002)
+            times.append(frames.last - start)
+    return times
+
+
+async def keys_while_indexing(path: Path, count: int) -> tuple[list[float], list[float]]:
+    """Key to frame of `right` (one event forward) while the index pass runs in its worker,
+    and the same key once it is done (opened at the start of the run)."""
+    from tui.replay_app import ReplayApp
+
+    timeline = Timeline.open(path)
+    app = ReplayApp(timeline)
+    during: list[float] = []
+    after: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        frames = Frames(app.screen)
+
+        async def key() -> float:
+            position = app.position
+            frames.start()
+            start = time.perf_counter()
+            app.simulate_key("right")  # not pilot.press: it waits for the process to go idle, which the pass holds up
+            for _ in range(2000):
+                if app.position == position + 1 and frames.count:
+                    break
+                await asyncio.sleep(0.001)
+            return frames.last - start
+
+        while not timeline.indexed and len(during) < count:
+            timed = await key()
+            if not timeline.indexed:
+                during.append(timed)
+            await asyncio.sleep(0.05)
+        await wait_indexed(app, pilot)
+        for _ in range(count):
+            after.append(await key())
+            await asyncio.sleep(0.05)
+    return during, after
+
+
 async def memory(path: Path, trace: bool) -> None:
     """Printed as JSON: the app opened, indexed, at the end, then at the middle."""
     from tui.replay_app import ReplayApp
@@ -224,12 +322,24 @@ def print_seeks(times: dict[str, list[float]], count: int, ratio) -> None:
     print(f"  ... to pilot.pause() returning:                    {ms(times['step'])}")
 
 
+def print_keys(path: Path, count: int) -> None:
+    """Go-to-step and keys during the index pass, each next to the minimal app's key to frame (same run)."""
+    floor = asyncio.run(minimal_key_to_frame(count))
+    goto = asyncio.run(go_to_step(path, count))
+    during, after = asyncio.run(keys_while_indexing(path, count))
+    print(f"a minimal Textual app, key to frame ({count}):          {ms(floor)}   (the floor)")
+    print(f"go to step (g N enter), enter to its frame ({count}):  {ms(goto)}   goal p95 <= 50 ms")
+    print(f"one event forward (right) while the index pass runs ({len(during)}): {ms(during) if during else 'none: the pass ended first'}")
+    print(f"  ... once it is done ({count}):                       {ms(after)}   goal: the same")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=at_least(1), default=50_000)
     parser.add_argument("--keep", help="write the transcript here (and reuse it if it exists)")
     parser.add_argument("--seeks", type=at_least(1), default=60)
     parser.add_argument("--seeks-only", action="store_true", help="only the seek timings (no opening, no memory)")
+    parser.add_argument("--keys-only", action="store_true", help="only go-to-step and keys during the index pass")
     parser.add_argument("--opens-only", action="store_true", help="only the opening timings (no seeks, no memory)")
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
@@ -260,6 +370,9 @@ def main() -> None:
     if args.seeks_only:
         print_seeks(asyncio.run(seeks(path, args.seeks)), args.seeks, ratio)
         return
+    if args.keys_only:
+        print_keys(path, args.seeks)
+        return
     for label, at in (("open at the start", None), ("open at the end (--at end)", -1)):
         opens = [asyncio.run(first_frame(path, at)) for _ in range(3)]
         frame, paused, indexed = (statistics.median(o[k] for o in opens) for k in range(3))
@@ -270,6 +383,7 @@ def main() -> None:
         return
 
     print_seeks(asyncio.run(seeks(path, args.seeks)), args.seeks, ratio)
+    print_keys(path, args.seeks)
 
     traced = in_fresh_process(path, trace=True)
     plain = in_fresh_process(path, trace=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 import pytest
 from textual.app import App, ComposeResult
 
@@ -118,3 +120,67 @@ async def test_expanding_one_fold_counts_the_same():
         await pilot.pause()
         assert lines(lazy) == lines(listed)
         assert any("line 11" in line for line in lines(lazy))
+
+
+@asynccontextmanager
+async def two_panes():
+    """(pilot, a pane shown lists grown a few events at a time, a pane under test)."""
+    app = Two()
+    async with app.run_test(size=(70, 40)) as pilot:
+        yield pilot, app.query_one("#a", TranscriptPane), app.query_one("#b", TranscriptPane)
+
+
+def grown(pane: TranscriptPane, events: list, by: int = 200) -> None:
+    """Show `events` a few at a time, as a live run appends them: every event figured."""
+    for stop in range(by, len(events) + by, by):
+        pane.reset(HEADER, events[:stop])
+
+
+async def filled(pilot, pane: TranscriptPane) -> None:
+    """Until the pane has figured every event it estimated (bounded)."""
+    for _ in range(400):
+        if not pane.index.estimated:
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"{pane.index.estimated} events still estimated")
+
+
+async def test_a_long_run_is_drawn_from_its_tail_and_figured_as_it_comes_on_screen():
+    events = make_events(3000)
+    base = Base(events, False)
+    async with two_panes() as (pilot, listed, lazy):
+        grown(listed, events)
+        lazy.reset(HEADER, Prefix(base, len(events)))
+        # the first frame reads the events it shows, not every event of the run
+        assert base.reads < 600
+        assert lazy.index.estimated > 0
+        await pilot.pause()
+        assert lazy.follow and listed.follow
+        height = lazy.scrollable_content_region.height
+        end, listed_end = lazy.scroll_offset.y, listed.scroll_offset.y
+        assert [lazy._row(end + y).strip.text for y in range(height)] == [listed._row(listed_end + y).strip.text for y in range(height)]
+        lazy.scroll_home(animate=False, immediate=True)
+        listed.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert [lazy._row(y).strip.text for y in range(height)] == [listed._row(y).strip.text for y in range(height)]
+        await filled(pilot, lazy)
+        assert lazy._total_rows() == listed._total_rows()
+        assert lines(lazy) == lines(listed)
+
+
+async def test_an_estimated_event_in_view_keeps_its_place_when_it_is_figured():
+    events = make_events(3000)
+    async with two_panes() as (pilot, listed, lazy):
+        grown(listed, events)
+        lazy.reset(HEADER, events)
+        await pilot.pause()
+        middle = lazy._total_rows() // 2
+        lazy.scroll_to(y=middle, animate=False, immediate=True)
+        await pilot.pause()
+        part, index, offset = lazy._locate(lazy.scroll_offset.y)
+        assert part == "event" and not lazy.follow
+        top = lazy._row(lazy.scroll_offset.y).strip.text
+        await filled(pilot, lazy)
+        assert lazy._locate(lazy.scroll_offset.y) == (part, index, offset)
+        assert lazy._row(lazy.scroll_offset.y).strip.text == top
+        assert lines(lazy) == lines(listed)

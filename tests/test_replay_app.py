@@ -87,6 +87,27 @@ async def test_stepping_back_then_forward_returns_the_same_screen(tmp_path):
         assert pane_text(app) == before
 
 
+async def test_go_to_step_asks_on_the_status_line_of_the_same_screen(tmp_path):
+    """g asks for the step on the timeline's status line, not on a screen of its own, and moves
+    no focus: the screen is not dimmed, laid out or drawn again whole for the question."""
+    path, _ = saved_run(tmp_path, scenario="library", task=None, policy="good")
+    timeline = Timeline.open(path)
+    app = ReplayApp(timeline)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        main = app.screen
+        bar = app.query_one(TimelineBar)
+        await pilot.press("g", "1")
+        assert app.screen is main and len(app.screen_stack) == 1 and app.focused is None
+        assert app.ask_line.asking
+        assert bar.render().plain.splitlines()[2].startswith(f"Go to step (0-{timeline.steps()}): 1")
+        await pilot.press("q", "[", "b", "o", "l", "d", "]")  # typed into the answer as text: nothing quits
+        assert app.is_running and "1q[bold]" in bar.render().plain
+        await pilot.press(*["backspace"] * 7, "enter")
+        assert app.screen is main and app.position == timeline.position_after_step(1)
+        assert not app.ask_line.asking and bar.render().plain.splitlines()[2].startswith("event ")
+
+
 async def test_goto_step_search_and_play(tmp_path):
     path, run = saved_run(tmp_path, scenario="library", task=None, policy="good")
     timeline = Timeline.open(path)
@@ -94,12 +115,19 @@ async def test_goto_step_search_and_play(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.press("g")
-        await pilot.press("9", "enter")  # out of range: refused, dialog stays
-        assert len(app.screen_stack) == 2
+        await pilot.press("9", "enter")  # out of range: refused, the question stays
+        ask = app.ask_line
+        assert ask.asking
+        assert "a step number from 0 to" in app.query_one(TimelineBar).render().plain
         await pilot.press("backspace", "2", "enter")
+        assert not ask.asking
         assert app.position == timeline.position_after_step(2)
         assert app.state.step == 2
-        await pilot.press("slash", *"calc", "enter")
+        await pilot.press("g", "1", "escape")  # cancelled: nothing moves
+        assert not ask.asking and app.position == timeline.position_after_step(2)
+        await pilot.press("slash", *"calc")  # asked on the status line too
+        assert app.ask_line.asking and len(app.screen_stack) == 1
+        await pilot.press("enter")
         assert "calc" in pane_text(app)
         assert app.state.history[-1].actions[0].tool == "calc"
         await pilot.press("home", "minus", "space")  # half speed: one event a second

@@ -48,6 +48,23 @@ def test_replay_with_markers(snap_compare, in_tmp: Path, size: tuple[int, int]) 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
+def test_go_to_step_asks_on_the_status_line(snap_compare, in_tmp: Path) -> None:
+    """g then 9 and Enter on the support run (3 steps): the question takes the timeline's
+    status line, "Go to step (0-3): 9" with a block cursor after the 9, the refusal "a step
+    number from 0 to 3" in red and "enter: go · escape: cancel" dim; the rest of the screen
+    is the run at event 0, not dimmed, and the footer's keys are the viewer's own."""
+    app = ReplayApp(Timeline.open(_rejected_support_run()))
+
+    async def run_before(pilot) -> None:
+        await app.workers.wait_for_complete()
+        await pilot.press("g", "9", "enter")
+        await pilot.pause()
+        assert app.ask_line.asking and app.ask_line.problem == "a step number from 0 to 3"
+        assert len(app.screen_stack) == 1 and app.position == 0
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
 @SIZES
 def test_grid_map_mid_run(snap_compare, in_tmp: Path, size: tuple[int, int]) -> None:
     """The cockpit on grid 3 with the planner after four steps: the map (right) shows

@@ -14,7 +14,8 @@ import gc
 from functools import partial
 from typing import Callable, Iterable
 
-from textual import work
+from rich.text import Text
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.events import Resize
@@ -35,9 +36,9 @@ from tui.keys import QUIT_ON_CTRL_C, quit_or_copy
 from tui.layout import fit
 from tui.replay_fork import _fork_from, fork_target, imported_fork_policies
 from tui.replay_tail import Tail, read_tail
-from tui.screens.ask import AskScreen
 from tui.screens.dialogs import HelpScreen, PolicyPicker
 from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
+from tui.widgets.ask_line import AskLine
 from tui.widgets.footer import HELP_AND_QUIT, CockpitFooter
 from tui.widgets.header import RunHeader, shown_path
 from tui.widgets.run_panes import RunPanes
@@ -86,6 +87,20 @@ REPLAY_COMMANDS: tuple[tuple[str, str, str], ...] = (
     FOLD_COMMAND,
 )
 """(action, palette title, palette help): the palette offers what the keys do."""
+
+
+class ReplayScreen(Screen[object]):
+    """The viewer's main screen: while `ask_line` asks, the keys are its answer."""
+
+    def __init__(self, ask_line: AskLine) -> None:
+        super().__init__(id="_default")
+        self.ask_line = ask_line
+
+    def on_key(self, event: events.Key) -> None:
+        self.ask_line.take_key(event)
+
+    def on_paste(self, event: events.Paste) -> None:
+        self.ask_line.take_paste(event)
 
 
 class ReplayApp(App[object]):
@@ -156,11 +171,16 @@ class ReplayApp(App[object]):
         self.tail: Tail | None = None
         """The last events, shown alone at the end until the index pass has folded the run."""
         self.reading: Timer | None = None
+        self.ask_line = AskLine(self._show_question)
+        """Go-to-step's and search's question, on the timeline's status line."""
         self.collector = AfterFrameCollector()
         """Collects young objects after frames, not between a key and its frame (tui.collector_pace)."""
         self.scenario = scenario if scenario is not None else _scenario_named(self.header.scenario)
 
     # -- layout ----------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen[object]:
+        return ReplayScreen(self.ask_line)
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
@@ -336,7 +356,10 @@ class ReplayApp(App[object]):
             if value is not None:
                 self.seek(self.timeline.position_after_step(int(value)))
 
-        self.push_screen(AskScreen(f"Go to step (0-{steps})", check=check), chosen)
+        self.ask_line.ask(f"Go to step (0-{steps}):", chosen, check=check)
+
+    def _show_question(self, line: Text | None) -> None:
+        self.query_one(TimelineBar).question = line
 
     def action_search(self) -> None:
         def chosen(value: str | None) -> None:
@@ -352,7 +375,7 @@ class ReplayApp(App[object]):
             self.seek(hits[0] + 1, note=f"found {value!r}")
             self.query_one(TranscriptPane).reveal(hits[0], value)
 
-        self.push_screen(AskScreen("Search the run", value=self.query_text), chosen)
+        self.ask_line.ask("Search the run:", chosen, value=self.query_text)
 
     # -- playing ---------------------------------------------------------------
 

@@ -7,6 +7,12 @@ and their prefix sums, so the pane finds the event under a row by bisection.
 A width change re-wraps only the events with a paragraph wider than the text
 column; runs of narrower events are counted in bulk.
 
+A long run shown at once (a resume, a seek far ahead) is figured from its
+tail: the last `EXACT_TAIL` events exactly, every earlier one estimated at
+one row (no event takes fewer) until `figure` reads it, which the pane does
+for what comes on screen and, a chunk at a time, for the rest while idle.
+Only the scrollbar is approximate until then.
+
 `Prefix` is how a viewer hands the pane the first n events of a long,
 lazily read run without a list of them; `FigureColumns` carries the figures
 of events counted elsewhere (the replay index pass) so the pane need not
@@ -28,6 +34,8 @@ from tui.widgets.wrap import count_lines
 
 LABEL_WIDTH = 10
 MIN_TEXT_WIDTH = 12
+EXACT_TAIL = 256
+"""Events figured exactly when more than this many are shown at once; the earlier ones are estimated."""
 
 
 class FigureColumns:
@@ -93,6 +101,10 @@ class RowIndex:
         self.plain_rows: list[int] = []
         self.plain_excess: list[int] = []
         """Rows and foldable excess of each known event when nothing wraps."""
+        self.exact = bytearray()
+        """1 for each known event figured from its blocks, 0 for one estimated at a row."""
+        self.estimated = 0
+        """How many known events are estimated (0 in `exact`)."""
         self.rows: list[int] = []
         self.ends: list[int] = []
         """Prefix sums of `rows`: event i covers rows [ends[i-1], ends[i])."""
@@ -136,6 +148,8 @@ class RowIndex:
             del self.known[index:]
         del self.full[index:], self.excess[index:], self.rows[index:], self.ends[index:]
         del self.widest[index:], self.plain_rows[index:], self.plain_excess[index:]
+        del self.exact[index:]
+        self.estimated = self.exact.count(0)
         self.expanded = {i for i in self.expanded if i < index}
 
     def forget_rows(self) -> None:
@@ -161,13 +175,21 @@ class RowIndex:
         """Count rows for the shown events not counted yet; True when the step
         column widened and every count (and drawn row) had to be forgotten."""
         fresh, widened = self._figure_upto(self.shown, pane_width)
-        width = self.text_width(pane_width)
-        stop = self.shown
+        first, stop = len(self.full), self.shown
+        if first < stop:
+            full, excess, rows = self._counts(first, stop, self.text_width(pane_width), fresh)
+            self.full.extend(full)
+            self.excess.extend(excess)
+            self.rows.extend(rows)
+            self.ends.extend(islice(accumulate(rows, initial=self.ends[-1] if self.ends else 0), 1, None))
+        return widened
+
+    def _counts(self, first: int, stop: int, width: int, fresh: dict[int, list[Block]]) -> tuple[list[int], list[int], list[int]]:
+        """(rows unfolded, foldable excess, rows shown) of events first..stop-1 at text `width`."""
         widest, plain_rows, plain_excess = self.widest, self.plain_rows, self.plain_excess
-        full, excess, rows, ends = self.full, self.excess, self.rows, self.ends
-        first = len(full)
-        if first >= stop:
-            return widened
+        full: list[int] = []
+        excess: list[int] = []
+        rows: list[int] = []
         expand_all, expanded = self.expand_all, self.expanded
         wide = list(compress(range(first, stop), map(width.__lt__, islice(widest, first, stop))))
         here = first
@@ -185,7 +207,6 @@ class RowIndex:
                 full.extend(run_full)
                 excess.extend(run_excess)
                 rows.extend(run_rows)
-                ends.extend(islice(accumulate(run_rows, initial=ends[-1] if ends else 0), 1, None))
             if index == stop:
                 break
             blocks = fresh.get(index) or event_blocks(self.known[index])
@@ -197,21 +218,21 @@ class RowIndex:
                 event_rows += n
             full.append(event_rows)
             excess.append(hidden)
-            shown = event_rows - hidden if hidden and not expand_all and index not in expanded else event_rows
-            rows.append(shown)
-            ends.append((ends[-1] if ends else 0) + shown)
+            rows.append(event_rows - hidden if hidden and not expand_all and index not in expanded else event_rows)
             here = index + 1
-        return widened
+        return full, excess, rows
 
     def _figure_upto(self, stop: int, pane_width: int) -> tuple[dict[int, list[Block]], bool]:
         """Width-independent figures of the known events up to `stop` not seen yet.
 
         Taken in bulk from `figures` when the shown Prefix has them, else from
-        each event. A wider step number than the step column holds widens the
-        column and forgets the counts made so far (then True). Returns the
-        blocks made for events wider than the text column (they are wrapped next).
+        each event: all of them when at most `EXACT_TAIL` are new, else the last
+        `EXACT_TAIL`, the earlier ones estimated at a row each. A wider step
+        number than the step column holds widens the column and forgets the
+        counts made so far (then True). Returns the blocks made for events
+        wider than the text column (they are wrapped next).
         """
-        known, widest, plain_rows, plain_excess = self.known, self.widest, self.plain_rows, self.plain_excess
+        widest = self.widest
         fresh: dict[int, list[Block]] = {}
         digits = self.step_digits
         if self.figures is not None and len(widest) < stop:
@@ -220,27 +241,82 @@ class RowIndex:
             hi = min(stop, len(col_widest), len(col_rows), len(col_excess), len(col_digits))
             if lo < hi:
                 widest.extend(col_widest[lo:hi])
-                plain_rows.extend(col_rows[lo:hi])
-                plain_excess.extend(col_excess[lo:hi])
+                self.plain_rows.extend(col_rows[lo:hi])
+                self.plain_excess.extend(col_excess[lo:hi])
+                self.exact.extend(b"\x01" * (hi - lo))
                 digits = max(digits, max(col_digits[lo:hi]))
-        if len(widest) < stop:
+        lo = len(widest)
+        if lo < stop:
+            if stop - lo > EXACT_TAIL:
+                guessed = stop - EXACT_TAIL - lo
+                widest.extend([0] * guessed)
+                self.plain_rows.extend([1] * guessed)
+                self.plain_excess.extend([0] * guessed)
+                self.exact.extend(bytes(guessed))
+                self.estimated += guessed
+                lo += guessed
             width = self.text_width(pane_width)
-            for index in range(len(widest), stop):
-                event = known[index]
-                if event.type == "decision" and len(str(event.step)) > digits:
-                    digits = len(str(event.step))
-                blocks = event_blocks(event)
-                event_widest, event_rows, event_excess = plain_figures(blocks)
-                widest.append(event_widest)
-                plain_rows.append(event_rows)
-                plain_excess.append(event_excess)
-                if event_widest > width:
-                    fresh[index] = blocks
+            self.exact.extend(b"\x01" * (stop - lo))
+            for index in range(lo, stop):
+                widest.append(0)
+                self.plain_rows.append(1)
+                self.plain_excess.append(0)
+                digits = self._figure_one(index, width, fresh, digits)
         if digits != self.step_digits:
             self.step_digits = digits
             self.forget_rows()
             return {}, True
         return fresh, False
+
+    def _figure_one(self, index: int, width: int, fresh: dict[int, list[Block]], digits: int) -> int:
+        """Set the plain figures of known event `index` (its blocks into `fresh` when
+        wider than `width`); the step digits with its step's."""
+        event = self.known[index]
+        if event.type == "decision" and len(str(event.step)) > digits:
+            digits = len(str(event.step))
+        blocks = event_blocks(event)
+        self.widest[index], self.plain_rows[index], self.plain_excess[index] = plain_figures(blocks)
+        if self.widest[index] > width:
+            fresh[index] = blocks
+        return digits
+
+    def figure(self, lo: int, hi: int, pane_width: int) -> bool:
+        """Figure the estimated events among lo..hi-1 and correct their counts and
+        every later row; True when the step column widened (every count forgotten)."""
+        exact = self.exact
+        lo, hi = max(0, lo), min(hi, len(exact))
+        first = exact.find(0, lo, hi)
+        if first < 0:
+            return False
+        width = self.text_width(pane_width)
+        fresh: dict[int, list[Block]] = {}
+        digits = self.step_digits
+        columns = self.figures.columns if self.figures is not None else None
+        for index in range(first, hi):
+            if exact[index]:
+                continue
+            if columns is not None and index < len(columns[3]):
+                self.widest[index], self.plain_rows[index], self.plain_excess[index] = (c[index] for c in columns[:3])
+                digits = max(digits, columns[3][index])
+            else:
+                digits = self._figure_one(index, width, fresh, digits)
+            exact[index] = 1
+            self.estimated -= 1
+            last = index
+        if digits != self.step_digits:
+            self.step_digits = digits
+            self.forget_rows()
+            self.count(pane_width)
+            return True
+        stop = min(last + 1, len(self.full))
+        if first < stop:
+            self.full[first:stop], self.excess[first:stop], self.rows[first:stop] = self._counts(first, stop, width, fresh)
+            self.ends[first:] = islice(accumulate(islice(self.rows, first, None), initial=self.start_of(first)), 1, None)
+        return False
+
+    def estimated_below(self, stop: int) -> int:
+        """The last estimated event before `stop` (-1: none)."""
+        return self.exact.rfind(0, 0, min(stop, len(self.exact)))
 
     def refold(self) -> None:
         """Recompute shown rows after a fold change (no re-wrapping)."""

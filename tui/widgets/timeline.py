@@ -2,7 +2,8 @@
 
 Line 1 is the run squeezed to the bar's width with a glyph for each marker
 (A approval, R rejection or abort, ! error, P policy swap, $ budget, ■ end);
-line 2 carries the cursor; line 3 says where and how fast.
+line 2 carries the cursor; line 3 says where and how fast, or shows the
+question being asked there (`question`, tui/widgets/ask_line.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class TimelineBar(Widget):
     position: reactive[int] = reactive(0)
     markers: reactive[Sequence[Marker]] = reactive(())
     status: reactive[str] = reactive("")
+    question: reactive[Text | None] = reactive(None)
+    """The line shown instead of the status while a question is asked on it."""
 
     def show(self, *, position: int, total: int, markers: Sequence[Marker], status: str) -> None:
         self.position, self.total, self.markers, self.status = position, total, markers, status
@@ -63,6 +66,9 @@ class TimelineBar(Widget):
         cursor = self.column(self.position, width)
         text.append(" " * cursor + "▲", style="bold")
         text.append("\n")
+        if self.question is not None:
+            text.append_text(self.question)
+            return text
         status = self.status
         if cell_len(status) > width:  # a long marker note: cut where it shows, not mid-word at the edge
             status = set_cell_size(status, width - 1) + "…"

@@ -19,7 +19,10 @@ How it stays fast at 100,000 events: a `RowIndex` (tui/widgets/rows.py)
 keeps, for the current width, only the number of rows each event takes plus
 a prefix sum of those counts. `render_line(y)` finds the event under a row by
 bisection and draws that event's rows (kept in a small LRU cache). Appending
-counts one event; `reset()` with a list that shares a prefix with what the
+counts one event; a long run shown at once is counted from its tail, its
+earlier events estimated at a row each and figured when they come on screen
+or, `FILL_CHUNK` at a time, while the app is idle (the event at the top of
+the view stays put); `reset()` with a list that shares a prefix with what the
 pane has seen before (replay seek back and forth) reuses the counts it
 already has. What an event says is `event_blocks` (tui/widgets/blocks.py);
 wrapping is tui/widgets/wrap.py.
@@ -38,6 +41,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
+from textual.timer import Timer
 
 from engine.core.describe import Block, fork_words
 from engine.core.events import Event, Header
@@ -52,6 +56,12 @@ __all__ = ["FigureColumns", "Prefix", "TranscriptPane", "event_figures"]
 
 SYSTEM_LINES = 8
 """The system prompt's rows at the top of the pane, at most."""
+FILL_CHUNK = 250
+"""Estimated events figured at a time while the app is idle (about 10 ms of work)."""
+FILL_EVERY = 0.02
+"""Seconds between two chunks: the app answers keys in between."""
+VIEW_MARGIN = 8
+"""Events figured either side of those on screen."""
 
 
 class Row(NamedTuple):
@@ -134,6 +144,9 @@ class TranscriptPane(ScrollView, can_focus=True):
         self._follow = True
         self._drawing = False
         """True while `render_lines` draws rows whose width it has checked."""
+        self._figuring = False
+        self._filler: Timer | None = None
+        """Figures the estimated events a chunk at a time, while there are any."""
 
     # -- the interface -----------------------------------------------------
 
@@ -209,7 +222,53 @@ class TranscriptPane(ScrollView, can_focus=True):
         self._set_virtual_size(Size(self._pane_width(), self._total_rows()))
         if self._follow:
             self._scroll_to_end()
+        self._figure_view()
+        if self.index.estimated and self._filler is None:
+            self._filler = self.set_interval(FILL_EVERY, self._fill, name="figure rows")
         self.refresh()
+
+    def _figure_view(self) -> None:
+        """Figure the estimated events on screen (and a margin either side)."""
+        index = self.index
+        if not index.estimated or self._figuring or not index.shown:
+            return
+        head, height = len(self._header_rows), self.scrollable_content_region.height
+        for _ in range(4):  # an estimate is never more rows than figured: few rounds
+            top = max(0, min(self.scroll_offset.y - head, index.total() - 1))
+            first, _ = index.locate(top)
+            last, _ = index.locate(min(top + height, index.total() - 1))
+            lo, hi = first - VIEW_MARGIN, last + VIEW_MARGIN + 1
+            if index.exact.find(0, max(0, lo), min(hi, index.shown)) < 0:
+                return
+            self._figure_keeping_view(lo, hi)
+
+    def _fill(self) -> None:
+        """Figure the next chunk of estimated events, from the newest down."""
+        stop = self.index.estimated_below(self.index.shown) + 1
+        if stop <= 0 or self._pane_width() <= 0:
+            if self._filler is not None:
+                self._filler.stop()
+                self._filler = None
+            return
+        self._figure_keeping_view(stop - FILL_CHUNK, stop)  # a scroll that keeps the view redraws it
+
+    def _figure_keeping_view(self, lo: int, hi: int) -> None:
+        """Figure events lo..hi-1 and keep the row at the top of the view where it is
+        (or the end in view, when following)."""
+        part, at, offset = self._locate(self.scroll_offset.y)
+        self._figuring = True
+        try:
+            if self.index.figure(lo, hi, self._row_width()):
+                self._forget_drawn()
+                self._ensure_edges()
+            self._set_virtual_size(Size(self._pane_width(), self._total_rows()))
+            if self._follow:
+                self._scroll_to_end()
+            elif part == "event":
+                y = len(self._header_rows) + self.index.start_of(at) + min(offset, self.index.rows[at] - 1)
+                self.scroll_to(y=y, animate=False, immediate=True)
+        finally:
+            self._figuring = False
 
     def _set_virtual_size(self, size: Size) -> None:
         """The scrollable size, without a layout of the screen.
@@ -263,7 +322,9 @@ class TranscriptPane(ScrollView, can_focus=True):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        self._follow = new_value >= self.max_scroll_y
+        if not self._figuring:
+            self._follow = new_value >= self.max_scroll_y
+            self._figure_view()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -416,6 +477,7 @@ class TranscriptPane(ScrollView, can_focus=True):
         away under "… more lines" was out of sight."""
         if not 0 <= index < self.index.shown or self._pane_width() <= 0:
             return
+        self._figure_keeping_view(index - VIEW_MARGIN, index + VIEW_MARGIN + 1)
         if self.index.folded(index):
             self.index.expanded.add(index)
             self.index.refold()
