@@ -43,12 +43,12 @@ from engine.gateway.conversation import Conversation, NewMessages, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
 from engine.gateway.upstream import Upstream, UpstreamPolicy
-from engine.wires import Wire, chat
-from engine.wires.neutral import Response
+from engine.wires import Wire, chat, gemini
+from engine.wires.neutral import Response, asks_for_json
 from engine.core.urls import safe_url
 from engine.model.config import Secret
 from engine.core.policy import Decision
-from engine.core.state import PendingApproval, RunState
+from engine.core.state import PendingApproval, RunState, estimate_tokens
 from engine.sessions.build import build_engine
 from engine.sessions.run import default_transcript_path, free_path
 from engine.sessions.seals import Sealer, key_or_problem, sealed_run
@@ -205,8 +205,8 @@ class Gateway:
         while True:
             with self.lock:
                 self._agent_wire = wire
-                line, new, beside = self._match(messages, bool(tools))
-            if beside is not None:
+                line, new, beside = self._match(messages, bool(tools), asks_for_json(body))
+            if line is None or beside is not None:
                 self._side(body, beside, future, wire)
                 return future
             with line.lock:
@@ -223,9 +223,12 @@ class Gateway:
         return future
 
     def pass_through(self, wire: Wire, route: str, body: bytes, headers: dict[str, str]) -> Response:
-        """A request that steers nothing (Anthropic's `count_tokens`) sent as it is to the upstream
-        of its wire, and its answer, the key masked, back."""
+        """A request that steers nothing (Anthropic's `count_tokens`, Gemini's `:countTokens`) sent
+        as it is to the upstream of its wire, and its answer, the key masked, back; Gemini's is
+        estimated here when no upstream speaks Gemini (its agent counts to decide when to compact)."""
         upstream = self._upstream_for(wire)
+        if upstream.wire != wire.NAME and wire is gemini:
+            return gemini.counted(body, estimate_tokens)
         if upstream.wire != wire.NAME:
             return wire.error_response(404, f"agent-tui gateway: no {wire.NAME} upstream to pass {route} to (the upstream {upstream.name} speaks {upstream.wire})")
         policy = UpstreamPolicy(upstream, dict, key=self._key, client=self._client)
@@ -241,10 +244,12 @@ class Gateway:
             if waiting is not None:
                 self._selected = waiting
 
-    def _match(self, messages: list[dict[str, Any]], tools: bool) -> tuple[Line, bool, Line | None]:
+    def _match(self, messages: list[dict[str, Any]], tools: bool, json_asked: bool = False) -> tuple[Line | None, bool, Line | None]:
         """The conversation `messages` continue (the longest when several do), or a new one;
         or, for a request without tools beside a run going on, that run's conversation as the
-        third value (a side request). Under the table lock."""
+        third value (a side request); None and None for a request without tools that asks for
+        a JSON answer when no run goes on (a router's: a side request noted nowhere). Under
+        the table lock."""
         self._requests += 1
         continued = [line for line in self.lines if line.conversation.continues(messages)]
         if continued:
@@ -255,6 +260,8 @@ class Gateway:
         if not tools and going:
             beside = max(going, key=lambda m: m.active)
             return beside, False, beside
+        if not tools and json_asked:
+            return None, False, None
         waiting = [line for line in going if line.open_run.engine.released]
         self._conversations += 1
         line = Line(Conversation(self._conversations), active=self._requests)
@@ -288,12 +295,15 @@ class Gateway:
         self._tools_seen = (spec, tools)
         return tools
 
-    def _side(self, body: dict[str, Any], beside: Line, future: Future[Response], wire: Wire) -> None:
+    def _side(self, body: dict[str, Any], beside: Line | None, future: Future[Response], wire: Wire) -> None:
         """A request without tools that continues no conversation, beside a run going on (a
-        title, a summary, a router): passed to the upstream and back, and noted on that run."""
+        title, a summary, a router): passed to the upstream and back, and noted on that run
+        (`beside`; None: a router's before any run, noted nowhere)."""
         policy = self._policy(self._upstream_for(wire), lambda: dict(body))
         response, said = side_response(policy, body, wire)
         future.set_result(response)
+        if beside is None:
+            return
         count = len(body["messages"])
         text = f"a side request without tools ({count} message{'s' if count != 1 else ''}) went to the upstream: {said}"
 

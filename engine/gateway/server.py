@@ -37,7 +37,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from engine.gateway.controller import Gateway
-from engine.wires import Wire, anthropic, chat, gemini, wire_for_path
+from engine.wires import Wire, anthropic, chat, gemini, passed_route, wire_for_path
 from engine.wires.chat import models_list
 from engine.wires.neutral import Response
 
@@ -259,8 +259,9 @@ class GatewayServer:
         body = await self._body(headers, receive)
         if body is None:
             return wire.error_response(413, f"agent-tui gateway: the request body is over {self.max_body} bytes"), None
-        if path in wire.PASSED_ROUTES:
-            return await _in_thread(self.gateway.pass_through, wire, wire.PASSED_ROUTES[path], body, headers), None
+        passed = passed_route(wire, path)
+        if passed is not None:
+            return await _in_thread(self.gateway.pass_through, wire, passed, body, headers), None
         try:
             data: Any = json.loads(body)
         except (ValueError, RecursionError) as exc:

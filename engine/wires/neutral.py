@@ -128,6 +128,13 @@ def without_original(value: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in value.items() if k != ORIGINAL}
 
 
+def asks_for_json(body: dict[str, Any]) -> bool:
+    """Whether a neutral request asks for a JSON answer (`response_format`), as a router's or a
+    classifier's side request does."""
+    wanted = body.get("response_format")
+    return isinstance(wanted, dict) and wanted.get("type") in ("json_object", "json_schema")
+
+
 def message_text(content: Any) -> str:
     """The text of a neutral message's content (`engine.core.content.content_text`); any
     other value kept whole, as JSON."""
