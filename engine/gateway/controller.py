@@ -472,18 +472,19 @@ class Gateway:
     def _writer(self, number: int, task: str, header: Header) -> tuple[Path, TranscriptWriter, list[Path]]:
         """The run's transcript: in the data folder, or `-o FILE` for the first run and the next
         free of FILE-2, FILE-3... for later ones (a name taken by anything is skipped, and listed)."""
+        synced = self.approve_mode == "ask"  # an automatic answer needs no fsync before the call goes
         if self.out is None:
             path = default_transcript_path("gateway", task, header.started_at)
-            return path, TranscriptWriter(path, header), []
+            return path, TranscriptWriter(path, header, sync_approvals=synced), []
         if number == 1:
-            return self.out, TranscriptWriter(self.out, header), []
+            return self.out, TranscriptWriter(self.out, header, sync_approvals=synced), []
         taken: list[Path] = []
         wanted = max(number, self._out_number + 1)
         while True:
             path, n = free_path(self.out.parent, self.out.stem, self.out.suffix, wanted)
             taken += [self.out.with_name(f"{self.out.stem}-{k}{self.out.suffix}") for k in range(wanted, n)]
             try:
-                writer = TranscriptWriter(path, header)
+                writer = TranscriptWriter(path, header, sync_approvals=synced)
             except FileExistsError:  # written by someone else since it was looked at
                 taken.append(path)
                 wanted = n + 1
