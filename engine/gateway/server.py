@@ -26,6 +26,7 @@ import itertools
 import ipaddress
 import json
 import logging
+import queue
 import socket
 import sys
 import threading
@@ -380,9 +381,49 @@ def _result(future: Future[Response], wire: Wire) -> Response:
     return future.result()
 
 
+class _Workers:
+    """Daemon threads for the gateway's blocking work (its locks, the upstream call), kept
+    between requests: a thread started per request costs its start and a hand-off more on
+    every turn. One more starts when none is idle (a held request keeps its thread), and one
+    idle for `IDLE` seconds ends. Daemons: a thread left blocked never holds up the exit."""
+
+    IDLE = 30.0
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        """Threads waiting for a job, less the jobs queued for them."""
+
+    def run(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            taken = self._idle > 0
+            if taken:
+                self._idle -= 1
+        self._jobs.put(job)
+        if not taken:
+            threading.Thread(target=self._work, name="gateway-request", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=self.IDLE)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # idle with no job meant for it: this thread ends
+                        self._idle -= 1
+                        return
+                continue  # a job is queued for it
+            job()
+            with self._lock:
+                self._idle += 1
+
+
+_WORKERS = _Workers()
+
+
 async def _in_thread(work: Callable[..., Any], *args: Any) -> Any:
-    """`work(*args)` on a daemon thread of its own: the gateway's work blocks (its lock, the
-    upstream call), and a thread left blocked must never hold up the process's exit."""
+    """`work(*args)` on one of the gateway's worker threads (`_Workers`), awaited."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[Any] = loop.create_future()
 
@@ -404,7 +445,7 @@ async def _in_thread(work: Callable[..., Any], *args: Any) -> Any:
         except RuntimeError:  # the loop closed meanwhile
             pass
 
-    threading.Thread(target=run, name="gateway-request", daemon=True).start()
+    _WORKERS.run(run)
     return await done
 
 
