@@ -251,7 +251,8 @@ class Gateway:
         a JSON answer when no run goes on (a router's: a side request noted nowhere). Under
         the table lock."""
         self._requests += 1
-        continued = [line for line in self.lines if line.conversation.continues(messages)]
+        forms: dict[int, tuple[Any, ...]] = {}
+        continued = [line for line in self.lines if line.conversation.continues(messages, forms)]
         if continued:
             line = max(continued, key=lambda m: len(m.conversation.known))
             line.active = self._requests
