@@ -75,7 +75,7 @@ class UpstreamClient:
             if self._client is None:
                 self._client = httpx.Client(
                     timeout=httpx.Timeout(self.timeout),
-                    limits=httpx.Limits(max_connections=16, max_keepalive_connections=4, keepalive_expiry=60),
+                    limits=httpx.Limits(max_connections=32, max_keepalive_connections=32, keepalive_expiry=60),
                     verify=ssl_context(),
                     trust_env=False,
                     follow_redirects=False,
