@@ -55,6 +55,7 @@ from engine.sessions.seals import Sealer, key_or_problem, sealed_run
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
+from engine.gateway.early import EarlyStream
 from engine.gateway.replies import end_response, policy_failure_response, refused_go_upstream, released_response, side_response
 from engine.gateway.runs import FinishedRun, GatewayRun, Held, Line, Turn
 
@@ -187,8 +188,12 @@ class Gateway:
 
     # -- requests --------------------------------------------------------------
 
-    def submit(self, body: Any, wire: Wire = chat, headers: dict[str, str] | None = None, path: str = "") -> Future[Response]:
-        """Take an agent's request in `wire` (its HTTP `headers`, sent to `path`); the future resolves to its response."""
+    def submit(
+        self, body: Any, wire: Wire = chat, headers: dict[str, str] | None = None, path: str = "", early: EarlyStream | None = None
+    ) -> Future[Response]:
+        """Take an agent's request in `wire` (its HTTP `headers`, sent to `path`); the future resolves to its response.
+        `early`: the agent's connection, for a streamed reply's text before the reply is decided
+        (`engine.gateway.early`; the response is then the rest when anything was sent)."""
         future: Future[Response] = Future()
         problem = wire.check_request(body)
         tools: list[Tool] = []
@@ -213,7 +218,7 @@ class Gateway:
                 if not new and not line.conversation.continues(messages):
                     continue  # it moved on while this request waited for its lock: match again
                 try:
-                    self._take(line, body, tools, future, new, wire)
+                    self._take(line, body, tools, future, new, wire, early)
                     self._advance(line)
                 except (RecordError, OSError) as exc:  # the transcript cannot be written: nothing is released
                     self._cannot_record(line, future, exc)
@@ -335,7 +340,9 @@ class Gateway:
         if not future.done():
             future.set_result(response)
 
-    def _take(self, line: Line, body: dict[str, Any], tools: list[Tool], future: Future[Response], new: bool, wire: Wire) -> None:
+    def _take(
+        self, line: Line, body: dict[str, Any], tools: list[Tool], future: Future[Response], new: bool, wire: Wire, early: EarlyStream | None = None
+    ) -> None:
         messages = body["messages"]
         conversation = line.conversation
         line.wire = wire  # before a run starts: its upstream is of this wire (another agent's request may set the gateway's meanwhile)
@@ -365,7 +372,7 @@ class Gateway:
                     line.turn = Turn()
                     line.answered = None
                     self._deliver(run, found)
-        line.held = Held(body, future, wire)
+        line.held = Held(body, future, wire, early)
 
     def _deliver(self, run: GatewayRun, found: NewMessages) -> None:
         """The new messages into the run: each released call's result, or why there is none
@@ -407,7 +414,7 @@ class Gateway:
         conversation.turns += 1
         task = f"conversation-{conversation.number}-turn-{conversation.turns}"
         upstream = self._upstream_for(line.wire or self._agent_wire)
-        policy = self._policy(upstream, lambda: self._upstream_body(line))
+        policy = self._policy(upstream, lambda: self._upstream_body(line), line)
         options: dict[str, Any] = {
             "upstream": safe_url(upstream.url),
             "model": upstream.model,
@@ -500,8 +507,9 @@ class Gateway:
             return self.upstream
         return next((u for u in self.upstreams if u.wire == wire.NAME), self.upstream)
 
-    def _policy(self, upstream: Upstream, body: Callable[[], dict[str, Any]]) -> UpstreamPolicy:
-        return UpstreamPolicy(upstream, body, key=self._key, client=self._client)
+    def _policy(self, upstream: Upstream, body: Callable[[], dict[str, Any]], line: Line | None = None) -> UpstreamPolicy:
+        early = (lambda: _early_for(line, upstream)) if line is not None else None
+        return UpstreamPolicy(upstream, body, key=self._key, client=self._client, early=early)
 
     def _upstream_body(self, line: Line) -> dict[str, Any]:
         held = line.held
@@ -799,7 +807,7 @@ class Gateway:
             with line.lock:
                 going = line.open_run
                 if going is not None:
-                    going.engine.swap_policy(self._policy(chosen, lambda line=line: self._upstream_body(line)))
+                    going.engine.swap_policy(self._policy(chosen, lambda line=line: self._upstream_body(line), line))
         self._changed()
 
     def interrupt(self) -> None:
@@ -827,6 +835,15 @@ class Gateway:
         self._client.close()
         line = self._selected
         return line.run.ended if line is not None and line.run is not None else None
+
+
+def _early_for(line: Line, upstream: Upstream) -> EarlyStream | None:
+    """The held request's channel for text before the decision, when its reply may use it: a
+    stream asked for by an agent whose wire the upstream speaks and whose streams append."""
+    held = line.held
+    if held is None or held.early is None or not held.stream or held.wire.NAME != upstream.wire or not held.wire.APPENDS_STREAMS:
+        return None
+    return held.early
 
 
 def _awaits_operator(line: Line) -> bool:

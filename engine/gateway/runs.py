@@ -12,6 +12,7 @@ from engine.core.engine import Engine
 from engine.core.events import DecisionMade, Outcome, PolicyFailed, RunEnded
 from engine.core.policy import HumanPolicy
 from engine.gateway.conversation import Conversation
+from engine.gateway.early import EarlyStream
 from engine.gateway.upstream import UpstreamReply
 from engine.wires import Wire, chat
 from engine.wires.neutral import Response
@@ -114,6 +115,9 @@ class Held:
     future: Future[Response]
     wire: Wire = chat
     """The wire the agent speaks: its response is written in it."""
+    early: EarlyStream | None = None
+    """Where text of the upstream's stream goes to the agent before the reply is decided (the
+    server's channel to the agent's connection); the response then carries only the rest."""
 
     @property
     def stream(self) -> bool:

@@ -40,6 +40,8 @@ class Wire(Protocol):
     """Agent paths passed through as they are to this path under the upstream of this wire (count_tokens)."""
     ECHO_WITHIN: str | None
     """The key of a stream event under which an agent's client joins strings into text (None: anywhere)."""
+    APPENDS_STREAMS: bool
+    """A stream's text may go to the agent before the reply is decided, the rest appended after (`engine.gateway.early`)."""
 
     # the agent's side (the gateway)
     def check_request(self, body: Any) -> str | None: ...

@@ -35,6 +35,8 @@ ROUTES: tuple[str, ...] = ()
 PASSED_ROUTES: dict[str, str] = {}
 ECHO_WITHIN: str | None = "candidates"
 """Where in a streamed chunk the strings an agent's client joins into text are."""
+APPENDS_STREAMS = True
+"""Whether text sent to the agent before the reply is decided can be followed by the rest (each event is a whole response whose parts add to the reply: text sent early is continued by appending events; `engine.gateway.early`)."""
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT",
           409: "ABORTED", 413: "INVALID_ARGUMENT", 415: "INVALID_ARGUMENT", 421: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED",
           500: "INTERNAL", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
