@@ -33,11 +33,11 @@ GEMINI_TOOLS = [{"functionDeclarations": [{"name": "delete_file", "description":
 
 
 class GatedUpstream(Loopback):
-    """Streams "Hello", waits for `go`, then " world" and (when `call`) a delete_file call; in
+    """Streams "Hello" (`first`), waits for `go`, then " world" (`then`) and (when `call`) a delete_file call; in
     chat completions' or Gemini's events. A request after a refusal gets a plain answer."""
 
-    def __init__(self, wire: str, call: bool, first: str = "Hello") -> None:
-        self.wire, self.call, self.first = wire, call, first
+    def __init__(self, wire: str, call: bool, first: str = "Hello", then: str = " world") -> None:
+        self.wire, self.call, self.first, self.then = wire, call, first, then
         self.go = threading.Event()
         self.requests: list[dict[str, Any]] = []
         super().__init__(Starlette(routes=[Route("/{path:path}", self._reply, methods=["POST"])]))
@@ -59,7 +59,7 @@ class GatedUpstream(Loopback):
             if self.go.is_set():
                 break
             await asyncio.sleep(0.01)
-        yield self._text(" world", finish=not self.call)
+        yield self._text(self.then, finish=not self.call)
         if self.call:
             yield self._call()
         if self.wire == "chat":
@@ -178,3 +178,21 @@ def test_text_that_could_spell_the_key_is_held_back_and_masked(tmp_path: Path) -
             upstream.go.set()
             raw = httpx.post(url, json=body, timeout=30).text
     assert key not in raw and "Your key is" in _text_and_calls("chat", raw)[0]
+
+
+def test_a_reply_of_a_call_alone_sends_nothing_before_the_decision(tmp_path: Path) -> None:
+    """A stream that opens with a role and no text, then a call: nothing goes early (the agent
+    would see nothing of it), and the response is the upstream's stream whole once approved."""
+    with GatedUpstream("chat", call=True, first="", then="") as upstream, gateway(upstream, tmp_path, "chat") as (gw, server):
+        upstream.go.set()
+        url, body = _request("chat", f"http://127.0.0.1:{server.port}")
+        got: list[httpx.Response] = []
+        agent = threading.Thread(target=lambda: got.append(httpx.post(url, json=body, timeout=30)), daemon=True)
+        agent.start()
+        wait_for(lambda: gw.engine is not None and gw.engine.status == "awaiting_approval", "the call held")
+        held = gw.held
+        assert held is not None and held.early is not None and not held.early.started
+        gw.answer(Answer.approve())
+        agent.join(30)
+    text, calls = _text_and_calls("chat", got[0].text)
+    assert text == "" and len(calls) == 1

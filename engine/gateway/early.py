@@ -59,6 +59,8 @@ class EarlyStream:
         if span and mask is not None and mask.matches(self._text[max(0, self.chars - span) :]):
             self.end()  # a key in reach of what was sent: the rest waits and is rebuilt, masked
             return
+        if not self._text:  # nothing to show yet (a role, a reply of calls alone): nothing goes early
+            return
         limit = len(self._text) - span
         while self._pending and self._pending[0][1] <= limit:
             line, upto = self._pending.pop(0)
