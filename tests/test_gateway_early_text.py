@@ -196,3 +196,31 @@ def test_a_reply_of_a_call_alone_sends_nothing_before_the_decision(tmp_path: Pat
         agent.join(30)
     text, calls = _text_and_calls("chat", got[0].text)
     assert text == "" and len(calls) == 1
+
+
+class CallUnderAnotherChoice(GatedUpstream):
+    """Its first event has text under choice 0 and a call under choice 1 (which the gateway's
+    reader does not take as the reply's); then it waits for `go`."""
+
+    def _text(self, text: str, finish: bool = False, role: bool = False) -> bytes:
+        raw = super()._text(text, finish, role)
+        if not role:
+            return raw
+        chunk = json.loads(raw[5:])
+        call = {"index": 0, "id": "call_x", "type": "function", "function": {"name": "delete_file", "arguments": '{"path": "all"}'}}
+        chunk["choices"].append({"index": 1, "delta": {"tool_calls": [call]}, "finish_reason": None})
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def test_a_line_naming_a_call_anywhere_waits_for_the_decision(tmp_path: Path) -> None:
+    with CallUnderAnotherChoice("chat", call=False) as upstream, gateway(upstream, tmp_path, "chat") as (gw, server):
+        url, body = _request("chat", f"http://127.0.0.1:{server.port}")
+        got: list[httpx.Response] = []
+        agent = threading.Thread(target=lambda: got.append(httpx.post(url, json=body, timeout=30)), daemon=True)
+        agent.start()
+        wait_for(lambda: gw.held is not None and len(upstream.requests) == 1, "the request held, the upstream asked")
+        held = gw.held
+        assert held is not None and held.early is not None and not held.early.started
+        upstream.go.set()
+        agent.join(30)
+    assert got and got[0].status_code == 200

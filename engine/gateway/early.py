@@ -19,6 +19,11 @@ from typing import Callable
 from engine.model.keymask import KeyMask
 
 
+_CALL_WORDS = (b'"tool_calls"', b'"function_call"', b'"functionCall"', b"\\u")
+"""A line holding any of these waits for the decision whatever its reader made of it (a call
+under another choice than the one read, a key name written with escapes)."""
+
+
 class EarlyStream:
     """The channel of one held streamed request: `push` hands bytes to the agent's connection
     (from the gateway's thread); `sent` and `chars` count the current reply's bytes and text
@@ -50,7 +55,7 @@ class EarlyStream:
         with the decision, once the run has recorded it)."""
         if not self._open:
             return
-        if stop:
+        if stop or any(word in raw for word in _CALL_WORDS):
             self.end()
             return
         self._pending.append((raw, len(self._text)))
