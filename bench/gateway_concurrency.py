@@ -6,7 +6,11 @@
 (each conversation `--turns` requests; each request carries the whole history
 and one more tool result; every call released by a rule, nothing held), first
 directly, then through a headless gateway writing its transcripts, `--requests`
-requests in all each time. Prints the throughput of both (requests per second)
+requests in all each time. The gateway runs in a process of its own, as it does
+in use (`agent-tui gateway` beside the agents and the model server): in the
+bench's own process it would share one interpreter lock with the eight clients
+and the fake upstream, and the figure would measure that lock (`--in-process`
+measures it so). Prints the throughput of both (requests per second)
 and their ratio, the gateway's runs and how many were aborted, and, from
 `bench/gateway_latency.py` (one client, `--latency` requests), the latency the
 gateway adds to a released turn at the median, whole and streamed.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -82,28 +87,73 @@ def _throughput(url: str, clients: int, requests: int, turns: int) -> tuple[floa
     return each * clients / (time.perf_counter() - started), failures
 
 
+def _serve(upstream_url: str, out: Path) -> None:
+    """The gateway of the bench in this process (`--serve`): its port on stdout, then serve until
+    stdin closes; then its runs and how many were aborted by another conversation, as JSON."""
+    gw = Gateway([Upstream("fake", upstream_url)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=out)
+    server = GatewayServer(gw, "127.0.0.1", 0)
+    server.start()
+    print(server.port, flush=True)
+    try:
+        sys.stdin.read()
+    finally:
+        gw.stop("the benchmark ended")
+        server.close()
+    print(json.dumps({"runs": len(gw.runs), "aborted": _aborted(gw)}), flush=True)
+
+
+def _aborted(gw: Gateway) -> int:
+    return sum(1 for r in gw.runs if r.ended is not None and r.ended.outcome == "aborted" and r.ended.reason != "the benchmark ended")
+
+
+def _through_process(upstream_url: str, out: Path, clients: int, requests: int, turns: int) -> tuple[float, list[str], int, int]:
+    """Throughput through a gateway in a child process (`--serve`), its runs and aborted runs."""
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve", upstream_url, "--out", str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None and child.stdin is not None
+    try:
+        port = int(child.stdout.readline())
+        through, failed = _throughput(f"http://127.0.0.1:{port}/v1", clients, requests, turns)
+    finally:
+        child.stdin.close()
+    ended = json.loads(child.stdout.readline() or '{"runs": 0, "aborted": 0}')
+    child.wait(30)
+    return through, failed, ended["runs"], ended["aborted"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--in-process", action="store_true", help="the gateway in the bench's own process (one interpreter lock for all)")
+    parser.add_argument("--serve", metavar="UPSTREAM_URL", help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--clients", type=at_least(1), default=8)
     parser.add_argument("--requests", type=at_least(8), default=400, help="requests in all, shared by the clients")
     parser.add_argument("--turns", type=at_least(1), default=10, help="requests per conversation")
     parser.add_argument("--latency", type=at_least(20), default=200, help="requests for the added-latency figures")
     args = parser.parse_args()
+    if args.serve:
+        _serve(args.serve, args.out)
+        return
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake:
         fake.add(*[_lookup] * (2 * args.requests + 16))
         direct, failed_direct = _throughput(fake.url, args.clients, args.requests, args.turns)
-        gw = Gateway([Upstream("fake", fake.url)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=Path(tmp) / "bench.jsonl")
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        try:
-            through, failed_through = _throughput(server.url, args.clients, args.requests, args.turns)
-        finally:
-            gw.stop("the benchmark ended")
-            server.close()
-        aborted = sum(1 for r in gw.runs if r.ended is not None and r.ended.outcome == "aborted" and r.ended.reason != "the benchmark ended")
+        if args.in_process:
+            gw = Gateway([Upstream("fake", fake.url)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=Path(tmp) / "bench.jsonl")
+            server = GatewayServer(gw, "127.0.0.1", 0)
+            server.start()
+            try:
+                through, failed_through = _throughput(server.url, args.clients, args.requests, args.turns)
+            finally:
+                gw.stop("the benchmark ended")
+                server.close()
+            runs, aborted = len(gw.runs), _aborted(gw)
+        else:
+            through, failed_through, runs, aborted = _through_process(fake.url, Path(tmp) / "bench.jsonl", args.clients, args.requests, args.turns)
+        where = "in the bench's process" if args.in_process else "in its own process"
         print(
-            f"{args.clients} clients, {args.requests} requests: direct {direct:.0f} requests/s, gateway {through:.0f} requests/s, "
-            f"ratio {through / direct:.2f}; gateway runs {len(gw.runs)}, aborted by another conversation {aborted}; "
+            f"{args.clients} clients, {args.requests} requests: direct {direct:.0f} requests/s, gateway ({where}) {through:.0f} requests/s, "
+            f"ratio {through / direct:.2f}; gateway runs {runs}, aborted by another conversation {aborted}; "
             f"failed requests direct {len(failed_direct)}, gateway {len(failed_through)}"
         )
         for failure in (failed_direct + failed_through)[:5]:

@@ -494,6 +494,28 @@ def test_a_finished_run_keeps_only_its_line_and_transcript(tmp_path: Path) -> No
         assert engine() is None, "the finished run's engine (its events, requests and replies) is still held"
 
 
+def test_a_finished_runs_record_is_a_few_fields_not_its_end_event(tmp_path: Path) -> None:
+    """What the gateway keeps of each finished run for days: plain fields (no event object, no
+    path object, its answer's first characters); its end is made again when asked for."""
+    from dataclasses import fields
+
+    from engine.gateway.runs import KEPT_ANSWER
+    from tests.support.fake_openai import say
+
+    long_answer = "a long answer " * 40
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(say(long_answer), say("two"))
+        client = agent_client(server, timeout=30)
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "first"}], tools=TOOLS)
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "second"}], tools=TOOLS)
+        first = gw.runs[0]
+    kept = [getattr(first, f.name) for f in fields(first)]
+    assert all(v is None or isinstance(v, (int, float, str)) for v in kept), kept
+    assert not hasattr(first, "__dict__")
+    assert first.ended is not None and first.ended.outcome == "answer" and first.ended.answer == long_answer[:KEPT_ANSWER] + "..."
+    assert first.path == tmp_path / "gateway.jsonl"
+
+
 def test_the_same_tools_request_after_request_are_read_once(tmp_path: Path, monkeypatch) -> None:
     """An agent sends its tools with every request: the same ones are not rebuilt (nor their
     schemas' validators, which are cached per schema object)."""

@@ -218,3 +218,22 @@ def test_a_request_without_tools_when_no_run_goes_on_is_a_conversation_of_its_ow
         reply = agent_client(server, timeout=30).chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
         assert reply.choices[0].message.content == "hello"
         assert [r.ended.outcome for r in gw.runs] == ["answer"]
+
+
+def test_a_request_is_matched_against_many_conversations_with_each_message_read_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """Forty conversations that share a system prompt: a request is matched against all of them,
+    and each of its messages is put in normal form once to match it, not once a conversation."""
+    from engine.gateway import conversation
+
+    system = {"role": "system", "content": "You are careful."}
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(*[say(f"answer {n}") for n in range(41)])
+        client = agent_client(server)
+        for n in range(40):
+            client.chat.completions.create(model="m", messages=[system, {"role": "user", "content": f"task {n}"}], tools=TOOLS)
+        real, made = conversation.normal_form, []
+        monkeypatch.setattr(conversation, "normal_form", lambda m: made.append(m) or real(m))
+        messages = [system, {"role": "user", "content": "another task"}]
+        gw.submit({"model": "m", "messages": messages, "tools": TOOLS}).result(30)
+    assert len(gw.runs) == 41
+    assert len(made) <= 2 * len(messages), len(made)  # to match (once for all forty) and to record

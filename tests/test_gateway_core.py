@@ -185,6 +185,39 @@ def test_a_new_conversation_leaves_the_open_run_going(tmp_path: Path) -> None:
         assert gw.runs[1].ended.outcome == "answer"
 
 
+def _synced_during(monkeypatch: pytest.MonkeyPatch, work: Any) -> int:
+    """How many fsyncs `work()` made."""
+    import os
+
+    real, count = os.fsync, [0]
+
+    def counted(fd: int) -> None:
+        count[0] += 1
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counted)
+    work()
+    monkeypatch.setattr(os, "fsync", real)
+    return count[0]
+
+
+def test_an_automatic_approval_is_not_fsynced_an_operators_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under `--approve all` a call is released without an fsync of its approval lines (an
+    automatic answer is given again on a resume); the operator's answer is synced before the call goes."""
+    delete = {"role": "user", "content": "Delete b."}
+    for approve, answers in (("all", ()), ("ask", (lambda g: g.answer(Answer.approve()),))):
+        with FakeOpenAI() as fake, gateway(fake, tmp_path / approve, approve=approve) as (gw, server):
+            fake.add(call("read_file", path="a", id="c0"), call("delete_file", path="b", id="c1"))
+            client = agent_client(server)
+            first = client.chat.completions.create(model="m", messages=[delete], tools=TOOLS).choices[0].message
+            history = [delete, first.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": "c0", "content": "a's text"}]
+            operator = Operator(gw, *answers)
+            synced = _synced_during(monkeypatch, lambda: client.chat.completions.create(model="m", messages=history, tools=TOOLS))
+            operator.join()
+            assert gw.runs[-1].engine.released == {0: {"path": "b"}}
+        assert synced == (0 if approve == "all" else 2), (approve, synced)
+
+
 # -- decisions ------------------------------------------------------------------
 
 

@@ -106,6 +106,40 @@ def test_a_side_request_without_tools_is_answered(tmp_path: Path) -> None:
     assert fake.requests[0][0] == "router-model:generateContent" and fake.requests[0][2] == body
 
 
+def test_a_router_request_before_any_run_is_a_side_request_not_a_run(tmp_path: Path) -> None:
+    """Gemini CLI's model router (`:generateContent` asking for JSON, no tools) comes before its
+    first real request: answered, and no run of its own starts."""
+    with gateway([DONE], tmp_path) as (fake, gw, root):
+        body = {"contents": [{"role": "user", "parts": [{"text": "Rate this task."}]}], "generationConfig": {"responseMimeType": "application/json"}}
+        routed = httpx.post(f"{root}/v1beta/models/router-model:generateContent", json=body, timeout=30)
+        served = ask(root, [{"role": "user", "parts": [{"text": "Tidy the folder."}]}], stream=False)
+        runs = list(gw.runs)
+    assert routed.status_code == 200 and served.status_code == 200
+    assert [run.number for run in runs] == [1] and runs[0].ended is not None and runs[0].ended.answer == "All done."
+
+
+def test_count_tokens_is_passed_to_a_gemini_upstream(tmp_path: Path) -> None:
+    with gateway([DONE], tmp_path, key=Secret(KEY)) as (fake, gw, root):
+        body = {"contents": [{"role": "user", "parts": [{"text": "How long is this?"}]}]}
+        got = httpx.post(f"{root}/v1beta/models/gemini-test:countTokens", json=body, timeout=30)
+    assert got.status_code == 200 and got.json() == {"totalTokens": 120}
+    ((call, headers, sent),) = fake.requests
+    assert call == "gemini-test:countTokens" and sent == body and headers["x-goog-api-key"] == KEY
+    assert not list(gw.runs)
+
+
+def test_count_tokens_without_a_gemini_upstream_is_estimated_here(tmp_path: Path) -> None:
+    from tests.support.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as fake, harness.gateway(fake, tmp_path, "chat") as (gw, server):
+        body = {"contents": [{"role": "user", "parts": [{"text": "one two three four five six seven eight nine ten"}]}]}
+        got = httpx.post(f"http://127.0.0.1:{server.port}/v1beta/models/gemini-test:countTokens", json=body, timeout=30)
+        refused = httpx.post(f"http://127.0.0.1:{server.port}/v1beta/models/gemini-test:countTokens", content=b"[1]", headers={"content-type": "application/json"}, timeout=30)
+    assert got.status_code == 200 and got.json() == {"totalTokens": 13}
+    assert refused.status_code == 400 and refused.json()["error"]["status"] == "INVALID_ARGUMENT"
+    assert not fake.requests
+
+
 def test_errors_are_googles_error_body_and_the_token_may_come_as_the_api_key(tmp_path: Path) -> None:
     with gateway([DONE], tmp_path, token="gw-token") as (fake, gw, root):
         contents = [{"role": "user", "parts": [{"text": "hi"}]}]

@@ -284,7 +284,7 @@ class _OneResponse:
         self.before = before
         self.left: list[Future[Response]] = []
 
-    def submit(self, body: Any, wire: Any = None, headers: Any = None, path: str = "") -> Future[Response]:
+    def submit(self, body: Any, wire: Any = None, headers: Any = None, path: str = "", early: Any = None) -> Future[Response]:
         self.before()
         future: Future[Response] = Future()
         future.set_result(self.response)

@@ -65,6 +65,7 @@ class UpstreamClient:
         self.interrupted = False
         self._client: httpx.Client | None = None
         self._reading: set[httpx.Response] = set()
+        self._urls: dict[str, httpx.URL] = {}
         self._lock = threading.Lock()
 
     def _http(self) -> httpx.Client:
@@ -74,7 +75,7 @@ class UpstreamClient:
             if self._client is None:
                 self._client = httpx.Client(
                     timeout=httpx.Timeout(self.timeout),
-                    limits=httpx.Limits(max_connections=16, max_keepalive_connections=4, keepalive_expiry=60),
+                    limits=httpx.Limits(max_connections=32, max_keepalive_connections=32, keepalive_expiry=60),
                     verify=ssl_context(),
                     trust_env=False,
                     follow_redirects=False,
@@ -90,7 +91,11 @@ class UpstreamClient:
             raise Interrupted("the gateway is stopping")
         client = self._http()
         with _as_standard_errors():
-            url_sent = httpx.URL(url).copy_with(username=None, password=None)  # user info is never sent as a login
+            url_sent = self._urls.get(url)
+            if url_sent is None:  # a few upstream URLs, each parsed once
+                url_sent = httpx.URL(url).copy_with(username=None, password=None)  # user info is never sent as a login
+                if len(self._urls) < 64:
+                    self._urls[url] = url_sent
             request = client.build_request("POST", url_sent, content=payload, headers={"Accept-Encoding": "identity", **headers})
             response = client.send(request, stream=True)
         with self._lock:

@@ -43,18 +43,19 @@ from engine.gateway.conversation import Conversation, NewMessages, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
 from engine.gateway.upstream import Upstream, UpstreamPolicy
-from engine.wires import Wire, chat
-from engine.wires.neutral import Response
+from engine.wires import Wire, chat, gemini
+from engine.wires.neutral import Response, asks_for_json
 from engine.core.urls import safe_url
 from engine.model.config import Secret
 from engine.core.policy import Decision
-from engine.core.state import PendingApproval, RunState
+from engine.core.state import PendingApproval, RunState, estimate_tokens
 from engine.sessions.build import build_engine
 from engine.sessions.run import default_transcript_path, free_path
 from engine.sessions.seals import Sealer, key_or_problem, sealed_run
 from engine.core.tools import Tool
 from engine.stored.transcript import TranscriptWriter
 
+from engine.gateway.early import EarlyStream
 from engine.gateway.replies import end_response, policy_failure_response, refused_go_upstream, released_response, side_response
 from engine.gateway.runs import FinishedRun, GatewayRun, Held, Line, Turn
 
@@ -187,8 +188,12 @@ class Gateway:
 
     # -- requests --------------------------------------------------------------
 
-    def submit(self, body: Any, wire: Wire = chat, headers: dict[str, str] | None = None, path: str = "") -> Future[Response]:
-        """Take an agent's request in `wire` (its HTTP `headers`, sent to `path`); the future resolves to its response."""
+    def submit(
+        self, body: Any, wire: Wire = chat, headers: dict[str, str] | None = None, path: str = "", early: EarlyStream | None = None
+    ) -> Future[Response]:
+        """Take an agent's request in `wire` (its HTTP `headers`, sent to `path`); the future resolves to its response.
+        `early`: the agent's connection, for a streamed reply's text before the reply is decided
+        (`engine.gateway.early`; the response is then the rest when anything was sent)."""
         future: Future[Response] = Future()
         problem = wire.check_request(body)
         tools: list[Tool] = []
@@ -205,15 +210,15 @@ class Gateway:
         while True:
             with self.lock:
                 self._agent_wire = wire
-                line, new, beside = self._match(messages, bool(tools))
-            if beside is not None:
+                line, new, beside = self._match(messages, bool(tools), asks_for_json(body))
+            if line is None or beside is not None:
                 self._side(body, beside, future, wire)
                 return future
             with line.lock:
                 if not new and not line.conversation.continues(messages):
                     continue  # it moved on while this request waited for its lock: match again
                 try:
-                    self._take(line, body, tools, future, new, wire)
+                    self._take(line, body, tools, future, new, wire, early)
                     self._advance(line)
                 except (RecordError, OSError) as exc:  # the transcript cannot be written: nothing is released
                     self._cannot_record(line, future, exc)
@@ -223,9 +228,12 @@ class Gateway:
         return future
 
     def pass_through(self, wire: Wire, route: str, body: bytes, headers: dict[str, str]) -> Response:
-        """A request that steers nothing (Anthropic's `count_tokens`) sent as it is to the upstream
-        of its wire, and its answer, the key masked, back."""
+        """A request that steers nothing (Anthropic's `count_tokens`, Gemini's `:countTokens`) sent
+        as it is to the upstream of its wire, and its answer, the key masked, back; Gemini's is
+        estimated here when no upstream speaks Gemini (its agent counts to decide when to compact)."""
         upstream = self._upstream_for(wire)
+        if upstream.wire != wire.NAME and wire is gemini:
+            return gemini.counted(body, estimate_tokens)
         if upstream.wire != wire.NAME:
             return wire.error_response(404, f"agent-tui gateway: no {wire.NAME} upstream to pass {route} to (the upstream {upstream.name} speaks {upstream.wire})")
         policy = UpstreamPolicy(upstream, dict, key=self._key, client=self._client)
@@ -241,12 +249,15 @@ class Gateway:
             if waiting is not None:
                 self._selected = waiting
 
-    def _match(self, messages: list[dict[str, Any]], tools: bool) -> tuple[Line, bool, Line | None]:
+    def _match(self, messages: list[dict[str, Any]], tools: bool, json_asked: bool = False) -> tuple[Line | None, bool, Line | None]:
         """The conversation `messages` continue (the longest when several do), or a new one;
         or, for a request without tools beside a run going on, that run's conversation as the
-        third value (a side request). Under the table lock."""
+        third value (a side request); None and None for a request without tools that asks for
+        a JSON answer when no run goes on (a router's: a side request noted nowhere). Under
+        the table lock."""
         self._requests += 1
-        continued = [line for line in self.lines if line.conversation.continues(messages)]
+        forms: dict[int, tuple[Any, ...]] = {}
+        continued = [line for line in self.lines if line.conversation.continues(messages, forms)]
         if continued:
             line = max(continued, key=lambda m: len(m.conversation.known))
             line.active = self._requests
@@ -255,6 +266,8 @@ class Gateway:
         if not tools and going:
             beside = max(going, key=lambda m: m.active)
             return beside, False, beside
+        if not tools and json_asked:
+            return None, False, None
         waiting = [line for line in going if line.open_run.engine.released]
         self._conversations += 1
         line = Line(Conversation(self._conversations), active=self._requests)
@@ -288,12 +301,15 @@ class Gateway:
         self._tools_seen = (spec, tools)
         return tools
 
-    def _side(self, body: dict[str, Any], beside: Line, future: Future[Response], wire: Wire) -> None:
+    def _side(self, body: dict[str, Any], beside: Line | None, future: Future[Response], wire: Wire) -> None:
         """A request without tools that continues no conversation, beside a run going on (a
-        title, a summary, a router): passed to the upstream and back, and noted on that run."""
+        title, a summary, a router): passed to the upstream and back, and noted on that run
+        (`beside`; None: a router's before any run, noted nowhere)."""
         policy = self._policy(self._upstream_for(wire), lambda: dict(body))
         response, said = side_response(policy, body, wire)
         future.set_result(response)
+        if beside is None:
+            return
         count = len(body["messages"])
         text = f"a side request without tools ({count} message{'s' if count != 1 else ''}) went to the upstream: {said}"
 
@@ -324,7 +340,9 @@ class Gateway:
         if not future.done():
             future.set_result(response)
 
-    def _take(self, line: Line, body: dict[str, Any], tools: list[Tool], future: Future[Response], new: bool, wire: Wire) -> None:
+    def _take(
+        self, line: Line, body: dict[str, Any], tools: list[Tool], future: Future[Response], new: bool, wire: Wire, early: EarlyStream | None = None
+    ) -> None:
         messages = body["messages"]
         conversation = line.conversation
         line.wire = wire  # before a run starts: its upstream is of this wire (another agent's request may set the gateway's meanwhile)
@@ -354,7 +372,7 @@ class Gateway:
                     line.turn = Turn()
                     line.answered = None
                     self._deliver(run, found)
-        line.held = Held(body, future, wire)
+        line.held = Held(body, future, wire, early)
 
     def _deliver(self, run: GatewayRun, found: NewMessages) -> None:
         """The new messages into the run: each released call's result, or why there is none
@@ -396,7 +414,7 @@ class Gateway:
         conversation.turns += 1
         task = f"conversation-{conversation.number}-turn-{conversation.turns}"
         upstream = self._upstream_for(line.wire or self._agent_wire)
-        policy = self._policy(upstream, lambda: self._upstream_body(line))
+        policy = self._policy(upstream, lambda: self._upstream_body(line), line)
         options: dict[str, Any] = {
             "upstream": safe_url(upstream.url),
             "model": upstream.model,
@@ -462,18 +480,19 @@ class Gateway:
     def _writer(self, number: int, task: str, header: Header) -> tuple[Path, TranscriptWriter, list[Path]]:
         """The run's transcript: in the data folder, or `-o FILE` for the first run and the next
         free of FILE-2, FILE-3... for later ones (a name taken by anything is skipped, and listed)."""
+        synced = self.approve_mode == "ask"  # an automatic answer needs no fsync before the call goes
         if self.out is None:
             path = default_transcript_path("gateway", task, header.started_at)
-            return path, TranscriptWriter(path, header), []
+            return path, TranscriptWriter(path, header, sync_approvals=synced), []
         if number == 1:
-            return self.out, TranscriptWriter(self.out, header), []
+            return self.out, TranscriptWriter(self.out, header, sync_approvals=synced), []
         taken: list[Path] = []
         wanted = max(number, self._out_number + 1)
         while True:
             path, n = free_path(self.out.parent, self.out.stem, self.out.suffix, wanted)
             taken += [self.out.with_name(f"{self.out.stem}-{k}{self.out.suffix}") for k in range(wanted, n)]
             try:
-                writer = TranscriptWriter(path, header)
+                writer = TranscriptWriter(path, header, sync_approvals=synced)
             except FileExistsError:  # written by someone else since it was looked at
                 taken.append(path)
                 wanted = n + 1
@@ -488,8 +507,9 @@ class Gateway:
             return self.upstream
         return next((u for u in self.upstreams if u.wire == wire.NAME), self.upstream)
 
-    def _policy(self, upstream: Upstream, body: Callable[[], dict[str, Any]]) -> UpstreamPolicy:
-        return UpstreamPolicy(upstream, body, key=self._key, client=self._client)
+    def _policy(self, upstream: Upstream, body: Callable[[], dict[str, Any]], line: Line | None = None) -> UpstreamPolicy:
+        early = (lambda: _early_for(line, upstream)) if line is not None else None
+        return UpstreamPolicy(upstream, body, key=self._key, client=self._client, early=early)
 
     def _upstream_body(self, line: Line) -> dict[str, Any]:
         held = line.held
@@ -787,7 +807,7 @@ class Gateway:
             with line.lock:
                 going = line.open_run
                 if going is not None:
-                    going.engine.swap_policy(self._policy(chosen, lambda line=line: self._upstream_body(line)))
+                    going.engine.swap_policy(self._policy(chosen, lambda line=line: self._upstream_body(line), line))
         self._changed()
 
     def interrupt(self) -> None:
@@ -815,6 +835,15 @@ class Gateway:
         self._client.close()
         line = self._selected
         return line.run.ended if line is not None and line.run is not None else None
+
+
+def _early_for(line: Line, upstream: Upstream) -> EarlyStream | None:
+    """The held request's channel for text before the decision, when its reply may use it: a
+    stream asked for by an agent whose wire the upstream speaks and whose streams append."""
+    held = line.held
+    if held is None or held.early is None or not held.stream or held.wire.NAME != upstream.wire or not held.wire.APPENDS_STREAMS:
+        return None
+    return held.early
 
 
 def _awaits_operator(line: Line) -> bool:

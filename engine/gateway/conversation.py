@@ -55,12 +55,22 @@ class Conversation:
     splice: list[dict[str, Any]] = field(default_factory=list)
     turns: int = 0
 
-    def continues(self, messages: list[dict[str, Any]]) -> bool:
-        """True when `messages` begins with the previous request's messages."""
+    def continues(self, messages: list[dict[str, Any]], forms: dict[int, tuple[Any, ...]] | None = None) -> bool:
+        """True when `messages` begins with the previous request's messages. `forms`: the normal
+        forms of `messages` by place, filled as they are needed (one request is matched against
+        every conversation: each of its messages is put in normal form once)."""
         if not self.known or len(messages) < len(self.known):
             return False
-        # The same dicts as last time (the usual case) need no normal form.
-        return all(m == s or normal_form(m) == k for m, s, k in zip(messages, self.sent, self.known))
+        forms = {} if forms is None else forms
+        for n, (m, s, k) in enumerate(zip(messages, self.sent, self.known)):
+            if m == s:  # the same dicts as last time (the usual case) need no normal form
+                continue
+            form = forms.get(n)
+            if form is None:
+                form = forms[n] = normal_form(m)
+            if form != k:
+                return False
+        return True
 
     def take(self, messages: list[dict[str, Any]]) -> NewMessages:
         """Record a request's messages; return what is new in them."""

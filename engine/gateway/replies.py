@@ -9,7 +9,7 @@ refused go into the conversation the upstream sees, with their reasons.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from engine.core.events import DecisionMade, RunEnded
 from engine.core.policy import PolicyError, RunView
@@ -66,23 +66,45 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
         and len(released) == len(decision.actions)
         and all(released[i] == a.args for i, a in enumerate(decision.actions))
     )
+    calls = [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
+    thought = decision.thought or ""
+
+    def rest(chars: int) -> Response:
+        return built(line, thought[chars:] or None, calls, decision, model, continued=True)
+
     if unchanged and as_it_came(line, reply):
-        return passthrough(reply.raw, reply.stream)
+        return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
     if renamed:
         said = "; ".join(f"call {i + 1} had {old!r}, sent as {new!r}" for i, old, new in renamed)
         engine.note(f"the upstream gave several calls the same id (or none): each gets its own ({said})")
     refused_go_upstream(line, decision, now=False)
-    calls = [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
-    return built(line, decision.thought or None, calls, decision, model)
+    return _with_rest(line, built(line, thought or None, calls, decision, model), None, rest)
 
-def built(line: Line, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None, model: str | None) -> Response:
-    """A reply in the held request's wire (`model`: the upstream's, else the request's)."""
+
+def _with_rest(line: Line, response: Response, raw: bytes | None, rest: Callable[[int], Response]) -> Response:
+    """`response`, with its `rest` for the held request's connection when that already got the
+    stream's first bytes (`engine.gateway.early`): the upstream's `raw` bytes after those sent of
+    this reply, when it goes as it came and some of it went; else `rest(text characters sent)`,
+    a tail rebuilt without them (a reply asked again after a refusal starts no stream again)."""
+    early = line.held.early
+    if early is not None and early.started:
+        response.rest = raw[early.sent :] if raw is not None and early.sent else rest(early.chars).body
+    return response
+
+
+def built(
+    line: Line, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None, model: str | None, continued: bool = False
+) -> Response:
+    """A reply in the held request's wire (`model`: the upstream's, else the request's); `continued`:
+    the rest of a stream whose first text the agent has (`engine.gateway.early`)."""
     body = line.held.body
     usage = decision.usage if decision is not None and not decision.usage.estimated else None
     include = bool((body.get("stream_options") or {}).get("include_usage"))
     model = str(model or body.get("model") or "agent-tui")
     original = line.turn.reply.reply if line.turn.reply is not None else None
-    return line.held.wire.built_reply(content, calls, model=model, stream=line.held.stream, usage=usage, include_usage=include, original=original)
+    return line.held.wire.built_reply(
+        content, calls, model=model, stream=line.held.stream, usage=usage, include_usage=include, original=original, continued=continued
+    )
 
 def as_it_came(line: Line, reply: Any) -> bool:
     """Whether the upstream's reply can go to the held request byte for byte: the same wire,
@@ -94,9 +116,14 @@ def end_response(line: Line, model: str | None) -> Response:
     ended: RunEnded = line.run.ended
     decision, reply = line.turn.decision, line.turn.reply
     if ended.outcome == "answer" and decision is not None and decision.answer is not None:
+        answer = decision.answer
+
+        def rest(chars: int) -> Response:
+            return built(line, answer[chars:], [], decision, model, continued=True)
+
         if reply is not None and as_it_came(line, reply):
-            return passthrough(reply.raw, reply.stream)
-        return built(line, decision.answer, [], decision, model)
+            return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
+        return _with_rest(line, built(line, answer, [], decision, model), None, rest)
     code = "budget_exhausted" if "budget reached" in ended.reason else "run_ended"
     return line.held.wire.error_response(400, f"agent-tui gateway: the run has ended ({ended.outcome}): {ended.reason}", "agent_tui", code)
 

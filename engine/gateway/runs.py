@@ -9,16 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from engine.core.engine import Engine
-from engine.core.events import DecisionMade, PolicyFailed, RunEnded
+from engine.core.events import DecisionMade, Outcome, PolicyFailed, RunEnded
 from engine.core.policy import HumanPolicy
 from engine.gateway.conversation import Conversation
+from engine.gateway.early import EarlyStream
 from engine.gateway.upstream import UpstreamReply
 from engine.wires import Wire, chat
 from engine.wires.neutral import Response
 from engine.stored.transcript import TranscriptWriter
 
 
-KEPT_ANSWER = 200
+KEPT_ANSWER = 40
 """Characters of a finished run's answer kept for its line (the transcript has it whole)."""
 
 
@@ -62,23 +63,44 @@ class GatewayRun:
         """What is kept of this run once the next one starts."""
         self.close()
         ended = self.ended
-        if ended is not None and ended.answer is not None and len(ended.answer) > KEPT_ANSWER:
-            ended = RunEnded.trusted(**{**ended.__dict__, "answer": ended.answer[:KEPT_ANSWER] + "…"})
-        return FinishedRun(self.number, self.conversation.number, self.turn, self.path, ended, self.status)
+        file = str(self.path) if self.path is not None else None
+        if ended is None:
+            return FinishedRun(self.number, self.conversation.number, self.turn, file, self.status)
+        answer = ended.answer
+        if answer is not None and len(answer) > KEPT_ANSWER:
+            answer = answer[:KEPT_ANSWER] + "..."  # ASCII: an ASCII answer stays one byte a character
+        return FinishedRun(self.number, self.conversation.number, self.turn, file, self.status, ended.at, ended.outcome, ended.reason, ended.step, answer)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FinishedRun:
     """A run of the gateway that the next one replaced: its line in the cockpit's list of
-    runs and its transcript, without its engine, events or requests (a gateway that serves
-    for days keeps a few hundred bytes per run)."""
+    runs and its transcript, without its engine, events or requests: a gateway that serves
+    for days keeps about 300 bytes per run (its end's fields, not the event, which is made
+    again when asked for; the path as text)."""
 
     number: int
     conversation_number: int
     turn: int
-    path: Path | None
-    ended: RunEnded | None
+    file: str | None
     status: str
+    at: float | None = None
+    """When it ended (None: it had not, as when it could not start)."""
+    outcome: Outcome | None = None
+    reason: str = ""
+    step: int = 0
+    answer: str | None = None
+    """Its first `KEPT_ANSWER` characters."""
+
+    @property
+    def path(self) -> Path | None:
+        return Path(self.file) if self.file is not None else None
+
+    @property
+    def ended(self) -> RunEnded | None:
+        if self.at is None or self.outcome is None:
+            return None
+        return RunEnded.trusted(at=self.at, outcome=self.outcome, reason=self.reason, step=self.step, answer=self.answer)
 
     def close(self) -> None:
         """Closed when it finished."""
@@ -93,6 +115,9 @@ class Held:
     future: Future[Response]
     wire: Wire = chat
     """The wire the agent speaks: its response is written in it."""
+    early: EarlyStream | None = None
+    """Where text of the upstream's stream goes to the agent before the reply is decided (the
+    server's channel to the agent's connection); the response then carries only the rest."""
 
     @property
     def stream(self) -> bool:

@@ -26,6 +26,7 @@ import itertools
 import ipaddress
 import json
 import logging
+import queue
 import socket
 import sys
 import threading
@@ -37,7 +38,8 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from engine.gateway.controller import Gateway
-from engine.wires import Wire, anthropic, chat, gemini, wire_for_path
+from engine.gateway.early import EarlyStream
+from engine.wires import Wire, anthropic, chat, gemini, passed_route, wire_for_path
 from engine.wires.chat import models_list
 from engine.wires.neutral import Response
 
@@ -234,10 +236,18 @@ class GatewayServer:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        response, on_sent = await self._answer(scope, receive)
-        await self._send(scope, send, response, on_sent)
+        early: list[_EarlyConnection] = []
+        response, on_sent = await self._answer(scope, receive, send, early)
+        if early and await early[0].finish():
+            await self._send_rest(scope, send, response, on_sent)
+        else:
+            await self._send(scope, send, response, on_sent)
 
-    async def _answer(self, scope: Scope, receive: Receive) -> tuple[Response, Callable[[bool], None] | None]:
+    async def _answer(
+        self, scope: Scope, receive: Receive, send: Send, early: list[_EarlyConnection]
+    ) -> tuple[Response | None, Callable[[bool], None] | None]:
+        """The response, and what to tell the gateway once it is sent; for a wire whose streams
+        append, the connection that may get a streamed reply's first text before (into `early`)."""
         headers = _headers(scope)
         method, path = scope["method"], scope["path"].rstrip("/") or "/"
         routed = wire_for_path(path)
@@ -259,13 +269,17 @@ class GatewayServer:
         body = await self._body(headers, receive)
         if body is None:
             return wire.error_response(413, f"agent-tui gateway: the request body is over {self.max_body} bytes"), None
-        if path in wire.PASSED_ROUTES:
-            return await _in_thread(self.gateway.pass_through, wire, wire.PASSED_ROUTES[path], body, headers), None
+        passed = passed_route(wire, path)
+        if passed is not None:
+            return await _in_thread(self.gateway.pass_through, wire, passed, body, headers), None
         try:
             data: Any = json.loads(body)
         except (ValueError, RecursionError) as exc:
             return wire.error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})"), None
-        future = await _in_thread(self.gateway.submit, data, wire, headers, path)
+        connection = _EarlyConnection(asyncio.get_running_loop(), send) if wire.APPENDS_STREAMS else None
+        if connection is not None:
+            early.append(connection)
+        future = await _in_thread(self.gateway.submit, data, wire, headers, path, connection.stream if connection is not None else None)
         response = await self._wait(future, receive, wire)
         return response, (response.on_sent if response is not None else None)
 
@@ -350,6 +364,63 @@ class GatewayServer:
         await _report(on_sent, not scope.get(_LOST))
 
 
+    async def _send_rest(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None) -> None:
+        """End a response whose first text went before it was decided (`_EarlyConnection`): the rest
+        of the reply, or a failure as an error event of the stream (its status was sent as 200)."""
+        if response is None:
+            body = b""
+        elif response.status == 200:
+            body = response.rest if response.rest is not None else response.body
+        else:
+            body = b"data: " + response.body + b"\n\n"
+        try:
+            await send({"type": "http.response.body", "body": body, "more_body": False})
+        except Exception:
+            await _report(on_sent, False)
+            raise
+        await _report(on_sent, response is not None and not scope.get(_LOST))
+
+
+class _EarlyConnection:
+    """The agent's connection while its streamed request is held: the text the gateway sends before
+    the reply is decided (`engine.gateway.early`, pushed from the gateway's thread) starts a 200
+    event stream on it, without a length; `finish` says whether it did, once those bytes are sent."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, send: Send) -> None:
+        self._loop = loop
+        self._send = send
+        self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.stream = EarlyStream(self._push)
+
+    def _push(self, data: bytes) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._take, data)
+        except RuntimeError:  # the server stopped meanwhile
+            pass
+
+    def _take(self, data: bytes) -> None:
+        self._chunks.put_nowait(data)
+        if self._task is None:
+            self._task = self._loop.create_task(self._run())
+
+    async def _run(self) -> None:
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+        while (data := await self._chunks.get()) is not None:
+            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def finish(self) -> bool:
+        if self._task is None:
+            return False
+        self._chunks.put_nowait(None)
+        try:
+            await self._task
+        except Exception:  # the connection went: the rest is reported as not sent
+            pass
+        return True
+
+
 async def _report(on_sent: Callable[[bool], None] | None, sent: bool) -> None:
     """Tell the gateway whether the response reached the agent, off the event loop: the callback
     takes the gateway's lock, which a request's upstream call may hold for long."""
@@ -379,9 +450,49 @@ def _result(future: Future[Response], wire: Wire) -> Response:
     return future.result()
 
 
+class _Workers:
+    """Daemon threads for the gateway's blocking work (its locks, the upstream call), kept
+    between requests: a thread started per request costs its start and a hand-off more on
+    every turn. One more starts when none is idle (a held request keeps its thread), and one
+    idle for `IDLE` seconds ends. Daemons: a thread left blocked never holds up the exit."""
+
+    IDLE = 30.0
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        """Threads waiting for a job, less the jobs queued for them."""
+
+    def run(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            taken = self._idle > 0
+            if taken:
+                self._idle -= 1
+        self._jobs.put(job)
+        if not taken:
+            threading.Thread(target=self._work, name="gateway-request", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=self.IDLE)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # idle with no job meant for it: this thread ends
+                        self._idle -= 1
+                        return
+                continue  # a job is queued for it
+            job()
+            with self._lock:
+                self._idle += 1
+
+
+_WORKERS = _Workers()
+
+
 async def _in_thread(work: Callable[..., Any], *args: Any) -> Any:
-    """`work(*args)` on a daemon thread of its own: the gateway's work blocks (its lock, the
-    upstream call), and a thread left blocked must never hold up the process's exit."""
+    """`work(*args)` on one of the gateway's worker threads (`_Workers`), awaited."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[Any] = loop.create_future()
 
@@ -403,7 +514,7 @@ async def _in_thread(work: Callable[..., Any], *args: Any) -> Any:
         except RuntimeError:  # the loop closed meanwhile
             pass
 
-    threading.Thread(target=run, name="gateway-request", daemon=True).start()
+    _WORKERS.run(run)
     return await done
 
 

@@ -29,6 +29,7 @@ from engine.model.keymask import KeyMask, MaskedStream
 from engine.model.wire import action_from_call
 from engine.core.policy import Decision, PolicyError, RunView
 from engine.gateway.client import Unreachable, UpstreamClient
+from engine.gateway.early import EarlyStream
 from engine.gateway.echo import StreamEcho, masked_json
 from engine.wires import Wire, wire_named
 from engine.wires.neutral import ORIGINAL, Reply, Response, WireError
@@ -89,8 +90,11 @@ class UpstreamPolicy:
         key: Secret | None = None,
         timeout: float = 600.0,
         client: UpstreamClient | None = None,
+        early: Callable[[], EarlyStream | None] | None = None,
     ) -> None:
         self.upstream = upstream
+        self._early = early
+        """The held request's channel for text sent before the reply is decided, when it may have one (`engine.gateway.early`)."""
         self.name = f"upstream {upstream.label}"
         self._body = body
         self._key = key
@@ -156,13 +160,28 @@ class UpstreamPolicy:
 
     def _read_stream(self, response: httpx.Response, view: RunView) -> UpstreamReply:
         shown = MaskedStream(self._mask, view.stream)
-        reader = self.wire.stream_reader(shown)
+        early = self._early() if self._early is not None else None
+        on_delta: Callable[[str], None] = shown
+        if early is not None:
+            early.begin(self._mask)
+
+            def on_delta(delta: str) -> None:
+                shown(delta)
+                early.text(delta)
+
+        reader = self.wire.stream_reader(on_delta)
         echo = StreamEcho(self._mask, self.wire.ECHO_WITHIN)
         lines: list[bytes] = []
-        for line in self._client.lines(response):
-            line = echo.line(self._masked(line))
-            lines.append(line)
-            reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
+        try:
+            for line in self._client.lines(response):
+                line = echo.line(self._masked(line))
+                lines.append(line)
+                reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
+                if early is not None:  # a call, or the reply's end (recorded before the agent sees it), waits
+                    early.line(line, bool(reader.reply.tool_calls) or reader.complete)
+        finally:
+            if early is not None:
+                early.end()
         if not reader.complete:
             raise WireError("the stream ended before the reply was complete")
         shown.close()

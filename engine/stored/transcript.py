@@ -39,6 +39,7 @@ __all__ = [
     "write_transcript",
 ]
 _FSYNC_TYPES = frozenset({"header", "approval_requested", "approval_decided", "run_ended", "budget_exhausted"})
+_APPROVAL_TYPES = frozenset({"approval_requested", "approval_decided"})
 _WRITE_AHEAD_TYPES = _FSYNC_TYPES | {INTENT_TYPE}
 NAME_CHECK_SECONDS = 0.2
 """How often a flush checks that the transcript's path still names the open file."""
@@ -70,8 +71,13 @@ class TranscriptWriter:
     and the run goes on there.
     """
 
-    def __init__(self, path: str | Path, header: Header | None = None, *, notify: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, path: str | Path, header: Header | None = None, *, notify: Callable[[str], None] | None = None, sync_approvals: bool = True
+    ) -> None:
         self.path = Path(path)
+        self._synced = _FSYNC_TYPES if sync_approvals else _FSYNC_TYPES - _APPROVAL_TYPES
+        """`sync_approvals` False where no operator answers (`--approve all|none`): an automatic
+        answer is given again on a resume, so its lines go out at once (before the call) unsynced."""
         self.notify: Callable[[str], None] = notify or (lambda _message: None)
         self.recovered_from: Path | None = None
         if self.path.is_dir():
@@ -117,7 +123,7 @@ class TranscriptWriter:
         self._pending.append(line)
         self._pending.append(b"\n")
         if event_type in _WRITE_AHEAD_TYPES:
-            synced = event_type in _FSYNC_TYPES
+            synced = event_type in self._synced
             self.flush(check_name=synced)
             if synced:
                 os.fsync(self._fd)

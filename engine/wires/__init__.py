@@ -40,6 +40,8 @@ class Wire(Protocol):
     """Agent paths passed through as they are to this path under the upstream of this wire (count_tokens)."""
     ECHO_WITHIN: str | None
     """The key of a stream event under which an agent's client joins strings into text (None: anywhere)."""
+    APPENDS_STREAMS: bool
+    """A stream's text may go to the agent before the reply is decided, the rest appended after (`engine.gateway.early`)."""
 
     # the agent's side (the gateway)
     def check_request(self, body: Any) -> str | None: ...
@@ -84,4 +86,10 @@ def wire_for_path(path: str) -> Wire | None:
     return gemini if gemini.route(path) is not None else None  # its paths name the model
 
 
-__all__ = ["ORIGINAL", "Reply", "ReplyOptions", "Response", "StreamReader", "ToolCall", "WIRES", "Wire", "WireError", "passthrough", "wire_for_path", "wire_named"]
+def passed_route(wire: Wire, path: str) -> str | None:
+    """The upstream path an agent's request to `path` is passed through to as it is (count_tokens,
+    `:countTokens`), or None when `path` is one of the requests the gateway steers."""
+    return wire.PASSED_ROUTES.get(path) or (gemini.passed_route(path) if wire is gemini else None)
+
+
+__all__ = ["ORIGINAL", "Reply", "ReplyOptions", "Response", "StreamReader", "ToolCall", "WIRES", "Wire", "WireError", "passed_route", "passthrough", "wire_for_path", "wire_named"]

@@ -33,6 +33,8 @@ NAME = "anthropic"
 ROUTES = ("/v1/messages", "/messages")
 PASSED_ROUTES = {"/v1/messages/count_tokens": "messages/count_tokens", "/messages/count_tokens": "messages/count_tokens"}
 ECHO_WITHIN: str | None = None
+APPENDS_STREAMS = False
+"""Whether text sent to the agent before the reply is decided can be followed by the rest (a stream is one message (its start, numbered blocks, its stop): text sent early could not be continued by a rebuilt tail; `engine.gateway.early`)."""
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 """`max_tokens` for a request from another wire that sets none (this API requires one)."""

@@ -26,6 +26,8 @@ PASSED_ROUTES: dict[str, str] = {}
 """Agent routes passed through to the same path upstream (none for this wire)."""
 ECHO_WITHIN: str | None = "choices"
 """Where in a stream chunk the strings an agent's client joins into text are (see `engine.gateway.echo`)."""
+APPENDS_STREAMS = True
+"""Whether text sent to the agent before the reply is decided can be followed by the rest (a stream's chunks add to the reply: text sent early is continued by appending chunks; `engine.gateway.early`)."""
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 
 # -- the agent's request ----------------------------------------------------------
@@ -276,7 +278,10 @@ def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unp
             data["usage"] = usage_body
         return Response(200, json.dumps(data).encode())
     base = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model}
-    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": content or ""}]
+    if options.get("continued"):  # the agent has the stream's role already: a client joins it again
+        deltas: list[dict[str, Any]] = [{"content": content}] if content else []
+    else:
+        deltas = [{"role": "assistant", "content": content or ""}]
     for n, call in enumerate(calls):
         deltas.append({"tool_calls": [{"index": n, **call}]})
     chunks = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]

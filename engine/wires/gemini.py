@@ -29,12 +29,14 @@ from engine.wires.chat import reply_object
 from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, stream_json, stream_payload
 
 NAME = "gemini"
-ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent)$")
-"""The agent's routes: the model and the method are in the path."""
+ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
+"""The agent's routes: the model and the method are in the path (`countTokens` is passed through, `passed_route`)."""
 ROUTES: tuple[str, ...] = ()
 PASSED_ROUTES: dict[str, str] = {}
 ECHO_WITHIN: str | None = "candidates"
 """Where in a streamed chunk the strings an agent's client joins into text are."""
+APPENDS_STREAMS = True
+"""Whether text sent to the agent before the reply is decided can be followed by the rest (each event is a whole response whose parts add to the reply: text sent early is continued by appending events; `engine.gateway.early`)."""
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT",
           409: "ABORTED", 413: "INVALID_ARGUMENT", 415: "INVALID_ARGUMENT", 421: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED",
           500: "INTERNAL", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
@@ -46,6 +48,33 @@ def route(path: str) -> tuple[str, str] | None:
     """The model and the method (generateContent or streamGenerateContent) of an agent's path."""
     found = ROUTE.match(path)
     return (found.group(2), found.group(3)) if found else None
+
+
+def passed_route(path: str) -> str | None:
+    """The upstream path an agent's `:countTokens` path is passed through to (None for the other routes)."""
+    found = route(path)
+    return f"models/{found[0]}:countTokens" if found is not None and found[1] == "countTokens" else None
+
+
+def counted(body: bytes, estimate: Callable[[str], int]) -> Response:
+    """`:countTokens` answered without a Gemini upstream: the `estimate` of the request's text
+    (its contents' and system instruction's text, calls and results as JSON)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return error_response(400, "agent-tui gateway: the request body is not valid JSON")
+    if not isinstance(data, dict):
+        return error_response(400, "agent-tui gateway: the request body must be a JSON object")
+    request = data.get("generateContentRequest") if isinstance(data.get("generateContentRequest"), dict) else data
+    pieces: list[str] = []
+    system = request.get("systemInstruction")
+    for content in [system, *(request.get("contents") or [])] if isinstance(request.get("contents") or [], list) else [system]:
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict):
+                text = part.get("text")
+                pieces.append(text if isinstance(text, str) else json.dumps({k: v for k, v in part.items() if k != "thoughtSignature"}, ensure_ascii=False))
+    return Response(200, json.dumps({"totalTokens": estimate(" ".join(pieces))}).encode())
 
 
 # -- the agent's request ----------------------------------------------------------
@@ -142,6 +171,8 @@ def to_neutral(body: dict[str, Any], headers: dict[str, str], path: str = "") ->
     for theirs, ours in _CONFIG:
         if theirs in config:
             neutral[ours] = config[theirs]
+    if str(config.get("responseMimeType", "")).lower() == "application/json":  # a router's, a classifier's JSON answer
+        neutral["response_format"] = {"type": "json_object"}
     untranslated = sorted({f"tools of kind {k}" for t in body.get("tools") or [] if isinstance(t, dict) for k in t if k != "functionDeclarations"})
     untranslated += [f"generationConfig.{k}" for k in config if k not in dict(_CONFIG)]
     untranslated += [f"'{k}'" for k in ("safetySettings", "toolConfig", "cachedContent") if k in body]

@@ -66,14 +66,17 @@ class Reply:
 class ReplyOptions(TypedDict, total=False):
     """What a wire's `built_reply` is told besides the text and the calls, by keyword: the `model`
     and whether to `stream` (always); the `usage` to report; `include_usage`, a chat completions
-    stream's closing usage chunk (as its agent asked); and `original`, the upstream's reply that the
-    written one replaces, from which a wire keeps what the neutral form does not hold."""
+    stream's closing usage chunk (as its agent asked); `original`, the upstream's reply that the
+    written one replaces, from which a wire keeps what the neutral form does not hold; and `continued`."""
 
     model: Required[str]
     stream: Required[bool]
     usage: Usage | None
     include_usage: bool
     original: Reply | None
+    continued: bool
+    """The stream continues one whose first events the agent already has (`engine.gateway.early`):
+    nothing a client joins by appending (chat completions' role) is sent again."""
 
 
 @dataclass
@@ -84,6 +87,8 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
     on_sent: Callable[[bool], None] | None = None
     """Called once by the server: True when the whole body was handed to the agent's connection, False when it could not be."""
+    rest: bytes | None = None
+    """For a connection that already got the stream's first text (`engine.gateway.early`): what follows it."""
 
 
 def stream_payload(line: str) -> str | None:
@@ -126,6 +131,13 @@ def without_original(value: dict[str, Any]) -> dict[str, Any]:
     if ORIGINAL not in value:
         return value
     return {k: v for k, v in value.items() if k != ORIGINAL}
+
+
+def asks_for_json(body: dict[str, Any]) -> bool:
+    """Whether a neutral request asks for a JSON answer (`response_format`), as a router's or a
+    classifier's side request does."""
+    wanted = body.get("response_format")
+    return isinstance(wanted, dict) and wanted.get("type") in ("json_object", "json_schema")
 
 
 def message_text(content: Any) -> str:

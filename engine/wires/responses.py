@@ -32,6 +32,8 @@ ROUTES = ("/v1/responses", "/responses")
 PASSED_ROUTES: dict[str, str] = {"/v1/responses/input_tokens": "responses/input_tokens"}
 ECHO_WITHIN: str | None = None
 """A client joins the strings of any event (`delta`, an item's `arguments`, the output's text)."""
+APPENDS_STREAMS = False
+"""Whether text sent to the agent before the reply is decided can be followed by the rest (a stream is one numbered response: text sent early could not be continued by a rebuilt tail; `engine.gateway.early`)."""
 ROLES = frozenset({"system", "developer", "user", "assistant"})
 _MAPPED = ("model", "stream", "temperature", "top_p", "parallel_tool_calls")
 """Request fields with the same name and meaning in chat completions."""

@@ -1,0 +1,129 @@
+"""When a streamed reply's first text reaches the agent through `agent-tui gateway`, next to directly.
+
+    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini]
+
+A loopback upstream streams a reply in `--pieces` pieces of text `--gap` ms apart
+(12 x 20 ms: over 220 ms), then, with `--call`, a tool call a rule releases. The
+agent asks it directly and through a headless gateway (writing its transcript), in
+turns, and reads the stream to its end. Prints, for each, the median time to the
+first text and to the end: the text should reach the agent through the gateway
+about as soon as directly (not once the whole reply is read), and the end a
+little later.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx  # noqa: E402
+from starlette.applications import Starlette  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import StreamingResponse  # noqa: E402
+from starlette.routing import Route  # noqa: E402
+
+from bench.gateway_latency import TOOLS  # noqa: E402
+from bench.options import at_least  # noqa: E402
+from engine.core.events import RuleInfo  # noqa: E402
+from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
+from tests.support.loopback import Loopback  # noqa: E402
+
+
+class SlowUpstream(Loopback):
+    def __init__(self, wire: str, pieces: int, gap: float, call: bool) -> None:
+        self.wire, self.pieces, self.gap, self.call = wire, pieces, gap, call
+        super().__init__(Starlette(routes=[Route("/{path:path}", self._reply, methods=["POST"])]))
+
+    async def _reply(self, request: Request) -> StreamingResponse:
+        await request.body()
+        return StreamingResponse(self._events(), media_type="text/event-stream")
+
+    async def _events(self) -> AsyncIterator[bytes]:
+        for n in range(self.pieces):
+            if n:
+                await asyncio.sleep(self.gap)
+            last = n == self.pieces - 1 and not self.call
+            yield self._chunk({"content": f"word{n} "}, [{"text": f"word{n} "}], last)
+        if self.call:
+            call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{"key": "k"}'}}
+            yield self._chunk({"tool_calls": [call]}, [{"functionCall": {"name": "lookup", "args": {"key": "k"}}}], True)
+        if self.wire == "chat":
+            yield b"data: [DONE]\n\n"
+
+    def _chunk(self, delta: dict[str, Any], parts: list[dict[str, Any]], last: bool) -> bytes:
+        if self.wire == "chat":
+            finish = ("tool_calls" if self.call else "stop") if last else None
+            chunk: dict[str, Any] = {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        else:
+            candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+            if last:
+                candidate["finishReason"] = "STOP"
+            chunk = {"candidates": [candidate]}
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def _timed(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, float]:
+    """Milliseconds to the first text of the stream and to its end."""
+    started = time.perf_counter()
+    first = None
+    with client.stream("POST", url, json=body) as response:
+        if response.status_code != 200:
+            raise SystemExit(f"request failed with {response.status_code}")
+        for line in response.iter_lines():
+            if first is None and "word0" in line:
+                first = time.perf_counter()
+    end = time.perf_counter()
+    assert first is not None, "no text came"
+    return (first - started) * 1000, (end - started) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=at_least(3), default=10)
+    parser.add_argument("--pieces", type=at_least(1), default=12)
+    parser.add_argument("--gap", type=float, default=20.0, help="milliseconds between pieces")
+    parser.add_argument("--wire", choices=["chat", "gemini"], default="chat")
+    parser.add_argument("--call", action="store_true", help="a tool call after the text (released by a rule)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, SlowUpstream(args.wire, args.pieces, args.gap / 1000, args.call) as upstream:
+        base = upstream.url + ("/v1" if args.wire == "chat" else "")
+        gw = Gateway([Upstream("slow", base, wire=args.wire)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=Path(tmp) / "g.jsonl")
+        server = GatewayServer(gw, "127.0.0.1", 0)
+        server.start()
+        got: dict[str, list[tuple[float, float]]] = {"direct": [], "through": []}
+        try:
+            with httpx.Client(timeout=30, trust_env=False) as client:
+                for n in range(args.requests):
+                    if args.wire == "chat":
+                        path = "/chat/completions"
+                        body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": f"request {n}"}], "tools": TOOLS, "stream": True}
+                    else:
+                        path = "/v1beta/models/m:streamGenerateContent?alt=sse"
+                        declarations = [{"name": "lookup", "description": "d", "parametersJsonSchema": TOOLS[0]["function"]["parameters"]}]
+                        body = {"contents": [{"role": "user", "parts": [{"text": f"request {n}"}]}], "tools": [{"functionDeclarations": declarations}]}
+                    for kind, root in (("direct", base), ("through", f"http://127.0.0.1:{server.port}" + ("/v1" if args.wire == "chat" else ""))):
+                        got[kind].append(_timed(client, root + path, body))
+        finally:
+            gw.stop("the bench ended")
+            server.close()
+    spread = args.gap * (args.pieces - 1)
+    print(f"{args.wire}, {args.pieces} pieces {args.gap:.0f} ms apart ({spread:.0f} ms of stream){', then a call' if args.call else ''}, {args.requests} requests:")
+    for kind in ("direct", "through"):
+        first = statistics.median(f for f, _ in got[kind])
+        end = statistics.median(e for _, e in got[kind])
+        print(f"  {kind:8} first text p50 {first:7.2f} ms   end p50 {end:7.2f} ms")
+    added = [b[0] - a[0] for a, b in zip(got["direct"], got["through"])]
+    print(f"  first text added p50 {statistics.median(added):.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

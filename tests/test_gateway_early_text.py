@@ -1,0 +1,226 @@
+"""A streamed reply's text reaches the agent as the upstream sends it; only a tool call waits.
+
+The fake upstream here streams its first text, then waits for an event that the test sets
+only once the agent has read that text through the gateway: the agent gets it before the
+upstream has finished. A call after the text is still held for the operator (the text came
+while it was held), and released, the agent gets the rest of the same stream; rejected, the
+model is asked again and the call never reaches the agent. Chat completions and Gemini.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
+
+from engine.core.answers import Answer
+from engine.model.config import Secret
+from tests.support.gateway_harness import TOOLS, gateway
+from tests.support.loopback import Loopback
+from tests.support.waiting import wait_for
+
+USER = [{"role": "user", "content": "Delete the notes."}]
+GEMINI_TOOLS = [{"functionDeclarations": [{"name": "delete_file", "description": "d", "parametersJsonSchema": TOOLS[1]["function"]["parameters"]}]}]
+
+
+class GatedUpstream(Loopback):
+    """Streams "Hello" (`first`), waits for `go`, then " world" (`then`) and (when `call`) a delete_file call; in
+    chat completions' or Gemini's events. A request after a refusal gets a plain answer."""
+
+    def __init__(self, wire: str, call: bool, first: str = "Hello", then: str = " world") -> None:
+        self.wire, self.call, self.first, self.then = wire, call, first, then
+        self.go = threading.Event()
+        self.requests: list[dict[str, Any]] = []
+        super().__init__(Starlette(routes=[Route("/{path:path}", self._reply, methods=["POST"])]))
+
+    async def _reply(self, request: Request) -> StreamingResponse:
+        body = await request.json()
+        self.requests.append(body)
+        again = len(self.requests) > 1
+        return StreamingResponse(self._events(again), media_type="text/event-stream")
+
+    async def _events(self, again: bool) -> AsyncIterator[bytes]:
+        if again:
+            yield self._text("Kept the notes.", finish=True, role=True)
+            if self.wire == "chat":
+                yield b"data: [DONE]\n\n"
+            return
+        yield self._text(self.first, role=True)
+        for _ in range(3000):  # bounded: at most 30 s
+            if self.go.is_set():
+                break
+            await asyncio.sleep(0.01)
+        yield self._text(self.then, finish=not self.call)
+        if self.call:
+            yield self._call()
+        if self.wire == "chat":
+            yield b"data: [DONE]\n\n"
+
+    def _text(self, text: str, finish: bool = False, role: bool = False) -> bytes:
+        """A text event (opening a reply: with chat completions' role, which a client joins by appending)."""
+        if self.wire == "chat":
+            delta = {"role": "assistant", "content": text} if role else {"content": text}
+            chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": "stop" if finish else None}]}
+        else:
+            candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
+            if finish:
+                candidate["finishReason"] = "STOP"
+            chunk = {"candidates": [candidate]}
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+    def _call(self) -> bytes:
+        if self.wire == "chat":
+            delta = {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "delete_file", "arguments": '{"path": "notes.txt"}'}}]}
+            chunk: dict[str, Any] = {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": "tool_calls"}]}
+        else:
+            part = {"functionCall": {"name": "delete_file", "args": {"path": "notes.txt"}}}
+            chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}]}
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def _request(wire: str, root: str) -> tuple[str, dict[str, Any]]:
+    if wire == "chat":
+        return f"{root}/v1/chat/completions", {"model": "m", "messages": USER, "tools": TOOLS, "stream": True}
+    body = {"contents": [{"role": "user", "parts": [{"text": "Delete the notes."}]}], "tools": GEMINI_TOOLS}
+    return f"{root}/v1beta/models/m:streamGenerateContent?alt=sse", body
+
+
+def _text_and_calls(wire: str, raw: str) -> tuple[str, list[dict[str, Any]]]:
+    """The text and calls of a stream, as a client joins them; a chat completions stream has its role once."""
+    if wire == "chat":
+        assert raw.count('"role"') == 1, raw
+    text, calls = "", []
+    for line in raw.splitlines():
+        if not line.startswith("data:") or line == "data: [DONE]":
+            continue
+        chunk = json.loads(line[5:])
+        if wire == "chat":
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                text += delta.get("content") or ""
+                calls += delta.get("tool_calls") or []
+        else:
+            for part in chunk["candidates"][0]["content"]["parts"]:
+                text += part.get("text", "")
+                calls += [part["functionCall"]] if "functionCall" in part else []
+    return text, calls
+
+
+def _stream_through(upstream: GatedUpstream, root: str, wire: str, answer: Any = None, gw: Any = None) -> tuple[str, str]:
+    """The agent's request; returns the first event it read (before the upstream went on) and all it read."""
+    url, body = _request(wire, root)
+    with httpx.stream("POST", url, json=body, timeout=30) as response:
+        assert response.status_code == 200
+        lines = response.iter_lines()
+        first = next(line for line in lines if line.startswith("data:"))
+        assert not upstream.go.is_set()
+        upstream.go.set()
+        if answer is not None:
+            wait_for(lambda: gw.engine is not None and gw.engine.status == "awaiting_approval", "the call held")
+            answer(gw)
+        rest = "\n".join(lines)
+    return first, first + "\n" + rest
+
+
+@pytest.mark.parametrize("wire", ["chat", "gemini"])
+def test_text_only_reply_reaches_the_agent_before_the_upstream_finishes(tmp_path: Path, wire: str) -> None:
+    with GatedUpstream(wire, call=False) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
+        first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire)
+        runs = list(gw.runs)
+    assert "Hello" in first
+    assert _text_and_calls(wire, whole) == ("Hello world", [])
+    assert runs[0].ended is not None and runs[0].ended.answer == "Hello world"
+
+
+@pytest.mark.parametrize("wire", ["chat", "gemini"])
+def test_text_before_a_held_call_arrives_and_the_call_waits_for_approval(tmp_path: Path, wire: str) -> None:
+    with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
+        first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire, lambda g: g.answer(Answer.approve()), gw)
+        released = dict(gw.runs[0].engine.released)
+    assert "Hello" in first and "delete_file" not in first
+    text, calls = _text_and_calls(wire, whole)
+    assert text == "Hello world" and len(calls) == 1 and released == {0: {"path": "notes.txt"}}
+
+
+@pytest.mark.parametrize("wire", ["chat", "gemini"])
+def test_an_edited_call_after_early_text_is_sent_once_without_the_text_again(tmp_path: Path, wire: str) -> None:
+    with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
+        edit = lambda g: g.answer(Answer.edit({"path": "other.txt"}))  # noqa: E731
+        _, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire, edit, gw)
+    text, calls = _text_and_calls(wire, whole)
+    arguments = calls[0]["function"]["arguments"] if wire == "chat" else json.dumps(calls[0]["args"])
+    assert text == "Hello world" and len(calls) == 1 and json.loads(arguments) == {"path": "other.txt"}
+
+
+def test_a_rejected_call_after_early_text_never_reaches_the_agent(tmp_path: Path) -> None:
+    with GatedUpstream("chat", call=True) as upstream, gateway(upstream, tmp_path, "chat") as (gw, server):
+        _, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", "chat", lambda g: g.answer(Answer.reject("keep them")), gw)
+    text, calls = _text_and_calls("chat", whole)
+    assert calls == [] and text == "Hello worldKept the notes."
+    assert "keep them" in json.dumps(upstream.requests[1]["messages"])
+
+
+def test_text_that_could_spell_the_key_is_held_back_and_masked(tmp_path: Path) -> None:
+    """With a key, text goes out the key's span behind what came; text holding the key is never sent."""
+    key = "sk-upstream-7f3a9c1e5b2d4a6c8e0f"
+    with GatedUpstream("chat", call=False, first="Your key is " + key) as upstream:
+        with gateway(upstream, tmp_path, "chat", key=Secret(key)) as (gw, server):
+            url, body = _request("chat", f"http://127.0.0.1:{server.port}")
+            upstream.go.set()
+            raw = httpx.post(url, json=body, timeout=30).text
+    assert key not in raw and "Your key is" in _text_and_calls("chat", raw)[0]
+
+
+def test_a_reply_of_a_call_alone_sends_nothing_before_the_decision(tmp_path: Path) -> None:
+    """A stream that opens with a role and no text, then a call: nothing goes early (the agent
+    would see nothing of it), and the response is the upstream's stream whole once approved."""
+    with GatedUpstream("chat", call=True, first="", then="") as upstream, gateway(upstream, tmp_path, "chat") as (gw, server):
+        upstream.go.set()
+        url, body = _request("chat", f"http://127.0.0.1:{server.port}")
+        got: list[httpx.Response] = []
+        agent = threading.Thread(target=lambda: got.append(httpx.post(url, json=body, timeout=30)), daemon=True)
+        agent.start()
+        wait_for(lambda: gw.engine is not None and gw.engine.status == "awaiting_approval", "the call held")
+        held = gw.held
+        assert held is not None and held.early is not None and not held.early.started
+        gw.answer(Answer.approve())
+        agent.join(30)
+    text, calls = _text_and_calls("chat", got[0].text)
+    assert text == "" and len(calls) == 1
+
+
+class CallUnderAnotherChoice(GatedUpstream):
+    """Its first event has text under choice 0 and a call under choice 1 (which the gateway's
+    reader does not take as the reply's); then it waits for `go`."""
+
+    def _text(self, text: str, finish: bool = False, role: bool = False) -> bytes:
+        raw = super()._text(text, finish, role)
+        if not role:
+            return raw
+        chunk = json.loads(raw[5:])
+        call = {"index": 0, "id": "call_x", "type": "function", "function": {"name": "delete_file", "arguments": '{"path": "all"}'}}
+        chunk["choices"].append({"index": 1, "delta": {"tool_calls": [call]}, "finish_reason": None})
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def test_a_line_naming_a_call_anywhere_waits_for_the_decision(tmp_path: Path) -> None:
+    with CallUnderAnotherChoice("chat", call=False) as upstream, gateway(upstream, tmp_path, "chat") as (gw, server):
+        url, body = _request("chat", f"http://127.0.0.1:{server.port}")
+        got: list[httpx.Response] = []
+        agent = threading.Thread(target=lambda: got.append(httpx.post(url, json=body, timeout=30)), daemon=True)
+        agent.start()
+        wait_for(lambda: gw.held is not None and len(upstream.requests) == 1, "the request held, the upstream asked")
+        held = gw.held
+        assert held is not None and held.early is not None and not held.early.started
+        upstream.go.set()
+        agent.join(30)
+    assert got and got[0].status_code == 200
