@@ -218,6 +218,9 @@ class DecisionMade(_Event):
 
 
 class ApprovalRequested(_Event):
+    """Action `index` of step `step` is held until it is answered: its tool, its arguments, and
+    why it is held (`reason`: irreversible, a rule's ask, ...)."""
+
     type: Literal["approval_requested"] = "approval_requested"
     step: int
     index: int
@@ -227,6 +230,10 @@ class ApprovalRequested(_Event):
 
 
 class ApprovalDecided(_Event):
+    """The answer to a held action: its `choice`; a rejection's `reason`, which the policy reads;
+    a modify's edited `args`; the `rule` that answered, if one did, and `by` whom (the operator,
+    a rule, `--approve`)."""
+
     type: Literal["approval_decided"] = "approval_decided"
     step: int
     index: int
@@ -339,6 +346,9 @@ class Note(_Event):
 
 
 class RunEnded(_Event):
+    """The run's last event: how it ended (`outcome`), why in words, at which step, and the
+    policy's answer when it gave one."""
+
     type: Literal["run_ended"] = "run_ended"
     outcome: Outcome
     reason: str

@@ -17,6 +17,10 @@ from engine.core.tools import Tool
 
 @dataclass(frozen=True)
 class Task:
+    """One task of a scenario: `id` names it (`-t ID`), `text` is what the policy is asked,
+    `expected` the answer a benchmark's default score looks for in the run's answer (None: any
+    answer), `description` a note for the people who read the scenario (the policy never sees it)."""
+
     id: str
     text: str
     expected: str | None = None
