@@ -7,7 +7,9 @@ own shape (one tool call and its result a step, as the real samples in
 tests/data/traces hold them, with fresh call ids), then timed:
 `agent-tui import FILE -o OUT.jsonl` (read, map, write the transcript) next
 to `agent-tui show TRANSCRIPT` of an agent-tui transcript of the same number
-of lines made by the real engine (bench/worlds/lookup_world.py). Each figure
+of lines made by the real engine (bench/worlds/lookup_world.py), and to `show`
+of the transcript the import wrote (the same run: as many steps, where a
+format's line holds a whole step and the engine's holds a third). Each figure
 is the median wall and CPU time of `--runs` fresh processes taken in turns
 (a first, untimed run of each writes Python's bytecode cache). The goal: each
 import within 2x the show.
@@ -123,15 +125,20 @@ def main(argv: list[str] | None = None) -> int:
                 for out in folder.glob(f"out-{fmt}*.jsonl"):
                     out.unlink()
                 times[fmt].append(wall(command))
+            for fmt in files:
+                times.setdefault(f"show {fmt}", []).append(wall([*AGENT_TUI, "show", str(folder / f"out-{fmt}.jsonl")]))
         base_wall = statistics.median(t[0] for t in times["show"])
         base_cpu = statistics.median(t[1] for t in times["show"])
         print(f"show of an agent-tui transcript of {lines:,} lines: {base_wall:.2f} s wall, {base_cpu:.2f} s CPU (median of {args.runs})")
-        print(f"{'format':<12} {'lines':>8} {'import wall':>12} {'x show':>7} {'import CPU':>11} {'x show':>7}")
+        print(f"{'format':<12} {'lines':>8} {'import wall':>12} {'x show':>7} {'import CPU':>11} {'x show':>7}"
+              f" {'its show CPU':>13} {'x it':>6}")
         for fmt, path in files.items():
             count = sum(1 for _ in path.open("rb"))
             w = statistics.median(t[0] for t in times[fmt])
             c = statistics.median(t[1] for t in times[fmt])
-            print(f"{fmt:<12} {count:>8,} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x")
+            own = statistics.median(t[1] for t in times[f"show {fmt}"])
+            print(f"{fmt:<12} {count:>8,} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
+                  f" {own:>11.2f} s {c / own:>5.2f}x")
     return 0
 
 
