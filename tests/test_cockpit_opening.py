@@ -136,3 +136,32 @@ def test_the_refusals_the_files_ends_decide_come_before_the_cockpit(tmp_path: Pa
     finally:
         writer.close()
     assert isinstance(open_resumed(_args(busy)), Opening)
+
+
+async def test_a_run_built_after_the_cockpit_closed_lets_go_of_its_file(tmp_path: Path) -> None:
+    from engine.stored.lock import TranscriptBusy
+
+    path = tmp_path / "run.jsonl"
+    _lookup_run(path)
+    release = threading.Event()
+    opening = _held(open_resumed(_args(path)), release)
+    built: list = []
+    build = opening.build
+    opening.build = lambda: built.append(build()) or built[-1]
+    app = CockpitApp(opening)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "opening…" in header_text(app), what="the opening's header")
+        app.exit()
+    release.set()
+    pause = threading.Event()  # never set: a bounded wait between looks
+    for _ in range(1000):  # bounded: the worker builds the run, then closes it
+        if built:
+            try:
+                TranscriptWriter(path).close()
+                break
+            except TranscriptBusy:
+                pass
+        pause.wait(0.01)
+    else:
+        raise AssertionError("the run built after the cockpit closed still holds its file")
+    assert app.run_ is None

@@ -178,7 +178,8 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         except Exception as exc:  # a refusal (UsageError) says itself; anything else is named
             self.post_message(Opened(None, str(exc) if isinstance(exc, UsageError) else f"{type(exc).__name__}: {exc}"))
         else:
-            self.post_message(Opened(run))
+            if self._leaving or not self.post_message(Opened(run)):
+                run.close()  # the cockpit closed while it was built: nobody shows it
 
     @on(Opened)
     async def _opened(self, message: Opened) -> None:
@@ -189,7 +190,8 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             self.refresh_view()
             return
         if self._leaving:
-            return  # the caller closes it (app.run_)
+            message.run.close()
+            return
         self.opening, self.busy = None, False
         self._start_run(message.run)
         await self.query_one(RunPanes).show_tools(self.header)
