@@ -13,27 +13,32 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from textual import events, on, work
 from textual.app import ComposeResult, SystemCommand
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 
 from engine.core.answers import Answer
 from engine.core.engine import Engine
+from engine.core.events import Header
 from engine.core.operating import Operating
 from engine.core.policy import Cancellable, Policy
+from engine.core.scenario import Scenario
 from engine.sessions.run import Run
 from engine.core.state import PendingApproval, RunState, RunStatus, run_status
 from engine.core.text import clean
 from engine.stored.lock import open_replace
+from engine.stored.tail import Tail
 from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, EngineOperating, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, FOLD_COMMAND, action_applies
-from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED
+from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED, UsageError
 from tui.keys import cockpit_bindings, quit_or_copy
 from tui.layout import TooSmallScreen, fit
 from tui.mcp_cockpit import McpCockpit
@@ -55,6 +60,27 @@ DRAW_DELAY = 1 / 30
 """Seconds from a step's first event to its frame, unless the step ends sooner."""
 
 
+@dataclass
+class Opening:
+    """A stored run the cockpit opens: its `tail` (`engine.stored.tail.read_tail`) is the first
+    frame, while `build` makes the Run off the UI thread (the whole read and every check of a
+    resume); an exception from it is the message the cockpit shows."""
+
+    tail: Tail
+    scenario: Scenario | None
+    build: Callable[[], Run]
+    said: list[str] = field(default_factory=list)
+    """What the build said (its warnings), for the caller to print once the cockpit closed."""
+
+
+@dataclass
+class Opened(Message):
+    """The Opening's build returned `run`, or failed with `error`."""
+
+    run: Run | None
+    error: str | None = None
+
+
 class CockpitApp(TakeOverCockpit, McpCockpit):
     """The live cockpit around one `Run` (its MCP parts in `tui.mcp_cockpit`)."""
 
@@ -64,22 +90,35 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     BINDINGS = cockpit_bindings()
     COMMANDS = {*McpCockpit.COMMANDS, RunsCommands}
 
+    opening: Opening | None = None
+    """The run being opened, until its build returns (the cockpit is busy "opening…")."""
+    open_error: str | None = None
+    """Why the Opening's build failed (the cockpit says it; only help and quit apply)."""
+
     def __init__(
         self,
-        run: Run,
+        run: Run | Opening,
         *,
         clock: Callable[[], float] | None = None,
         model_policy_factory: PolicyFactory | None = None,
     ) -> None:
         super().__init__()
-        self.run_ = run
         self.model_policy_factory = model_policy_factory
+        self._clock_given = clock
+        self._start_flags()
+        if isinstance(run, Opening):
+            self.opening, self.run_, self.busy = run, None, True
+            self._start_view(None, run.tail.state, len(run.tail.events), clock or time.time)
+        else:
+            self._start_run(run)
+
+    def _start_run(self, run: Run) -> None:
+        self.run_: Run | None = run
         local = EngineOperating(run.engine, self.make_policy)
         self.operating: Operating = local
         """What the operator's calls go to, off the UI thread."""
         self.bridge = EngineBridge(local, self, run.engine)
-        self._start_flags()
-        self._start_view(run.engine, local.folded_state(), len(run.engine.events), clock or run.engine.clock or time.time)
+        self._start_view(run.engine, local.folded_state(), len(run.engine.events), self._clock_given or run.engine.clock or time.time)
         self.bridge.attach()
 
     def _start_view(self, engine: Engine | None, state: RunState, seen: int, clock: Callable[[], float]) -> None:
@@ -109,11 +148,53 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
-        yield RunPanes(self.engine.header, self.run_.scenario)
+        yield RunPanes(self.header, self.opening.scenario if self.opening is not None else self.run_.scenario)
         yield CockpitFooter(FOOTER_ORDER, HELP_AND_QUIT)
+
+    @property
+    def header(self) -> Header:
+        return self.engine.header if self.engine is not None else self.opening.tail.header
+
+    @property
+    def path(self) -> Path | None:
+        """The run's transcript file (None: not saved)."""
+        return self.run_.path if self.run_ is not None else self.opening.tail.path
 
     async def on_mount(self) -> None:
         asyncio.get_running_loop().set_default_executor(LeavingExecutor(max_workers=4, thread_name_prefix="engine"))
+        if self.opening is None:
+            await self.mount_run()
+            return
+        self.reset_pane()
+        fit(self, self.size)
+        self.refresh_view()
+        watch_run(self)
+        self._open(self.opening)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="engine")
+    def _open(self, opening: Opening) -> None:
+        try:
+            run = opening.build()
+        except Exception as exc:  # a refusal (UsageError) says itself; anything else is named
+            self.post_message(Opened(None, str(exc) if isinstance(exc, UsageError) else f"{type(exc).__name__}: {exc}"))
+        else:
+            if self._leaving or not self.post_message(Opened(run)):
+                run.close()  # the cockpit closed while it was built: nobody shows it
+
+    @on(Opened)
+    async def _opened(self, message: Opened) -> None:
+        """Show the run built, from its first event (the pane stays at the end), or say why there is none."""
+        if message.run is None:
+            self.open_error = message.error
+            self.notify(clean(message.error or ""), title="The run could not be opened", severity="error", timeout=30, markup=False)
+            self.refresh_view()
+            return
+        if self._leaving:
+            message.run.close()
+            return
+        self.opening, self.busy = None, False
+        self._start_run(message.run)
+        await self.query_one(RunPanes).show_tools(self.header)
         await self.mount_run()
 
     async def mount_run(self) -> None:
@@ -135,6 +216,8 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
 
     def on_unmount(self) -> None:
         self._leaving = True
+        if self.opening is not None:
+            return  # no run yet: nothing listens
         self.bridge.interrupt.set()
         self.bridge.detach()
         self.unmount_run()
@@ -146,7 +229,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
 
     @property
     def human_in_control(self) -> bool:
-        return self.engine.policy is self.run_.human
+        return self.run_ is not None and self.engine.policy is self.run_.human
 
     @property
     def run_status(self) -> RunStatus:
@@ -157,6 +240,10 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     def _state_words(self) -> tuple[str, str]:
         s = self.view_state
         status = self.run_status
+        if self.opening is not None:
+            if self.open_error is not None:
+                return "not opened: q quits", "-failed"
+            return "opening…", "-running"
         if self.needs_task:  # before "your turn": n does nothing until the task is set
             return "no task yet: t sets it", "-input"
         if status == "running":
@@ -181,8 +268,9 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         return ("ready" if s.step == 0 else "paused"), "-paused"
 
     def reset_pane(self) -> None:
-        """Show the first `seen` events of the run in the transcript pane."""
-        self.pane.reset(self.engine.header, Prefix(self.engine.events, self.seen))
+        """Show the first `seen` events of the run in the transcript pane (of an Opening, its tail's)."""
+        events = self.engine.events if self.engine is not None else self.opening.tail.events
+        self.pane.reset(self.header, Prefix(events, self.seen))
 
     def refresh_view(self) -> None:
         s = self.view_state
@@ -196,7 +284,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
 
     def show_header(self) -> None:
         s = self.view_state
-        header = self.engine.header
+        header = self.header
         words, cls = self._state_words()
         self.query_one(RunHeader).show(
             scenario=header.scenario,
@@ -205,8 +293,8 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
             policy=s.policy,
             state=words,
             state_class=cls,
-            path=shown_path(self.run_.path),
-            servers=self.servers_line,
+            path=shown_path(self.path),
+            servers=self.servers_line if self.run_ is not None else "",
         )
 
     # -- bindings --------------------------------------------------------------
@@ -217,6 +305,8 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         return self.action_applies(action)
 
     def action_applies(self, action: str) -> bool:
+        if self.opening is not None:
+            return action == "help"
         if action == "hand_back" and self._fallback_name() is None:
             return False
         return action_applies(action, self.run_status, human_in_control=self.human_in_control, needs_task=self.needs_task)
@@ -343,7 +433,7 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
 
     def _cancel_policy_call(self) -> bool:
         """Ask a policy that supports it (a model) to drop its request in flight."""
-        policy = self.engine.policy
+        policy = self.engine.policy if self.engine is not None else None
         if not isinstance(policy, Cancellable):
             return False
         try:
@@ -489,16 +579,16 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
         """q, ctrl+c and ctrl+q: leave a run that ended at once; of one that can go on, ask
         first (it stays resumable). A second quit key at the question, or one on the
         too-small screen (where no question fits), leaves without asking."""
-        if self.view_state.ended is not None or self.halted is not None:
+        if self.view_state.ended is not None or self.halted is not None or self.open_error is not None:
             self._leave()
         elif isinstance(self.screen, (QuitScreen, TooSmallScreen)):
             self._leave()
         else:
-            self.push_screen(QuitScreen(resumable=self.run_.path is not None), lambda yes: self._leave() if yes else None)
+            self.push_screen(QuitScreen(resumable=self.path is not None), lambda yes: self._leave() if yes else None)
 
     def _leave(self) -> None:
         """Exit with the run's code: its outcome's, 1 when halted, EXIT_UNFINISHED when it can go on."""
-        if self.busy:
+        if self.busy and self.opening is None:
             self.bridge.interrupt.set()
             self._cancel_policy_call()
         ended = self.view_state.ended

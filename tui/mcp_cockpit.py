@@ -62,7 +62,7 @@ class McpCockpit(App[None]):
     @property
     def needs_task(self) -> bool:
         """A run of MCP tools started without a task, before its first event."""
-        return not self.engine.header.task_text.strip() and self.seen == 0
+        return not self.header.task_text.strip() and self.seen == 0
 
     def mcp_mount(self) -> None:
         hub = self.run_.mcp

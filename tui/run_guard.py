@@ -18,12 +18,15 @@ from engine.core.text import clean
 
 
 def watch_run(app: Any) -> None:
-    """Install the SIGTERM handler and say the run's warnings (the cockpit's on_mount)."""
+    """Install the SIGTERM handler and say the run's warnings (the cockpit's on_mount, and again
+    once a run being opened is built)."""
     app.terminated = False
     try:
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, partial(_terminate, app))
     except (NotImplementedError, RuntimeError, ValueError):
         pass  # not the main thread: SIGTERM keeps its default
+    if app.run_ is None:
+        return  # a run being opened: its warnings come with it
     if app.run_.writer is not None:
         app.run_.writer.notify = partial(_writer_notice, app)
     for warning in app.run_.warnings:

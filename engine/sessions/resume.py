@@ -256,6 +256,14 @@ def _same_as_read(path: Path, transcript: Transcript) -> None:
         raise ResumeError(f"{path}: another run wrote to this transcript after it was read; read it again before resuming")
 
 
+def ended_refusal(path: object, state: RunState) -> str | None:
+    """Why a run whose fold is `state` cannot be resumed: it ended (None: it did not)."""
+    end = state.ended
+    if state.status != "ended" or end is None:
+        return None
+    return f"{path}: the run already ended ({end.outcome}: {end.reason}); fork it to go on from a step: agent-tui run --fork FILE --at N"
+
+
 def resume_run(
     scenario: Scenario,
     transcript: Transcript,
@@ -276,12 +284,9 @@ def resume_run(
     trust = believe(transcript.header, transcript.events, [*scenario.rules, *options["operator_rules"]])
     header, events = trust.header, list(transcript.events)
     state = fold(header, trust.events)
-    if state.status == "ended":
-        end = state.ended
-        raise ResumeError(
-            f"{transcript.path}: the run already ended ({end.outcome}: {end.reason}); "
-            "fork it to go on from a step: agent-tui run --fork FILE --at N"
-        )
+    refusal = ended_refusal(transcript.path, state)
+    if refusal is not None:
+        raise ResumeError(refusal)
     warnings: list[str] = []
     path = Path(transcript.path)
     writer = TranscriptWriter(path)  # the lock first: from here on nobody else appends

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from tui.cli.common import add_command, budget_limits, file_name, nonempty_name, option_pair, positive_float, positive_int, repetition, step_or_end
 from tui.cli.model_flags import add_model_arguments
@@ -64,6 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     interactive = not args.headless
     if wants_acp(args):
         run = make_acp_run(args, interactive=interactive)
+    elif args.resume and interactive:
+        run = open_resumed(args)
     elif args.resume or args.fork or args.at is not None or args.run is not None or args.format != "auto":
         run = make_continued_run(args, interactive=interactive)
     else:
@@ -180,14 +182,45 @@ def check_options(scenario: Any, options: dict[str, Any]) -> None:
     raise UsageError(f"scenario '{scenario.name}' has no option {names} ({takes})")
 
 
-def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
-    """The Run for `run --resume FILE` or `run --fork FILE [--at N]`."""
-    from engine.sessions.policies import model_of
-    from engine.sessions.resume import ResumeError, continue_run
-    from tui.cli.fixed_flags import fork_changes, fork_rules, refuse_fixed_flags
-    from engine.stored.lock import TranscriptBusy
-    from tui.cli.saved import load, scenario_of
-    from tui.cli.run_extras import continued_extras
+def open_resumed(args: argparse.Namespace) -> Any:
+    """`run --resume FILE` in the cockpit: an Opening whose first frame is the file's tail, the
+    whole resume (`make_continued_run`) its build. What the file's ends decide (a run that ended,
+    another run writing the file) is refused here, before the cockpit; a file whose tail cannot
+    be read (or an ACP run) is resumed before the cockpit starts, as any other continued run."""
+    import os
+
+    from engine.sessions.resume import ended_refusal
+    from engine.stored.lock import TranscriptBusy, lock
+    from engine.stored.tail import read_tail
+    from engine.stored.transcript import TranscriptError
+    from tui.app import Opening
+    from tui.cli.saved import scenario_of
+
+    check_continued_flags(args)
+    try:
+        tail = read_tail(args.resume)
+    except TranscriptError:
+        tail = None
+    if tail is None or tail.problem is not None or tail.header.scenario == "acp" and not args.scenario:
+        return make_continued_run(args, interactive=True)
+    scenario = scenario_of(tail, args.scenario)
+    refusal = ended_refusal(args.resume, tail.state)
+    if refusal is not None:
+        raise UsageError(refusal)
+    fd = os.open(args.resume, os.O_RDONLY)
+    try:
+        lock(fd, tail.path)  # let go at once: the build takes it for good
+    except TranscriptBusy as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        os.close(fd)
+    said: list[str] = []
+    return Opening(tail, scenario, lambda: make_continued_run(args, interactive=True, say=said.append), said)
+
+
+def check_continued_flags(args: argparse.Namespace) -> None:
+    """UsageError for flags `run --resume` / `--fork` do not take together."""
+    from tui.cli.fixed_flags import refuse_fixed_flags
 
     if args.resume and args.fork:
         raise UsageError("give --resume or --fork, not both")
@@ -197,13 +230,25 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     if args.resume and args.out:
         raise UsageError("--resume appends to its own file; --out goes with --fork")
     refuse_fixed_flags(args)
+
+
+def make_continued_run(args: argparse.Namespace, *, interactive: bool, say: Callable[[str], None] = report) -> Any:
+    """The Run for `run --resume FILE` or `run --fork FILE [--at N]`; its warnings go to `say`."""
+    from engine.sessions.policies import model_of
+    from engine.sessions.resume import ResumeError, continue_run
+    from tui.cli.fixed_flags import fork_changes, fork_rules
+    from engine.stored.lock import TranscriptBusy
+    from tui.cli.saved import load, scenario_of
+    from tui.cli.run_extras import continued_extras
+
+    check_continued_flags(args)
     several = ("--resume appends to its own file, so it continues a file of one run: "
                f"fork the one to go on with (agent-tui run --fork {args.resume} --run N)")
-    transcript = load(args.fork, args.format, args.run) if args.fork else load(args.resume, one_run=several)
+    transcript = load(args.fork, args.format, args.run, say=say) if args.fork else load(args.resume, one_run=several, say=say)
     if args.resume and transcript.header.scenario == "acp" and not args.scenario:
         from tui.cli.acp_run import resume_acp
 
-        return _checked(resume_acp(args, transcript, interactive=interactive), interactive)
+        return _checked(resume_acp(args, transcript, interactive=interactive), interactive, say)
     refuse_follow_ups(args)
     scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
@@ -231,13 +276,13 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool) -> Any:
     extras.attach(run, hub)
     if policy is not None and model_of(policy, scenario, model, extras.named) is not None:
         run.model = model  # the swap picker offers "model" again
-    return _checked(run, interactive)
+    return _checked(run, interactive, say)
 
 
-def _checked(run: Any, interactive: bool) -> Any:
+def _checked(run: Any, interactive: bool, say: Callable[[str], None] = report) -> Any:
     """A continued run, its warnings said; UsageError (and closed) when a headless one waits for an approval."""
     for warning in run.warnings:
-        report(f"warning: {warning}")
+        say(f"warning: {warning}")
     if not interactive and run.engine.status == "awaiting_approval" and not sys.stdin.isatty():
         pending = run.engine.state.pending
         run.close()
@@ -376,16 +421,27 @@ def open_cockpit(run: Any, args: argparse.Namespace | None = None) -> int:
     A run left unfinished says how to resume it (with the flags of `args` it needs again)."""
     global abandoned_work
     from engine.core.text import clean
-    from tui.app import CockpitApp
+    from tui.app import CockpitApp, Opening
     from tui.cli.stops import halted_message, resume_command, stop
 
+    said = run.said if isinstance(run, Opening) else []
     app = CockpitApp(run)
     try:
         app.run()
-        if getattr(app, "terminated", False):
+        run = app.run_  # an Opening's once built; None: the cockpit closed before
+        if run is not None and getattr(app, "terminated", False):
             stop(run.engine, "terminated (SIGTERM)", running=True)
     finally:
-        run.close()
+        if app.run_ is not None:
+            app.run_.close()
+    for message in said:
+        report(message)
+    if run is None:
+        if app.open_error is not None:
+            report(app.open_error)
+            return EXIT_USAGE
+        print(f"transcript: {app.path}", file=sys.stderr)
+        return app.return_code or 0
     if app.busy:
         # The operator quit while a policy or tool call was running and could not
         # be cancelled; its thread cannot be stopped, so the process leaves it.

@@ -32,8 +32,8 @@ def add_run_argument(parser: Any, *, help_prefix: str = "") -> None:
     parser.add_argument("--run", metavar="N|ID", help=help_prefix + RUN_HELP)
 
 
-def load(path: str, fmt: str = "auto", run: str | None = None, *, one_run: str | None = None) -> Any:
-    """Any supported run file as a Transcript (of several runs, the one `run` names); warnings go to stderr.
+def load(path: str, fmt: str = "auto", run: str | None = None, *, one_run: str | None = None, say: Any = report) -> Any:
+    """Any supported run file as a Transcript (of several runs, the one `run` names); warnings go to `say` (stderr).
 
     `one_run`: why only a file of one run will do (a resume); a file of several is then refused
     with it, before any warning offers another run."""
@@ -47,7 +47,7 @@ def load(path: str, fmt: str = "auto", run: str | None = None, *, one_run: str |
     if one_run is not None and transcript.run_count > 1:
         raise UsageError(f"{path} holds {transcript.run_count} runs; {one_run}")
     for warning in transcript.warnings:
-        report(f"warning: {warning}")
+        say(f"warning: {warning}")
     return transcript
 
 
