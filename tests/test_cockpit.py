@@ -538,3 +538,23 @@ async def test_step_keys(tmp_path: Path, key: str) -> None:
         await pilot.press(key)
         await settle(pilot)
         assert run.engine.state.step == 1
+
+
+@pytest.mark.parametrize(
+    "used, limit, shown",
+    [(17_875_325_000, None, "17.9G · no limit"), (206_750_570, 500_000_000, "206.8M/500.0M"), (3_400, None, "3400 · no limit")],
+)
+async def test_a_long_count_in_a_narrow_gauge_is_written_short_never_cut(used, limit, shown) -> None:
+    from textual.app import App
+
+    class One(App[None]):
+        def compose(self):
+            yield Gauge("tokens")
+
+    app = One()
+    async with app.run_test(size=(28, 3)) as pilot:  # the budget panel's room in an 80-column terminal
+        gauge = app.query_one(Gauge)
+        gauge.set_value(used, limit)
+        await pilot.pause()
+        line = gauge.line().plain
+        assert line.endswith(shown) and len(line) <= gauge.size.width

@@ -8,7 +8,7 @@ sparkline of the input tokens of every step shows the context growing.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.renderables.sparkline import Sparkline as SparklineRenderable
 from textual.widgets import Sparkline, Static
 
-from engine.core.amounts import amount
+from engine.core.amounts import amount, short_amount
 from engine.core.events import Budget, BudgetKind
 from engine.core.state import PolicyUsage
 from engine.core.text import clean
@@ -81,13 +81,19 @@ class Gauge(Static):
         if self.shown is not None:
             self.update(self.line(), layout=False)
 
+    def numbers(self, write: Callable[[str, float], str]) -> str:
+        if self.limit is None:
+            return f" {write(self.kind, self.used)} · no limit"
+        return f" {write(self.kind, self.used)}/{write(self.kind, self.limit)}"
+
     def line(self) -> Text:
         """`label bar numbers`; in a narrow panel the bar shortens (to 3 cells), the numbers stay whole."""
-        if self.limit is None:
-            numbers = f" {amount(self.kind, self.used)} · no limit"
-        else:
-            numbers = f" {amount(self.kind, self.used)}/{amount(self.kind, self.limit)}"
         room = (self.size.width or LINE_WIDTH) - 7
+        numbers = self.numbers(amount)
+        if len(numbers) > room - 3:  # a long count in a narrow panel: written short, never cut
+            numbers = self.numbers(short_amount)
+        if len(numbers) > room - 3 and self.limit is None:
+            numbers = f" {short_amount(self.kind, self.used)}"
         bar = max(3, min(BAR_WIDTH, room - max(len(numbers), NUMBERS_WIDTH)))
         text = Text()
         text.append(f"{LABELS[self.kind]:<7}")
