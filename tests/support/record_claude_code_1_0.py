@@ -5,7 +5,7 @@
 
 Not run by the test suite (.ci/run installs only the pinned 2.x agents). Claude Code
 runs `-p TASK` in a fresh home folder with only loopback traffic (the settings of
-tests/support/agent_sessions.py), against tests/support/fake_anthropic.py scripted
+tests/support/cli_agents.py's `claude_env`), against tests/support/fake_anthropic.py scripted
 per conversation, told apart by the first user message:
 
 - the main agent: two `Task` calls in one step (sub-agents A and B), then the answer;
@@ -85,10 +85,7 @@ class ByConversation(FakeAnthropic):
 def record(binary: str, home: Path, work: Path) -> Path:
     (work / "notes.txt").write_text("alpha\nbeta\n")
     with ByConversation(scripts(work)) as fake:
-        env = {
-            "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": KEY, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
-        }
+        env = cli_agents.claude_env(fake.url, KEY)
         done = cli_agents.run([binary, "-p", TASK, "--allowedTools", "Task Bash Glob Read Write"], home, work, env)
     if done.returncode != 0 or (work / "done.txt").read_text() != "done\n":
         raise SystemExit(f"{binary} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
