@@ -27,6 +27,7 @@ PINNED_SAMPLES = {
     'chat_openai_cookbook_toy_chat_fine_tuning.jsonl': 'e4b951f36fa76e301a4c9b5b113136e872f5cc7279d8e5d9303a9f1231d220ec',
     'chat_pydantic_ai_tool_output_exchange.json': '9f94de6ea33f89ac31c45ea0fb66a30c24db98ecdfbf835f09e4de1c0c03a7bb',
     'chat_pydantic_ai_tool_output_request.json': 'df6e9717c89121d61c18ca31e9f94f2dbf07e0f37bf8363138fe65d929450e92',
+    'claude_code_1_0_128_inline_task.jsonl': 'a810771defe3ca70301c234c6d0dc653a7916f46df51bbe140b1fa18a6a7953d',
     'claude_code_2_1_197_recorded.jsonl': '7881c57ade1b6195dbfc5b1b5735db1d169764a85724ea193e4a6e7ac8f0a809',
     'claude_code_kvsankar_golden.jsonl': 'fc8cfb7c8fc45a128307e999f987628593bce438e7c6ac89d6a2cdbf1331bc54',
     'claude_code_simonw_sample_session.jsonl': 'eb5b324a969a4440c343894ad3371ddac47715f0a693b39b964c1b61850760cb',
@@ -71,7 +72,7 @@ PINNED_BENCH = {
 PINNED_MUTANTS = {
     'alfworld': '75f0fb95dac7c681f5cda2236c3c7670917b9619dfea3938a4b93ee11b2d3f55',
     'chat': 'b20badf4d098ab089e3a46ad4db86015b494e2da64afe4ca2c37c868f48931d7',
-    'claude-code': '16b8dd171e15317040916606646a6c7a80a13534d041cf2bed0e60171dab0c76',
+    'claude-code': 'e8bea3378d26dcf543f3e6559a113d3f1cc92148164e9c50c3681cf07651fa32',
     'codex': '71cbfa15da400690eb8cb794a1bdfeff830caae3d24319ea772415f6eba06e3a',
     'gemini-cli': '4f316a0ff2dc6daf8622e3ef67e6dc690d10447859d373530c5b84b4bc340eb9',
     'inspect': '8e6ce852c52efe2e09c4d50110b5cf0c02f3b9179464a537abefc017620b0567',

@@ -259,6 +259,36 @@ def test_claude_code_sidechain_is_nested_under_the_task_call(tmp_path):
     assert "queue-operation ×1" in t.warnings[0]
 
 
+def test_claude_code_sidechains_of_two_task_calls_in_one_step_each_name_their_call(tmp_path):
+    """Claude Code 1.0 writes each sub-agent inline as its own `parentUuid` chain, its root the Task's
+    prompt: each chain is nested under the step of its Task call and says which of the step's calls it
+    is, even when the two chains' lines are interleaved and the second call's chain comes first."""
+    def line(kind, content, uuid, parent=None, side=False, mid=None):
+        message = {"role": kind, "content": content, **({"id": mid} if mid else {})}
+        return {"type": kind, "isSidechain": side, "sessionId": "s", "uuid": uuid, "parentUuid": parent, "message": message}
+
+    tasks = [{"type": "tool_use", "id": f"t{n}", "name": "Task", "input": {"description": f"job {n}", "prompt": f"do job {n}"}}
+             for n in (1, 2)]
+    path = _write(tmp_path, "session.jsonl", [
+        line("user", "Do both jobs", "u0"),
+        line("assistant", tasks, "a0", "u0", mid="m1"),
+        line("user", "do job 2", "b1", side=True),
+        line("user", "do job 1", "c1", side=True),
+        line("assistant", [{"type": "tool_use", "id": "g1", "name": "Grep", "input": {"pattern": "one"}}], "c2", "c1", side=True, mid="m2"),
+        line("assistant", [{"type": "text", "text": "job 2 done"}], "b2", "b1", side=True, mid="m3"),
+        line("user", [{"type": "tool_result", "tool_use_id": "g1", "content": "a.py"}], "c3", "c2", side=True),
+        line("assistant", [{"type": "text", "text": "job 1 done"}], "c4", "c3", side=True, mid="m4"),
+        line("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "job 1 done"},
+                      {"type": "tool_result", "tool_use_id": "t2", "content": "job 2 done"}], "u1", "a0"),
+        line("assistant", [{"type": "text", "text": "Both done."}], "a1", "u1", mid="m5"),
+    ])
+    t = load_any(path)
+    nested = [e.text for e in t.events if e.type == "note"]
+    assert nested == ["Task 2 (job 2): user: do job 2", "Task 1 (job 1): user: do job 1", 'Task 1 (job 1): action: Grep({"pattern": "one"})',
+                      "Task 2 (job 2): says: job 2 done", "Task 1 (job 1): observe: a.py", "Task 1 (job 1): says: job 1 done"]
+    assert all(e.step == 1 for e in t.events if e.type == "note") and t.events[-1].answer == "Both done."
+
+
 def test_codex_parallel_calls_are_one_step_and_results_match_by_call_id(tmp_path):
     def item(payload):
         return {"timestamp": "t", "type": "response_item", "payload": payload}

@@ -36,10 +36,7 @@ SHELL = {"command": "echo hello > note.txt", "description": "Write hello to note
 def claude(binary: str, home: Path, work: Path) -> Path:
     turns = [fake_anthropic.Turn(text="I'll write the note.", tool_uses=[("Bash", SHELL)]), fake_anthropic.Turn(text="I wrote hello to note.txt.")]
     with fake_anthropic.FakeAnthropic(turns) as fake:
-        env = {
-            "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": KEY, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
-        }
+        env = cli_agents.claude_env(fake.url, KEY)
         _run([binary, "-p", TASK, "--allowedTools", "Bash"], home, work, env)
     (session,) = home.glob(".claude/projects/*/*.jsonl")
     return session

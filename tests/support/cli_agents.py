@@ -23,6 +23,14 @@ INSTALL = (
 )
 
 
+def claude_env(base_url: str, key: str) -> dict[str, str]:
+    """Claude Code on the Anthropic Messages API at `base_url`, with only loopback traffic."""
+    return {
+        "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": key, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+    }
+
+
 def codex_home(home: Path, base_url: str, key: str) -> dict[str, str]:
     """Codex CLI on a Responses API provider at `base_url` (ending in /v1), its key in `FAKE_MODEL_KEY`."""
     codex = home / ".codex"

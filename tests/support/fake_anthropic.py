@@ -119,17 +119,19 @@ class FakeAnthropic(Loopback):
         self.requests.append((str(request.url.path), dict(request.headers), await request.json()))
         return JSONResponse({"input_tokens": 120})
 
+    def turn(self, body: dict[str, Any]) -> Turn:
+        """The reply to a request: the script's next turn when it carries tools, else the side text."""
+        if body.get("tools"):
+            return self.turns[min(_tool_results(body), len(self.turns) - 1)]
+        return Turn(text=self.side_text)
+
     async def _messages(self, request: Request) -> Response:
         body = await request.json()
         with self._lock:
             self.requests.append((str(request.url.path), dict(request.headers), body))
             self._served += 1
             number = self._served
-        if body.get("tools"):
-            done = _tool_results(body)
-            turn = self.turns[min(done, len(self.turns) - 1)]
-        else:
-            turn = Turn(text=self.side_text)
+        turn = self.turn(body)
         if turn.status != 200:
             error = {"type": "error", "error": {"type": "rate_limit_error", "message": turn.text}}
             return JSONResponse(error, status_code=turn.status, headers=turn.headers)

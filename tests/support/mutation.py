@@ -20,6 +20,7 @@ SOURCES = {
         "claude_code_simonw_sample_session.jsonl",
         "claude_code_spotter_task_subagent.jsonl",
         "claude_code_2_1_197_recorded.jsonl",
+        "claude_code_1_0_128_inline_task.jsonl",
     ],
     "codex": ["codex_kvsankar_with_escalation.jsonl", "codex_kvsankar_golden.jsonl", "codex_localpush_parallel_calls.jsonl"],
     "gemini-cli": ["gemini_cli_0_61_0_recorded.jsonl"],

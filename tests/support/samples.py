@@ -17,6 +17,7 @@ SAMPLES = [
     ("claude_code_spotter_task_subagent.jsonl", "claude-code", 1, 6, 6, 1),
     ("claude_code_spotter_subagent_file.jsonl", "claude-code", 1, 12, 12, 1),
     ("claude_code_2_1_197_recorded.jsonl", "claude-code", 1, 1, 1, 1),
+    ("claude_code_1_0_128_inline_task.jsonl", "claude-code", 1, 2, 2, 1),
     ("codex_kvsankar_golden.jsonl", "codex", 1, 1, 1, 1),
     ("gemini_cli_0_61_0_recorded.jsonl", "gemini-cli", 1, 1, 1, 1),
     ("opencode_1_18_33_export.json", "opencode", 1, 1, 1, 1),
@@ -71,6 +72,8 @@ def source_counts(path: Path, fmt: str) -> tuple[int, int, int, int]:
         return _chat_counts([data["messages"]])
     if fmt == "claude-code":
         rows = [r for r in _jsonl(path) if r.get("type") in ("user", "assistant")]
+        if not all(r.get("isSidechain") for r in rows):  # a main session: its inline sub-agents' lines are nested, not steps
+            rows = [r for r in rows if not r.get("isSidechain")]
         blocks = [(r["type"], b) for r in rows if isinstance(r["message"]["content"], list) for b in r["message"]["content"]]
         calls = sum(1 for kind, b in blocks if kind == "assistant" and b["type"] == "tool_use")
         results = sum(1 for kind, b in blocks if kind == "user" and b["type"] == "tool_result")

@@ -18,9 +18,14 @@ One JSON object a line; `type` says what it is:
   (a user line with `isCompactSummary`);
 - lines with `isSidechain: true` are a sub-agent's work (the `Task` tool):
   shown nested under the step that started it, unless the whole file is one
-  sub-agent's session. Claude Code 2.1 writes that work into the main file as
-  `progress` lines whose `data.type` is `agent_progress` (`data.message` is
-  the sub-agent's line, `parentToolUseID` the Task call): nested the same way.
+  sub-agent's session. Claude Code 1.0 writes each sub-agent inline as its own
+  chain of `parentUuid` links, whose root (`parentUuid` null) is the user line
+  holding the Task call's `prompt`: the chain belongs to that call. Claude Code
+  2.1 writes that work into the main file as `progress` lines whose `data.type`
+  is `agent_progress` (`data.message` is the sub-agent's line,
+  `parentToolUseID` the Task call): nested the same way. When a step holds
+  several Task calls, each nested line names its call (`Task 2 (its
+  description): ...`).
 
 Bookkeeping lines (queue operations, file snapshots, the last prompt, hook and
 shell progress, `system` lines with a `subtype` but no text such as
@@ -30,6 +35,7 @@ and counted in the warning.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from engine.core.events import Note
@@ -85,6 +91,23 @@ def _nested(kind: str, text: str) -> str:
     return f"{kind}: {text}"
 
 
+@dataclass
+class _TaskCall:
+    """A Task call that starts a sub-agent: its step, its number among the step's calls (from 1) and what it asked."""
+
+    step: Step
+    number: int
+    prompt: str
+    description: str
+    started: bool = False
+
+    def label(self, tasks_in_step: int) -> str:
+        """What each nested line of its sub-agent starts with: its call, when the step holds several Task calls."""
+        if tasks_in_step < 2:
+            return ""
+        return f"Task {self.number} ({preview(self.description, 60)}): " if self.description else f"Task {self.number}: "
+
+
 class _Reader:
     def __init__(self, name: str, nest_sidechains: bool) -> None:
         self.draft = Draft(name, "claude-code")
@@ -92,7 +115,10 @@ class _Reader:
         self.step: Step | None = None
         self.message_id: str | None = None
         self.tasks: list[Step] = []
-        self.task_ids: dict[str, Step] = {}
+        self.task_ids: dict[str, _TaskCall] = {}
+        self.task_calls: list[_TaskCall] = []
+        self.chains: dict[str, _TaskCall | None] = {}
+        self.tasks_in_step: dict[int, int] = {}
 
     def line(self, number: int, obj: Any) -> None:
         source = f"line {number}"
@@ -115,7 +141,7 @@ class _Reader:
                 return
         message = obj.get("message")
         if self.nest and obj.get("isSidechain") is True and kind in ("user", "assistant") and isinstance(message, dict):
-            self.sidechain(kind, message, source)
+            self.sidechain(kind, message, source, self.chain_owner(obj, message))
             return
         if kind == "user" and isinstance(message, dict):
             self.user(message, source, obj)
@@ -185,9 +211,7 @@ class _Reader:
                 call_id = block.get("id") if isinstance(block.get("id"), str) else None
                 draft.call(step, new_action(tool=block["name"], args=args, call_id=call_id))
                 if block["name"] in ("Task", "Agent"):
-                    self.tasks.append(step)
-                    if call_id:
-                        self.task_ids[call_id] = step
+                    self.task(step, args, call_id)
             elif kind == "redacted_thinking":
                 step.add_thought("(redacted thinking)")
             elif isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in block:
@@ -196,6 +220,34 @@ class _Reader:
             else:
                 draft.unrecognised(f"an assistant block with {found(block)}", block, source)
 
+    def task(self, step: Step, args: dict[str, Any], call_id: str | None) -> None:
+        prompt, description = args.get("prompt"), args.get("description")
+        call = _TaskCall(step, len(step.actions), prompt if isinstance(prompt, str) else "",
+                         description if isinstance(description, str) else "")
+        self.tasks.append(step)
+        self.task_calls.append(call)
+        self.tasks_in_step[id(step)] = self.tasks_in_step.get(id(step), 0) + 1
+        if call_id:
+            self.task_ids[call_id] = call
+
+    def chain_owner(self, obj: dict[str, Any], message: dict[str, Any]) -> _TaskCall | None:
+        """The Task call whose sub-agent wrote this inline line: its chain's (found by `parentUuid`), or
+        for a chain's root the first call not yet started that asked its prompt (else the first not yet started)."""
+        parent = obj.get("parentUuid")
+        if isinstance(parent, str) and parent in self.chains:
+            owner = self.chains[parent]
+        elif parent is None:
+            prompt = text_of(message.get("content")).strip()
+            waiting = [call for call in self.task_calls if not call.started]
+            owner = next((call for call in waiting if call.prompt.strip() == prompt), waiting[0] if waiting else None)
+            if owner is not None:
+                owner.started = True
+        else:
+            owner = None
+        if isinstance(obj.get("uuid"), str):
+            self.chains[obj["uuid"]] = owner
+        return owner
+
     def agent_progress(self, obj: dict[str, Any], source: str) -> bool:
         """A sub-agent's line carried by a `progress` line (`data.type` agent_progress); False when it is none."""
         data = obj.get("data")
@@ -203,13 +255,17 @@ class _Reader:
         if not isinstance(inner, dict) or inner.get("type") not in ("user", "assistant") or not isinstance(inner.get("message"), dict):
             return False
         parent_id = obj.get("parentToolUseID")
-        self.sidechain(inner["type"], inner["message"], source, parent_id if isinstance(parent_id, str) else None)
+        self.sidechain(inner["type"], inner["message"], source, self.task_ids.get(parent_id) if isinstance(parent_id, str) else None)
         return True
 
-    def sidechain(self, kind: str, message: dict[str, Any], source: str, parent_id: str | None = None) -> None:
-        """A sub-agent's message, nested under the step whose Task call started it."""
-        parent = self.task_ids.get(parent_id) if parent_id else None
-        if parent is None:
+    def sidechain(self, kind: str, message: dict[str, Any], source: str, owner: _TaskCall | None) -> None:
+        """A sub-agent's message, nested under the step whose Task call started it (`owner`, when known; else
+        the last Task step)."""
+        label = ""
+        if owner is not None:
+            parent: Step | None = owner.step
+            label = owner.label(self.tasks_in_step[id(owner.step)])
+        else:
             parent = self.tasks[-1] if self.tasks else self.draft.last_step()
         content = message.get("content")
         lines: list[str] = []
@@ -228,7 +284,7 @@ class _Reader:
                     lines.append(_nested("user" if kind == "user" else "says", str(block.get("text", ""))))
                 else:
                     lines.append(_nested("block", preview(block, 300)))
-        text = "\n".join(lines) or preview(message, 300)
+        text = "\n".join(label + line for line in lines) or label + preview(message, 300)
         if parent is None:
             self.draft.note("subagent", text, source)
         else:
