@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from tests.support import fake_anthropic, fake_gemini, fake_responses
+from tests.support.cli_agents import claude_env
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".agents" / "node_modules" / ".bin"
@@ -53,9 +54,7 @@ def claude_agent(turns: list[fake_anthropic.Turn]) -> Iterator[Agent]:
     home, work = Path(tempfile.mkdtemp(prefix="acp-home-")), Path(tempfile.mkdtemp(prefix="acp-work-"))
     with fake_anthropic.FakeAnthropic(turns) as fake:
         env = {
-            "HOME": str(home), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": KEY,
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
-            "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_EXECUTABLE": str(BIN / "claude"),
+            "HOME": str(home), **claude_env(fake.url, KEY), "CLAUDE_CODE_EXECUTABLE": str(BIN / "claude"),
             **({"IS_SANDBOX": "1"} if os.geteuid() == 0 else {}),
         }
         yield Agent([str(BIN / "claude-agent-acp")], env, work, fake)
