@@ -14,10 +14,11 @@ from engine.sessions.run import new_run
 from engine.stored.transcript import TranscriptWriter, read_transcript
 from tests.support.cockpit_mcp import header_text
 from tests.support.cockpit_worlds import screen_text, wait_until
+from tests.support.waiting import wait_for
 from tui.app import CockpitApp, Opening
 from tui.cli import build_parser
 from tui.cli.run import open_cockpit, open_resumed
-from tui.exits import EXIT_USAGE, UsageError
+from tui.exits import EXIT_ABORTED, EXIT_UNFINISHED, EXIT_USAGE, UsageError
 
 WORLD = Path(__file__).resolve().parent.parent / "bench" / "worlds" / "lookup_world.py"
 STEPS = 600  # 1,200 events: more than the tail's 400
@@ -153,15 +154,81 @@ async def test_a_run_built_after_the_cockpit_closed_lets_go_of_its_file(tmp_path
         await wait_until(pilot, lambda: "opening…" in header_text(app), what="the opening's header")
         app.exit()
     release.set()
-    pause = threading.Event()  # never set: a bounded wait between looks
-    for _ in range(1000):  # bounded: the worker builds the run, then closes it
-        if built:
-            try:
-                TranscriptWriter(path).close()
-                break
-            except TranscriptBusy:
-                pass
-        pause.wait(0.01)
-    else:
-        raise AssertionError("the run built after the cockpit closed still holds its file")
+
+    def let_go() -> bool:
+        if not built:
+            return False
+        try:
+            TranscriptWriter(path).close()
+        except TranscriptBusy:
+            return False
+        return True
+
+    wait_for(let_go, "the run built after the cockpit closed to let go of its file")
     assert app.run_ is None
+
+
+async def test_sigterm_while_the_run_is_opening_closes_the_cockpit(tmp_path: Path) -> None:
+    from tui.run_guard import _terminate
+
+    path = tmp_path / "run.jsonl"
+    _lookup_run(path)
+    release = threading.Event()
+    app = CockpitApp(_held(open_resumed(_args(path)), release))
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: "opening…" in header_text(app), what="the opening's header")
+            _terminate(app)  # what the loop's SIGTERM handler calls
+            await pilot.pause()
+            assert app.terminated and app._leaving
+    finally:
+        release.set()
+    assert app.return_code == EXIT_ABORTED
+
+
+def test_quit_while_opening_says_how_to_resume_and_does_not_wait_for_the_build(tmp_path: Path, capsys, monkeypatch) -> None:
+    import tui.cli.run as run_command
+
+    path = tmp_path / "run.jsonl"
+    _lookup_run(path)
+    before = path.read_bytes()
+    release = threading.Event()
+    opening = _held(open_resumed(_args(path)), release)
+
+    original = CockpitApp.run
+
+    def run_quitting(self: CockpitApp, **_: object):
+        async def quit_at_once(pilot) -> None:
+            await wait_until(pilot, lambda: "opening…" in header_text(self), what="the opening's header")
+            await pilot.press("q")
+
+        return original(self, headless=True, size=SIZE, auto_pilot=quit_at_once)
+
+    monkeypatch.setattr(CockpitApp, "run", run_quitting)
+    monkeypatch.setattr(run_command, "abandoned_work", False)
+    try:
+        code = open_cockpit(opening, _args(path))
+    finally:
+        release.set()
+    err = capsys.readouterr().err
+    assert code == EXIT_UNFINISHED  # asked nothing: nothing of the run changed
+    assert run_command.abandoned_work, "the process would wait for the build to end before it exits"
+    assert f"unfinished: resume with agent-tui run {WORLD} --resume {path}" in err
+    assert path.read_bytes() == before
+
+
+def test_the_scenario_file_is_loaded_once_and_a_follow_up_refused_before_the_cockpit(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "run.jsonl"
+    _lookup_run(path, 30)
+    loads: list[str] = []
+    real = scenarios.load_file
+    monkeypatch.setattr(scenarios, "load_file", lambda where, *a, **k: loads.append(str(where)) or real(where, *a, **k))
+    opening = open_resumed(_args(path))
+    run = opening.build()
+    try:
+        assert run.scenario is opening.scenario and loads == [str(WORLD)]
+    finally:
+        run.close()
+    args = build_parser().parse_args(["run", str(WORLD), "--resume", str(path), "--follow-up", "and then?"])
+    with pytest.raises(UsageError, match="follow-up"):
+        open_resumed(args)

@@ -578,8 +578,9 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     async def action_quit(self) -> None:
         """q, ctrl+c and ctrl+q: leave a run that ended at once; of one that can go on, ask
         first (it stays resumable). A second quit key at the question, or one on the
-        too-small screen (where no question fits), leaves without asking."""
-        if self.view_state.ended is not None or self.halted is not None or self.open_error is not None:
+        too-small screen (where no question fits), leaves without asking; so does one while the
+        run is still being opened (nothing of it changed yet)."""
+        if self.view_state.ended is not None or self.halted is not None or self.open_error is not None or self.opening is not None:
             self._leave()
         elif isinstance(self.screen, (QuitScreen, TooSmallScreen)):
             self._leave()

@@ -38,8 +38,9 @@ def _terminate(app: Any) -> None:
     from tui.exits import EXIT_CODES
 
     app.terminated = True
-    app.bridge.interrupt.set()
-    app._cancel_policy_call()
+    if app.run_ is not None:  # a run being opened has no steps to stop yet
+        app.bridge.interrupt.set()
+        app._cancel_policy_call()
     app.exit(return_code=EXIT_CODES["aborted"])
 
 

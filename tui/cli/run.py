@@ -203,6 +203,7 @@ def open_resumed(args: argparse.Namespace) -> Any:
         tail = None
     if tail is None or tail.problem is not None or tail.header.scenario == "acp" and not args.scenario:
         return make_continued_run(args, interactive=True)
+    refuse_follow_ups(args)
     scenario = scenario_of(tail, args.scenario)
     refusal = ended_refusal(args.resume, tail.state)
     if refusal is not None:
@@ -215,7 +216,7 @@ def open_resumed(args: argparse.Namespace) -> Any:
     finally:
         os.close(fd)
     said: list[str] = []
-    return Opening(tail, scenario, lambda: make_continued_run(args, interactive=True, say=said.append), said)
+    return Opening(tail, scenario, lambda: make_continued_run(args, interactive=True, say=said.append, scenario=scenario), said)
 
 
 def check_continued_flags(args: argparse.Namespace) -> None:
@@ -232,8 +233,10 @@ def check_continued_flags(args: argparse.Namespace) -> None:
     refuse_fixed_flags(args)
 
 
-def make_continued_run(args: argparse.Namespace, *, interactive: bool, say: Callable[[str], None] = report) -> Any:
-    """The Run for `run --resume FILE` or `run --fork FILE [--at N]`; its warnings go to `say`."""
+def make_continued_run(args: argparse.Namespace, *, interactive: bool, say: Callable[[str], None] = report,
+                       scenario: Any = None) -> Any:
+    """The Run for `run --resume FILE` or `run --fork FILE [--at N]`; its warnings go to `say`.
+    `scenario`: the one the file's tail already named (a scenario file is loaded once)."""
     from engine.sessions.policies import model_of
     from engine.sessions.resume import ResumeError, continue_run
     from tui.cli.fixed_flags import fork_changes, fork_rules
@@ -250,7 +253,8 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool, say: Call
 
         return _checked(resume_acp(args, transcript, interactive=interactive), interactive, say)
     refuse_follow_ups(args)
-    scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
+    if scenario is None:
+        scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))
     extras = continued_extras(args)
     policy, model = policy_from_flags(scenario, args, interactive=interactive, default=None, named=extras.named)
     if policy is None and args.resume:
@@ -436,11 +440,14 @@ def open_cockpit(run: Any, args: argparse.Namespace | None = None) -> int:
             app.run_.close()
     for message in said:
         report(message)
-    if run is None:
+    if run is None:  # closed while it was opening: the file is as it was
         if app.open_error is not None:
             report(app.open_error)
             return EXIT_USAGE
+        if app.opening is not None:  # its build still reads: the process does not wait for it
+            abandoned_work = True
         print(f"transcript: {app.path}", file=sys.stderr)
+        print(clean(f"unfinished: resume with {resume_command(None, args, header=app.header, path=app.path)}"), file=sys.stderr)
         return app.return_code or 0
     if app.busy:
         # The operator quit while a policy or tool call was running and could not

@@ -41,15 +41,18 @@ def stop(engine: Any, reason: str, *, running: bool = False) -> None:
         pass
 
 
-def resume_command(run: Any, args: argparse.Namespace | None = None) -> str:
+def resume_command(run: Any, args: argparse.Namespace | None = None, *, header: Any = None, path: Any = None) -> str:
     """The command line that continues `run` from its file, quoted for a shell. With the `run`
     flags it was started with, it gives again what a resume needs: a scenario file (a saved run
-    never names code to load), --config, and the MCP servers (a URL without its credentials)."""
+    never names code to load), --config, and the MCP servers (a URL without its credentials).
+    `run` None: a run the cockpit was still opening, its file's `header` and `path`."""
+    header = header if run is None else run.engine.header
+    path = path if run is None else run.path
     words = ["agent-tui", "run"]
     if args is not None:
         from engine.core.urls import safe_url
 
-        if args.scenario is not None and args.scenario != run.engine.header.scenario:
+        if args.scenario is not None and args.scenario != header.scenario:
             words.append(args.scenario)
         if args.config is not None:
             words += ["--config", args.config]
@@ -57,7 +60,7 @@ def resume_command(run: Any, args: argparse.Namespace | None = None) -> str:
             words += ["--mcp", command]
         for url in args.mcp_url:
             words += ["--mcp-url", safe_url(url)]
-    return shlex.join([*words, "--resume", str(run.path)])
+    return shlex.join([*words, "--resume", str(path)])
 
 
 def halted_message(run: Any) -> str:
