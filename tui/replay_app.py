@@ -93,7 +93,7 @@ class ReplayScreen(Screen[object]):
     """The viewer's main screen: while `ask_line` asks, the keys are its answer."""
 
     def __init__(self, ask_line: AskLine) -> None:
-        super().__init__(id="_default")
+        super().__init__(id="replay")
         self.ask_line = ask_line
 
     def on_key(self, event: events.Key) -> None:
