@@ -16,21 +16,11 @@ from typing import Sequence
 from engine.core.events import Event
 from engine.stored.replay import Timeline
 from engine.stored.reader import TranscriptError
+from engine.stored.tail import TAIL_EVENTS, fold_events
 
 TAIL_FIRST_AT = 2_000
 """Runs of at least this many events open at the end tail first; a shorter run
 is indexed before its first frame (it takes a few milliseconds)."""
-TAIL_EVENTS = 400
-"""Events read for the tail: each takes a row at least, so they fill any pane."""
-
-
-def _policy_after(event: Event) -> str:
-    """The policy in control after `event`, when the event says ("" when not)."""
-    if event.type == "policy_swapped":
-        return event.new
-    if event.type == "decision":
-        return event.policy
-    return ""
 
 
 @dataclass(frozen=True)
@@ -45,7 +35,7 @@ class Tail:
 
 
 def read_tail(timeline: Timeline, count: int | None = None) -> Tail | None:
-    """The last `count` (`TAIL_EVENTS`) events of `timeline`, or None when a tail first does not apply:
+    """The last `count` (`engine.stored.tail.TAIL_EVENTS`) events of `timeline`, or None when a tail first does not apply:
     a short run, one already indexed, or a bad line among the last events (the
     index pass finds and reports it)."""
     total = len(timeline)
@@ -56,8 +46,6 @@ def read_tail(timeline: Timeline, count: int | None = None) -> Tail | None:
         events = timeline.events(total - count, total)
     except TranscriptError:
         return None
-    step = max((getattr(event, "step", 0) for event in events), default=0)
-    policy = next((_policy_after(event) for event in reversed(events) if _policy_after(event)), timeline.header.policy)
-    last = events[-1]
-    ended = f"{last.outcome} ({last.reason})" if last.type == "run_ended" else None
-    return Tail(events, step, policy, ended)
+    state = fold_events(timeline.header, events, cut=True)  # the step, the policy and the end: the engine's fold
+    ended = None if state.ended is None else f"{state.ended.outcome} ({state.ended.reason})"
+    return Tail(events, state.step, state.policy, ended)

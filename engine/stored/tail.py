@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Sequence
 
 from engine.core.events import Event, Header
 from engine.core.state import RunState, fold
 from engine.core.text import clean
 from engine.stored.reader import TAIL_BYTES, LineIndex, TranscriptError, read_ends
 
-__all__ = ["TAIL_EVENTS", "Tail", "fold_ends", "read_tail"]
+__all__ = ["TAIL_EVENTS", "Tail", "fold_ends", "fold_events", "read_tail"]
 
 TAIL_EVENTS = 400
 """Events `read_tail` gives by default: each takes a row at least, so they fill any pane."""
@@ -86,19 +87,30 @@ def fold_ends(header: Header, index: LineIndex | None, cut: bool) -> tuple[RunSt
     begin mid-run, so the fold starts at the first decision read and usage is partial
     unless that decision is step 1. Returns the state, whether usage is partial, and why
     the events stop, if they do."""
-    state = RunState.start(header)
     if index is None:
-        return state, False, None
+        return RunState.start(header), False, None
     decisions = [i for i in range(len(index)) if _is_decision(index.raw(i))]
+    return _fold_last(header, len(index), decisions, index.parse, index.where, cut)
+
+
+def fold_events(header: Header, events: Sequence[Event], cut: bool) -> RunState:
+    """`fold_ends` of events already parsed (a timeline's last events, for the viewer's first frame)."""
+    decisions = [i for i, event in enumerate(events) if event.type == "decision"]
+    return _fold_last(header, len(events), decisions, events.__getitem__, lambda i: f"event {i}", cut)[0]
+
+
+def _fold_last(header: Header, count: int, decisions: list[int], parse: Callable[[int], Event], where: Callable[[int], str],
+               cut: bool) -> tuple[RunState, bool, str | None]:
+    state = RunState.start(header)
     if cut and not decisions:
         return state, True, None
     first = decisions[0] if cut else 0
     last_step = decisions[-1] if decisions else first
-    wanted = [*(i for i in decisions if first <= i < last_step), *range(last_step, len(index))]
+    wanted = [*(i for i in decisions if first <= i < last_step), *range(last_step, count)]
     partial = cut
     for i in wanted:
         try:
-            event = index.parse(i)
+            event = parse(i)
             if i < last_step and event.type != "decision":
                 continue  # a line that only looked like one
             if cut and i == first:
@@ -107,7 +119,7 @@ def fold_ends(header: Header, index: LineIndex | None, cut: bool) -> tuple[RunSt
         except TranscriptError as exc:
             return state, partial, clean(str(exc))
         except Exception as exc:  # lines that do not follow one another: say so, list the rest
-            return state, partial, clean(f"{index.where(i)}: does not follow the lines before ({type(exc).__name__})")
+            return state, partial, clean(f"{where(i)}: does not follow the lines before ({type(exc).__name__})")
     return state, partial, None
 
 
