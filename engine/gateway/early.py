@@ -1,15 +1,17 @@
 """A streamed reply's text on its way to the agent before the reply is decided.
 
 When the agent streams, its upstream speaks the same wire, and that wire's streams
-can be continued by appending events (`Wire.APPENDS_STREAMS`: chat completions'
-chunks, Gemini's whole-response events), the upstream's stream lines that hold no
-tool call go to the agent as they come (`EarlyStream`). The first line with a
-call, or the one that completes the reply, stops that: it and everything after it wait for the decision, and the
-response then carries only the rest (`replies`: the upstream's remaining bytes,
-or a rebuilt tail without the text already sent). A line goes out only once the
-key mask's span of text has come after it and no key is in reach of what was
-sent: a key spelled across pieces never reaches the agent; where one shows, the
-rest of that reply waits and is rebuilt, masked.
+can be continued after text went early (`Wire.APPENDS_STREAMS`: chat completions'
+chunks and Gemini's whole-response events are appended; Anthropic's numbered blocks
+and the Responses API's output items are taken up where the agent's copy stops), the
+upstream's stream events that hold no tool call go to the agent as they come
+(`EarlyStream`), each whole (up to its blank line). The first event with a call, or
+one that ends the reply, stops that: it and everything after it wait for the decision,
+and the response then carries only the rest (`replies`: the upstream's remaining bytes,
+or a rebuilt tail that continues what was sent, `ReplyOptions.shown`). An event goes
+out only once the key mask's span of text has come after it and no key is in reach of
+what was sent: a key spelled across pieces never reaches the agent; where one shows,
+the rest of that reply waits and is rebuilt, masked.
 """
 
 from __future__ import annotations
@@ -19,21 +21,27 @@ from typing import Callable
 from engine.model.keymask import KeyMask
 
 
-_CALL_WORDS = (b'"tool_calls"', b'"function_call"', b'"functionCall"', b"\\u")
+_CALL_WORDS = (
+    b'"tool_calls"', b'"function_call"', b'"functionCall"', b'"tool_use"', b"\\u",
+    b'"message_delta"', b'"response.completed"', b'"response.incomplete"',
+)
 """A line holding any of these waits for the decision whatever its reader made of it (a call
-under another choice than the one read, a key name written with escapes)."""
+under another choice than the one read, a key name written with escapes, the end of an
+Anthropic message or a response, which the decision writes)."""
 
 
 class EarlyStream:
     """The channel of one held streamed request: `push` hands bytes to the agent's connection
     (from the gateway's thread); `sent` and `chars` count the current reply's bytes and text
-    characters already sent, `started` whether anything was."""
+    characters already sent, `started` whether anything was, `shown` all the bytes sent (of
+    the first reply: one asked again after a refusal goes with the decision)."""
 
     def __init__(self, push: Callable[[bytes], None]) -> None:
         self._push = push
         self.started = False
         self.sent = 0
         self.chars = 0
+        self.shown = b""
         self._open = False
         self._mask: KeyMask | None = None
         self._pending: list[tuple[bytes, int]] = []
@@ -67,12 +75,21 @@ class EarlyStream:
         if not self._text:  # nothing to show yet (a role, a reply of calls alone): nothing goes early
             return
         limit = len(self._text) - span
-        while self._pending and self._pending[0][1] <= limit:
-            line, upto = self._pending.pop(0)
-            self._push(line)
-            self.started = True
-            self.sent += len(line)
-            self.chars = upto
+        whole = 0  # the events that are whole (up to a blank line) and far enough behind go
+        for n, (line, upto) in enumerate(self._pending):
+            if upto > limit:
+                break
+            if not line.strip():
+                whole = n + 1
+        if not whole:
+            return
+        going, self._pending = self._pending[:whole], self._pending[whole:]
+        data = b"".join(line for line, _ in going)
+        self._push(data)
+        self.started = True
+        self.sent += len(data)
+        self.shown += data
+        self.chars = going[-1][1]
 
     def end(self) -> None:
         """Nothing more of this reply goes early: the rest waits for the decision."""

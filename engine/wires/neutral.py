@@ -67,7 +67,7 @@ class ReplyOptions(TypedDict, total=False):
     """What a wire's `built_reply` is told besides the text and the calls, by keyword: the `model`
     and whether to `stream` (always); the `usage` to report; `include_usage`, a chat completions
     stream's closing usage chunk (as its agent asked); `original`, the upstream's reply that the
-    written one replaces, from which a wire keeps what the neutral form does not hold; and `continued`."""
+    written one replaces, from which a wire keeps what the neutral form does not hold; `continued` and `shown`."""
 
     model: Required[str]
     stream: Required[bool]
@@ -77,6 +77,9 @@ class ReplyOptions(TypedDict, total=False):
     continued: bool
     """The stream continues one whose first events the agent already has (`engine.gateway.early`):
     nothing a client joins by appending (chat completions' role) is sent again."""
+    shown: bytes
+    """With `continued`: the stream's bytes the agent has, which a wire whose stream is one numbered
+    message (Anthropic's blocks, the Responses API's output items) takes up where they stop."""
 
 
 @dataclass

@@ -65,8 +65,17 @@ def gemini_argv(task: str) -> list[str]:
 
 def run(argv: list[str], home: Path, work: Path, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """`argv` in `work` with `home` as its home and only `env` (and PATH) in its environment."""
-    full = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", **env}
-    return subprocess.run(argv, cwd=work, env=full, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(argv, cwd=work, env=_environment(home, env), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def start(argv: list[str], home: Path, work: Path, env: dict[str, str], output: Path) -> subprocess.Popen[bytes]:
+    """`argv` started as `run` runs it, its output (stdout and stderr) written to `output` as it comes."""
+    with output.open("wb") as out:
+        return subprocess.Popen(argv, cwd=work, env=_environment(home, env), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def _environment(home: Path, env: dict[str, str]) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", **env}
 
 
 def shown_everywhere(transcripts: list[Path]) -> str:
