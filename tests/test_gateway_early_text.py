@@ -5,7 +5,8 @@ only once the agent has read that text through the gateway: the agent gets it be
 upstream has finished. A call after the text is still held for the operator (the text came
 while it was held), and released, the agent gets the rest of the same stream; rejected, the
 model is asked again and the call never reaches the agent. Chat completions, Gemini and
-Anthropic Messages (whose stream is one message: the rest takes up its blocks, never a second start).
+Anthropic Messages and OpenAI Responses (whose stream is one message or response: the rest takes up
+its blocks or output items, never a second start).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tests.support.waiting import wait_for
 
 USER = [{"role": "user", "content": "Delete the notes."}]
 ANTHROPIC_TOOLS = [{"name": "delete_file", "description": "d", "input_schema": TOOLS[1]["function"]["parameters"]}]
+RESPONSES_TOOLS = [{"type": "function", "name": "delete_file", "description": "d", "parameters": TOOLS[1]["function"]["parameters"]}]
 GEMINI_TOOLS = [{"functionDeclarations": [{"name": "delete_file", "description": "d", "parametersJsonSchema": TOOLS[1]["function"]["parameters"]}]}]
 
 
@@ -51,8 +53,8 @@ class GatedUpstream(Loopback):
         return StreamingResponse(self._events(again), media_type="text/event-stream")
 
     async def _events(self, again: bool) -> AsyncIterator[bytes]:
-        if self.wire == "anthropic":
-            async for event in self._anthropic(again):
+        if self.wire in ("anthropic", "responses"):
+            async for event in self._anthropic(again) if self.wire == "anthropic" else self._responses(again):
                 yield event
             return
         if again:
@@ -103,6 +105,46 @@ class GatedUpstream(Loopback):
         yield event({"type": "message_delta", "delta": {"stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 9}})
         yield event({"type": "message_stop"})
 
+    async def _responses(self, again: bool) -> AsyncIterator[bytes]:
+        """One Responses stream: a reasoning item, a message whose text comes in two deltas, then (when `call`) a call."""
+        number = iter(range(100))
+
+        def event(data: dict[str, Any]) -> bytes:
+            data = {**data, "sequence_number": next(number)}
+            return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
+
+        response: dict[str, Any] = {"id": f"resp_{len(self.requests)}", "object": "response", "status": "in_progress", "model": "m", "output": []}
+        yield event({"type": "response.created", "response": response})
+        output: list[dict[str, Any]] = []
+        if not again:
+            reasoning = {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "enc-1"}
+            yield event({"type": "response.output_item.added", "output_index": 0, "item": {**reasoning, "encrypted_content": None}})
+            yield event({"type": "response.output_item.done", "output_index": 0, "item": reasoning})
+            output.append(reasoning)
+        at = len(output)
+        text = "Kept the notes." if again else self.first + self.then
+        where = {"item_id": f"msg_{at}", "output_index": at, "content_index": 0}
+        yield event({"type": "response.output_item.added", "output_index": at, "item": {"id": f"msg_{at}", "type": "message", "role": "assistant", "status": "in_progress", "content": []}})
+        yield event({"type": "response.content_part.added", **where, "part": {"type": "output_text", "text": "", "annotations": []}})
+        yield event({"type": "response.output_text.delta", **where, "delta": "Kept the notes." if again else self.first})
+        if not again:
+            for _ in range(3000):  # bounded: at most 30 s
+                if self.go.is_set():
+                    break
+                await asyncio.sleep(0.01)
+            yield event({"type": "response.output_text.delta", **where, "delta": self.then})
+        message = {"id": f"msg_{at}", "type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
+        yield event({"type": "response.output_text.done", **where, "text": text})
+        yield event({"type": "response.output_item.done", "output_index": at, "item": message})
+        output.append(message)
+        if self.call and not again:
+            call = {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1", "name": "delete_file", "arguments": '{"path": "notes.txt"}'}
+            yield event({"type": "response.output_item.added", "output_index": at + 1, "item": {**call, "arguments": ""}})
+            yield event({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": at + 1, "delta": call["arguments"]})
+            yield event({"type": "response.output_item.done", "output_index": at + 1, "item": call})
+            output.append(call)
+        yield event({"type": "response.completed", "response": {**response, "status": "completed", "output": output, "usage": {"input_tokens": 3, "output_tokens": 9, "total_tokens": 12}}})
+
     def _text(self, text: str, finish: bool = False, role: bool = False) -> bytes:
         """A text event (opening a reply: with chat completions' role, which a client joins by appending)."""
         if self.wire == "chat":
@@ -128,6 +170,8 @@ class GatedUpstream(Loopback):
 def _request(wire: str, root: str) -> tuple[str, dict[str, Any]]:
     if wire == "chat":
         return f"{root}/v1/chat/completions", {"model": "m", "messages": USER, "tools": TOOLS, "stream": True}
+    if wire == "responses":
+        return f"{root}/v1/responses", {"model": "m", "input": USER, "tools": RESPONSES_TOOLS, "stream": True}
     if wire == "anthropic":
         return f"{root}/v1/messages", {"model": "m", "max_tokens": 100, "messages": USER, "tools": ANTHROPIC_TOOLS, "stream": True}
     body = {"contents": [{"role": "user", "parts": [{"text": "Delete the notes."}]}], "tools": GEMINI_TOOLS}
@@ -140,6 +184,8 @@ def _text_and_calls(wire: str, raw: str) -> tuple[str, list[dict[str, Any]]]:
         assert raw.count('"role"') == 1, raw
     if wire == "anthropic":
         return _message_text_and_calls(raw)
+    if wire == "responses":
+        return _response_text_and_calls(raw)
     text, calls = "", []
     for line in raw.splitlines():
         if not line.startswith("data:") or line == "data: [DONE]":
@@ -187,6 +233,27 @@ def _message_text_and_calls(raw: str) -> tuple[str, list[dict[str, Any]]]:
     return text, calls
 
 
+def _response_text_and_calls(raw: str) -> tuple[str, list[dict[str, Any]]]:
+    """The text and calls of a Responses stream, checked to be one response as a client reads it:
+    one start, sequence numbers in order, each item added at the next output index and done once,
+    one `response.completed` at the end whose output says the same; the reasoning item kept."""
+    events = [json.loads(line[5:]) for line in raw.splitlines() if line.startswith("data:")]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "response.created" and kinds.count("response.created") == 1, kinds
+    assert kinds[-1] == "response.completed" and kinds.count("response.completed") == 1, kinds
+    assert [e["sequence_number"] for e in events] == list(range(len(events))), kinds
+    added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
+    finished = [e for e in events if e["type"] == "response.output_item.done"]
+    assert added == list(range(len(added))) and sorted(e["output_index"] for e in finished) == added, kinds
+    text = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
+    calls = [{"name": e["item"]["name"], "args": json.loads(e["item"]["arguments"])} for e in finished if e["item"]["type"] == "function_call"]
+    output = events[-1]["response"]["output"]
+    assert [i["id"] for i in output] == [e["item"]["id"] for e in sorted(finished, key=lambda e: e["output_index"])], output
+    assert "".join(c["text"] for i in output if i["type"] == "message" for c in i["content"]) == text, output
+    assert [i for i in output if i["type"] == "reasoning"][0]["encrypted_content"] == "enc-1", output
+    return text, calls
+
+
 def _stream_through(upstream: GatedUpstream, root: str, wire: str, answer: Any = None, gw: Any = None) -> tuple[str, str]:
     """The agent's request; returns the first event it read (before the upstream went on) and all it read."""
     url, body = _request(wire, root)
@@ -207,7 +274,7 @@ def _stream_through(upstream: GatedUpstream, root: str, wire: str, answer: Any =
     return first, "\n".join([*before, first, rest])
 
 
-@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic"])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
 def test_text_only_reply_reaches_the_agent_before_the_upstream_finishes(tmp_path: Path, wire: str) -> None:
     with GatedUpstream(wire, call=False) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
         first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire)
@@ -217,7 +284,7 @@ def test_text_only_reply_reaches_the_agent_before_the_upstream_finishes(tmp_path
     assert runs[0].ended is not None and runs[0].ended.answer == "Hello world"
 
 
-@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic"])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
 def test_text_before_a_held_call_arrives_and_the_call_waits_for_approval(tmp_path: Path, wire: str) -> None:
     with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
         first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire, lambda g: g.answer(Answer.approve()), gw)
@@ -227,7 +294,7 @@ def test_text_before_a_held_call_arrives_and_the_call_waits_for_approval(tmp_pat
     assert text == "Hello world" and len(calls) == 1 and released == {0: {"path": "notes.txt"}}
 
 
-@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic"])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
 def test_an_edited_call_after_early_text_is_sent_once_without_the_text_again(tmp_path: Path, wire: str) -> None:
     with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
         edit = lambda g: g.answer(Answer.edit({"path": "other.txt"}))  # noqa: E731
@@ -237,18 +304,18 @@ def test_an_edited_call_after_early_text_is_sent_once_without_the_text_again(tmp
     assert text == "Hello world" and len(calls) == 1 and json.loads(arguments) == {"path": "other.txt"}
 
 
-@pytest.mark.parametrize("wire", ["chat", "anthropic"])
+@pytest.mark.parametrize("wire", ["chat", "anthropic", "responses"])
 def test_a_rejected_call_after_early_text_never_reaches_the_agent(tmp_path: Path, wire: str) -> None:
-    """The model asked again answers; its reply continues the stream the agent has (in a Messages
-    stream: its blocks after those sent, in the same message)."""
+    """The model asked again answers; its reply continues the stream the agent has (in a Messages or
+    Responses stream: its blocks or items after those sent, in the same message or response)."""
     with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
         _, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire, lambda g: g.answer(Answer.reject("keep them")), gw)
     text, calls = _text_and_calls(wire, whole)
     assert calls == [] and text == "Hello worldKept the notes."
-    assert "keep them" in json.dumps(upstream.requests[1]["messages"])
+    assert "keep them" in json.dumps(upstream.requests[1])
 
 
-@pytest.mark.parametrize("wire", ["chat", "anthropic"])
+@pytest.mark.parametrize("wire", ["chat", "anthropic", "responses"])
 def test_text_that_could_spell_the_key_is_held_back_and_masked(tmp_path: Path, wire: str) -> None:
     """With a key, text goes out the key's span behind what came; text holding the key is never sent."""
     key = "sk-upstream-7f3a9c1e5b2d4a6c8e0f"
