@@ -42,6 +42,10 @@ class GatedUpstream(Loopback):
 
     def __init__(self, wire: str, call: bool, first: str = "Hello", then: str = " world") -> None:
         self.wire, self.call, self.first, self.then = wire, call, first, then
+        self.shows_first = first
+        """What the agent reads first, before the upstream goes on."""
+        self.gates_thinking = False
+        """(Anthropic) wait for `go` after the thinking block, before any text."""
         self.go = threading.Event()
         self.requests: list[dict[str, Any]] = []
         super().__init__(Starlette(routes=[Route("/{path:path}", self._reply, methods=["POST"])]))
@@ -87,13 +91,11 @@ class GatedUpstream(Loopback):
             yield event({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig-1"}})
             yield event({"type": "content_block_stop", "index": 0})
             at = 1
+            await self._gate(self.gates_thinking)
         yield event({"type": "content_block_start", "index": at, "content_block": {"type": "text", "text": ""}})
         yield event({"type": "content_block_delta", "index": at, "delta": {"type": "text_delta", "text": "Kept the notes." if again else self.first}})
         if not again:
-            for _ in range(3000):  # bounded: at most 30 s
-                if self.go.is_set():
-                    break
-                await asyncio.sleep(0.01)
+            await self._gate(True)
             yield event({"type": "content_block_delta", "index": at, "delta": {"type": "text_delta", "text": self.then}})
         yield event({"type": "content_block_stop", "index": at})
         calls = self.call and not again
@@ -104,6 +106,12 @@ class GatedUpstream(Loopback):
             yield event({"type": "content_block_stop", "index": at + 1})
         yield event({"type": "message_delta", "delta": {"stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 9}})
         yield event({"type": "message_stop"})
+
+    async def _gate(self, waits: bool) -> None:
+        for _ in range(3000 if waits else 0):  # bounded: at most 30 s
+            if self.go.is_set():
+                return
+            await asyncio.sleep(0.01)
 
     async def _responses(self, again: bool) -> AsyncIterator[bytes]:
         """One Responses stream: a reasoning item, a message whose text comes in two deltas, then (when `call`) a call."""
@@ -262,7 +270,7 @@ def _stream_through(upstream: GatedUpstream, root: str, wire: str, answer: Any =
         lines = response.iter_lines()
         before: list[str] = []
         for first in lines:
-            if first.startswith("data:") and upstream.first in first:
+            if first.startswith("data:") and upstream.shows_first in first:
                 break
             before.append(first)
         assert not upstream.go.is_set()
@@ -313,6 +321,15 @@ def test_a_rejected_call_after_early_text_never_reaches_the_agent(tmp_path: Path
     text, calls = _text_and_calls(wire, whole)
     assert calls == [] and text == "Hello worldKept the notes."
     assert "keep them" in json.dumps(upstream.requests[1])
+
+
+def test_thinking_reaches_the_agent_before_any_text(tmp_path: Path) -> None:
+    upstream = GatedUpstream("anthropic", call=False)
+    upstream.shows_first, upstream.gates_thinking = "They asked.", True
+    with upstream, gateway(upstream, tmp_path, "anthropic") as (gw, server):
+        first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", "anthropic")
+    assert "thinking_delta" in first
+    assert _text_and_calls("anthropic", whole) == ("Hello world", [])
 
 
 @pytest.mark.parametrize("wire", ["chat", "anthropic", "responses"])

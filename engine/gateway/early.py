@@ -44,18 +44,26 @@ class EarlyStream:
         self.shown = b""
         self._open = False
         self._mask: KeyMask | None = None
-        self._pending: list[tuple[bytes, int]] = []
+        self._pending: list[tuple[bytes, int, int]] = []
+        """The lines read and not sent, each with the text and thinking characters read up to it."""
         self._text = ""
+        self._thought = ""
+        self._thought_sent = 0
 
     def begin(self, mask: KeyMask) -> None:
         """An upstream reply starts: the first, or one asked again after every call was refused,
         which goes early only if nothing did before (its stream's start would come twice)."""
         self._open, self._mask = not self.started, mask
         self.sent, self.chars, self._pending, self._text = 0, 0, [], ""
+        self._thought, self._thought_sent = "", 0
 
     def text(self, delta: str) -> None:
         """A piece of the reply's text as its reader found it (what the agent's client shows)."""
         self._text += delta
+
+    def thinking(self, delta: str) -> None:
+        """A piece of the reply's thinking (or reasoning summary) as its reader found it."""
+        self._thought += delta
 
     def line(self, raw: bytes, stop: bool) -> None:
         """One line of the stream as it goes into the reply's bytes; `stop`: the reply read so far
@@ -66,30 +74,33 @@ class EarlyStream:
         if stop or any(word in raw for word in _CALL_WORDS):
             self.end()
             return
-        self._pending.append((raw, len(self._text)))
+        text, thought = len(self._text), len(self._thought)
+        self._pending.append((raw, text, thought))
         mask = self._mask
         span = mask.span if mask is not None else 0
-        if span and mask is not None and mask.matches(self._text[max(0, self.chars - span) :]):
+        if span and mask is not None and (
+            mask.matches(self._text[max(0, self.chars - span) :]) or mask.matches(self._thought[max(0, self._thought_sent - span) :])
+        ):
             self.end()  # a key in reach of what was sent: the rest waits and is rebuilt, masked
             return
-        if not self._text:  # nothing to show yet (a role, a reply of calls alone): nothing goes early
+        if not self._text and not self._thought:  # nothing to show yet (a role, a reply of calls alone): nothing goes early
             return
-        limit = len(self._text) - span
-        whole = 0  # the events that are whole (up to a blank line) and far enough behind go
-        for n, (line, upto) in enumerate(self._pending):
-            if upto > limit:
+        limit = text + thought - span  # every line waits: it may hold text its reader does not count (another choice's)
+        whole = 0  # the events that are whole (up to a blank line) and the key's span of text or thinking came after go
+        for n, (line, upto_text, upto_thought) in enumerate(self._pending):
+            if upto_text + upto_thought > limit:
                 break
             if not line.strip():
                 whole = n + 1
         if not whole:
             return
         going, self._pending = self._pending[:whole], self._pending[whole:]
-        data = b"".join(line for line, _ in going)
+        data = b"".join(line for line, _, _ in going)
         self._push(data)
         self.started = True
         self.sent += len(data)
         self.shown += data
-        self.chars = going[-1][1]
+        self.chars, self._thought_sent = going[-1][1], going[-1][2]
 
     def end(self) -> None:
         """Nothing more of this reply goes early: the rest waits for the decision."""

@@ -393,10 +393,11 @@ def _error_message(data: dict[str, Any]) -> str:
 class StreamReader:
     """Folds the Messages events into the whole message and its `Reply`, passing text deltas on."""
 
-    def __init__(self, on_delta: Callable[[str], None]) -> None:
+    def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
         self.reply = Reply(wire=NAME)
         self.done = False
         self._on_delta = on_delta
+        self._on_thinking = on_thinking
         self._message: dict[str, Any] | None = None
         self._json: dict[int, str] = {}
         self.stopped: set[int] = set()
@@ -467,7 +468,10 @@ class StreamReader:
         elif kind == "input_json_delta":
             self._json[index] = self._json.get(index, "") + str(delta.get("partial_json") or "")
         elif kind == "thinking_delta":
-            block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking") or "")
+            thought = str(delta.get("thinking") or "")
+            block["thinking"] = str(block.get("thinking") or "") + thought
+            if thought and self._on_thinking is not None:
+                self._on_thinking(thought)
         elif kind == "signature_delta":
             block["signature"] = str(block.get("signature") or "") + str(delta.get("signature") or "")
         elif kind == "citations_delta":
@@ -489,8 +493,8 @@ class StreamReader:
         return self.done
 
 
-def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
-    return StreamReader(on_delta)
+def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
+    return StreamReader(on_delta, on_thinking)
 
 
 # -- what goes back to the agent ----------------------------------------------------

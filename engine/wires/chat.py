@@ -111,7 +111,8 @@ def read_whole(data: Any) -> Reply:
     return reply_from_json(data)
 
 
-def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
+def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
+    """(This wire streams no thinking the gateway reads: `on_thinking` is not called.)"""
     return StreamReader(on_delta)
 
 

@@ -370,7 +370,8 @@ class StreamReader:
         return self.reply.finish_reason is not None
 
 
-def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
+def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
+    """(This wire streams no thinking the gateway reads: `on_thinking` is not called.)"""
     return StreamReader(on_delta)
 
 

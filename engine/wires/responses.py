@@ -268,10 +268,11 @@ def _finish(reply: Reply, response: dict[str, Any]) -> str:
 class StreamReader:
     """Folds the server-sent events of a streamed response into a `Reply`, passing text deltas on."""
 
-    def __init__(self, on_delta: Callable[[str], None]) -> None:
+    def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
         self.reply = Reply(wire=NAME)
         self.done = False
         self._on_delta = on_delta
+        self._on_thinking = on_thinking
         self._calls: dict[Any, ToolCall] = {}
 
     def feed(self, line: str) -> None:
@@ -291,6 +292,10 @@ class StreamReader:
             if isinstance(delta, str) and delta:
                 self.reply.content += delta
                 self._on_delta(delta)
+        elif kind == "response.reasoning_summary_text.delta":
+            delta = event.get("delta")
+            if isinstance(delta, str) and delta and self._on_thinking is not None:
+                self._on_thinking(delta)
         elif kind == "response.output_item.added" and _is_call(event.get("item")):
             self._call(event, event["item"])
         elif kind == "response.function_call_arguments.delta":
@@ -330,8 +335,8 @@ def _is_call(item: Any) -> bool:
     return isinstance(item, dict) and item.get("type") == "function_call"
 
 
-def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
-    return StreamReader(on_delta)
+def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
+    return StreamReader(on_delta, on_thinking)
 
 
 # -- what goes back to the agent ----------------------------------------------------
