@@ -46,6 +46,8 @@ class GatedUpstream(Loopback):
         """What the agent reads first, before the upstream goes on."""
         self.gates_thinking = False
         """(Anthropic) wait for `go` after the thinking block, before any text."""
+        self.cuts = False
+        """(Anthropic, Responses) end the stream at `go`, the reply not complete."""
         self.go = threading.Event()
         self.requests: list[dict[str, Any]] = []
         super().__init__(Starlette(routes=[Route("/{path:path}", self._reply, methods=["POST"])]))
@@ -96,6 +98,8 @@ class GatedUpstream(Loopback):
         yield event({"type": "content_block_delta", "index": at, "delta": {"type": "text_delta", "text": "Kept the notes." if again else self.first}})
         if not again:
             await self._gate(True)
+            if self.cuts:
+                return
             yield event({"type": "content_block_delta", "index": at, "delta": {"type": "text_delta", "text": self.then}})
         yield event({"type": "content_block_stop", "index": at})
         calls = self.call and not again
@@ -136,10 +140,9 @@ class GatedUpstream(Loopback):
         yield event({"type": "response.content_part.added", **where, "part": {"type": "output_text", "text": "", "annotations": []}})
         yield event({"type": "response.output_text.delta", **where, "delta": "Kept the notes." if again else self.first})
         if not again:
-            for _ in range(3000):  # bounded: at most 30 s
-                if self.go.is_set():
-                    break
-                await asyncio.sleep(0.01)
+            await self._gate(True)
+            if self.cuts:
+                return
             yield event({"type": "response.output_text.delta", **where, "delta": self.then})
         message = {"id": f"msg_{at}", "type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
         yield event({"type": "response.output_text.done", **where, "text": text})
@@ -321,6 +324,18 @@ def test_a_rejected_call_after_early_text_never_reaches_the_agent(tmp_path: Path
     text, calls = _text_and_calls(wire, whole)
     assert calls == [] and text == "Hello worldKept the notes."
     assert "keep them" in json.dumps(upstream.requests[1])
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "responses"])
+def test_a_stream_cut_after_early_text_ends_with_the_wires_error_event(tmp_path: Path, wire: str) -> None:
+    """The status went as 200 with the text: the failure comes as this API's `error` event, which
+    its clients raise (the Anthropic SDK skips a data line without an event name)."""
+    upstream = GatedUpstream(wire, call=True)
+    upstream.cuts = True
+    with upstream, gateway(upstream, tmp_path, wire) as (gw, server):
+        _, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire)
+    lines = [line for line in whole.splitlines() if line]
+    assert lines[-2] == "event: error" and "the stream ended before the reply was complete" in lines[-1], lines[-3:]
 
 
 def test_thinking_reaches_the_agent_before_any_text(tmp_path: Path) -> None:

@@ -266,7 +266,7 @@ class GatewayServer:
         early: list[_EarlyConnection] = []
         response, on_sent = await self._answer(scope, receive, send, early)
         if early and await early[0].finish():
-            await self._send_rest(scope, send, response, on_sent)
+            await self._send_rest(scope, send, response, on_sent, early[0].wire)
         else:
             await self._send(scope, send, response, on_sent)
 
@@ -303,7 +303,7 @@ class GatewayServer:
             data: Any = json.loads(body)
         except (ValueError, RecursionError) as exc:
             return wire.error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})"), None
-        connection = _EarlyConnection(asyncio.get_running_loop(), send) if wire.APPENDS_STREAMS else None
+        connection = _EarlyConnection(asyncio.get_running_loop(), send, wire) if wire.APPENDS_STREAMS else None
         if connection is not None:
             early.append(connection)
         future = await _in_thread(self.gateway.submit, data, wire, headers, path, connection.stream if connection is not None else None)
@@ -391,7 +391,7 @@ class GatewayServer:
         await _report(on_sent, not scope.get(_LOST))
 
 
-    async def _send_rest(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None) -> None:
+    async def _send_rest(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None, wire: Wire) -> None:
         """End a response whose first text went before it was decided (`_EarlyConnection`): the rest
         of the reply, or a failure as an error event of the stream (its status was sent as 200)."""
         if response is None:
@@ -399,7 +399,7 @@ class GatewayServer:
         elif response.status == 200:
             body = response.rest if response.rest is not None else response.body
         else:
-            body = b"data: " + response.body + b"\n\n"
+            body = wire.stream_error(response.body)
         try:
             await send({"type": "http.response.body", "body": body, "more_body": False})
         except Exception:
@@ -413,9 +413,10 @@ class _EarlyConnection:
     the reply is decided (`engine.gateway.early`, pushed from the gateway's thread) starts a 200
     event stream on it, without a length; `finish` says whether it did, once those bytes are sent."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, send: Send) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, send: Send, wire: Wire) -> None:
         self._loop = loop
         self._send = send
+        self.wire = wire
         self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.stream = EarlyStream(self._push)

@@ -54,6 +54,9 @@ class Wire(Protocol):
     def error_response(self, status: int, message: str, kind: str | None = None, code: str | None = None) -> Response:
         """This API's error body (`kind`: an error type; one this API does not have is mapped by the status)."""
         ...
+    def stream_error(self, body: bytes) -> bytes:
+        """An error body (`error_response`'s) as an event of this API's stream, for a failure after the stream began."""
+        ...
 
     # the upstream's side (the gateway and the model policy)
     def from_neutral(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]: ...

@@ -27,7 +27,7 @@ from typing import Any, Callable, Unpack
 from urllib.parse import urlsplit
 
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, stream_json, stream_payload, stream_event
 
 NAME = "anthropic"
 ROUTES = ("/v1/messages", "/messages")
@@ -498,6 +498,11 @@ def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], 
 
 
 # -- what goes back to the agent ----------------------------------------------------
+
+
+def stream_error(body: bytes) -> bytes:
+    """An error body as an event of this API's stream (named `error`, as the API names its events)."""
+    return stream_event(body, "error")
 
 
 def error_response(status: int, message: str, kind: str | None = None, code: str | None = None) -> Response:

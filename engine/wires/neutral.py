@@ -17,7 +17,7 @@ content type; `ReplyOptions`, what a wire's `built_reply` is told to write one.
 
 What every wire does alike lives here too, written once: a request's lists checked
 item by item (`listed_problem`, `first_problem`), a stream's `data:` lines read
-(`stream_payload`, `stream_json`), an upstream reply kept only in its own wire
+(`stream_payload`, `stream_json`) and an event written (`stream_event`), an upstream reply kept only in its own wire
 (`reply_message_of`).
 """
 
@@ -39,6 +39,11 @@ message itself on a message."""
 
 class WireError(Exception):
     """A server's reply could not be read (malformed JSON, a wrong shape, an error chunk)."""
+
+
+def stream_event(data: bytes, name: str | None = None) -> bytes:
+    """One server-sent event of `data` (a JSON body), with its event `name` when the wire names its events."""
+    return (f"event: {name}\n".encode() if name else b"") + b"data: " + data + b"\n\n"
 
 
 @dataclass

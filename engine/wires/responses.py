@@ -25,7 +25,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers, reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, reply_message_of, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, reply_message_of, stream_json, stream_payload, stream_event
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -340,6 +340,11 @@ def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], 
 
 
 # -- what goes back to the agent ----------------------------------------------------
+
+
+def stream_error(body: bytes) -> bytes:
+    """An error body as an event of this API's stream (named `error`, as the API names its events)."""
+    return stream_event(body, "error")
 
 
 def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
