@@ -128,16 +128,11 @@ def test_claude_code_shows_the_text_before_its_held_call_is_decided_then_the_ans
     with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, wire="anthropic", rules=[], out=tmp_path / "claude.jsonl", mode="continue", token=TOKEN) as (gw, server):
         env = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.port}", **SETTINGS}
         argv = [str(CLAUDE), "-p", TASK, "--allowedTools", "Bash", "--output-format", "stream-json", "--verbose", "--include-partial-messages"]
-        agent = cli_agents.start(argv, home, work, env, output)
-        try:
+        with cli_agents.started(argv, home, work, env, output) as agent:
             shown = lambda: "I'll write the note." in _text_deltas(_streamed_json(output))  # noqa: E731
             wait_for(lambda: _bash_held(gw) and shown(), "the Bash call held and Claude Code showing the text before it", timeout=120)
             gw.answer(Answer.reject("not today: write nothing") if answer == "reject" else Answer.approve())
             agent.wait(120)
-        finally:
-            if agent.poll() is None:
-                agent.kill()
-                agent.wait()
     printed = _streamed_json(output)
     assert agent.returncode == 0, output.read_text(errors="replace")
     assert (work / "note.txt").exists() == (answer == "approve")

@@ -89,20 +89,12 @@ def test_codex_shows_the_text_before_its_held_call_is_decided(tmp_path, answer):
     output = tmp_path / "codex.out"
     with FakeResponses(TURNS) as fake, gateway(fake, tmp_path, wire="responses", url=fake.url + "/v1", rules=[]) as (gw, server):
         env = cli_agents.codex_home(home, server.url, KEY)
-        agent = cli_agents.start(cli_agents.codex_argv("Write hello to note.txt"), home, work, env, output)
-        try:
-            def held_after_text() -> bool:
-                engine = gw.engine
-                held = engine is not None and engine.status == "awaiting_approval"
-                return held and "I'll write the note." in output.read_text(errors="replace")
-
-            wait_for(held_after_text, "the shell call held and Codex showing the text before it", timeout=120)
+        with cli_agents.started(cli_agents.codex_argv("Write hello to note.txt"), home, work, env, output) as agent:
+            held = lambda: gw.engine is not None and gw.engine.status == "awaiting_approval"  # noqa: E731
+            shown = lambda: "I'll write the note." in output.read_text(errors="replace")  # noqa: E731
+            wait_for(lambda: held() and shown(), "the shell call held and Codex showing the text before it", timeout=120)
             gw.answer(Answer.reject("not in this folder") if answer == "reject" else Answer.approve())
             agent.wait(120)
-        finally:
-            if agent.poll() is None:
-                agent.kill()
-                agent.wait()
     shown = output.read_text(errors="replace")
     assert agent.returncode == 0, shown
     assert (work / "note.txt").exists() == (answer == "approve")

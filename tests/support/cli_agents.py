@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 AGENTS = Path(__file__).resolve().parents[2] / ".agents" / "node_modules" / ".bin"
 INSTALL = (
@@ -68,10 +69,18 @@ def run(argv: list[str], home: Path, work: Path, env: dict[str, str], timeout: f
     return subprocess.run(argv, cwd=work, env=_environment(home, env), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def start(argv: list[str], home: Path, work: Path, env: dict[str, str], output: Path) -> subprocess.Popen[bytes]:
-    """`argv` started as `run` runs it, its output (stdout and stderr) written to `output` as it comes."""
+@contextlib.contextmanager
+def started(argv: list[str], home: Path, work: Path, env: dict[str, str], output: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """`argv` started as `run` runs it, its output (stdout and stderr) written to `output` as it
+    comes; killed on leaving if it still runs."""
     with output.open("wb") as out:
-        return subprocess.Popen(argv, cwd=work, env=_environment(home, env), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        agent = subprocess.Popen(argv, cwd=work, env=_environment(home, env), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        yield agent
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
 
 
 def _environment(home: Path, env: dict[str, str]) -> dict[str, str]:
