@@ -1,6 +1,6 @@
 """When a streamed reply's first text reaches the agent through `agent-tui gateway`, next to directly.
 
-    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini]
+    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini|anthropic|responses]
 
 A loopback upstream streams a reply in `--pieces` pieces of text `--gap` ms apart
 (12 x 20 ms: over 220 ms), then, with `--call`, a tool call a rule releases. The
@@ -48,6 +48,10 @@ class SlowUpstream(Loopback):
         return StreamingResponse(self._events(), media_type="text/event-stream")
 
     async def _events(self) -> AsyncIterator[bytes]:
+        if self.wire in ("anthropic", "responses"):
+            async for event in self._numbered():
+                yield event
+            return
         for n in range(self.pieces):
             if n:
                 await asyncio.sleep(self.gap)
@@ -58,6 +62,55 @@ class SlowUpstream(Loopback):
             yield self._chunk({"tool_calls": [call]}, [{"functionCall": {"name": "lookup", "args": {"key": "k"}}}], True)
         if self.wire == "chat":
             yield b"data: [DONE]\n\n"
+
+    async def _numbered(self) -> AsyncIterator[bytes]:
+        """The pieces as one Anthropic message (a text block, then a tool use) or one response (a message item, then a call)."""
+        number = iter(range(1000))
+
+        def event(data: dict[str, Any]) -> bytes:
+            if self.wire == "responses":
+                data = {**data, "sequence_number": next(number)}
+            return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
+
+        anthropic = self.wire == "anthropic"
+        if anthropic:
+            start = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [], "usage": {"input_tokens": 3, "output_tokens": 0}}
+            yield event({"type": "message_start", "message": start})
+            yield event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+        else:
+            yield event({"type": "response.created", "response": {"id": "resp_1", "object": "response", "status": "in_progress", "model": "m", "output": []}})
+            yield event({"type": "response.output_item.added", "output_index": 0, "item": {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}})
+        text = ""
+        for n in range(self.pieces):
+            if n:
+                await asyncio.sleep(self.gap)
+            text += f"word{n} "
+            if anthropic:
+                yield event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": f"word{n} "}})
+            else:
+                yield event({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": f"word{n} "})
+        message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
+        output = [message]
+        if anthropic:
+            yield event({"type": "content_block_stop", "index": 0})
+        else:
+            yield event({"type": "response.output_item.done", "output_index": 0, "item": message})
+        if self.call and anthropic:
+            yield event({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}})
+            yield event({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"key": "k"}'}})
+            yield event({"type": "content_block_stop", "index": 1})
+        elif self.call:
+            call = {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1", "name": "lookup", "arguments": '{"key": "k"}'}
+            yield event({"type": "response.output_item.added", "output_index": 1, "item": {**call, "arguments": ""}})
+            yield event({"type": "response.output_item.done", "output_index": 1, "item": call})
+            output.append(call)
+        if anthropic:
+            delta = {"stop_reason": "tool_use" if self.call else "end_turn", "stop_sequence": None}
+            yield event({"type": "message_delta", "delta": delta, "usage": {"output_tokens": self.pieces}})
+            yield event({"type": "message_stop"})
+        else:
+            usage = {"input_tokens": 3, "output_tokens": self.pieces, "total_tokens": 3 + self.pieces}
+            yield event({"type": "response.completed", "response": {"id": "resp_1", "object": "response", "status": "completed", "model": "m", "output": output, "usage": usage}})
 
     def _chunk(self, delta: dict[str, Any], parts: list[dict[str, Any]], last: bool) -> bytes:
         if self.wire == "chat":
@@ -91,11 +144,12 @@ def main() -> None:
     parser.add_argument("--requests", type=at_least(3), default=10)
     parser.add_argument("--pieces", type=at_least(1), default=12)
     parser.add_argument("--gap", type=float, default=20.0, help="milliseconds between pieces")
-    parser.add_argument("--wire", choices=["chat", "gemini"], default="chat")
+    parser.add_argument("--wire", choices=["chat", "gemini", "anthropic", "responses"], default="chat")
     parser.add_argument("--call", action="store_true", help="a tool call after the text (released by a rule)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, SlowUpstream(args.wire, args.pieces, args.gap / 1000, args.call) as upstream:
-        base = upstream.url + ("/v1" if args.wire == "chat" else "")
+        under = "/v1" if args.wire in ("chat", "responses") else ""
+        base = upstream.url + under
         gw = Gateway([Upstream("slow", base, wire=args.wire)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=Path(tmp) / "g.jsonl")
         server = GatewayServer(gw, "127.0.0.1", 0)
         server.start()
@@ -103,14 +157,23 @@ def main() -> None:
         try:
             with httpx.Client(timeout=30, trust_env=False) as client:
                 for n in range(args.requests):
+                    asked = [{"role": "user", "content": f"request {n}"}]
                     if args.wire == "chat":
                         path = "/chat/completions"
-                        body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": f"request {n}"}], "tools": TOOLS, "stream": True}
+                        body: dict[str, Any] = {"model": "m", "messages": asked, "tools": TOOLS, "stream": True}
+                    elif args.wire == "anthropic":
+                        path = "/v1/messages"
+                        tool = {"name": "lookup", "description": "d", "input_schema": TOOLS[0]["function"]["parameters"]}
+                        body = {"model": "m", "max_tokens": 100, "messages": asked, "tools": [tool], "stream": True}
+                    elif args.wire == "responses":
+                        path = "/responses"
+                        tool = {"type": "function", "name": "lookup", "description": "d", "parameters": TOOLS[0]["function"]["parameters"]}
+                        body = {"model": "m", "input": asked, "tools": [tool], "stream": True, "store": False}
                     else:
                         path = "/v1beta/models/m:streamGenerateContent?alt=sse"
                         declarations = [{"name": "lookup", "description": "d", "parametersJsonSchema": TOOLS[0]["function"]["parameters"]}]
                         body = {"contents": [{"role": "user", "parts": [{"text": f"request {n}"}]}], "tools": [{"functionDeclarations": declarations}]}
-                    for kind, root in (("direct", base), ("through", f"http://127.0.0.1:{server.port}" + ("/v1" if args.wire == "chat" else ""))):
+                    for kind, root in (("direct", base), ("through", f"http://127.0.0.1:{server.port}" + under)):
                         got[kind].append(_timed(client, root + path, body))
         finally:
             gw.stop("the bench ended")

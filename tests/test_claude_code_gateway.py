@@ -5,6 +5,7 @@ runs and the transcript shows both the command asked for and the one run."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 from contextlib import contextmanager
@@ -54,12 +55,13 @@ def claude_through_gateway(tmp_path: Path, answer: Callable[[Gateway], None]) ->
 
 
 def _answer_bash(gw: Gateway, answer: Callable[[Gateway], None]) -> None:
-    def held() -> bool:
-        engine = gw.engine
-        return engine is not None and engine.status == "awaiting_approval" and engine.state.pending.tool == "Bash"
-
-    wait_for(held, "Claude Code's Bash call to be held", timeout=120)
+    wait_for(lambda: _bash_held(gw), "Claude Code's Bash call to be held", timeout=120)
     answer(gw)
+
+
+def _bash_held(gw: Gateway) -> bool:
+    engine = gw.engine
+    return engine is not None and engine.status == "awaiting_approval" and engine.state.pending.tool == "Bash"
 
 
 def _main_requests(fake: FakeAnthropic) -> list[dict[str, Any]]:
@@ -93,3 +95,50 @@ def test_an_edited_bash_call_runs_as_edited_and_the_transcript_shows_both(tmp_pa
         assert decision.actions[0].args["command"] == "echo hello > note.txt"
         ran = next(e for e in events if e.type == "observation" and e.index == 0 and e.executed)
         assert ran.args["command"] == "echo edited > note.txt"
+
+
+def _streamed_json(output: Path) -> list[dict[str, Any]]:
+    """The JSON lines Claude Code has printed so far (`--output-format stream-json`)."""
+    lines = output.read_text(errors="replace").splitlines() if output.exists() else []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
+def _text_deltas(printed: list[dict[str, Any]]) -> str:
+    """The text Claude Code received as it streamed (its `stream_event` lines' text deltas)."""
+    deltas = [e["event"]["delta"] for e in printed if e.get("type") == "stream_event" and e["event"].get("type") == "content_block_delta"]
+    return "".join(d.get("text", "") for d in deltas if d.get("type") == "text_delta")
+
+
+@pytest.mark.parametrize("answer", ["reject", "approve"])
+def test_claude_code_shows_the_text_before_its_held_call_is_decided_then_the_answer(tmp_path: Path, answer: str) -> None:
+    """The text (and thinking) before the Bash call reaches Claude Code while the call is still held;
+    rejected, the model's answer asked again follows in the same message; either way Claude Code
+    ends with the final answer."""
+    turns = [Turn(text="I'll write the note.", tool_uses=[("Bash", ASKED)], thinking="Plan: one echo."), Turn(text="Finished.")]
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    output = tmp_path / "claude.out"
+    with FakeAnthropic(turns) as fake, gateway(fake, tmp_path, wire="anthropic", rules=[], out=tmp_path / "claude.jsonl", mode="continue", token=TOKEN) as (gw, server):
+        env = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.port}", **SETTINGS}
+        argv = [str(CLAUDE), "-p", TASK, "--allowedTools", "Bash", "--output-format", "stream-json", "--verbose", "--include-partial-messages"]
+        with cli_agents.started(argv, home, work, env, output) as agent:
+            shown = lambda: "I'll write the note." in _text_deltas(_streamed_json(output))  # noqa: E731
+            wait_for(lambda: _bash_held(gw) and shown(), "the Bash call held and Claude Code showing the text before it", timeout=120)
+            gw.answer(Answer.reject("not today: write nothing") if answer == "reject" else Answer.approve())
+            agent.wait(120)
+    printed = _streamed_json(output)
+    assert agent.returncode == 0, output.read_text(errors="replace")
+    assert (work / "note.txt").exists() == (answer == "approve")
+    result = next(e for e in printed if e.get("type") == "result")
+    assert result.get("is_error") is False and "Finished." in result["result"], result
+    shown = _text_deltas(printed)
+    assert shown.count("I'll write the note.") == 1 and shown.count("Finished.") == 1, shown
+    uses = [b for e in printed if e.get("type") == "assistant" for b in e["message"]["content"] if b.get("type") == "tool_use"]
+    assert len(uses) == (1 if answer == "approve" else 0), uses

@@ -129,7 +129,8 @@ def test_a_rejected_call_goes_back_upstream_as_an_error_tool_result_and_the_agen
         response = post(server, request(True))
         operator.join()
         message = message_of(response)
-        assert [b["type"] for b in message["content"]] == ["text"] and message["content"][0]["text"] == "Understood, I will leave it."
+        # the text before the call went as it came; the answer asked again follows it in the same message
+        assert [(b["type"], b["text"]) for b in message["content"]] == [("text", "Removing it."), ("text", "Understood, I will leave it.")]
         _, _, asked_again = fake.requests[1]
         use, result = asked_again["messages"][-2], asked_again["messages"][-1]
         assert use["role"] == "assistant" and use["content"][-1]["type"] == "tool_use" and use["content"][-1]["input"] == BASH

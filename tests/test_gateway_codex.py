@@ -19,6 +19,7 @@ from engine.gateway import Gateway
 from tests.support import cli_agents
 from tests.support.fake_responses import FakeResponses, Turn, function_outputs
 from tests.support.gateway_harness import Operator, gateway
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture(autouse=True)
@@ -76,3 +77,25 @@ def test_the_runs_open_in_show_replay_and_export(tmp_path):
     steer(tmp_path, lambda gw: gw.answer(Answer.approve()))
     out = cli_agents.shown_everywhere(sorted(tmp_path.glob("gateway*.jsonl")))
     assert "exec_command" in out and "echo hello > note.txt" in out
+
+
+@pytest.mark.parametrize("answer", ["reject", "approve"])
+def test_codex_shows_the_text_before_its_held_call_is_decided(tmp_path, answer):
+    """The message before the shell call reaches Codex while the call is still held (the stream
+    is taken up after the decision); rejected, the model's answer follows in the same response."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    output = tmp_path / "codex.out"
+    with FakeResponses(TURNS) as fake, gateway(fake, tmp_path, wire="responses", url=fake.url + "/v1", rules=[]) as (gw, server):
+        env = cli_agents.codex_home(home, server.url, KEY)
+        with cli_agents.started(cli_agents.codex_argv("Write hello to note.txt"), home, work, env, output) as agent:
+            held = lambda: gw.engine is not None and gw.engine.status == "awaiting_approval"  # noqa: E731
+            shown = lambda: "I'll write the note." in output.read_text(errors="replace")  # noqa: E731
+            wait_for(lambda: held() and shown(), "the shell call held and Codex showing the text before it", timeout=120)
+            gw.answer(Answer.reject("not in this folder") if answer == "reject" else Answer.approve())
+            agent.wait(120)
+    shown = output.read_text(errors="replace")
+    assert agent.returncode == 0, shown
+    assert (work / "note.txt").exists() == (answer == "approve")
+    assert shown.count("I'll write the note.") == 1 and "Done with the note." in shown, shown

@@ -4,7 +4,9 @@ The fake upstream here streams its first text, then waits for an event that the 
 only once the agent has read that text through the gateway: the agent gets it before the
 upstream has finished. A call after the text is still held for the operator (the text came
 while it was held), and released, the agent gets the rest of the same stream; rejected, the
-model is asked again and the call never reaches the agent. Chat completions and Gemini.
+model is asked again and the call never reaches the agent. Chat completions, Gemini and
+Anthropic Messages and OpenAI Responses (whose stream is one message or response: the rest takes up
+its blocks or output items, never a second start).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from tests.support.loopback import Loopback
 from tests.support.waiting import wait_for
 
 USER = [{"role": "user", "content": "Delete the notes."}]
+ANTHROPIC_TOOLS = [{"name": "delete_file", "description": "d", "input_schema": TOOLS[1]["function"]["parameters"]}]
+RESPONSES_TOOLS = [{"type": "function", "name": "delete_file", "description": "d", "parameters": TOOLS[1]["function"]["parameters"]}]
 GEMINI_TOOLS = [{"functionDeclarations": [{"name": "delete_file", "description": "d", "parametersJsonSchema": TOOLS[1]["function"]["parameters"]}]}]
 
 
@@ -38,6 +42,12 @@ class GatedUpstream(Loopback):
 
     def __init__(self, wire: str, call: bool, first: str = "Hello", then: str = " world") -> None:
         self.wire, self.call, self.first, self.then = wire, call, first, then
+        self.shows_first = first
+        """What the agent reads first, before the upstream goes on."""
+        self.gates_thinking = False
+        """(Anthropic) wait for `go` after the thinking block, before any text."""
+        self.cuts = False
+        """(Anthropic, Responses) end the stream at `go`, the reply not complete."""
         self.go = threading.Event()
         self.requests: list[dict[str, Any]] = []
         super().__init__(Starlette(routes=[Route("/{path:path}", self._reply, methods=["POST"])]))
@@ -49,6 +59,10 @@ class GatedUpstream(Loopback):
         return StreamingResponse(self._events(again), media_type="text/event-stream")
 
     async def _events(self, again: bool) -> AsyncIterator[bytes]:
+        if self.wire in ("anthropic", "responses"):
+            async for event in self._anthropic(again) if self.wire == "anthropic" else self._responses(again):
+                yield event
+            return
         if again:
             yield self._text("Kept the notes.", finish=True, role=True)
             if self.wire == "chat":
@@ -64,6 +78,83 @@ class GatedUpstream(Loopback):
             yield self._call()
         if self.wire == "chat":
             yield b"data: [DONE]\n\n"
+
+    async def _anthropic(self, again: bool) -> AsyncIterator[bytes]:
+        """One Messages stream: thinking (signed), text in two deltas, then (when `call`) a tool use."""
+        def event(data: dict[str, Any]) -> bytes:
+            return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
+
+        start = {"id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant", "model": "m", "content": [], "usage": {"input_tokens": 3, "output_tokens": 0}}
+        yield event({"type": "message_start", "message": start})
+        at = 0
+        if not again:
+            yield event({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+            yield event({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "They asked."}})
+            yield event({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig-1"}})
+            yield event({"type": "content_block_stop", "index": 0})
+            at = 1
+            await self._gate(self.gates_thinking)
+        yield event({"type": "content_block_start", "index": at, "content_block": {"type": "text", "text": ""}})
+        yield event({"type": "content_block_delta", "index": at, "delta": {"type": "text_delta", "text": "Kept the notes." if again else self.first}})
+        if not again:
+            await self._gate(True)
+            if self.cuts:
+                return
+            yield event({"type": "content_block_delta", "index": at, "delta": {"type": "text_delta", "text": self.then}})
+        yield event({"type": "content_block_stop", "index": at})
+        calls = self.call and not again
+        if calls:
+            use = {"type": "tool_use", "id": "toolu_1", "name": "delete_file", "input": {}}
+            yield event({"type": "content_block_start", "index": at + 1, "content_block": use})
+            yield event({"type": "content_block_delta", "index": at + 1, "delta": {"type": "input_json_delta", "partial_json": '{"path": "notes.txt"}'}})
+            yield event({"type": "content_block_stop", "index": at + 1})
+        yield event({"type": "message_delta", "delta": {"stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 9}})
+        yield event({"type": "message_stop"})
+
+    async def _gate(self, waits: bool) -> None:
+        for _ in range(3000 if waits else 0):  # bounded: at most 30 s
+            if self.go.is_set():
+                return
+            await asyncio.sleep(0.01)
+
+    async def _responses(self, again: bool) -> AsyncIterator[bytes]:
+        """One Responses stream: a reasoning item, a message whose text comes in two deltas, then (when `call`) a call."""
+        number = iter(range(100))
+
+        def event(data: dict[str, Any]) -> bytes:
+            data = {**data, "sequence_number": next(number)}
+            return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
+
+        response: dict[str, Any] = {"id": f"resp_{len(self.requests)}", "object": "response", "status": "in_progress", "model": "m", "output": []}
+        yield event({"type": "response.created", "response": response})
+        output: list[dict[str, Any]] = []
+        if not again:
+            reasoning = {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "enc-1"}
+            yield event({"type": "response.output_item.added", "output_index": 0, "item": {**reasoning, "encrypted_content": None}})
+            yield event({"type": "response.output_item.done", "output_index": 0, "item": reasoning})
+            output.append(reasoning)
+        at = len(output)
+        text = "Kept the notes." if again else self.first + self.then
+        where = {"item_id": f"msg_{at}", "output_index": at, "content_index": 0}
+        yield event({"type": "response.output_item.added", "output_index": at, "item": {"id": f"msg_{at}", "type": "message", "role": "assistant", "status": "in_progress", "content": []}})
+        yield event({"type": "response.content_part.added", **where, "part": {"type": "output_text", "text": "", "annotations": []}})
+        yield event({"type": "response.output_text.delta", **where, "delta": "Kept the notes." if again else self.first})
+        if not again:
+            await self._gate(True)
+            if self.cuts:
+                return
+            yield event({"type": "response.output_text.delta", **where, "delta": self.then})
+        message = {"id": f"msg_{at}", "type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
+        yield event({"type": "response.output_text.done", **where, "text": text})
+        yield event({"type": "response.output_item.done", "output_index": at, "item": message})
+        output.append(message)
+        if self.call and not again:
+            call = {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1", "name": "delete_file", "arguments": '{"path": "notes.txt"}'}
+            yield event({"type": "response.output_item.added", "output_index": at + 1, "item": {**call, "arguments": ""}})
+            yield event({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": at + 1, "delta": call["arguments"]})
+            yield event({"type": "response.output_item.done", "output_index": at + 1, "item": call})
+            output.append(call)
+        yield event({"type": "response.completed", "response": {**response, "status": "completed", "output": output, "usage": {"input_tokens": 3, "output_tokens": 9, "total_tokens": 12}}})
 
     def _text(self, text: str, finish: bool = False, role: bool = False) -> bytes:
         """A text event (opening a reply: with chat completions' role, which a client joins by appending)."""
@@ -90,6 +181,10 @@ class GatedUpstream(Loopback):
 def _request(wire: str, root: str) -> tuple[str, dict[str, Any]]:
     if wire == "chat":
         return f"{root}/v1/chat/completions", {"model": "m", "messages": USER, "tools": TOOLS, "stream": True}
+    if wire == "responses":
+        return f"{root}/v1/responses", {"model": "m", "input": USER, "tools": RESPONSES_TOOLS, "stream": True}
+    if wire == "anthropic":
+        return f"{root}/v1/messages", {"model": "m", "max_tokens": 100, "messages": USER, "tools": ANTHROPIC_TOOLS, "stream": True}
     body = {"contents": [{"role": "user", "parts": [{"text": "Delete the notes."}]}], "tools": GEMINI_TOOLS}
     return f"{root}/v1beta/models/m:streamGenerateContent?alt=sse", body
 
@@ -98,6 +193,10 @@ def _text_and_calls(wire: str, raw: str) -> tuple[str, list[dict[str, Any]]]:
     """The text and calls of a stream, as a client joins them; a chat completions stream has its role once."""
     if wire == "chat":
         assert raw.count('"role"') == 1, raw
+    if wire == "anthropic":
+        return _message_text_and_calls(raw)
+    if wire == "responses":
+        return _response_text_and_calls(raw)
     text, calls = "", []
     for line in raw.splitlines():
         if not line.startswith("data:") or line == "data: [DONE]":
@@ -115,23 +214,78 @@ def _text_and_calls(wire: str, raw: str) -> tuple[str, list[dict[str, Any]]]:
     return text, calls
 
 
+def _message_text_and_calls(raw: str) -> tuple[str, list[dict[str, Any]]]:
+    """The text and tool uses of a Messages stream, checked to be one message as a client reads it:
+    one start, each block started at the next index, its deltas and stop after its start, one end;
+    the thinking block's signature kept."""
+    events = [json.loads(line[5:]) for line in raw.splitlines() if line.startswith("data:")]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "message_start" and kinds.count("message_start") == 1, kinds
+    assert kinds[-2:] == ["message_delta", "message_stop"] and kinds.count("message_stop") == 1, kinds
+    blocks: list[dict[str, Any]] = []
+    stopped: set[int] = set()
+    for e in events:
+        if e["type"] == "content_block_start":
+            assert e["index"] == len(blocks), kinds
+            blocks.append(dict(e["content_block"]))
+        elif e["type"] in ("content_block_delta", "content_block_stop"):
+            assert e["index"] < len(blocks) and e["index"] not in stopped, kinds
+            if e["type"] == "content_block_stop":
+                stopped.add(e["index"])
+                continue
+            delta, block = e["delta"], blocks[e["index"]]
+            for kind, key in (("text_delta", "text"), ("thinking_delta", "thinking"), ("signature_delta", "signature"), ("input_json_delta", "partial_json")):
+                if delta["type"] == kind:
+                    block[key] = block.get(key, "") + delta[key]
+    assert stopped == set(range(len(blocks))), kinds
+    assert all(b.get("signature") == "sig-1" for b in blocks if b["type"] == "thinking"), blocks
+    text = "".join(b.get("text", "") for b in blocks if b["type"] == "text")
+    calls = [{"name": b["name"], "args": json.loads(b.get("partial_json") or "{}")} for b in blocks if b["type"] == "tool_use"]
+    return text, calls
+
+
+def _response_text_and_calls(raw: str) -> tuple[str, list[dict[str, Any]]]:
+    """The text and calls of a Responses stream, checked to be one response as a client reads it:
+    one start, sequence numbers in order, each item added at the next output index and done once,
+    one `response.completed` at the end whose output says the same; the reasoning item kept."""
+    events = [json.loads(line[5:]) for line in raw.splitlines() if line.startswith("data:")]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "response.created" and kinds.count("response.created") == 1, kinds
+    assert kinds[-1] == "response.completed" and kinds.count("response.completed") == 1, kinds
+    assert [e["sequence_number"] for e in events] == list(range(len(events))), kinds
+    added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
+    finished = [e for e in events if e["type"] == "response.output_item.done"]
+    assert added == list(range(len(added))) and sorted(e["output_index"] for e in finished) == added, kinds
+    text = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
+    calls = [{"name": e["item"]["name"], "args": json.loads(e["item"]["arguments"])} for e in finished if e["item"]["type"] == "function_call"]
+    output = events[-1]["response"]["output"]
+    assert [i["id"] for i in output] == [e["item"]["id"] for e in sorted(finished, key=lambda e: e["output_index"])], output
+    assert "".join(c["text"] for i in output if i["type"] == "message" for c in i["content"]) == text, output
+    assert [i for i in output if i["type"] == "reasoning"][0]["encrypted_content"] == "enc-1", output
+    return text, calls
+
+
 def _stream_through(upstream: GatedUpstream, root: str, wire: str, answer: Any = None, gw: Any = None) -> tuple[str, str]:
     """The agent's request; returns the first event it read (before the upstream went on) and all it read."""
     url, body = _request(wire, root)
     with httpx.stream("POST", url, json=body, timeout=30) as response:
         assert response.status_code == 200
         lines = response.iter_lines()
-        first = next(line for line in lines if line.startswith("data:"))
+        before: list[str] = []
+        for first in lines:
+            if first.startswith("data:") and upstream.shows_first in first:
+                break
+            before.append(first)
         assert not upstream.go.is_set()
         upstream.go.set()
         if answer is not None:
             wait_for(lambda: gw.engine is not None and gw.engine.status == "awaiting_approval", "the call held")
             answer(gw)
         rest = "\n".join(lines)
-    return first, first + "\n" + rest
+    return first, "\n".join([*before, first, rest])
 
 
-@pytest.mark.parametrize("wire", ["chat", "gemini"])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
 def test_text_only_reply_reaches_the_agent_before_the_upstream_finishes(tmp_path: Path, wire: str) -> None:
     with GatedUpstream(wire, call=False) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
         first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire)
@@ -141,7 +295,7 @@ def test_text_only_reply_reaches_the_agent_before_the_upstream_finishes(tmp_path
     assert runs[0].ended is not None and runs[0].ended.answer == "Hello world"
 
 
-@pytest.mark.parametrize("wire", ["chat", "gemini"])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
 def test_text_before_a_held_call_arrives_and_the_call_waits_for_approval(tmp_path: Path, wire: str) -> None:
     with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
         first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire, lambda g: g.answer(Answer.approve()), gw)
@@ -151,7 +305,7 @@ def test_text_before_a_held_call_arrives_and_the_call_waits_for_approval(tmp_pat
     assert text == "Hello world" and len(calls) == 1 and released == {0: {"path": "notes.txt"}}
 
 
-@pytest.mark.parametrize("wire", ["chat", "gemini"])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
 def test_an_edited_call_after_early_text_is_sent_once_without_the_text_again(tmp_path: Path, wire: str) -> None:
     with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
         edit = lambda g: g.answer(Answer.edit({"path": "other.txt"}))  # noqa: E731
@@ -161,23 +315,48 @@ def test_an_edited_call_after_early_text_is_sent_once_without_the_text_again(tmp
     assert text == "Hello world" and len(calls) == 1 and json.loads(arguments) == {"path": "other.txt"}
 
 
-def test_a_rejected_call_after_early_text_never_reaches_the_agent(tmp_path: Path) -> None:
-    with GatedUpstream("chat", call=True) as upstream, gateway(upstream, tmp_path, "chat") as (gw, server):
-        _, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", "chat", lambda g: g.answer(Answer.reject("keep them")), gw)
-    text, calls = _text_and_calls("chat", whole)
+@pytest.mark.parametrize("wire", ["chat", "anthropic", "responses"])
+def test_a_rejected_call_after_early_text_never_reaches_the_agent(tmp_path: Path, wire: str) -> None:
+    """The model asked again answers; its reply continues the stream the agent has (in a Messages or
+    Responses stream: its blocks or items after those sent, in the same message or response)."""
+    with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
+        _, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire, lambda g: g.answer(Answer.reject("keep them")), gw)
+    text, calls = _text_and_calls(wire, whole)
     assert calls == [] and text == "Hello worldKept the notes."
-    assert "keep them" in json.dumps(upstream.requests[1]["messages"])
+    assert "keep them" in json.dumps(upstream.requests[1])
 
 
-def test_text_that_could_spell_the_key_is_held_back_and_masked(tmp_path: Path) -> None:
+@pytest.mark.parametrize("wire", ["anthropic", "responses"])
+def test_a_stream_cut_after_early_text_ends_with_the_wires_error_event(tmp_path: Path, wire: str) -> None:
+    """The status went as 200 with the text: the failure comes as this API's `error` event, which
+    its clients raise (the Anthropic SDK skips a data line without an event name)."""
+    upstream = GatedUpstream(wire, call=True)
+    upstream.cuts = True
+    with upstream, gateway(upstream, tmp_path, wire) as (gw, server):
+        _, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire)
+    lines = [line for line in whole.splitlines() if line]
+    assert lines[-2] == "event: error" and "the stream ended before the reply was complete" in lines[-1], lines[-3:]
+
+
+def test_thinking_reaches_the_agent_before_any_text(tmp_path: Path) -> None:
+    upstream = GatedUpstream("anthropic", call=False)
+    upstream.shows_first, upstream.gates_thinking = "They asked.", True
+    with upstream, gateway(upstream, tmp_path, "anthropic") as (gw, server):
+        first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", "anthropic")
+    assert "thinking_delta" in first
+    assert _text_and_calls("anthropic", whole) == ("Hello world", [])
+
+
+@pytest.mark.parametrize("wire", ["chat", "anthropic", "responses"])
+def test_text_that_could_spell_the_key_is_held_back_and_masked(tmp_path: Path, wire: str) -> None:
     """With a key, text goes out the key's span behind what came; text holding the key is never sent."""
     key = "sk-upstream-7f3a9c1e5b2d4a6c8e0f"
-    with GatedUpstream("chat", call=False, first="Your key is " + key) as upstream:
-        with gateway(upstream, tmp_path, "chat", key=Secret(key)) as (gw, server):
-            url, body = _request("chat", f"http://127.0.0.1:{server.port}")
+    with GatedUpstream(wire, call=False, first="Your key is " + key) as upstream:
+        with gateway(upstream, tmp_path, wire, key=Secret(key)) as (gw, server):
+            url, body = _request(wire, f"http://127.0.0.1:{server.port}")
             upstream.go.set()
             raw = httpx.post(url, json=body, timeout=30).text
-    assert key not in raw and "Your key is" in _text_and_calls("chat", raw)[0]
+    assert key not in raw and "Your key is" in _text_and_calls(wire, raw)[0]
 
 
 def test_a_reply_of_a_call_alone_sends_nothing_before_the_decision(tmp_path: Path) -> None:

@@ -80,6 +80,46 @@ def test_allow_origin_is_a_repeatable_gateway_flag(tmp_path: Path) -> None:
 # -- HEAD, GET /, unknown routes, 413 ------------------------------------------------
 
 
+def test_the_gateway_parses_http_in_c() -> None:
+    """uvicorn's httptools protocol (a pinned dependency), not its pure-Python h11 one, which
+    was most of a released turn's added latency."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from engine.gateway import server
+
+    assert issubclass(server._Protocol, HttpToolsProtocol)
+
+
+def test_headers_over_64_kb_are_refused_and_the_connection_closed(tmp_path: Path) -> None:
+    """A request whose line and headers go on past 64 KB (one endless header, or many) gets a 400
+    and its connection is closed: the gateway never keeps more of a request's head than that."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (_, server):
+        for endless in (b"X-Pad: " + b"a" * 200_000, b"".join(b"X-Pad-%d: %s\r\n" % (n, b"a" * 1000) for n in range(200))):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                try:
+                    sock.sendall(endless)
+                except OSError:
+                    pass  # closed while sending: the answer is already there to read
+                got = b""
+                try:
+                    while chunk := sock.recv(4096):
+                        got += chunk
+                except OSError:
+                    pass
+            assert got.startswith(b"HTTP/1.1 400"), got[:200]
+        assert httpx.get(f"http://127.0.0.1:{server.port}/", timeout=10).status_code == 200
+        fake.add(say("ok"))
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * 100_000}]}).encode()
+        head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\nConnection: close\r\n" % server.port
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+            sock.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)  # a long body in the same write as the head
+            got = b""
+            while chunk := sock.recv(65536):
+                got += chunk
+        assert got.startswith(b"HTTP/1.1 200"), got[:200]
+
+
 def test_head_and_get_of_the_root_answer_without_a_body_and_the_connection_goes_on(tmp_path: Path) -> None:
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (_gw, server):
         root = server.url.removesuffix("/v1") + "/"

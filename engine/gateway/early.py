@@ -1,15 +1,17 @@
 """A streamed reply's text on its way to the agent before the reply is decided.
 
 When the agent streams, its upstream speaks the same wire, and that wire's streams
-can be continued by appending events (`Wire.APPENDS_STREAMS`: chat completions'
-chunks, Gemini's whole-response events), the upstream's stream lines that hold no
-tool call go to the agent as they come (`EarlyStream`). The first line with a
-call, or the one that completes the reply, stops that: it and everything after it wait for the decision, and the
-response then carries only the rest (`replies`: the upstream's remaining bytes,
-or a rebuilt tail without the text already sent). A line goes out only once the
-key mask's span of text has come after it and no key is in reach of what was
-sent: a key spelled across pieces never reaches the agent; where one shows, the
-rest of that reply waits and is rebuilt, masked.
+can be continued after text went early (`Wire.APPENDS_STREAMS`: chat completions'
+chunks and Gemini's whole-response events are appended; Anthropic's numbered blocks
+and the Responses API's output items are taken up where the agent's copy stops), the
+upstream's stream events that hold no tool call go to the agent as they come
+(`EarlyStream`), each whole (up to its blank line). The first event with a call, or
+one that ends the reply, stops that: it and everything after it wait for the decision,
+and the response then carries only the rest (`replies`: the upstream's remaining bytes,
+or a rebuilt tail that continues what was sent, `ReplyOptions.shown`). An event goes
+out only once the key mask's span of text has come after it and no key is in reach of
+what was sent: a key spelled across pieces never reaches the agent; where one shows,
+the rest of that reply waits and is rebuilt, masked.
 """
 
 from __future__ import annotations
@@ -19,35 +21,49 @@ from typing import Callable
 from engine.model.keymask import KeyMask
 
 
-_CALL_WORDS = (b'"tool_calls"', b'"function_call"', b'"functionCall"', b"\\u")
+_CALL_WORDS = (
+    b'"tool_calls"', b'"function_call"', b'"functionCall"', b'"tool_use"', b"\\u",
+    b'"message_delta"', b'"response.completed"', b'"response.incomplete"',
+)
 """A line holding any of these waits for the decision whatever its reader made of it (a call
-under another choice than the one read, a key name written with escapes)."""
+under another choice than the one read, a key name written with escapes, the end of an
+Anthropic message or a response, which the decision writes)."""
 
 
 class EarlyStream:
     """The channel of one held streamed request: `push` hands bytes to the agent's connection
     (from the gateway's thread); `sent` and `chars` count the current reply's bytes and text
-    characters already sent, `started` whether anything was."""
+    characters already sent, `started` whether anything was, `shown` all the bytes sent (of
+    the first reply: one asked again after a refusal goes with the decision)."""
 
     def __init__(self, push: Callable[[bytes], None]) -> None:
         self._push = push
         self.started = False
         self.sent = 0
         self.chars = 0
+        self.shown = b""
         self._open = False
         self._mask: KeyMask | None = None
-        self._pending: list[tuple[bytes, int]] = []
+        self._pending: list[tuple[bytes, int, int]] = []
+        """The lines read and not sent, each with the text and thinking characters read up to it."""
         self._text = ""
+        self._thought = ""
+        self._thought_sent = 0
 
     def begin(self, mask: KeyMask) -> None:
         """An upstream reply starts: the first, or one asked again after every call was refused,
         which goes early only if nothing did before (its stream's start would come twice)."""
         self._open, self._mask = not self.started, mask
         self.sent, self.chars, self._pending, self._text = 0, 0, [], ""
+        self._thought, self._thought_sent = "", 0
 
     def text(self, delta: str) -> None:
         """A piece of the reply's text as its reader found it (what the agent's client shows)."""
         self._text += delta
+
+    def thinking(self, delta: str) -> None:
+        """A piece of the reply's thinking (or reasoning summary) as its reader found it."""
+        self._thought += delta
 
     def line(self, raw: bytes, stop: bool) -> None:
         """One line of the stream as it goes into the reply's bytes; `stop`: the reply read so far
@@ -58,21 +74,33 @@ class EarlyStream:
         if stop or any(word in raw for word in _CALL_WORDS):
             self.end()
             return
-        self._pending.append((raw, len(self._text)))
+        text, thought = len(self._text), len(self._thought)
+        self._pending.append((raw, text, thought))
         mask = self._mask
         span = mask.span if mask is not None else 0
-        if span and mask is not None and mask.matches(self._text[max(0, self.chars - span) :]):
+        if span and mask is not None and (
+            mask.matches(self._text[max(0, self.chars - span) :]) or mask.matches(self._thought[max(0, self._thought_sent - span) :])
+        ):
             self.end()  # a key in reach of what was sent: the rest waits and is rebuilt, masked
             return
-        if not self._text:  # nothing to show yet (a role, a reply of calls alone): nothing goes early
+        if not self._text and not self._thought:  # nothing to show yet (a role, a reply of calls alone): nothing goes early
             return
-        limit = len(self._text) - span
-        while self._pending and self._pending[0][1] <= limit:
-            line, upto = self._pending.pop(0)
-            self._push(line)
-            self.started = True
-            self.sent += len(line)
-            self.chars = upto
+        limit = text + thought - span  # every line waits: it may hold text its reader does not count (another choice's)
+        whole = 0  # the events that are whole (up to a blank line) and the key's span of text or thinking came after go
+        for n, (line, upto_text, upto_thought) in enumerate(self._pending):
+            if upto_text + upto_thought > limit:
+                break
+            if not line.strip():
+                whole = n + 1
+        if not whole:
+            return
+        going, self._pending = self._pending[:whole], self._pending[whole:]
+        data = b"".join(line for line, _, _ in going)
+        self._push(data)
+        self.started = True
+        self.sent += len(data)
+        self.shown += data
+        self.chars, self._thought_sent = going[-1][1], going[-1][2]
 
     def end(self) -> None:
         """Nothing more of this reply goes early: the rest waits for the decision."""

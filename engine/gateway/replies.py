@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from engine.core.events import DecisionMade, RunEnded
 from engine.core.policy import PolicyError, RunView
 from engine.core.text import one_line
+from engine.gateway.early import EarlyStream
 from engine.gateway.runs import Line
 from engine.gateway.upstream import Failure, UpstreamPolicy
 from engine.wires import Wire, wire_named
@@ -69,8 +70,8 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
     calls = [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
     thought = decision.thought or ""
 
-    def rest(chars: int) -> Response:
-        return built(line, thought[chars:] or None, calls, decision, model, continued=True)
+    def rest(early: EarlyStream) -> Response:
+        return built(line, thought[early.chars :] or None, calls, decision, model, shown=early.shown)
 
     if unchanged and as_it_came(line, reply):
         return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
@@ -81,29 +82,30 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
     return _with_rest(line, built(line, thought or None, calls, decision, model), None, rest)
 
 
-def _with_rest(line: Line, response: Response, raw: bytes | None, rest: Callable[[int], Response]) -> Response:
+def _with_rest(line: Line, response: Response, raw: bytes | None, rest: Callable[[EarlyStream], Response]) -> Response:
     """`response`, with its `rest` for the held request's connection when that already got the
     stream's first bytes (`engine.gateway.early`): the upstream's `raw` bytes after those sent of
-    this reply, when it goes as it came and some of it went; else `rest(text characters sent)`,
-    a tail rebuilt without them (a reply asked again after a refusal starts no stream again)."""
+    this reply, when it goes as it came and some of it went; else `rest(early)`, a tail rebuilt
+    to continue what was sent (a reply asked again after a refusal starts no stream again)."""
     early = line.held.early
     if early is not None and early.started:
-        response.rest = raw[early.sent :] if raw is not None and early.sent else rest(early.chars).body
+        response.rest = raw[early.sent :] if raw is not None and early.sent else rest(early).body
     return response
 
 
 def built(
-    line: Line, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None, model: str | None, continued: bool = False
+    line: Line, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None, model: str | None, shown: bytes | None = None
 ) -> Response:
-    """A reply in the held request's wire (`model`: the upstream's, else the request's); `continued`:
-    the rest of a stream whose first text the agent has (`engine.gateway.early`)."""
+    """A reply in the held request's wire (`model`: the upstream's, else the request's); `shown`:
+    the stream's bytes the agent has already, when this is their rest (`engine.gateway.early`)."""
     body = line.held.body
     usage = decision.usage if decision is not None and not decision.usage.estimated else None
     include = bool((body.get("stream_options") or {}).get("include_usage"))
     model = str(model or body.get("model") or "agent-tui")
     original = line.turn.reply.reply if line.turn.reply is not None else None
     return line.held.wire.built_reply(
-        content, calls, model=model, stream=line.held.stream, usage=usage, include_usage=include, original=original, continued=continued
+        content, calls, model=model, stream=line.held.stream, usage=usage, include_usage=include, original=original,
+        continued=shown is not None, shown=shown or b"",
     )
 
 def as_it_came(line: Line, reply: Any) -> bool:
@@ -118,8 +120,8 @@ def end_response(line: Line, model: str | None) -> Response:
     if ended.outcome == "answer" and decision is not None and decision.answer is not None:
         answer = decision.answer
 
-        def rest(chars: int) -> Response:
-            return built(line, answer[chars:], [], decision, model, continued=True)
+        def rest(early: EarlyStream) -> Response:
+            return built(line, answer[early.chars :], [], decision, model, shown=early.shown)
 
         if reply is not None and as_it_came(line, reply):
             return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)

@@ -35,7 +35,7 @@ from concurrent.futures import Future
 from typing import Any, Awaitable, Callable
 
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from engine.gateway.controller import Gateway
 from engine.gateway.early import EarlyStream
@@ -50,6 +50,9 @@ _MODELS = ("/v1/models", "/models")
 _THREAD = "gateway-http"
 _SERVERS = itertools.count(1)
 """Numbers the servers' threads, so each server's notices are counted on their own."""
+_MAX_HEAD = 64 * 1024
+"""The most bytes of a request's line and headers (h11's limit, which the gateway had before
+httptools, which sets none): more is a 400 and the connection closed."""
 _LOST = "agent_tui.connection_lost"
 """Set in a request's scope when its connection is lost (see `_Protocol`)."""
 
@@ -58,12 +61,20 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-class _Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with three additions: no Nagle delay (the headers and
+class _Protocol(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol on httptools (a C parser: h11's pure Python was most of a
+    released turn's added latency) with four additions: no Nagle delay (the headers and
     body are two writes), a connection that never sends a request is closed after the
-    keep-alive timeout (uvicorn arms it only after a response), and a lost connection is
-    marked in its request's scope, so the application knows whether a response it sent
-    was handed to a live connection (uvicorn drops one sent to a lost connection silently)."""
+    keep-alive timeout (uvicorn arms it only after a response), a request's head is at most
+    `_MAX_HEAD` bytes, and a lost connection is marked in its request's scope, so the
+    application knows whether a response it sent was handed to a live connection (uvicorn
+    drops one sent to a lost connection silently)."""
+
+    _in_head = True
+    """Between requests or in one's line and headers (until they are complete)."""
+    _head_bytes = 0
+    _heads = 0
+    """How many requests' headers were complete."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -71,6 +82,23 @@ class _Protocol(H11Protocol):
         if sock is not None:  # asyncio sets it only for a listener made with IPPROTO_TCP
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+
+    def data_received(self, data: bytes) -> None:
+        reading_head, heads = self._in_head, self._heads
+        super().data_received(data)
+        if reading_head and self._heads == heads and not self.transport.is_closing():  # no head ended in `data`
+            self._head_bytes += len(data)
+            if self._head_bytes > _MAX_HEAD:
+                self.send_400_response(f"the request's line and headers are over {_MAX_HEAD // 1024} KB")
+
+    def on_headers_complete(self) -> None:
+        self._in_head, self._head_bytes = False, 0
+        self._heads += 1
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._in_head = True
+        super().on_message_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.scope is not None:
@@ -184,7 +212,6 @@ class GatewayServer:
             limit_concurrency=self.max_connections,
             timeout_keep_alive=self.keep_alive,  # type: ignore[arg-type]
             timeout_graceful_shutdown=1,
-            h11_max_incomplete_event_size=64 * 1024,
         )
         server = uvicorn.Server(config)
         self._server = server
@@ -239,7 +266,7 @@ class GatewayServer:
         early: list[_EarlyConnection] = []
         response, on_sent = await self._answer(scope, receive, send, early)
         if early and await early[0].finish():
-            await self._send_rest(scope, send, response, on_sent)
+            await self._send_rest(scope, send, response, on_sent, early[0].wire)
         else:
             await self._send(scope, send, response, on_sent)
 
@@ -276,7 +303,7 @@ class GatewayServer:
             data: Any = json.loads(body)
         except (ValueError, RecursionError) as exc:
             return wire.error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})"), None
-        connection = _EarlyConnection(asyncio.get_running_loop(), send) if wire.APPENDS_STREAMS else None
+        connection = _EarlyConnection(asyncio.get_running_loop(), send, wire) if wire.APPENDS_STREAMS else None
         if connection is not None:
             early.append(connection)
         future = await _in_thread(self.gateway.submit, data, wire, headers, path, connection.stream if connection is not None else None)
@@ -364,7 +391,7 @@ class GatewayServer:
         await _report(on_sent, not scope.get(_LOST))
 
 
-    async def _send_rest(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None) -> None:
+    async def _send_rest(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None, wire: Wire) -> None:
         """End a response whose first text went before it was decided (`_EarlyConnection`): the rest
         of the reply, or a failure as an error event of the stream (its status was sent as 200)."""
         if response is None:
@@ -372,7 +399,7 @@ class GatewayServer:
         elif response.status == 200:
             body = response.rest if response.rest is not None else response.body
         else:
-            body = b"data: " + response.body + b"\n\n"
+            body = wire.stream_error(response.body)
         try:
             await send({"type": "http.response.body", "body": body, "more_body": False})
         except Exception:
@@ -386,9 +413,10 @@ class _EarlyConnection:
     the reply is decided (`engine.gateway.early`, pushed from the gateway's thread) starts a 200
     event stream on it, without a length; `finish` says whether it did, once those bytes are sent."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, send: Send) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, send: Send, wire: Wire) -> None:
         self._loop = loop
         self._send = send
+        self.wire = wire
         self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.stream = EarlyStream(self._push)

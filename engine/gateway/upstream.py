@@ -169,7 +169,7 @@ class UpstreamPolicy:
                 shown(delta)
                 early.text(delta)
 
-        reader = self.wire.stream_reader(on_delta)
+        reader = self.wire.stream_reader(on_delta, early.thinking if early is not None else None)
         echo = StreamEcho(self._mask, self.wire.ECHO_WITHIN)
         lines: list[bytes] = []
         try:

@@ -27,14 +27,14 @@ from typing import Any, Callable, Unpack
 from urllib.parse import urlsplit
 
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, stream_json, stream_payload, stream_event
 
 NAME = "anthropic"
 ROUTES = ("/v1/messages", "/messages")
 PASSED_ROUTES = {"/v1/messages/count_tokens": "messages/count_tokens", "/messages/count_tokens": "messages/count_tokens"}
 ECHO_WITHIN: str | None = None
-APPENDS_STREAMS = False
-"""Whether text sent to the agent before the reply is decided can be followed by the rest (a stream is one message (its start, numbered blocks, its stop): text sent early could not be continued by a rebuilt tail; `engine.gateway.early`)."""
+APPENDS_STREAMS = True
+"""Whether text sent to the agent before the reply is decided can be followed by the rest (a stream is one message: a rebuilt tail takes it up at the block the agent's copy stops in, with the next indices, and ends it; `engine.gateway.early`)."""
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 """`max_tokens` for a request from another wire that sets none (this API requires one)."""
@@ -393,12 +393,15 @@ def _error_message(data: dict[str, Any]) -> str:
 class StreamReader:
     """Folds the Messages events into the whole message and its `Reply`, passing text deltas on."""
 
-    def __init__(self, on_delta: Callable[[str], None]) -> None:
+    def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
         self.reply = Reply(wire=NAME)
         self.done = False
         self._on_delta = on_delta
+        self._on_thinking = on_thinking
         self._message: dict[str, Any] | None = None
         self._json: dict[int, str] = {}
+        self.stopped: set[int] = set()
+        """The indices of the blocks whose `content_block_stop` came."""
 
     def feed(self, line: str) -> None:
         """One line of the event stream (`event:` lines, comments and blanks are ignored)."""
@@ -437,6 +440,8 @@ class StreamReader:
                 raise WireError("content_block_delta for a block that was not started")
             self._delta(content[index], index, event["delta"])
         elif kind == "content_block_stop":
+            if isinstance(index, int):
+                self.stopped.add(index)
             if isinstance(index, int) and index in self._json and index < len(content):
                 self._tool_use_done(content[index], self._json.pop(index))
         elif kind == "message_delta":
@@ -463,7 +468,10 @@ class StreamReader:
         elif kind == "input_json_delta":
             self._json[index] = self._json.get(index, "") + str(delta.get("partial_json") or "")
         elif kind == "thinking_delta":
-            block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking") or "")
+            thought = str(delta.get("thinking") or "")
+            block["thinking"] = str(block.get("thinking") or "") + thought
+            if thought and self._on_thinking is not None:
+                self._on_thinking(thought)
         elif kind == "signature_delta":
             block["signature"] = str(block.get("signature") or "") + str(delta.get("signature") or "")
         elif kind == "citations_delta":
@@ -485,11 +493,16 @@ class StreamReader:
         return self.done
 
 
-def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
-    return StreamReader(on_delta)
+def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
+    return StreamReader(on_delta, on_thinking)
 
 
 # -- what goes back to the agent ----------------------------------------------------
+
+
+def stream_error(body: bytes) -> bytes:
+    """An error body as an event of this API's stream (named `error`, as the API names its events)."""
+    return stream_event(body, "error")
 
 
 def error_response(status: int, message: str, kind: str | None = None, code: str | None = None) -> Response:
@@ -527,7 +540,8 @@ def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unp
         }
     if not options["stream"]:
         return Response(200, json.dumps(message).encode())
-    text = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events(message))
+    sent = events(message) if not options.get("continued") else _continued(message, options.get("shown") or b"")
+    text = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in sent)
     return Response(200, text.encode(), "text/event-stream")
 
 
@@ -564,26 +578,92 @@ def events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     start = {**message, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 0}}
     out: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
-        kind = block.get("type")
-        if kind == "text":
-            opened: dict[str, Any] = {k: v for k, v in block.items() if k != "citations"}
-            opened["text"] = ""
-            deltas = [{"type": "text_delta", "text": block.get("text") or ""}]
-            deltas += [{"type": "citations_delta", "citation": c} for c in block.get("citations") or []]
-        elif kind == "tool_use":
-            opened = {**block, "input": {}}
-            raw = block.get("input")
-            deltas = [{"type": "input_json_delta", "partial_json": raw if isinstance(raw, str) else json.dumps(raw or {})}]
-        elif kind == "thinking":
-            opened = {**block, "thinking": "", "signature": ""}
-            deltas = [{"type": "thinking_delta", "thinking": block.get("thinking") or ""}]
-            if block.get("signature"):
-                deltas.append({"type": "signature_delta", "signature": block["signature"]})
-        else:  # redacted thinking and blocks this module does not know: whole in their start
-            opened, deltas = block, []
-        out.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": opened}))
-        out.extend(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in deltas)
-        out.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    delta = {"type": "message_delta", "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": message.get("stop_sequence")}, "usage": usage}
-    out += [("message_delta", delta), ("message_stop", {"type": "message_stop"})]
+        out += _block_events(index, block)
+    return out + _message_end(message)
+
+
+def _block_events(index: int, block: dict[str, Any], after: dict[str, Any] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """A block's start, deltas and stop at `index`; `after`: the same block as the agent has it
+    already (started, cut short): only what follows that, and the stop."""
+    kind = block.get("type")
+    if kind == "text":
+        opened: dict[str, Any] = {k: v for k, v in block.items() if k != "citations"}
+        opened["text"] = ""
+        deltas = [{"type": "text_delta", "text": str(block.get("text") or "")}]
+        deltas += [{"type": "citations_delta", "citation": c} for c in block.get("citations") or []]
+    elif kind == "tool_use":
+        opened = {**block, "input": {}}
+        raw = block.get("input")
+        deltas = [{"type": "input_json_delta", "partial_json": raw if isinstance(raw, str) else json.dumps(raw or {})}]
+    elif kind == "thinking":
+        opened = {**block, "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": str(block.get("thinking") or "")}]
+        if block.get("signature"):
+            deltas.append({"type": "signature_delta", "signature": str(block["signature"])})
+    else:  # redacted thinking and blocks this module does not know: whole in their start
+        opened, deltas = block, []
+    if after is not None:
+        deltas = [d for d in (_rest_of(d, after) for d in deltas) if d is not None]
+    out = [] if after is not None else [("content_block_start", {"type": "content_block_start", "index": index, "content_block": opened})]
+    out.extend(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in deltas)
+    out.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     return out
+
+
+_DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
+
+
+def _rest_of(delta: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
+    """What of a whole block's `delta` the agent does not have, given its copy `after` (None: nothing)."""
+    if delta["type"] == "citations_delta":
+        return None if delta["citation"] in (after.get("citations") or []) else delta
+    field = _DELTA_FIELDS.get(delta["type"])
+    if field is None:
+        return delta
+    rest = delta[field][len(str(after.get(field) or "")) :]
+    return {**delta, field: rest} if rest else None
+
+
+def _message_end(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    delta = {"stop_reason": message.get("stop_reason"), "stop_sequence": message.get("stop_sequence")}
+    return [("message_delta", {"type": "message_delta", "delta": delta, "usage": message.get("usage") or {}}), ("message_stop", {"type": "message_stop"})]
+
+
+def _continued(message: dict[str, Any], shown: bytes) -> list[tuple[str, dict[str, Any]]]:
+    """The events that end the stream whose first events, `shown`, the agent has, as `message`:
+    when those are its start (the same message, each block the agent has the beginning of one of
+    its blocks), the rest of the block they stop in and the blocks after it; else (a reply asked
+    again after a refusal) the blocks the agent has are closed and `message`'s follow them, with
+    the next indices. Then the message's end: one message, one `message_start`, indices in order."""
+    reader = StreamReader(lambda _: None)
+    try:
+        for line in shown.decode("utf-8", "replace").splitlines():
+            reader.feed(line)
+    except WireError:
+        pass
+    started = reader.reply.message
+    if started is None:
+        return events(message)
+    had = started["content"]
+    blocks = message["content"]
+    same = started.get("id") == message.get("id") and len(had) <= len(blocks) and all(_begins(a, b) for a, b in zip(had, blocks))
+    out: list[tuple[str, dict[str, Any]]] = []
+    if same:
+        for index, block in enumerate(blocks):
+            if index < len(had):
+                if index not in reader.stopped:
+                    out += _block_events(index, block, after=had[index])
+            else:
+                out += _block_events(index, block)
+    else:
+        out += [("content_block_stop", {"type": "content_block_stop", "index": i}) for i in range(len(had)) if i not in reader.stopped]
+        for index, block in enumerate(blocks):
+            out += _block_events(len(had) + index, block)
+    return out + _message_end(message)
+
+
+def _begins(had: dict[str, Any], block: dict[str, Any]) -> bool:
+    """Whether the agent's copy `had` of a block is the start of `block`."""
+    if had.get("type") != block.get("type"):
+        return False
+    return all(str(block.get(f) or "").startswith(str(had.get(f) or "")) for f in ("text", "thinking", "signature"))

@@ -18,7 +18,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.core.content import content_text
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, messages_problem, stream_json, stream_payload, without_original
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, messages_problem, stream_json, stream_payload, without_original, stream_event
 
 NAME = "chat"
 ROUTES = ("/v1/chat/completions", "/chat/completions")
@@ -111,7 +111,8 @@ def read_whole(data: Any) -> Reply:
     return reply_from_json(data)
 
 
-def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
+def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
+    """(This wire streams no thinking the gateway reads: `on_thinking` is not called.)"""
     return StreamReader(on_delta)
 
 
@@ -242,6 +243,11 @@ class StreamReader:
 
 
 # -- what goes back to the agent ----------------------------------------------------
+
+
+def stream_error(body: bytes) -> bytes:
+    """An error body as an event of this API's stream."""
+    return stream_event(body)
 
 
 def error_response(status: int, message: str, kind: str | None = None, code: str | None = None) -> Response:

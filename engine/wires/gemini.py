@@ -26,7 +26,7 @@ from typing import Any, Callable, Unpack
 
 from engine.wires.chat import error_detail as chat_error_detail
 from engine.wires.chat import reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, stream_json, stream_payload, stream_event
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
@@ -370,7 +370,8 @@ class StreamReader:
         return self.reply.finish_reason is not None
 
 
-def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
+def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
+    """(This wire streams no thinking the gateway reads: `on_thinking` is not called.)"""
     return StreamReader(on_delta)
 
 
@@ -387,6 +388,11 @@ def error_detail(raw: bytes) -> str:
 
 
 # -- what goes back to the agent ----------------------------------------------------
+
+
+def stream_error(body: bytes) -> bytes:
+    """An error body as an event of this API's stream."""
+    return stream_event(body)
 
 
 def error_response(status: int, message: str, kind: str = "", code: str | None = None) -> Response:

@@ -17,7 +17,7 @@ content type; `ReplyOptions`, what a wire's `built_reply` is told to write one.
 
 What every wire does alike lives here too, written once: a request's lists checked
 item by item (`listed_problem`, `first_problem`), a stream's `data:` lines read
-(`stream_payload`, `stream_json`), an upstream reply kept only in its own wire
+(`stream_payload`, `stream_json`) and an event written (`stream_event`), an upstream reply kept only in its own wire
 (`reply_message_of`).
 """
 
@@ -39,6 +39,11 @@ message itself on a message."""
 
 class WireError(Exception):
     """A server's reply could not be read (malformed JSON, a wrong shape, an error chunk)."""
+
+
+def stream_event(data: bytes, name: str | None = None) -> bytes:
+    """One server-sent event of `data` (a JSON body), with its event `name` when the wire names its events."""
+    return (f"event: {name}\n".encode() if name else b"") + b"data: " + data + b"\n\n"
 
 
 @dataclass
@@ -67,7 +72,7 @@ class ReplyOptions(TypedDict, total=False):
     """What a wire's `built_reply` is told besides the text and the calls, by keyword: the `model`
     and whether to `stream` (always); the `usage` to report; `include_usage`, a chat completions
     stream's closing usage chunk (as its agent asked); `original`, the upstream's reply that the
-    written one replaces, from which a wire keeps what the neutral form does not hold; and `continued`."""
+    written one replaces, from which a wire keeps what the neutral form does not hold; `continued` and `shown`."""
 
     model: Required[str]
     stream: Required[bool]
@@ -77,6 +82,9 @@ class ReplyOptions(TypedDict, total=False):
     continued: bool
     """The stream continues one whose first events the agent already has (`engine.gateway.early`):
     nothing a client joins by appending (chat completions' role) is sent again."""
+    shown: bytes
+    """With `continued`: the stream's bytes the agent has, which a wire whose stream is one numbered
+    message (Anthropic's blocks, the Responses API's output items) takes up where they stop."""
 
 
 @dataclass

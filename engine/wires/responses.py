@@ -25,15 +25,15 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers, reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, reply_message_of, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, reply_message_of, stream_json, stream_payload, stream_event
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
 PASSED_ROUTES: dict[str, str] = {"/v1/responses/input_tokens": "responses/input_tokens"}
 ECHO_WITHIN: str | None = None
 """A client joins the strings of any event (`delta`, an item's `arguments`, the output's text)."""
-APPENDS_STREAMS = False
-"""Whether text sent to the agent before the reply is decided can be followed by the rest (a stream is one numbered response: text sent early could not be continued by a rebuilt tail; `engine.gateway.early`)."""
+APPENDS_STREAMS = True
+"""Whether text sent to the agent before the reply is decided can be followed by the rest (a stream is one numbered response: a rebuilt tail takes it up at the output item the agent's copy stops in, with the next output indices and sequence numbers, and completes it; `engine.gateway.early`)."""
 ROLES = frozenset({"system", "developer", "user", "assistant"})
 _MAPPED = ("model", "stream", "temperature", "top_p", "parallel_tool_calls")
 """Request fields with the same name and meaning in chat completions."""
@@ -268,10 +268,11 @@ def _finish(reply: Reply, response: dict[str, Any]) -> str:
 class StreamReader:
     """Folds the server-sent events of a streamed response into a `Reply`, passing text deltas on."""
 
-    def __init__(self, on_delta: Callable[[str], None]) -> None:
+    def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
         self.reply = Reply(wire=NAME)
         self.done = False
         self._on_delta = on_delta
+        self._on_thinking = on_thinking
         self._calls: dict[Any, ToolCall] = {}
 
     def feed(self, line: str) -> None:
@@ -291,6 +292,10 @@ class StreamReader:
             if isinstance(delta, str) and delta:
                 self.reply.content += delta
                 self._on_delta(delta)
+        elif kind == "response.reasoning_summary_text.delta":
+            delta = event.get("delta")
+            if isinstance(delta, str) and delta and self._on_thinking is not None:
+                self._on_thinking(delta)
         elif kind == "response.output_item.added" and _is_call(event.get("item")):
             self._call(event, event["item"])
         elif kind == "response.function_call_arguments.delta":
@@ -330,11 +335,16 @@ def _is_call(item: Any) -> bool:
     return isinstance(item, dict) and item.get("type") == "function_call"
 
 
-def stream_reader(on_delta: Callable[[str], None]) -> StreamReader:
-    return StreamReader(on_delta)
+def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
+    return StreamReader(on_delta, on_thinking)
 
 
 # -- what goes back to the agent ----------------------------------------------------
+
+
+def stream_error(body: bytes) -> bytes:
+    """An error body as an event of this API's stream (named `error`, as the API names its events)."""
+    return stream_event(body, "error")
 
 
 def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
@@ -382,7 +392,8 @@ def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unp
     whole = {**base, "output": output, "usage": usage_body}
     if not options["stream"]:
         return Response(200, json.dumps(whole).encode())
-    return Response(200, "".join(_sse(e) for e in _events(whole)).encode(), "text/event-stream")
+    sent = _events(whole) if not options.get("continued") else _continued(whole, options.get("shown") or b"")
+    return Response(200, "".join(_sse(e) for e in sent).encode(), "text/event-stream")
 
 
 def _events(whole: dict[str, Any]) -> list[dict[str, Any]]:
@@ -390,25 +401,107 @@ def _events(whole: dict[str, Any]) -> list[dict[str, Any]]:
     started = {**whole, "status": "in_progress", "output": [], "usage": None}
     out: list[dict[str, Any]] = [{"type": "response.created", "response": started}, {"type": "response.in_progress", "response": started}]
     for index, item in enumerate(whole["output"]):
-        at = {"output_index": index}
-        if item["type"] == "message":
-            text = item["content"][0]["text"]
-            where = {"item_id": item["id"], **at, "content_index": 0}
-            empty = {"type": "output_text", "text": "", "annotations": []}
-            out.append({"type": "response.output_item.added", **at, "item": {**item, "status": "in_progress", "content": []}})
-            out.append({"type": "response.content_part.added", **where, "part": empty})
-            out.append({"type": "response.output_text.delta", **where, "delta": text, "logprobs": []})
-            out.append({"type": "response.output_text.done", **where, "text": text, "logprobs": []})
-            out.append({"type": "response.content_part.done", **where, "part": {**empty, "text": text}})
-        elif item["type"] == "function_call":
-            out.append({"type": "response.output_item.added", **at, "item": {**item, "status": "in_progress", "arguments": ""}})
-            out.append({"type": "response.function_call_arguments.delta", "item_id": item["id"], **at, "delta": item["arguments"]})
-            out.append({"type": "response.function_call_arguments.done", "item_id": item["id"], **at, "arguments": item["arguments"]})
-        else:
-            out.append({"type": "response.output_item.added", **at, "item": item})
-        out.append({"type": "response.output_item.done", **at, "item": item})
+        out += _item_events(index, item)
     out.append({"type": "response.completed", "response": whole})
     return [{**event, "sequence_number": n} for n, event in enumerate(out)]
+
+
+_EMPTY_TEXT = {"type": "output_text", "text": "", "annotations": []}
+
+
+def _item_events(index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
+    """An output item's events at `index`, from its `output_item.added` to its `output_item.done`."""
+    at = {"output_index": index}
+    out: list[dict[str, Any]] = []
+    if item["type"] == "message":
+        text = item["content"][0]["text"]
+        where = {"item_id": item["id"], **at, "content_index": 0}
+        out.append({"type": "response.output_item.added", **at, "item": {**item, "status": "in_progress", "content": []}})
+        out.append({"type": "response.content_part.added", **where, "part": _EMPTY_TEXT})
+        out.append({"type": "response.output_text.delta", **where, "delta": text, "logprobs": []})
+        return out + _text_done(where, text, item)
+    if item["type"] == "function_call":
+        out.append({"type": "response.output_item.added", **at, "item": {**item, "status": "in_progress", "arguments": ""}})
+        out.append({"type": "response.function_call_arguments.delta", "item_id": item["id"], **at, "delta": item["arguments"]})
+        out.append({"type": "response.function_call_arguments.done", "item_id": item["id"], **at, "arguments": item["arguments"]})
+    else:
+        out.append({"type": "response.output_item.added", **at, "item": item})
+    return out + [{"type": "response.output_item.done", **at, "item": item}]
+
+
+def _text_done(where: dict[str, Any], text: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
+        {"type": "response.content_part.done", **where, "part": {**_EMPTY_TEXT, "text": text}},
+        {"type": "response.output_item.done", "output_index": where["output_index"], "item": item},
+    ]
+
+
+def _continued(whole: dict[str, Any], shown: bytes) -> list[dict[str, Any]]:
+    """The events that end the stream whose first events, `shown`, the agent has, as `whole` (built
+    with the text not yet sent): the output items the agent has are completed (the message it was
+    reading gets that text, when `whole` is the same response; a reply asked again after a refusal
+    has its own, after them), `whole`'s other items follow at the next output indices, then one
+    `response.completed` with the whole output as decided; sequence numbers go on from the last sent."""
+    started: dict[str, Any] | None = None
+    items: dict[int, dict[str, Any]] = {}
+    texts: dict[int, str] = {}
+    done: set[int] = set()
+    last = -1
+    for line in shown.decode("utf-8", "replace").splitlines():
+        payload = stream_payload(line)
+        try:
+            event = stream_json(payload) if payload not in (None, "[DONE]") else None
+        except WireError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        last = event["sequence_number"] if isinstance(event.get("sequence_number"), int) else last
+        kind, index = event.get("type"), event.get("output_index")
+        if kind == "response.created" and isinstance(event.get("response"), dict):
+            started = event["response"]
+        elif kind == "response.output_item.added" and isinstance(index, int) and isinstance(event.get("item"), dict):
+            items[index] = event["item"]
+        elif kind == "response.output_text.delta" and isinstance(index, int) and isinstance(event.get("delta"), str):
+            texts[index] = texts.get(index, "") + event["delta"]
+        elif kind == "response.output_item.done" and isinstance(index, int) and isinstance(event.get("item"), dict):
+            items[index] = event["item"]
+            done.add(index)
+    if started is None:
+        return _events(whole)
+    same = started.get("id") == whole.get("id")
+    left = list(whole["output"])
+    out: list[dict[str, Any]] = []
+    output: list[dict[str, Any]] = []
+    for index in sorted(items):
+        item = items[index]
+        if index in done:
+            output.append(item)
+            continue
+        if item.get("type") == "message":
+            message = next((i for i in left if i["type"] == "message"), None) if same else None
+            if message is not None:
+                left.remove(message)
+            rest = message["content"][0]["text"] if message is not None else ""
+            text = texts.get(index, "") + rest
+            finished = {**item, "status": "completed", "content": [{**_EMPTY_TEXT, "text": text}]}
+            where = {"item_id": item.get("id"), "output_index": index, "content_index": 0}
+            if rest:
+                out.append({"type": "response.output_text.delta", **where, "delta": rest, "logprobs": []})
+            out += _text_done(where, text, finished)
+        else:
+            kept = next((i for i in left if i.get("id") == item.get("id")), None) if same else None
+            if kept is not None:
+                left.remove(kept)
+            finished = kept or {**item, "status": "completed"}
+            out.append({"type": "response.output_item.done", "output_index": index, "item": finished})
+        output.append(finished)
+    at = max(items, default=-1) + 1
+    for n, item in enumerate(left):
+        out += _item_events(at + n, item)
+    output += left
+    out.append({"type": "response.completed", "response": {**whole, "id": started.get("id", whole.get("id")), "output": output}})
+    return [{**event, "sequence_number": last + 1 + n} for n, event in enumerate(out)]
 
 
 def _sse(event: dict[str, Any]) -> str:

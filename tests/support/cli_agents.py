@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 AGENTS = Path(__file__).resolve().parents[2] / ".agents" / "node_modules" / ".bin"
 INSTALL = (
@@ -73,8 +74,25 @@ def gemini_argv(task: str) -> list[str]:
 
 def run(argv: list[str], home: Path, work: Path, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """`argv` in `work` with `home` as its home and only `env` (and PATH) in its environment."""
-    full = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", **env}
-    return subprocess.run(argv, cwd=work, env=full, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(argv, cwd=work, env=_environment(home, env), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@contextlib.contextmanager
+def started(argv: list[str], home: Path, work: Path, env: dict[str, str], output: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """`argv` started as `run` runs it, its output (stdout and stderr) written to `output` as it
+    comes; killed on leaving if it still runs."""
+    with output.open("wb") as out:
+        agent = subprocess.Popen(argv, cwd=work, env=_environment(home, env), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        yield agent
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+
+
+def _environment(home: Path, env: dict[str, str]) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", **env}
 
 
 def shown_everywhere(transcripts: list[Path]) -> str:
