@@ -403,3 +403,72 @@ def test_a_line_naming_a_call_anywhere_waits_for_the_decision(tmp_path: Path) ->
         upstream.go.set()
         agent.join(30)
     assert got and got[0].status_code == 200
+
+
+SPLIT_KEY = "sk-upstream-7f3a9c1e5b2d4a6c8e0f"
+
+
+class SplitKey(GatedUpstream):
+    """Spells the upstream's key in two pieces of a field the gateway's reader does not show (chat's
+    `reasoning_content`, Gemini's thoughts), with plenty of text around and between them: `late`
+    puts the second piece after 800 characters of text, where the first would long have gone early."""
+
+    def __init__(self, wire: str, late: bool) -> None:
+        super().__init__(wire, call=False)
+        self.late = late
+
+    async def _events(self, again: bool) -> AsyncIterator[bytes]:
+        first, second = SPLIT_KEY[:16], SPLIT_KEY[16:]
+        texts = ["A", "B" * 400, "C" * 400, "D" * 400]
+        pieces = {0: first, 3 if self.late else 1: second}
+        for n, text in enumerate(texts):
+            last = n == len(texts) - 1
+            if self.wire == "chat":
+                delta: dict[str, Any] = {"content": text, **({"role": "assistant"} if n == 0 else {})}
+                if n in pieces:
+                    delta["reasoning_content"] = pieces[n]
+                chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m",
+                         "choices": [{"index": 0, "delta": delta, "finish_reason": "stop" if last else None}]}
+                yield f"data: {json.dumps(chunk)}\n\n".encode()
+            else:
+                parts = [*([{"text": pieces[n], "thought": True}] if n in pieces else []), {"text": text}]
+                candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0,
+                                             **({"finishReason": "STOP"} if last else {})}
+                yield f"data: {json.dumps({'candidates': [candidate]})}\n\n".encode()
+        if self.wire == "chat":
+            yield b"data: [DONE]\n\n"
+
+
+def _joined_hidden(wire: str, raw: str) -> str:
+    """What the agent's client joins of the stream's reasoning (chat) or thoughts (Gemini)."""
+    joined = ""
+    for line in raw.splitlines():
+        if not line.startswith("data:") or line == "data: [DONE]":
+            continue
+        data = json.loads(line[5:])
+        for choice in data.get("choices") or []:
+            joined += (choice.get("delta") or {}).get("reasoning_content") or ""
+        for candidate in data.get("candidates") or []:
+            joined += "".join(p.get("text", "") for p in (candidate.get("content") or {}).get("parts") or [] if p.get("thought"))
+    return joined
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["close", "late"])
+@pytest.mark.parametrize("wire", ["chat", "gemini"])
+def test_a_key_split_across_a_field_the_reader_does_not_show_never_reaches_the_agent(wire, late, tmp_path):
+    with SplitKey(wire, late) as upstream:
+        with gateway(upstream, tmp_path, wire, key=Secret(SPLIT_KEY)) as (_gw, server):
+            url, body = _request(wire, f"http://127.0.0.1:{server.port}")
+            raw = httpx.post(url, json=body, timeout=30).text
+    assert SPLIT_KEY not in _joined_hidden(wire, raw) and SPLIT_KEY not in raw
+    assert "D" * 400 in raw  # the text itself still reaches the agent
+
+
+def test_the_key_mask_says_when_a_text_ends_with_the_start_of_the_key():
+    from engine.model.keymask import KeyMask
+
+    mask = KeyMask(SPLIT_KEY)
+    assert mask.could_begin("some text sk-u") and mask.could_begin("x" * 500 + SPLIT_KEY[:20])
+    assert mask.could_begin("sk-up\\nstr")  # a gap a server may put inside it
+    assert not mask.could_begin("sk-") and not mask.could_begin("skies") and not mask.could_begin("")
+    assert not KeyMask(None).could_begin("sk-upstream")

@@ -65,13 +65,15 @@ class EarlyStream:
         """A piece of the reply's thinking (or reasoning summary) as its reader found it."""
         self._thought += delta
 
-    def line(self, raw: bytes, stop: bool) -> None:
+    def line(self, raw: bytes, stop: bool, *, key: bool = False, key_begun: bool = False) -> None:
         """One line of the stream as it goes into the reply's bytes; `stop`: the reply read so far
         holds a tool call (this line began it, or one before did) or is complete (its end goes
-        with the decision, once the run has recorded it)."""
+        with the decision, once the run has recorded it). `key`: the pieces read, joined as a
+        client may join them (`StreamEcho`, every field, not only the text), spell the key;
+        `key_begun`: one such join ends with its start, so nothing read goes until it moves on."""
         if not self._open:
             return
-        if stop or any(word in raw for word in _CALL_WORDS):
+        if stop or key or any(word in raw for word in _CALL_WORDS):
             self.end()
             return
         text, thought = len(self._text), len(self._thought)
@@ -83,7 +85,7 @@ class EarlyStream:
         ):
             self.end()  # a key in reach of what was sent: the rest waits and is rebuilt, masked
             return
-        if not self._text and not self._thought:  # nothing to show yet (a role, a reply of calls alone): nothing goes early
+        if not self._text and not self._thought or key_begun:  # nothing to show yet, or a key could be on its way
             return
         limit = text + thought - span  # every line waits: it may hold text its reader does not count (another choice's)
         whole = 0  # the events that are whole (up to a blank line) and the key's span of text or thinking came after go

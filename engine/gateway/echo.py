@@ -51,6 +51,12 @@ class StreamEcho:
         self._across: dict[tuple[Any, ...], list[str]] = {}
         self._texts: list[str] = []
         self._strings: list[str] = []
+        self._thoughts: list[str] = []
+        self._tails: dict[tuple[Any, ...], str] = {}
+        """The end of each join (a field, a field across choices, the texts, the strings), a span long."""
+        self._open: set[tuple[Any, ...]] = set()
+        """The joins whose end could begin the key (`KeyMask.could_begin`)."""
+        self._changed: set[tuple[Any, ...]] = set()
 
     def line(self, raw: bytes) -> bytes:
         """The line with the key masked in its JSON strings (the same bytes when there is none)."""
@@ -63,29 +69,49 @@ class StreamEcho:
         except (ValueError, RecursionError):
             return raw
         self._collect(data, (), ())
+        for join in self._changed:  # only the joins this line added to: a line costs what it holds
+            (self._open.add if self._mask.could_begin(self._tails[join]) else self._open.discard)(join)
+        self._changed.clear()
         masked = self._mask.value(data)
         return raw if masked == data else b"data: " + json.dumps(masked).encode() + ending
 
     def _collect(self, value: Any, path: tuple[Any, ...], across: tuple[Any, ...]) -> None:
         if isinstance(value, str):
             self._fields.setdefault(path, []).append(value)
+            self._grow(("field", *path), value)
             if across and (self._within is None or across[0] == self._within):
                 self._across.setdefault(across, []).append(value)
                 self._strings.append(value)
+                self._grow(("across", *across), value)
+                self._grow(("strings",), value)
                 if across[-1] in _TEXT:
                     self._texts.append(value)
+                    self._grow(("texts",), value)
         elif isinstance(value, dict):
+            if value.get("thought") is True and isinstance(value.get("text"), str):  # Gemini's thoughts, joined apart
+                self._thoughts.append(value["text"])
+                self._grow(("thoughts",), value["text"])
             for key, item in value.items():
                 self._collect(item, (*path, key), (*across, key))
         elif isinstance(value, list):
             for position, item in enumerate(value):
                 self._collect(item, (*path, item.get("index", position) if isinstance(item, dict) else position), (*across, "*"))
 
+    def _grow(self, join: tuple[Any, ...], value: str) -> None:
+        self._tails[join] = (self._tails.get(join, "") + value)[-self._mask.span :]
+        self._changed.add(join)
+
+    @property
+    def could_complete_key(self) -> bool:
+        """Whether a join of the pieces read so far ends with the start of the key: a piece yet to
+        come could spell it, so nothing read may go to the agent before the reply is whole."""
+        return bool(self._open)
+
     @property
     def carries_key(self) -> bool:
         """Whether the pieces, joined in any of the ways a client may join them, hold the key."""
         matches = self._mask.matches
-        if matches("".join(self._texts)) or matches("".join(self._strings)):
+        if matches("".join(self._texts)) or matches("".join(self._strings)) or matches("".join(self._thoughts)):
             return True
         if any(matches("".join(pieces)) for pieces in self._fields.values()):
             return True

@@ -22,6 +22,9 @@ _GAP = r"(?:\s|\\[nrt]){0,8}"
 escaped as JSON writes it (so the key is masked in a JSON body before it is parsed)."""
 
 
+_GAPS = re.compile(r"\s|\\[nrt]")
+"""One `_GAP` character: left out where a text's end is compared with a secret's start."""
+
 MIN_SECRET = 4
 """A credential from a URL shorter than this is not masked: it would mask ordinary words."""
 
@@ -34,6 +37,7 @@ class KeyMask:
         self.span = 0
         self._pattern: re.Pattern[str] | None = None
         secrets = [s for s in dict.fromkeys([key or "", *also]) if s and (s == key or len(s) >= MIN_SECRET)]
+        self._secrets = secrets
         if secrets:
             secrets.sort(key=len, reverse=True)  # the longest first: a secret holding another is masked whole
             bodies = "|".join(_GAP.join(re.escape(c) for c in s) for s in secrets)
@@ -44,6 +48,14 @@ class KeyMask:
         if self._pattern is None or not text:
             return text
         return self._pattern.sub(MASK, text)
+
+    def could_begin(self, text: str) -> bool:
+        """Whether `text` ends with the first `MIN_SECRET` or more characters of a secret (gaps
+        left out): what comes next could complete it, so nothing of it may go yet."""
+        if not self._secrets or not text:
+            return False
+        tail = _GAPS.sub("", text[-self.span :])
+        return any(tail.endswith(secret[:k]) for secret in self._secrets for k in range(min(len(secret) - 1, len(tail)), MIN_SECRET - 1, -1))
 
     def matches(self, text: str) -> list[re.Match[str]]:
         return [] if self._pattern is None else list(self._pattern.finditer(text))

@@ -325,7 +325,13 @@ def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None) -> No
     for part in parts:
         if not isinstance(part, dict):
             raise WireError("a part of the reply is not an object")
-        message["parts"].append(part)
+        kept = message["parts"]
+        thought = next((n for n in range(len(kept) - 1, -1, -1) if _thought_text(kept[n])), None) if _thought_text(part) else None
+        if thought is not None and "thoughtSignature" not in kept[thought]:
+            # a thought streamed in pieces is one thought, as a client joins its pieces: kept (and masked) whole
+            kept[thought] = {**kept[thought], **part, "text": kept[thought]["text"] + part["text"]}
+            continue
+        kept.append(part)
         call = part.get("functionCall")
         if isinstance(call, dict):
             arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
@@ -337,6 +343,10 @@ def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None) -> No
     if candidate.get("finishReason"):
         message["finishReason"] = candidate["finishReason"]
         reply.finish_reason = "tool_calls" if reply.tool_calls else ("length" if candidate["finishReason"] == "MAX_TOKENS" else "stop")
+
+
+def _thought_text(part: Any) -> bool:
+    return isinstance(part, dict) and bool(part.get("thought")) and isinstance(part.get("text"), str)
 
 
 def read_whole(data: Any) -> Reply:
