@@ -27,7 +27,7 @@ from typing import Any, Callable, Unpack
 from urllib.parse import urlsplit
 
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, stream_json, stream_payload, stream_event
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, stream_event, stream_json, stream_payload
 
 NAME = "anthropic"
 ROUTES = ("/v1/messages", "/messages")
@@ -390,14 +390,13 @@ def _error_message(data: dict[str, Any]) -> str:
     return str(error)
 
 
-class StreamReader:
+class StreamReader(StreamReading):
     """Folds the Messages events into the whole message and its `Reply`, passing text deltas on."""
 
+    WIRE = NAME
+
     def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
-        self.reply = Reply(wire=NAME)
-        self.done = False
-        self._on_delta = on_delta
-        self._on_thinking = on_thinking
+        super().__init__(on_delta, on_thinking)
         self._message: dict[str, Any] | None = None
         self._json: dict[int, str] = {}
         self.stopped: set[int] = set()

@@ -18,7 +18,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.core.content import content_text
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, messages_problem, stream_json, stream_payload, without_original, stream_event
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, messages_problem, stream_event, stream_json, stream_payload, without_original
 
 NAME = "chat"
 ROUTES = ("/v1/chat/completions", "/chat/completions")
@@ -179,13 +179,11 @@ def reply_from_json(data: Any) -> Reply:
     return reply
 
 
-class StreamReader:
+class StreamReader(StreamReading):
     """Folds server-sent-event lines into a `Reply`, passing content deltas on."""
 
-    def __init__(self, on_delta: Callable[[str], None]) -> None:
-        self.reply = Reply()
-        self.done = False
-        self._on_delta = on_delta
+    def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
+        super().__init__(on_delta, on_thinking)
         self._calls: dict[int, ToolCall] = {}
 
     def feed(self, line: str) -> None:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Unpack
 
 from engine.wires.chat import error_detail as chat_error_detail
 from engine.wires.chat import reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, stream_json, stream_payload, stream_event
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, stream_event, stream_json, stream_payload
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
@@ -359,15 +359,12 @@ def read_whole(data: Any) -> Reply:
     return reply
 
 
-class StreamReader:
+class StreamReader(StreamReading):
     """Folds the server-sent events of `streamGenerateContent?alt=sse` (a `GenerateContentResponse`
     each) into a `Reply`, passing text on as it comes. The stream has no last event of its own
     (it ends when the connection does), so `done` stays False: the reader reads to the end."""
 
-    def __init__(self, on_delta: Callable[[str], None]) -> None:
-        self.reply = Reply(wire=NAME)
-        self.done = False
-        self._on_delta = on_delta
+    WIRE = NAME
 
     def feed(self, line: str) -> None:
         payload = stream_payload(line)

@@ -99,6 +99,20 @@ class Response:
     """For a connection that already got the stream's first text (`engine.gateway.early`): what follows it."""
 
 
+class StreamReading:
+    """What every wire's stream reader starts with: the `Reply` it folds the stream into (of
+    wire `WIRE`), whether the stream's own last event came (`done`), and where text (and, for
+    a wire that streams it, thinking) goes as it comes."""
+
+    WIRE = "chat"
+
+    def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
+        self.reply = Reply(wire=self.WIRE)
+        self.done = False
+        self._on_delta = on_delta
+        self._on_thinking = on_thinking
+
+
 def stream_payload(line: str) -> str | None:
     """The payload of a server-sent event's `data:` line, stripped; None for any other line
     (`event:` lines, comments, blanks) and for an empty payload."""

@@ -25,7 +25,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers, reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, ToolCall, WireError, first_problem, original_of, reply_message_of, stream_json, stream_payload, stream_event
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, original_of, reply_message_of, stream_event, stream_json, stream_payload
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -265,14 +265,13 @@ def _finish(reply: Reply, response: dict[str, Any]) -> str:
     return "length" if response.get("status") == "incomplete" else "stop"
 
 
-class StreamReader:
+class StreamReader(StreamReading):
     """Folds the server-sent events of a streamed response into a `Reply`, passing text deltas on."""
 
+    WIRE = NAME
+
     def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
-        self.reply = Reply(wire=NAME)
-        self.done = False
-        self._on_delta = on_delta
-        self._on_thinking = on_thinking
+        super().__init__(on_delta, on_thinking)
         self._calls: dict[Any, ToolCall] = {}
 
     def feed(self, line: str) -> None:
