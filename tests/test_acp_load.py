@@ -2,8 +2,8 @@
 (each advertises loadSession) start again, load the session the header names, and the operator's
 follow-up reaches the model with the conversation before it. The run is left with the agent's
 answer held in the cockpit (`agent.answer`), then resumed as `run --resume` does (`resume_acp_run`).
-Gemini CLI 0.61.0 advertises loadSession too but refuses the load offline ("No previous sessions
-found for this project."), although its chat file holds the conversation: its refusal is one line."""
+Gemini CLI 0.61.0 advertises loadSession too, and loads or refuses ("No previous sessions found for
+this project.") depending on the machine, its chat file on disk either way: a refusal is one line."""
 
 from __future__ import annotations
 
@@ -69,18 +69,22 @@ def test_codex_acp_loads_its_session_on_resume():
     assert "Say something" in said[-3][1] and "First answer." in said[-2][1] and "Say more" in said[-1][1]
 
 
-def test_gemini_cli_refuses_the_load_offline_in_one_line():
+def test_gemini_cli_loads_its_session_or_refuses_the_load_in_one_line():
+    """Gemini CLI 0.61.0 loads its session on some machines and refuses it on others ("No previous
+    sessions found for this project.") with the same chat file on disk: either way the resume says
+    what happened, and a session loaded takes the follow-up with the conversation before it."""
     from engine.acp.connection import AgentStartError
     from tests.support.fake_gemini import Turn
 
     with gemini_agent([Turn(text="First answer.")]) as agent:
         path = _left_with_its_answer_held(agent)
         chats = [f.read_text() for f in Path(agent.env["HOME"]).glob(".gemini/tmp/*/chats/session-*")]
-        assert any("Say something" in text and "First answer." in text for text in chats)  # kept on disk all the same
+        assert any("Say something" in text and "First answer." in text for text in chats)  # kept on disk
         try:
-            resume_acp_run(read_transcript(path), env=agent.env, log_path=agent.work.parent / "again.log", interactive=True)
+            resume_acp_run(read_transcript(path), env=agent.env, log_path=agent.work.parent / "again.log", interactive=True).close()
         except AgentStartError as exc:
-            said = str(exc)
-        else:
-            raise AssertionError("Gemini CLI loaded its session: the docs and this test say it does not")
-    assert said == "the agent refused session/load: Internal error (No previous sessions found for this project.)"
+            assert str(exc).startswith("the agent refused session/load: ") and "\n" not in str(exc)
+            return
+        requests = _resumed_with_a_follow_up(agent, path)
+    said = json.dumps(requests[-1][2].get("contents"))
+    assert said.index("Say something") < said.index("First answer.") < said.index("Say more")
