@@ -3,7 +3,6 @@ pane, its real usage and cost in the gauges, its faults pausing the run."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import pytest
 
@@ -12,6 +11,7 @@ from engine.model.policy import ModelConfig
 from engine.sessions.run import new_run
 from tests.support.cockpit_worlds import pick_policy
 from tests.support.fake_openai import FakeOpenAI, Status, call, say
+from tests.support.model_policy import config
 from tui.app import CockpitApp
 from tui.bridge import ThoughtStreamed
 from tui.widgets.gauges import BudgetGauges
@@ -33,16 +33,7 @@ def server():
 
 
 def model_config(server: FakeOpenAI) -> ModelConfig:
-    return ModelConfig(
-        model="test-model",
-        base_url=server.url,
-        api_key=KEY,
-        timeout=5.0,
-        max_retries=0,
-        retry_backoff=0.01,
-        price_in_per_1k=0.5,
-        price_out_per_1k=1.5,
-    )
+    return config(server, api_key=KEY, max_retries=0)
 
 
 def pane_text(app: CockpitApp) -> str:
