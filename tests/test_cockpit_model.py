@@ -3,7 +3,6 @@ pane, its real usage and cost in the gauges, its faults pausing the run."""
 
 from __future__ import annotations
 
-
 import pytest
 
 import scenarios
