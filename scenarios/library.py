@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from engine import Budget, Decision, Param, RunView, Scenario, ScriptedPolicy, Task, Tool, ToolError
+from engine import Budget, Param, RunView, Scenario, ScriptedPolicy, Task, Tool, ToolError
 from engine.core.events import Observed
 from scenarios.safe import calculate
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from engine import Decision, ScriptedPolicy
 from engine.sessions.resume import fork_position, fork_run
 from engine.sessions.run import new_run
 from engine.stored.transcript import read_transcript

@@ -4,7 +4,6 @@ bounded in time and memory whatever the call or the path names."""
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import threading

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -13,7 +12,7 @@ from engine.core.approvals import RulesError, load_rules
 from engine.core.events import Action, Usage
 from engine.sessions.run import new_run
 from engine.core.state import fold
-from tests.support.helpers import counting_run, script, types
+from tests.support.helpers import counting_run, types
 
 
 def test_ordinary_tool_runs_without_approval():

@@ -10,7 +10,6 @@ printed is searched for any 10-character piece of the key.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -9,7 +9,6 @@ import pytest
 import scenarios
 from engine import Decision, Param, ScriptedPolicy, Tool
 from engine.sessions.run import new_run
-from tests.support.helpers import types
 
 
 def run_to_end(scenario: str, policy: str | None = None, task: str | None = None, **kwargs):

@@ -57,7 +57,6 @@ from urllib.parse import urlsplit
 
 from engine.core.edits import EditTool, EditToolError, edit_tool
 from engine.core.smallfile import SmallFileError, read_small_text
-from engine.core.urls import safe_url
 from engine.mcp.servers import DEFAULT_MCP_TIMEOUT, McpServerConfig
 
 if TYPE_CHECKING:  # the events (pydantic) load only when a rule is read: `--help` stays light

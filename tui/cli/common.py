@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any, NoReturn
 
-from tui.exits import EXIT_USAGE, UsageError, report
+from tui.exits import EXIT_USAGE, report
 
 
 class Parser(argparse.ArgumentParser):

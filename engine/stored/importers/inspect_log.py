@@ -14,7 +14,6 @@ of such messages (a sample's `messages` saved on its own) is one run.
 from __future__ import annotations
 
 import io
-import json
 import re
 import zipfile
 from typing import Any
