@@ -468,7 +468,12 @@ def test_the_key_mask_says_when_a_text_ends_with_the_start_of_the_key():
     from engine.model.keymask import KeyMask
 
     mask = KeyMask(SPLIT_KEY)
-    assert mask.could_begin("some text sk-u") and mask.could_begin("x" * 500 + SPLIT_KEY[:20])
-    assert mask.could_begin("sk-up\\nstr")  # a gap a server may put inside it
-    assert not mask.could_begin("sk-") and not mask.could_begin("skies") and not mask.could_begin("")
-    assert not KeyMask(None).could_begin("sk-upstream")
+
+    def could_begin(text: str) -> bool:
+        return mask.tail_state(text)[1]
+
+    assert could_begin("some text sk-u") and could_begin("x" * 500 + SPLIT_KEY[:20])
+    assert could_begin("sk-up\\nstr")  # a gap a server may put inside it
+    assert not could_begin("sk-") and not could_begin("skies") and not could_begin("")
+    assert not KeyMask(None).tail_state("sk-upstream")[1]
+    assert mask.tail_state("a b " + SPLIT_KEY[:9] + "\n" + SPLIT_KEY[9:]) == (True, False)  # whole, across a gap

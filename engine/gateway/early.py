@@ -78,13 +78,7 @@ class EarlyStream:
             return
         text, thought = len(self._text), len(self._thought)
         self._pending.append((raw, text, thought))
-        mask = self._mask
-        span = mask.span if mask is not None else 0
-        if span and mask is not None and (
-            mask.matches(self._text[max(0, self.chars - span) :]) or mask.matches(self._thought[max(0, self._thought_sent - span) :])
-        ):
-            self.end()  # a key in reach of what was sent: the rest waits and is rebuilt, masked
-            return
+        span = self._mask.span if self._mask is not None else 0
         if not self._text and not self._thought or key_begun:  # nothing to show yet, or a key could be on its way
             return
         limit = text + thought - span  # every line waits: it may hold text its reader does not count (another choice's)

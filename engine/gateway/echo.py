@@ -55,7 +55,10 @@ class StreamEcho:
         self._tails: dict[tuple[Any, ...], str] = {}
         """The end of each join (a field, a field across choices, the texts, the strings), a span long."""
         self._open: set[tuple[Any, ...]] = set()
-        """The joins whose end could begin the key (`KeyMask.could_begin`)."""
+        """The joins whose end could begin the key (`KeyMask.tail_state`)."""
+        self.spelled_key = False
+        """A join's end, as the lines came, held the whole key: what `carries_key` finds, kept as
+        each line is read (early text asks after every line; `carries_key` joins everything)."""
         self._changed: set[tuple[Any, ...]] = set()
 
     def line(self, raw: bytes) -> bytes:
@@ -70,7 +73,9 @@ class StreamEcho:
             return raw
         self._collect(data, (), ())
         for join in self._changed:  # only the joins this line added to: a line costs what it holds
-            (self._open.add if self._mask.could_begin(self._tails[join]) else self._open.discard)(join)
+            whole, begun = self._mask.tail_state(self._tails[join])  # a span long: a key the line completed is whole in it
+            self.spelled_key = self.spelled_key or whole
+            (self._open.add if begun else self._open.discard)(join)
         self._changed.clear()
         masked = self._mask.value(data)
         return raw if masked == data else b"data: " + json.dumps(masked).encode() + ending

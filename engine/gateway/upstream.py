@@ -179,7 +179,7 @@ class UpstreamPolicy:
                 reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
                 if early is not None:  # a call, or the reply's end (recorded before the agent sees it), waits
                     early.line(line, bool(reader.reply.tool_calls) or reader.complete,
-                               key=echo.carries_key, key_begun=echo.could_complete_key)
+                               key=echo.spelled_key, key_begun=echo.could_complete_key)
         finally:
             if early is not None:
                 early.end()

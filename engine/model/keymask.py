@@ -49,13 +49,23 @@ class KeyMask:
             return text
         return self._pattern.sub(MASK, text)
 
-    def could_begin(self, text: str) -> bool:
-        """Whether `text` ends with the first `MIN_SECRET` or more characters of a secret (gaps
-        left out): what comes next could complete it, so nothing of it may go yet."""
+    def tail_state(self, text: str) -> tuple[bool, bool]:
+        """Of the last `span` characters of `text`, gaps left out: whether they hold a whole
+        secret, and whether they end with its first `MIN_SECRET` or more characters (what comes
+        next could complete it, so nothing of it may go yet). Cheap enough to ask after every
+        piece of a stream (substring tests, no pattern)."""
         if not self._secrets or not text:
-            return False
+            return False, False
         tail = _GAPS.sub("", text[-self.span :])
-        return any(tail.endswith(secret[:k]) for secret in self._secrets for k in range(min(len(secret) - 1, len(tail)), MIN_SECRET - 1, -1))
+        whole = begun = False
+        for secret in self._secrets:
+            whole = whole or secret in tail
+            head = secret[:MIN_SECRET]
+            start = tail.find(head, max(0, len(tail) - len(secret) + 1))
+            while start != -1 and not begun:  # each place the secret's head stands where the secret would not fit
+                begun = secret.startswith(tail[start:])
+                start = tail.find(head, start + 1)
+        return whole, begun
 
     def matches(self, text: str) -> list[re.Match[str]]:
         return [] if self._pattern is None else list(self._pattern.finditer(text))
