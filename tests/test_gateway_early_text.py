@@ -25,6 +25,7 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from engine.core.answers import Answer
+from engine.gateway import Upstream
 from engine.model.config import Secret
 from tests.support.gateway_harness import TOOLS, gateway
 from tests.support.loopback import Loopback
@@ -47,7 +48,7 @@ class GatedUpstream(Loopback):
         self.gates_thinking = False
         """(Anthropic) wait for `go` after the thinking block, before any text."""
         self.cuts = False
-        """(Anthropic, Responses) end the stream at `go`, the reply not complete."""
+        """End the stream at `go`, the reply not complete."""
         self.go = threading.Event()
         self.requests: list[dict[str, Any]] = []
         super().__init__(Starlette(routes=[Route("/{path:path}", self._reply, methods=["POST"])]))
@@ -69,10 +70,9 @@ class GatedUpstream(Loopback):
                 yield b"data: [DONE]\n\n"
             return
         yield self._text(self.first, role=True)
-        for _ in range(3000):  # bounded: at most 30 s
-            if self.go.is_set():
-                break
-            await asyncio.sleep(0.01)
+        await self._gate(True)
+        if self.cuts:
+            return
         yield self._text(self.then, finish=not self.call)
         if self.call:
             yield self._call()
@@ -326,16 +326,63 @@ def test_a_rejected_call_after_early_text_never_reaches_the_agent(tmp_path: Path
     assert "keep them" in json.dumps(upstream.requests[1])
 
 
-@pytest.mark.parametrize("wire", ["anthropic", "responses"])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
 def test_a_stream_cut_after_early_text_ends_with_the_wires_error_event(tmp_path: Path, wire: str) -> None:
-    """The status went as 200 with the text: the failure comes as this API's `error` event, which
-    its clients raise (the Anthropic SDK skips a data line without an event name)."""
+    """The status went as 200 with the text: the failure comes as this API's error event, which
+    its clients raise (the Anthropic SDK skips a data line without an event name; chat completions
+    and Gemini name no events), never the upstream asked again behind the agent's back; the run
+    records the failure and the agent's retry is answered by a new reply."""
     upstream = GatedUpstream(wire, call=True)
     upstream.cuts = True
     with upstream, gateway(upstream, tmp_path, wire) as (gw, server):
         _, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire)
+        asked, status = len(upstream.requests), gw.runs[0].engine.status
     lines = [line for line in whole.splitlines() if line]
-    assert lines[-2] == "event: error" and "the stream ended before the reply was complete" in lines[-1], lines[-3:]
+    if wire in ("anthropic", "responses"):
+        assert lines[-2] == "event: error", lines[-3:]
+    assert "the stream ended before the reply was complete" in lines[-1] and json.loads(lines[-1][5:])["error"], lines[-3:]
+    assert _text_before_the_error(wire, whole) == "Hello", whole
+    assert asked == 1 and status == "policy_failed"
+
+
+def _text_before_the_error(wire: str, raw: str) -> str:
+    """The text of a stream that ends with an error event (checked there only: it is the last event)."""
+    text = ""
+    for line in raw.splitlines():
+        if not line.startswith("data:"):
+            continue
+        event = json.loads(line[5:])
+        if wire == "chat":
+            text += "".join((c.get("delta") or {}).get("content") or "" for c in event.get("choices") or [])
+        elif wire == "gemini":
+            text += "".join(p.get("text", "") for c in event.get("candidates") or [] for p in c["content"]["parts"])
+        elif event.get("type") == "content_block_delta":
+            text += event["delta"].get("text", "")
+        elif event.get("type") == "response.output_text.delta":
+            text += event["delta"]
+    return text
+
+
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
+def test_a_call_rejected_after_early_text_and_asked_again_of_another_wire_continues_with_the_whole_reply(tmp_path: Path, wire: str) -> None:
+    """The operator swapped to an upstream of another wire, then rejected the held call: the reply
+    asked again there is none of what went early, so it follows whole (not cut by the length of
+    the text that went before), and the rejected call never reaches the agent."""
+    other = "anthropic" if wire == "chat" else "chat"
+    upstream = GatedUpstream(wire, call=True)
+    second = GatedUpstream(other, call=False, first="Kept the notes, all of them.", then="")
+    second.go.set()
+
+    def swap_and_reject(gw: Any) -> None:
+        gw.swap_policy("second")
+        gw.answer(Answer.reject("keep them"))
+
+    with upstream, second, gateway(upstream, tmp_path, wire) as (gw, server):
+        gw.upstreams.append(Upstream("second", second.url, wire=other))
+        _, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire, swap_and_reject, gw)
+    text, calls = _text_and_calls(wire, whole)
+    assert calls == [] and text == "Hello worldKept the notes, all of them.", text
+    assert "keep them" in json.dumps(second.requests[0])
 
 
 def test_thinking_reaches_the_agent_before_any_text(tmp_path: Path) -> None:

@@ -568,6 +568,8 @@ class Gateway:
                     self._respond(line, line.held.wire.error_response(409, f"agent-tui gateway: every call was refused {MAX_ASKS} times in a row", "refused"))
                     return
                 refused_go_upstream(line, decision, now=True)
+                if line.held.early is not None:
+                    line.held.early.asked_again()
                 line.turn.decision = None
                 line.turn.asks += 1
             elif decision is not None:

@@ -57,6 +57,13 @@ class EarlyStream:
         self.sent, self.chars, self._pending, self._text = 0, 0, [], ""
         self._thought, self._thought_sent = "", 0
 
+    def asked_again(self) -> None:
+        """The upstream is asked again (every call was refused): its reply is a new one, of which
+        nothing went yet, whether or not it comes through here (`begin`: an upstream of the
+        agent's wire); its rest is all of it."""
+        self.end()
+        self.sent, self.chars, self._text, self._thought, self._thought_sent = 0, 0, "", "", 0
+
     def text(self, delta: str) -> None:
         """A piece of the reply's text as its reader found it (what the agent's client shows)."""
         self._text += delta
