@@ -1,15 +1,17 @@
 """Memory a long-lived gateway holds after many requests.
 
-    python bench/gateway_memory.py [--requests 1000 3000] [--turns 1]
+    python bench/gateway_memory.py [--requests 1000 3000 5000] [--turns 1] [--top 0]
 
 The loopback fake upstream answers every request; each conversation is
 `--turns` requests long (a user message, the answer, the next user message...),
 then the agent starts another, so every conversation's runs finish. The gateway
 is driven as its server drives it (`Gateway.submit`), writing its transcripts.
 Prints the Python heap (tracemalloc, after a full collection) once the given
-numbers of requests were served: a finished run should leave only what the
-cockpit lists of it (its line and its transcript's path), so the figure should
-hardly grow with the count.
+numbers of requests were served, with its growth since the first mark: the
+gateway lists only its newest runs (`KEPT_RUNS`) and counts the older (their
+transcripts are on disk), so after the first 1,000 requests the heap should
+stay flat (the goal: within 10 %). `--top N` prints the N places whose memory
+grew most between the first mark and the last (what still grows per request).
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ SYSTEM = {"role": "system", "content": "You are a careful agent. " * 40}
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, nargs="+", default=[1000, 3000])
+    parser.add_argument("--requests", type=int, nargs="+", default=[1000, 3000, 5000])
     parser.add_argument("--turns", type=int, default=1, help="requests per conversation")
+    parser.add_argument("--top", type=int, default=0, help="print the places whose memory grew most from the first mark to the last")
     args = parser.parse_args()
     marks = sorted(args.requests)
     with FakeOpenAI() as fake, tempfile.TemporaryDirectory() as folder:
@@ -51,8 +54,9 @@ def main() -> None:
         tracemalloc.start()
         gc.collect()
         base = tracemalloc.get_traced_memory()[0]
-        print(f"{'requests':>9} {'runs':>6} {'heap MB':>8} {'KB/request':>11}")
+        print(f"{'requests':>9} {'listed':>6} {'older':>6} {'heap MB':>8} {'vs first':>9}")
         served, conversation = 0, 0
+        first: tuple[float, tracemalloc.Snapshot | None] | None = None
         messages: list[dict] = []
         try:
             while served < marks[-1]:
@@ -69,7 +73,14 @@ def main() -> None:
                 if served in marks:
                     gc.collect()
                     heap = tracemalloc.get_traced_memory()[0] - base
-                    print(f"{served:>9} {len(gw.runs):>6} {heap / 1e6:>8.2f} {heap / served / 1e3:>11.1f}", flush=True)
+                    snapshot = tracemalloc.take_snapshot() if args.top else None
+                    if first is None:
+                        first = (heap, snapshot)
+                    growth = f"{(heap / first[0] - 1) * 100:+.1f} %"
+                    print(f"{served:>9} {len(gw.runs):>6} {gw.older.count:>6} {heap / 1e6:>8.2f} {growth:>9}", flush=True)
+            if args.top and first is not None and first[1] is not None and snapshot is not None:
+                for stat in snapshot.compare_to(first[1], "lineno")[: args.top]:
+                    print(f"  {stat.size_diff / 1e3:+9.1f} KB {stat.count_diff:+7d} blocks  {stat.traceback[0]}")
         finally:
             gw.stop("the bench ended")
 

@@ -207,3 +207,21 @@ async def test_the_budget_pause_of_a_gateway_run_opens_the_budget_dialog_and_ext
             await pilot.press("e")
             await wait_until(pilot, lambda: "reply" in second, what="the second reply", timeout=30)
             assert second["reply"].choices[0].message.content == "It says keep me."
+
+
+async def test_the_runs_list_says_how_many_older_runs_there_are_and_where(tmp_path: Path, monkeypatch: Any) -> None:
+    """Past the runs the gateway keeps listed, the panel's last line counts the older ones and
+    names the folder of their transcripts."""
+    from engine.gateway import controller
+
+    monkeypatch.setattr(controller, "KEPT_RUNS", 1)
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(say("one"), say("two"), say("three"))
+        app = GatewayCockpit(gw, server.url)
+        async with app.run_test(size=(160, 40)) as pilot:
+            for n in range(3):
+                gw.submit({"model": "m", "messages": [{"role": "user", "content": f"task {n}"}], "tools": TOOLS}).result(30)
+            await wait_until(pilot, lambda: "2 older runs in" in _runs(app), what="the older runs counted")
+            runs = _runs(app)
+            assert "3. conversation 3, turn 1" in runs and "1. conversation 1" not in runs, runs
+            assert str(tmp_path)[:20] in runs, runs

@@ -237,3 +237,21 @@ def test_a_request_is_matched_against_many_conversations_with_each_message_read_
         gw.submit({"model": "m", "messages": messages, "tools": TOOLS}).result(30)
     assert len(gw.runs) == 41
     assert len(made) <= 2 * len(messages), len(made)  # to match (once for all forty) and to record
+
+
+def test_a_gateway_lists_its_newest_runs_and_counts_the_older_whose_transcripts_still_open(tmp_path: Path, monkeypatch: Any) -> None:
+    """Finished runs leave memory: past `KEPT_RUNS` the oldest ended runs are no longer listed,
+    only counted with the folder their transcripts are in, and those transcripts still open."""
+    from engine.gateway import controller
+
+    monkeypatch.setattr(controller, "KEPT_RUNS", 3)
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(*[say(f"answer {n}") for n in range(8)])
+        for n in range(8):
+            gw.submit({"model": "m", "messages": [{"role": "user", "content": f"task {n}"}], "tools": TOOLS}).result(30)
+        listed = [(r.number, r.conversation_number) for r in gw.runs]
+        count, words = gw.older.count, gw.older.words()
+    assert listed == [(6, 6), (7, 7), (8, 8)]
+    assert count == 5 and words == f"5 older runs in {tmp_path}"
+    first = read_transcript(tmp_path / "gateway.jsonl")
+    assert first.header.task_text == "task 0" and first.events[-1].answer == "answer 0"

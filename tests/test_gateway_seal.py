@@ -25,3 +25,15 @@ def test_a_gateway_runs_header_and_its_approve_always_carry_good_seals(tmp_path:
     assert transcript.header.seal is not None and header_sealed(key, transcript.header)
     always = [e for e in transcript.events if e.type == "approval_decided" and e.choice == "approve_always"]
     assert len(always) == 1 and Sealer(key, transcript.header).sealed(always[0])
+
+
+def test_sealing_leaves_the_runs_names_and_ids_out_of_pydantics_cache_of_strings() -> None:
+    """Each seal reads its line back: a header's task or an approval's values kept in pydantic's
+    string cache would grow a gateway's memory by a run a request up to that cache's 16,384
+    entries, so the two sealed lines are read back without it (each read makes its own string)."""
+    from engine.core.events import ApprovalDecided, Header
+
+    header = Header(scenario="gateway", task="conversation-7-turn-1", task_text="t", policy="upstream fake").model_dump_json()
+    approval = ApprovalDecided(step=1, index=0, choice="reject", reason="keep the notes").model_dump_json()
+    assert Header.model_validate_json(header).task is not Header.model_validate_json(header).task
+    assert ApprovalDecided.model_validate_json(approval).reason is not ApprovalDecided.model_validate_json(approval).reason

@@ -90,6 +90,8 @@ class GatewayView:
     """Where it is (its URL without credentials)."""
     upstreams: tuple[str, ...]
     runs: tuple[RunLine, ...]
+    older: str = ""
+    """How many older runs the gateway no longer lists, and where their transcripts are."""
 
 
 def gateway_view(gateway: Gateway) -> GatewayView:
@@ -103,7 +105,8 @@ def gateway_view(gateway: Gateway) -> GatewayView:
             runs.append(RunLine(run.number, run.conversation_number, run.turn, clean(state), clean(file)))
         upstream = gateway.upstream
         names = tuple(u.name for u in gateway.upstreams)
-        return GatewayView(gateway.status(), gateway.mode, clean(upstream.name), clean(safe_url(upstream.url)), names, tuple(runs))
+        older = clean(gateway.older.words())
+        return GatewayView(gateway.status(), gateway.mode, clean(upstream.name), clean(safe_url(upstream.url)), names, tuple(runs), older)
 
 
 @dataclass
@@ -170,9 +173,10 @@ class RunsPanel(Static):
         super().__init__("", id="runs", markup=False)
         self.lines: tuple[RunLine, ...] = ()
         self.current = 0
+        self.older = ""
 
-    def show_runs(self, lines: Sequence[RunLine], current: int) -> None:
-        self.lines, self.current = tuple(lines), current
+    def show_runs(self, lines: Sequence[RunLine], current: int, older: str = "") -> None:
+        self.lines, self.current, self.older = tuple(lines), current, older
         self.refresh(layout=True)
 
     def render(self) -> Text:
@@ -185,6 +189,8 @@ class RunsPanel(Static):
             text.append(cut_end(f"{mark}{line.number}. conversation {line.conversation}, turn {line.turn}", width) + "\n")
             text.append(cut_end(f"    {line.state}", width) + "\n")
             text.append(cut_end(f"    {line.file}", width) + "\n", style="dim")
+        if self.older:
+            text.append(cut_end(self.older, width), style="dim")
         text.rstrip()
         return text
 
@@ -276,7 +282,7 @@ class GatewayCockpit(CockpitApp):
     def refresh_view(self) -> None:
         super().refresh_view()
         for panel in self.query(RunsPanel):
-            panel.show_runs(self.view.runs, self.run_shown.number if self.run_shown is not None else 0)
+            panel.show_runs(self.view.runs, self.run_shown.number if self.run_shown is not None else 0, self.view.older)
 
     def show_header(self) -> None:
         run = self.run_shown

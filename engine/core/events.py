@@ -168,7 +168,15 @@ class RuleInfo(_Model):
     source: str = ""
 
 
+_SEALED = ConfigDict(cache_strings="keys")
+"""The config of the sealed lines (header, approval): their values stay out of pydantic's cache
+of parsed strings (16,384 of them, about 1 MB, for the life of the process), since each seal
+reads its line back (`engine.sessions.seals`) and a gateway that seals a run a request would
+fill that cache with one-off names and ids."""
+
+
 class Header(_Model):
+    model_config = _SEALED
     type: Literal["header"] = "header"
     format_version: int = FORMAT_VERSION
     scenario: str
@@ -233,6 +241,7 @@ class ApprovalDecided(_Event):
     """The answer to a held action: its `choice`; a rejection's `reason`, which the policy reads;
     a modify's edited `args`; the `rule` that answered, if one did, and `by` whom (the operator,
     a rule, `--approve`)."""
+    model_config = _SEALED
 
     type: Literal["approval_decided"] = "approval_decided"
     step: int

@@ -57,15 +57,19 @@ from engine.stored.transcript import TranscriptWriter
 
 from engine.gateway.early import EarlyStream
 from engine.gateway.replies import end_response, policy_failure_response, refused_go_upstream, released_response, side_response
-from engine.gateway.runs import FinishedRun, GatewayRun, Held, Line, Turn
+from engine.gateway.runs import FinishedRun, GatewayRun, Held, Line, OlderRuns, Turn
 
-__all__ = ["FinishedRun", "Gateway", "GatewayRun", "Held", "Line", "Mode", "StaleApproval", "Turn"]
+__all__ = ["FinishedRun", "Gateway", "GatewayRun", "Held", "Line", "Mode", "OlderRuns", "StaleApproval", "Turn"]
 
 Mode = Literal["step", "continue"]
 MAX_ASKS = 8
 """Times one request asks the upstream again after every call was refused."""
 KEPT_CONVERSATIONS = 256
-"""Ended conversations kept to match requests against (their runs' lines are all kept)."""
+"""Ended conversations kept to match requests against."""
+KEPT_RUNS = 256
+"""Runs `Gateway.runs` lists (the newest; every run going on besides): as many as the ended
+conversations kept, whose lines hold their last runs anyway (about 450 bytes each). An older
+run is one no request continues; it is counted in `Gateway.older` and read from its transcript."""
 
 
 class Gateway:
@@ -100,7 +104,9 @@ class Gateway:
         """The table (`lines`, `runs`, the selection), held briefly; each conversation has its
         own lock (`Line.lock`), taken before this one, never after."""
         self.runs: list[GatewayRun | FinishedRun] = []
-        """Every run by number: the ended ones as `FinishedRun`s, those going on whole."""
+        """The runs by number: every one going on, whole, and the newest `KEPT_RUNS` ended
+        ones as `FinishedRun`s; the older are counted in `older` (their transcripts are on disk)."""
+        self.older = OlderRuns()
         self.lines: list[Line] = []
         """The conversations followed (a request is matched against them), oldest first."""
         self.event_listeners: list[Callable[[GatewayRun, Event], None]] = []
@@ -108,6 +114,7 @@ class Gateway:
         self._selected: Line | None = None
         self._pinned = False
         self._conversations = 0
+        self._run_count = 0
         self._requests = 0
         self._credit = 0
         self._out_number = 1
@@ -117,8 +124,6 @@ class Gateway:
         self._swapped = False
         self._agent_wire: Wire = chat
         """The wire of the latest agent request."""
-        self._said: set[tuple[int, str]] = set()
-        """(run number, what the upstream's wire could not carry) already noted on that run."""
 
     # -- reading ---------------------------------------------------------------
 
@@ -425,7 +430,8 @@ class Gateway:
             options["parent_run"], parent_path = line.parent
             options["parent_transcript"] = str(parent_path) if parent_path is not None else None
         with self.lock:
-            number = len(self.runs) + 1
+            self._run_count += 1
+            number = self._run_count
             header = Header(
                 scenario="gateway",
                 task=task,
@@ -452,9 +458,11 @@ class Gateway:
             run = GatewayRun(number, conversation, conversation.turns, engine, path, writer)
             engine.listeners.append(lambda event: self._on_event(line, run, event))
             if isinstance(line.run, GatewayRun):
-                self.runs[line.run.number - 1] = line.run = line.run.finished()
+                self._listed(line.run, finished := line.run.finished())
+                line.run = finished
             self._finish_ended()
             self.runs.append(run)
+            self._forget_old_runs()
             line.run = run
             line.turn = Turn()
             line.answered = None
@@ -473,9 +481,32 @@ class Gateway:
             if isinstance(run, GatewayRun) and run.ended is not None and other.lock.acquire(blocking=False):
                 try:
                     if other.run is run:
-                        self.runs[run.number - 1] = other.run = run.finished()
+                        self._listed(run, finished := run.finished())
+                        other.run = finished
                 finally:
                     other.lock.release()
+
+    def _listed(self, run: GatewayRun, finished: FinishedRun) -> None:
+        """`finished` in `run`'s place in `runs` (the newest are at the end). Under the table lock."""
+        for at in range(len(self.runs) - 1, -1, -1):
+            if self.runs[at] is run:
+                self.runs[at] = finished
+                return
+
+    def _forget_old_runs(self) -> None:
+        """List at most `KEPT_RUNS` runs: the oldest ended ones go, counted in `older` (their
+        transcripts stay where they were written). Under the table lock."""
+        excess = len(self.runs) - KEPT_RUNS
+        if excess <= 0:
+            return
+        kept: list[GatewayRun | FinishedRun] = []
+        for run in self.runs:
+            if excess > 0 and isinstance(run, FinishedRun):
+                self.older.add(run)
+                excess -= 1
+            else:
+                kept.append(run)
+        self.runs[:] = kept
 
     def _writer(self, number: int, task: str, header: Header) -> tuple[Path, TranscriptWriter, list[Path]]:
         """The run's transcript: in the data folder, or `-o FILE` for the first run and the next
@@ -595,8 +626,8 @@ class Gateway:
         if not isinstance(policy, UpstreamPolicy):
             return
         for what in policy.untranslated:
-            if (run.number, what) not in self._said:
-                self._said.add((run.number, what))
+            if what not in run.said:
+                run.said.add(what)
                 engine.note(f"not sent to the upstream ({policy.wire.NAME} wire: no counterpart): {what}")
 
     def _respond(self, line: Line, response: Response, waiting: bool = True) -> None:

@@ -42,6 +42,8 @@ class GatewayRun:
     connection took it)."""
     missed: dict[int, str] = field(default_factory=dict)
     """Why a call with `carried` False did not reach the agent."""
+    said: set[str] = field(default_factory=set)
+    """What the upstream's wire could not carry, already noted on this run."""
 
     @property
     def conversation_number(self) -> int:
@@ -104,6 +106,38 @@ class FinishedRun:
 
     def close(self) -> None:
         """Closed when it finished."""
+
+
+@dataclass
+class OlderRuns:
+    """The finished runs the gateway no longer lists (`Gateway.runs` keeps the newest): how
+    many, and the folders their transcripts are in (`agent-tui runs --dir`, `show`, `replay`
+    open them there)."""
+
+    count: int = 0
+    folders: list[str] = field(default_factory=list)
+    """Each folder once, in the order first met (the data folder's runs, or `-o`'s)."""
+    unsaved: int = 0
+    """Of `count`, those with no transcript (`save` off)."""
+
+    def add(self, run: FinishedRun) -> None:
+        self.count += 1
+        path = run.path
+        if path is None:
+            self.unsaved += 1
+        elif str(path.parent) not in self.folders:
+            self.folders.append(str(path.parent))
+
+    def words(self) -> str:
+        """'1,204 older runs in FOLDER' (empty when there are none)."""
+        if not self.count:
+            return ""
+        runs = f"{self.count:,} older run{'s' if self.count != 1 else ''}"
+        where = " and ".join(self.folders)
+        if not where:
+            return f"{runs}, not saved"
+        unsaved = f" ({self.unsaved:,} not saved)" if self.unsaved else ""
+        return f"{runs} in {where}{unsaved}"
 
 
 @dataclass

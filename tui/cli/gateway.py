@@ -355,6 +355,8 @@ def _finish(gateway, end, outcome_line, printed: str = "") -> int:
     for run in gateway.runs:
         if run.path is not None:
             print(f"transcript: {run.path}", file=sys.stderr)
+    if gateway.older.count:
+        print(f"transcripts: {gateway.older.words()}", file=sys.stderr)
     last = gateway.current
     if end is None and last is not None and last.engine.halted is not None:
         from engine.core.text import clean
