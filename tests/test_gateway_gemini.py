@@ -20,6 +20,7 @@ import pytest
 from engine.core.answers import Answer
 from engine.gateway import Gateway
 from engine.model.config import Secret
+from engine.stored.transcript import read_transcript
 from tests.support import gateway_harness as harness
 from tests.support.fake_gemini import FakeGemini, Turn
 from tests.support.gateway_harness import Files, Operator, assert_key_nowhere
@@ -217,3 +218,52 @@ def test_a_gemini_agent_on_a_chat_completions_upstream(tmp_path: Path, stream: b
     first, second = fake.requests
     assert first.body["model"] == "chat-model" and [t["function"]["name"] for t in first.body["tools"]] == ["read_file", "delete_file"]
     assert second.messages[-1] == {"role": "tool", "tool_call_id": "call_del", "content": "REJECTED by the operator: keep it"}
+
+
+def test_a_router_request_before_any_run_is_noted_at_the_start_of_the_next_run(tmp_path: Path) -> None:
+    """Passed through while no run goes on, the router's request is still recorded: as a note at
+    the start of the next run its agent (its wire) starts, before that run's first turn."""
+    with gateway([DONE], tmp_path) as (fake, gw, root):
+        body = {"contents": [{"role": "user", "parts": [{"text": "Rate this task."}]}], "generationConfig": {"responseMimeType": "application/json"}}
+        httpx.post(f"{root}/v1beta/models/router-model:generateContent", json=body, timeout=30)
+        ask(root, [{"role": "user", "parts": [{"text": "Tidy the folder."}]}], stream=False)
+        path = gw.runs[0].path
+    transcript = read_transcript(path)
+    notes = [e.text for e in transcript.events if e.type == "observation" and e.index == -1]
+    assert len(notes) == 1 and "while no run went on, a side request without tools (1 message) went to the upstream: answered" in notes[0], notes
+    assert "complexity_reasoning" in notes[0] and [r.number for r in gw.runs] == [1]
+    assert transcript.events.index(next(e for e in transcript.events if e.type == "observation")) < transcript.events.index(
+        next(e for e in transcript.events if e.type == "decision")
+    )
+
+
+def test_a_router_request_when_the_gateway_stops_before_any_run_is_written_as_a_run_of_its_own(tmp_path: Path) -> None:
+    """The gateway stops before its agent starts a run: the held note is written as a run of its
+    own (listed, its transcript where the others go), which ends at once saying why."""
+    with gateway([DONE], tmp_path) as (fake, gw, root):
+        body = {"contents": [{"role": "user", "parts": [{"text": "Rate this task."}]}], "generationConfig": {"responseMimeType": "application/json"}}
+        httpx.post(f"{root}/v1beta/models/router-model:generateContent", json=body, timeout=30)
+        assert list(gw.runs) == []
+    (run,) = gw.runs
+    transcript = read_transcript(run.path)
+    notes = [e.text for e in transcript.events if e.type == "observation" and e.index == -1]
+    assert len(notes) == 1 and "a side request without tools (1 message) went to the upstream" in notes[0], notes
+    assert run.ended is not None and run.ended.outcome == "aborted" and "the gateway stopped before the agent's next run" in run.ended.reason
+    assert gw.selected is None
+
+
+def test_side_requests_past_the_kept_number_while_no_run_goes_on_are_written_as_a_run_at_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """An agent that only ever sends side requests holds no growing list in the gateway: past
+    `KEPT_SIDE_NOTES` the notes held are written as a run of their own at once."""
+    from engine.gateway import controller
+
+    monkeypatch.setattr(controller, "KEPT_SIDE_NOTES", 2)
+    with gateway([DONE], tmp_path) as (fake, gw, root):
+        body = {"contents": [{"role": "user", "parts": [{"text": "Rate this task."}]}], "generationConfig": {"responseMimeType": "application/json"}}
+        for _ in range(3):
+            httpx.post(f"{root}/v1beta/models/router-model:generateContent", json=body, timeout=30)
+        runs = [(r.number, r.ended.outcome if r.ended else None) for r in gw.runs]
+    assert runs == [(1, "aborted")], runs
+    notes = [e for e in read_transcript(gw.runs[0].path).events if e.type == "observation" and e.index == -1]
+    assert len(notes) == 2 and "2 side requests came while no run went on" in gw.runs[0].ended.reason
+    assert [r.number for r in gw.runs] == [1, 2]  # the third, held, written when the gateway stopped

@@ -66,6 +66,9 @@ MAX_ASKS = 8
 """Times one request asks the upstream again after every call was refused."""
 KEPT_CONVERSATIONS = 256
 """Ended conversations kept to match requests against."""
+KEPT_SIDE_NOTES = 64
+"""Side requests held (their notes) while no run of their agent goes on; past this many, they
+are written as a run of their own."""
 KEPT_RUNS = 256
 """Runs `Gateway.runs` lists (the newest; every run going on besides): as many as the ended
 conversations kept, whose lines hold their last runs anyway (about 450 bytes each). An older
@@ -124,6 +127,10 @@ class Gateway:
         self._swapped = False
         self._agent_wire: Wire = chat
         """The wire of the latest agent request."""
+        self._side_notes: dict[Wire, list[str]] = {}
+        """The notes of side requests that came while no run went on, by the wire of the agent
+        that sent them: written at the start of the next run of that wire, else as a run of
+        their own (`_side_run`)."""
 
     # -- reading ---------------------------------------------------------------
 
@@ -309,14 +316,16 @@ class Gateway:
     def _side(self, body: dict[str, Any], beside: Line | None, future: Future[Response], wire: Wire) -> None:
         """A request without tools that continues no conversation, beside a run going on (a
         title, a summary, a router): passed to the upstream and back, and noted on that run
-        (`beside`; None: a router's before any run, noted nowhere)."""
+        (`beside`; None: a router's while no run goes on, noted on the next run its agent
+        starts, `_hold_side_note`)."""
         policy = self._policy(self._upstream_for(wire), lambda: dict(body))
         response, said = side_response(policy, body, wire)
         future.set_result(response)
-        if beside is None:
-            return
         count = len(body["messages"])
         text = f"a side request without tools ({count} message{'s' if count != 1 else ''}) went to the upstream: {said}"
+        if beside is None:
+            self._hold_side_note(wire, text)
+            return
 
         def note() -> None:
             with beside.lock:
@@ -329,6 +338,42 @@ class Gateway:
             self._changed()
 
         threading.Thread(target=note, name="gateway-side-note", daemon=True).start()
+
+    def _hold_side_note(self, wire: Wire, text: str) -> None:
+        """Keep the note of a side request that came while no run went on, for the next run an
+        agent of `wire` starts (`_start`); past `KEPT_SIDE_NOTES` they are written as a run of
+        their own at once."""
+        at = time.strftime("%H:%M:%S", time.localtime(self.clock()))
+        with self.lock:
+            notes = self._side_notes.setdefault(wire, [])
+            notes.append(f"at {at}, while no run went on, {text}")
+            full = len(notes) >= KEPT_SIDE_NOTES
+        if full:
+            self._side_run(wire, f"{KEPT_SIDE_NOTES} side requests came while no run went on")
+
+    def _side_run(self, wire: Wire, reason: str) -> None:
+        """The held notes of `wire`'s side requests written as a run of their own, which ends at
+        once (`reason`): listed with the others, its transcript where theirs are (`show`,
+        `agent-tui runs`). It is never selected: the gateway's outcome stays its runs'."""
+        with self.lock:
+            if not self._side_notes.get(wire):
+                return
+            self._conversations += 1
+            line = Line(Conversation(self._conversations), wire=wire)
+            self.lines.append(line)
+        with line.lock:
+            try:
+                run = self._start(line, [], ["(side requests without tools that came while no run went on)"], select=False)
+                run.engine.abort(reason)
+            except (RecordError, OSError):  # no transcript can be written: the notes have nowhere to go
+                with self.lock:
+                    self._side_notes.pop(wire, None)
+                    if line.run is None:
+                        self.lines.remove(line)
+            finally:
+                if isinstance(line.run, GatewayRun):
+                    line.run.close()
+        self._changed()
 
     def _cannot_record(self, line: Line, future: Future[Response], exc: BaseException) -> None:
         """Answer the waiting request (and `future`) with an error: a turn the transcript
@@ -414,7 +459,9 @@ class Gateway:
         for text in user:
             engine.note(f"USER: {text}")
 
-    def _start(self, line: Line, tools: list[Tool], user: list[str]) -> GatewayRun:
+    def _start(self, line: Line, tools: list[Tool], user: list[str], select: bool = True) -> GatewayRun:
+        """The next run of `line`'s conversation; it begins with the notes of the side requests
+        its agent (its wire) sent while no run went on. `select`: it may take the selection."""
         conversation = line.conversation
         conversation.turns += 1
         task = f"conversation-{conversation.number}-turn-{conversation.turns}"
@@ -466,8 +513,11 @@ class Gateway:
             line.run = run
             line.turn = Turn()
             line.answered = None
-            if self._selected is None or (not self._pinned and not _awaits_operator(self._selected)):
+            if select and (self._selected is None or (not self._pinned and not _awaits_operator(self._selected))):
                 self._selected = line
+            side_notes = self._side_notes.pop(line.wire or self._agent_wire, [])
+        for text in side_notes:
+            engine.note(text)
         if taken:
             names = ", ".join(p.name for p in taken)
             engine.note(f"{names} {'is' if len(taken) == 1 else 'are'} taken (another file or a link): this run's transcript is {path}")
@@ -865,6 +915,10 @@ class Gateway:
                     line.held = None
                 if run is not None:
                     run.close()
+        with self.lock:
+            waiting = list(self._side_notes)
+        for wire in waiting:
+            self._side_run(wire, f"the gateway stopped before the agent's next run: {reason}")
         self._client.close()
         line = self._selected
         return line.run.ended if line is not None and line.run is not None else None
