@@ -98,3 +98,20 @@ def test_sigterm_the_moment_it_says_listening_still_ends_with_the_outcome(tmp_pa
             code, out, err = stop_gateway(proc)
             assert code == 0, (code, err)
             assert out.strip().splitlines()[-1] == "outcome: no request came; no run", out
+
+
+def test_a_gateway_stopped_after_only_a_side_request_says_where_it_is_noted(tmp_path: Path) -> None:
+    """A router's request (no tools, a JSON answer) and no run: stopping writes its note as a run
+    of its own, whose transcript is named, and the outcome says no run of the agent's began."""
+    with FakeOpenAI() as fake:
+        fake.add(say('{"route": "fast"}'))
+        proc, url = start_headless_gateway(fake, tmp_path, "--approve", "all")
+        client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+        messages = [{"role": "user", "content": "route this"}]
+        client.chat.completions.create(model="m", messages=messages, response_format={"type": "json_object"})
+        code, out, err = stop_gateway(proc)
+    assert code == 0, err
+    assert f"transcript: {tmp_path / 'gw.jsonl'}" in err
+    assert out.strip().splitlines()[-1] == "outcome: no run began; the side requests that came are noted in the transcript above"
+    notes = [e.text for e in read_transcript(tmp_path / "gw.jsonl").events if e.type == "observation"]
+    assert len(notes) == 1 and "a side request without tools (1 message)" in notes[0]

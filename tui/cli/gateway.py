@@ -364,7 +364,7 @@ def _finish(gateway, end, outcome_line, printed: str = "") -> int:
         print(f"outcome: halted: {clean(last.engine.halted)}", flush=True)
         return EXIT_INTERNAL
     if end is None:
-        print("outcome: no request came; no run", flush=True)
+        print("outcome: no run began; the side requests that came are noted in the transcript above" if gateway.runs else "outcome: no request came; no run", flush=True)
         return 0
     if outcome_line(end) != printed:
         print(outcome_line(end), flush=True)
