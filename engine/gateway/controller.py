@@ -524,8 +524,8 @@ class Gateway:
         return run
 
     def _finish_ended(self) -> None:
-        """Keep of each ended run only its line (`FinishedRun`): a gateway that serves for days
-        keeps a few hundred bytes per run. A conversation busy now is left for next time."""
+        """Keep of each ended run only its line (`FinishedRun`, a few hundred bytes; the newest
+        `KEPT_RUNS` of them are kept). A conversation busy now is left for next time."""
         for other in self.lines:
             run = other.run
             if isinstance(run, GatewayRun) and run.ended is not None and other.lock.acquire(blocking=False):
