@@ -477,8 +477,7 @@ class Gateway:
             options["parent_run"], parent_path = line.parent
             options["parent_transcript"] = str(parent_path) if parent_path is not None else None
         with self.lock:
-            self._run_count += 1
-            number = self._run_count
+            number = self._run_count + 1
             header = Header(
                 scenario="gateway",
                 task=task,
@@ -509,6 +508,7 @@ class Gateway:
                 line.run = finished
             self._finish_ended()
             self.runs.append(run)
+            self._run_count = number
             self._forget_old_runs()
             line.run = run
             line.turn = Turn()
