@@ -140,7 +140,7 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
     if fmt in ("claude-code", "codex") or (fmt == "gemini-cli" and sniffed.document is None):
         rows = json_rows(name, text, strict=False, lines=sniffed.lines)
         if fmt == "gemini-cli":
-            return read_gemini_cli(name, list(rows))
+            return read_gemini_cli(name, rows)
         return (read_claude_code if fmt == "claude-code" else read_codex)(name, rows)
     if fmt == "chat" and sniffed.document is None:
         return read_chat_lines(name, list(json_rows(name, text, lines=sniffed.lines)))

@@ -24,7 +24,8 @@ A record's `type`:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from itertools import chain
+from typing import Any, Iterable, Iterator
 
 from engine.stored.importers.build import Draft, arguments, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
@@ -60,11 +61,11 @@ def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
     return text_of(body), False
 
 
-def _records(rows: list[tuple[int, Any]], skipped: Counter[str]) -> list[tuple[str, dict[str, Any]]]:
-    """(where, record) in order, the last version of each id at the place of its first; the chat's
-    updates of more than its messages counted in `skipped`."""
+def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str]) -> Iterator[tuple[str, Any]]:
+    """(where, record) in order, the last version of each id at the place of its first, each let go
+    of once taken; the chat's updates of more than its messages counted in `skipped`."""
     order: list[str] = []
-    latest: dict[str, tuple[str, dict[str, Any]]] = {}
+    latest: dict[str, tuple[str, Any]] = {}
     anonymous = 0
     for number, obj in rows:
         items: list[Any]
@@ -85,14 +86,20 @@ def _records(rows: list[tuple[int, Any]], skipped: Counter[str]) -> list[tuple[s
             if key not in latest:
                 order.append(key)
             latest[key] = (f"line {number}", item)
-    return [latest[key] for key in order]
+    pop = latest.pop
+    for key in order:
+        yield pop(key)
 
 
-def read_gemini_cli(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
+def read_gemini_cli(name: str, rows: Iterable[tuple[int, Any]]) -> list[Draft]:
+    """The chat of `rows` (each line's number and JSON, read as they come; the first the session's)."""
     draft = Draft(name, "gemini-cli")
-    head = rows[0][1] if rows else None
-    if is_gemini_session(head):
-        draft.options["session_id"] = head["sessionId"]
+    rows = iter(rows)
+    first = next(rows, None)
+    if first is not None:
+        if is_gemini_session(first[1]):
+            draft.options["session_id"] = first[1]["sessionId"]
+        rows = chain((first,), rows)
     for source, record in _records(rows, draft.skipped):
         if not isinstance(record, dict):
             draft.unrecognised(f"{found(record)} where a chat record was expected", record, source)
