@@ -29,6 +29,7 @@ def test_a_trusted_event_is_what_validation_makes_of_its_values() -> None:
         (ev.Observed, {"step": 1, "index": 0, "tool": "read", "args": {"path": "a.txt"}, "text": "x", "executed": True}),
         (ev.RunEnded, {"outcome": "answer", "reason": "final answer", "step": 2, "answer": "done"}),
         (ev.Note, {"step": 1, "kind": "user", "text": "more"}),
+        (ev.PolicySwapped, {"step": 3, "old": "a", "new": "b"}),  # a field named as the maker's own locals might be
     ]
     for model, values in cases:
         made, checked = model.trusted(**values), model(**values)

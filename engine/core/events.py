@@ -83,9 +83,10 @@ def _trusted_maker(cls: type[_Model]) -> Callable[..., Any]:
             env[f"_default{i}"] = None if info.is_required() else info.default
             params.append(f"{name}=_default{i}")
         items.append(f"{name!r}: {name}")
-    source = (f"def trusted(*, {', '.join(params)}):\n{''.join(factories)}    new = _new(_cls)\n"
-              f"    _dict(new, {{{', '.join(items)}}})\n    _fields_set(new, _fields)\n    _extra(new, None)\n"
-              "    _private(new, None)\n    return new\n")
+    # its own names start with "_", which no field's name can (`PolicySwapped.new` is a field)
+    source = (f"def trusted(*, {', '.join(params)}):\n{''.join(factories)}    _made = _new(_cls)\n"
+              f"    _dict(_made, {{{', '.join(items)}}})\n    _fields_set(_made, _fields)\n    _extra(_made, None)\n"
+              "    _private(_made, None)\n    return _made\n")
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<{cls.__name__}.trusted>", "exec"), env, namespace)  # noqa: S102 (field names only)
     trusted = namespace["trusted"]
