@@ -195,6 +195,21 @@ def test_the_fast_json_reading_gives_what_the_exact_one_gives() -> None:
             assert _outcome(lambda t: loads(t, known_plain=True), text) == expected, text[:200]
 
 
+def test_a_long_text_is_read_fast_only_when_the_exact_reading_agrees() -> None:
+    """A text of `SHORT` characters or more is checked pattern by pattern, the exponents' behind what
+    every exponent starts with: each edge case, padded that long, is plain only where the fast
+    reading gives what the exact one gives."""
+    from engine.stored.importers.build import SHORT, _exact_loads, loads, plain
+
+    for edge in EDGE_JSON:
+        for text in (" " * SHORT + edge, edge + "\n" * SHORT, f'[{edge}, "{"x" * SHORT}"]'):
+            for each in (text, text.encode("utf-8", "surrogatepass")):
+                if plain(each):
+                    assert _outcome(lambda t: loads(t, known_plain=True), each) == _outcome(_exact_loads, each), edge[:200]
+    assert not plain(" " * SHORT + "1e400") and not plain(" " * SHORT + "[1.5E+400]") and not plain(" " * SHORT + '"\\ud800"')
+    assert not plain(" " * SHORT + "-" + "9" * 210 + "e2") and plain(" " * SHORT + '["e5", 1e5]')
+
+
 def _print_digests() -> None:  # pragma: no cover - run by hand when the output is meant to change
     import contextlib
     import io

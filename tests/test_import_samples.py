@@ -294,3 +294,36 @@ def test_a_gemini_cli_chat_keeps_each_record_once_with_its_call_and_result():
     assert run.events[-1].answer == "I wrote hello to note.txt."
     assert decisions[0].usage.input_tokens == 120 and not decisions[0].usage.estimated
     assert not _notes(run, "unrecognised")
+
+
+def _gemini_chat(turns: int, rewritten_after: int) -> bytes:
+    """A Gemini CLI chat of `turns` turns with a call each, whose first turn is written again, its
+    call now done, after `rewritten_after` more records."""
+    def turn(n: int, done: bool) -> dict:
+        call = {"id": f"c{n}", "name": "read_file", "args": {"file_path": f"f{n}.txt"}, "status": "success" if done else "executing"}
+        if done:
+            call["result"] = [{"functionResponse": {"id": f"c{n}", "name": "read_file", "response": {"output": f"text {n}"}}}]
+        return {"id": f"g{n}", "type": "gemini", "content": f"Reading {n}.", "toolCalls": [call]}
+
+    lines = [{"sessionId": "s", "projectHash": "p", "startTime": "2026-12-01T00:00:00Z", "kind": "main"},
+             {"id": "task", "type": "user", "content": [{"text": "Read the files."}]}, turn(0, done=False)]
+    lines += [turn(n, done=True) for n in range(1, turns)]
+    lines.insert(3 + rewritten_after, turn(0, done=True))
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+@pytest.mark.parametrize("rewritten_after", [1, 255, 256, 600])
+def test_a_gemini_cli_record_written_again_is_its_last_version_at_its_first_place(tmp_path, rewritten_after):
+    """However many records stand between a record and its later version (within the records held
+    as they are read, or past them, which reads the chat again), the step is the later version, first."""
+    from engine.stored.importers.gemini_cli import WINDOW
+
+    assert WINDOW == 256
+    path = tmp_path / "chat.jsonl"
+    path.write_bytes(_gemini_chat(700, rewritten_after))
+    (run,) = load_runs(path)
+    decisions = [e for e in run.events if e.type == "decision"]
+    observed = [e for e in run.events if e.type == "observation"]
+    assert len(decisions) == 700 and [d.thought for d in decisions[:2]] == ["Reading 0.", "Reading 1."]
+    assert [o.text for o in observed[:2]] == ["text 0", "text 1"] and len(observed) == 700
+    assert not _notes(run, "unrecognised")

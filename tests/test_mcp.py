@@ -219,3 +219,33 @@ def test_a_missing_command_is_named(tmp_path):
     hub = McpHub([McpServerConfig(name="ghost", command="agent-tui-no-such-server")], tmp_path)
     with pytest.raises(McpStartError, match="MCP server 'ghost': command not found: agent-tui-no-such-server"):
         hub.start()
+
+
+def test_a_call_from_a_worker_thread_waits_on_that_thread_and_keeps_its_deadline(tmp_path, monkeypatch):
+    """The cockpit steps on a worker thread: an MCP call waits there for the hub, without a runner
+    thread between (the hub's own deadline is the call's), and a server that hangs still faults
+    at its timeout."""
+    import threading
+
+    hub = McpHub([notes_server(timeout=2)], tmp_path)
+    hub.start()
+    try:
+        waited_on: list[str] = []
+        call = hub.call
+
+        def recorded(*args, **kw):
+            waited_on.append(threading.current_thread().name)
+            return call(*args, **kw)
+
+        monkeypatch.setattr(hub, "call", recorded)
+        run = mcp_run(hub, Decision.act("list", "list_notes"), Decision.act("go", "hang"))
+        worker = threading.Thread(target=lambda: [run.engine.step(), run.engine.step()], name="engine-worker")
+        worker.start()
+        worker.join(30)
+        assert not worker.is_alive()
+        assert waited_on == ["engine-worker", "engine-worker"]
+        observed = [e for e in run.engine.events if e.type == "observation"]
+        assert not observed[0].error
+        assert observed[1].error and "did not answer hang within 2 s" in observed[1].text
+    finally:
+        hub.close()

@@ -36,7 +36,6 @@ from engine.stored.reader import MAX_LINE_BYTES
 if TYPE_CHECKING:
     from engine.mcp.hub import McpHub
 
-TIMEOUT_MARGIN = 10.0
 RECORD_BYTES = MAX_LINE_BYTES // 4
 """What the tools of a run's MCP servers may take of the transcript header, all together."""
 DESCRIPTION_CHARS = RECORD_BYTES // 512
@@ -76,7 +75,7 @@ def hub_tools(hub: McpHub, taken: Iterable[str] = ()) -> list[Tool]:
                 description=description,
                 fn=_caller(hub, cfg.name, remote),
                 kind=tool_kind(spec.annotations, cfg.trusted),  # type: ignore[arg-type]
-                timeout=cfg.timeout + TIMEOUT_MARGIN,
+                timeout=None,  # the hub's own: `McpHub.call` waits at most the server's timeout and faults past it
                 input_schema=schema,
                 server=cfg.name,
             )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterator
 
 from engine.core.collector import collector_paused
 from engine.core.text import with_article
@@ -131,17 +131,19 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
             return read_eval_zip(name, data)
         raise TranscriptError(f"{name}:1: a zip archive, not a {FORMAT_NAMES.get(fmt, fmt)}")
     text = sniffed.text
-    if not text.strip():
+    if not text or text.isspace():  # (not `strip`: a copy of the whole text)
         raise TranscriptError(f"{name}: the file is empty")
     if fmt == "alfworld":
         return read_alfworld(name, text)
     if fmt in TEXT_FORMATS:
         return read_text(name, text, fmt)
     if fmt in ("claude-code", "codex") or (fmt == "gemini-cli" and sniffed.document is None):
-        rows = json_rows(name, text, strict=False, lines=sniffed.lines)
+        def rows() -> Iterator[tuple[int, Any]]:
+            return json_rows(name, text, strict=False, lines=sniffed.lines)
+
         if fmt == "gemini-cli":
-            return read_gemini_cli(name, list(rows))
-        return (read_claude_code if fmt == "claude-code" else read_codex)(name, rows)
+            return read_gemini_cli(name, rows)  # which may read them twice
+        return (read_claude_code if fmt == "claude-code" else read_codex)(name, rows())
     if fmt == "chat" and sniffed.document is None:
         return read_chat_lines(name, list(json_rows(name, text, lines=sniffed.lines)))
     document = _document(name, sniffed)
@@ -150,7 +152,7 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
     if fmt == "mini-swe-agent":
         return read_mini(name, document)
     if fmt == "gemini-cli":
-        return read_gemini_cli(name, [(1, document)])
+        return read_gemini_cli(name, lambda: [(1, document)])
     if fmt == "opencode":
         return read_opencode(name, document)
     if fmt == "inspect" and isinstance(document, list):

@@ -57,13 +57,30 @@ _EXACT_ONLY = (
     r"\.(?<=[0-9]{210}\.)", r"e(?<=[0-9]{210}e)", r"E(?<=[0-9]{210}E)",  # so with 210 digits before the point
 )
 """What only the exact reading of `loads` gets right: a number that may be too large for a float
-and a surrogate escape. Searched for one at a time: each starts with a fixed character, which the
-regular expression engine finds quickly (a 25 MB file in a tenth of a second)."""
-_EXACT_ONLY_TEXT = tuple(re.compile(p) for p in _EXACT_ONLY)
-_EXACT_ONLY_BYTES = tuple(re.compile(p.encode()) for p in _EXACT_ONLY)
+and a surrogate escape. Searched for one at a time in a long text: each starts with a fixed
+character, which the regular expression engine finds quickly (a 25 MB file in a tenth of a second)."""
 _EXACT_ONLY_SHORT = (re.compile("|".join(_EXACT_ONLY)), re.compile("|".join(_EXACT_ONLY).encode()))
 """All of them in one expression: quicker for a short text (a call's arguments), where each search's
 own cost counts more than the characters it reads."""
+_GUARDED: tuple[tuple[str | None, tuple[str, ...]], ...] = (
+    (None, (_EXACT_ONLY[0], _EXACT_ONLY[3])),
+    (r"e[0-9+-]", (_EXACT_ONLY[1], _EXACT_ONLY[4])),
+    (r"E[0-9+-]", (_EXACT_ONLY[2], _EXACT_ONLY[5])),
+)
+"""The same for a long text, the exponent's patterns behind what every exponent starts with: its
+letter, then a digit or a sign (in any JSON the fast reading takes). Most files hold no such pair,
+and looking for one costs half of looking for either pattern (the letter is frequent: each place
+it stands is tried further)."""
+
+
+def _compiled(binary: bool) -> tuple[tuple[re.Pattern[Any] | None, tuple[re.Pattern[Any], ...]], ...]:
+    def compiled(pattern: str) -> re.Pattern[Any]:
+        return re.compile(pattern.encode() if binary else pattern)
+
+    return tuple((None if guard is None else compiled(guard), tuple(map(compiled, patterns))) for guard, patterns in _GUARDED)
+
+
+_EXACT_ONLY_LONG = (_compiled(False), _compiled(True))
 SHORT = 4096
 
 
@@ -73,7 +90,12 @@ def plain(text: str | bytes) -> bool:
     binary = isinstance(text, bytes)
     if len(text) < SHORT:
         return _EXACT_ONLY_SHORT[binary].search(text) is None
-    return not any(p.search(text) for p in (_EXACT_ONLY_BYTES if binary else _EXACT_ONLY_TEXT))
+    for guard, patterns in _EXACT_ONLY_LONG[binary]:
+        if guard is not None and guard.search(text) is None:
+            continue
+        if any(p.search(text) for p in patterns):
+            return False
+    return True
 
 
 def loads(text: str | bytes, *, known_plain: bool = False) -> Any:
@@ -88,7 +110,7 @@ def loads(text: str | bytes, *, known_plain: bool = False) -> Any:
     when that fails or the text holds what it may read otherwise (`plain`; `known_plain`: already
     checked for the whole file), by `json` with the hooks above, which gives the answer and the error."""
     try:
-        value = from_json(text, allow_inf_nan=False)
+        value = from_json(text, allow_inf_nan=False, cache_strings="keys")  # a cache of values costs more than it saves
     except (ValueError, TypeError):
         pass
     else:
@@ -436,15 +458,15 @@ class Draft:
             actions = [_writable(a if a.call_id else a.with_call_id(f"s{number}.{i}")) for i, a in enumerate(item.actions)]
             for action in actions:
                 _infer(action, seen)
-            observations = item.observations if len(item.observations) < 2 else sorted(item.observations, key=lambda o: o[0])
+            observations = item.observations if len(item.observations) < 2 else sorted(item.observations, key=_first)
             results = []
             for index, text, error in observations:
-                tool = actions[index].tool if index < len(actions) else None
                 head = text[:400]
                 unknown = "tool" in head.lower() and _NO_SUCH_TOOL.search(head) is not None  # each wording says "tool"
                 if error is None:
                     error = text.lstrip()[:5].lower().startswith("error") or unknown  # as of the whole text: each character lowers to one or more
-                if tool is not None:
+                if index < len(actions):
+                    tool = actions[index].tool
                     missing[tool] = missing.get(tool, True) and unknown
                 results.append((index, text, error, unknown))
             looked.append((actions, results))
@@ -466,7 +488,7 @@ class Draft:
         number = 0
         ended: RunEnded | None = None
         for item in self.items:
-            if isinstance(item, NoteItem):
+            if type(item) is NoteItem:
                 note = Note(step=number, kind=item.kind, text=item.text, source=item.source)
                 context_words += added_words(note)
                 yield note
@@ -477,28 +499,33 @@ class Draft:
             thought = f"{thought}\n{reply}" if thought and reply else thought or reply
             words = len(written_text(raw, thought, actions, answer).split())
             usage = item.usage or Usage.trusted(input_tokens=estimate_tokens(context_words), output_tokens=estimate_tokens(words))
-            values = {"step": number, "policy": IMPORTED, "thought": thought, "actions": actions, "answer": answer,
-                      "raw": raw, "usage": usage}
-            typed = type(thought) is str and _str_or_none(answer) and _str_or_none(raw) and all(type(a) is Action for a in actions)
             # built as the engine builds its own (`trusted`) when every value read has its field's type, else validated
-            yield DecisionMade.trusted(**values) if typed else DecisionMade(**values)
+            if type(thought) is str and _str_or_none(answer) and _str_or_none(raw) and all(type(a) is Action for a in actions):
+                yield DecisionMade.trusted(step=number, policy=IMPORTED, thought=thought, actions=actions, answer=answer, raw=raw, usage=usage)
+            else:
+                yield DecisionMade(step=number, policy=IMPORTED, thought=thought, actions=actions, answer=answer, raw=raw, usage=usage)
             context_words += words
             for nested in item.notes:
                 note = nested.model_copy(update={"step": number})
                 context_words += added_words(note)
                 yield note
+            count = len(actions)
             for index, text, error, unknown in results:
-                action = actions[index] if index < len(actions) else None
+                action = actions[index] if index < count else None
                 tool = action.tool if action else None
-                typed = type(index) is int and type(text) is str and type(error) is bool
-                # the call's own arguments: the events are frozen, and the fold shares them the same way
-                values = {"step": number, "index": index, "tool": tool, "args": (action.args if typed else dict(action.args)) if action else {},
-                          "text": text, "error": error, "executed": tool is not None and not unknown}
-                observed = Observed.trusted(**values) if typed else Observed(**values)
-                context_words += len(observed.text.split())  # `added_words` of an observation
-                yield observed
-            if item.answer is not None and ended is None:
-                ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=item.answer)
+                executed = tool is not None and not unknown
+                if type(index) is int and type(text) is str and type(error) is bool:
+                    # the call's own arguments: the events are frozen, and the fold shares them the same way
+                    yield Observed.trusted(step=number, index=index, tool=tool, args=action.args if action else {},
+                                           text=text, error=error, executed=executed)
+                    context_words += len(text.split())  # `added_words` of an observation
+                else:
+                    observed = Observed(step=number, index=index, tool=tool, args=dict(action.args) if action else {},
+                                        text=text, error=error, executed=executed)
+                    context_words += len(observed.text.split())
+                    yield observed
+            if answer is not None and ended is None:
+                ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=answer)
         if self.end is not None:
             ended = self.end.model_copy(update={"step": number})
         if ended is not None:
@@ -551,6 +578,10 @@ def new_action(*, tool: Any, args: Any, call_id: Any = None, args_error: Any = N
             and all(type(key) is str for key in args)):
         return Action.trusted(tool=tool, args=args, call_id=call_id, args_error=args_error)
     return Action(tool=tool, args=args, call_id=call_id, args_error=args_error)
+
+
+def _first(observation: tuple[int, str, bool | None]) -> int:
+    return observation[0]
 
 
 def _str_or_none(value: Any) -> bool:

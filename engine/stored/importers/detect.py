@@ -11,6 +11,7 @@ was found there and the formats that were tried.
 from __future__ import annotations
 
 import json
+from itertools import islice
 from typing import Any, Callable, Iterator
 
 from engine.stored.importers.build import found, loads, plain, preview
@@ -150,9 +151,14 @@ def sniff(name: str, data: bytes) -> Sniffed:
         if fmt is None:
             raise TranscriptError(f"{name}:{first_number}: found {found(document)}; {TRIED}")
         return Sniffed(fmt, text, document=document)
-    if not head.startswith("{") or len([line for line in lines if line.strip()]) < 2 or not first.rstrip().endswith("}"):
+    if not head.startswith("{") or not _second_line(lines, first_number) or not first.rstrip().endswith("}"):
         raise TranscriptError(not_json)
     return _lines_format(name, text, lines)
+
+
+def _second_line(lines: list[str], first_number: int) -> bool:
+    """Whether a line that is not blank follows the first one (line `first_number`)."""
+    return any(not line.isspace() for line in islice(lines, first_number, None) if line)
 
 
 def _lines_format(name: str, text: str, lines: list[str]) -> Sniffed:

@@ -23,8 +23,9 @@ A record's `type`:
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any
+from collections import Counter, deque
+from itertools import chain
+from typing import Any, Callable, Iterable, Iterator
 
 from engine.stored.importers.build import Draft, arguments, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
@@ -60,11 +61,25 @@ def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
     return text_of(body), False
 
 
-def _records(rows: list[tuple[int, Any]], skipped: Counter[str]) -> list[tuple[str, dict[str, Any]]]:
-    """(where, record) in order, the last version of each id at the place of its first; the chat's
-    updates of more than its messages counted in `skipped`."""
-    order: list[str] = []
-    latest: dict[str, tuple[str, dict[str, Any]]] = {}
+WINDOW = 256
+"""How many later records a record waits for a newer version of itself before it is mapped (Gemini
+CLI writes a record again as its turn goes on, a few lines later). A version that comes later
+still makes the chat read again, every record held to the end; either way the last version of an
+id is the one mapped, at the place of its first."""
+
+
+class _Again(Exception):
+    """A record came again after it was mapped."""
+
+
+def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str], window: int | None) -> Iterator[tuple[str, Any]]:
+    """(where, record) in order, the last version of each id at the place of its first, each given
+    out once `window` records followed it (None: at the end), so that the records read are not all
+    held at once; `_Again` when a record comes again after it was given. The chat's updates of more
+    than its messages counted in `skipped`."""
+    order: deque[str] = deque()  # the ids waiting, oldest first
+    latest: dict[str, tuple[str, Any]] = {}
+    given: set[str] = set()
     anonymous = 0
     for number, obj in rows:
         items: list[Any]
@@ -83,17 +98,36 @@ def _records(rows: list[tuple[int, Any]], skipped: Counter[str]) -> list[tuple[s
                 anonymous += 1
                 key = f"\0{anonymous}"
             if key not in latest:
+                if key in given:
+                    raise _Again
                 order.append(key)
             latest[key] = (f"line {number}", item)
-    return [latest[key] for key in order]
+        while window is not None and len(order) > window:
+            key = order.popleft()
+            given.add(key)
+            yield latest.pop(key)
+    while order:
+        yield latest.pop(order.popleft())
 
 
-def read_gemini_cli(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
+def read_gemini_cli(name: str, rows: Callable[[], Iterable[tuple[int, Any]]]) -> list[Draft]:
+    """The chat of `rows()` (each line's number and JSON, read as they come; the first the
+    session's), read again if a record comes again long after its first version (see `WINDOW`)."""
+    try:
+        return [_read(name, rows(), WINDOW)]
+    except _Again:
+        return [_read(name, rows(), None)]
+
+
+def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Draft:
     draft = Draft(name, "gemini-cli")
-    head = rows[0][1] if rows else None
-    if is_gemini_session(head):
-        draft.options["session_id"] = head["sessionId"]
-    for source, record in _records(rows, draft.skipped):
+    rows = iter(rows)
+    first = next(rows, None)
+    if first is not None:
+        if is_gemini_session(first[1]):
+            draft.options["session_id"] = first[1]["sessionId"]
+        rows = chain((first,), rows)
+    for source, record in _records(rows, draft.skipped, window):
         if not isinstance(record, dict):
             draft.unrecognised(f"{found(record)} where a chat record was expected", record, source)
             continue
@@ -125,7 +159,7 @@ def read_gemini_cli(name: str, rows: list[tuple[int, Any]]) -> list[Draft]:
             draft.unrecognised(f"a record with {found(record)}", record, source)
     if draft.task_text is None and not draft.items:
         raise TranscriptError(f"{name}:1: a Gemini CLI chat with no message")
-    return [draft]
+    return draft
 
 
 def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
