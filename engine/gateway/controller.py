@@ -483,16 +483,16 @@ class Gateway:
         synced = self.approve_mode == "ask"  # an automatic answer needs no fsync before the call goes
         if self.out is None:
             path = default_transcript_path("gateway", task, header.started_at)
-            return path, TranscriptWriter(path, header, sync_approvals=synced), []
+            return path, TranscriptWriter(path, header, sync_approvals=synced, sync_header=False), []
         if number == 1:
-            return self.out, TranscriptWriter(self.out, header, sync_approvals=synced), []
+            return self.out, TranscriptWriter(self.out, header, sync_approvals=synced, sync_header=False), []
         taken: list[Path] = []
         wanted = max(number, self._out_number + 1)
         while True:
             path, n = free_path(self.out.parent, self.out.stem, self.out.suffix, wanted)
             taken += [self.out.with_name(f"{self.out.stem}-{k}{self.out.suffix}") for k in range(wanted, n)]
             try:
-                writer = TranscriptWriter(path, header, sync_approvals=synced)
+                writer = TranscriptWriter(path, header, sync_approvals=synced, sync_header=False)
             except FileExistsError:  # written by someone else since it was looked at
                 taken.append(path)
                 wanted = n + 1
