@@ -25,3 +25,20 @@ def test_a_gateway_runs_header_and_its_approve_always_carry_good_seals(tmp_path:
     assert transcript.header.seal is not None and header_sealed(key, transcript.header)
     always = [e for e in transcript.events if e.type == "approval_decided" and e.choice == "approve_always"]
     assert len(always) == 1 and Sealer(key, transcript.header).sealed(always[0])
+
+
+def test_the_key_is_read_once_for_every_run_of_the_gateway(tmp_path: Path, monkeypatch) -> None:
+    """Each new conversation is a run sealed with the operator's key, read from its file once
+    for the gateway (not once a run, before the upstream is asked); every header carries a good seal."""
+    import engine.sessions.seals as seals
+
+    real, reads = seals.load_key, []
+    monkeypatch.setattr(seals, "load_key", lambda *a: reads.append(1) or real(*a))
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (gw, server):
+        fake.add(say("one"), say("two"), say("three"))
+        for n in range(3):
+            agent_client(server).chat.completions.create(model="m", messages=[{"role": "user", "content": f"Task {n}."}], tools=TOOLS)
+        paths = [run.path for run in gw.runs]
+    assert len(paths) == 3 and len(reads) == 1
+    key = real()
+    assert all(header_sealed(key, read_transcript(p).header) for p in paths)

@@ -119,6 +119,8 @@ class Gateway:
         """The wire of the latest agent request."""
         self._said: set[tuple[int, str]] = set()
         """(run number, what the upstream's wire could not carry) already noted on that run."""
+        self._seal_key: bytes | None = None
+        """The operator's key that seals each run's header, read once (until read, None)."""
 
     # -- reading ---------------------------------------------------------------
 
@@ -443,7 +445,9 @@ class Gateway:
             sealer: Sealer | None = None
             taken: list[Path] = []
             if self.save:
-                header, sealer = sealed_run(key_or_problem()[0], header)
+                if self._seal_key is None:
+                    self._seal_key = key_or_problem()[0]
+                header, sealer = sealed_run(self._seal_key, header)
                 path, writer, taken = self._writer(number, task, header)
             engine = build_engine(
                 header, tools, policy, writer=writer, sealer=sealer, clock=self.clock, interactive=True, approve=self.approve_mode,
