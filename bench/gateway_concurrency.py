@@ -11,7 +11,9 @@ in use (`agent-tui gateway` beside the agents and the model server): in the
 bench's own process it would share one interpreter lock with the eight clients
 and the fake upstream, and the figure would measure that lock (`--in-process`
 measures it so). Prints the throughput of both (requests per second)
-and their ratio, the gateway's runs and how many were aborted, and, from
+and their ratio, the gateway's runs and how many were aborted, the CPU time
+the gateway's process spends a request (what eight agents on shared cores
+feel most), and, from
 `bench/gateway_latency.py` (one client, `--latency` requests), the latency the
 gateway adds to a released turn at the median, whole and streamed.
 """
@@ -89,25 +91,28 @@ def _throughput(url: str, clients: int, requests: int, turns: int) -> tuple[floa
 
 def _serve(upstream_url: str, out: Path) -> None:
     """The gateway of the bench in this process (`--serve`): its port on stdout, then serve until
-    stdin closes; then its runs and how many were aborted by another conversation, as JSON."""
+    stdin closes; then its runs, how many were aborted by another conversation and the CPU
+    seconds it used while serving, as JSON."""
     gw = Gateway([Upstream("fake", upstream_url)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=out)
     server = GatewayServer(gw, "127.0.0.1", 0)
     server.start()
     print(server.port, flush=True)
+    cpu = time.process_time()
     try:
         sys.stdin.read()
     finally:
+        cpu = time.process_time() - cpu
         gw.stop("the benchmark ended")
         server.close()
-    print(json.dumps({"runs": len(gw.runs), "aborted": _aborted(gw)}), flush=True)
+    print(json.dumps({"runs": len(gw.runs), "aborted": _aborted(gw), "cpu": cpu}), flush=True)
 
 
 def _aborted(gw: Gateway) -> int:
     return sum(1 for r in gw.runs if r.ended is not None and r.ended.outcome == "aborted" and r.ended.reason != "the benchmark ended")
 
 
-def _through_process(upstream_url: str, out: Path, clients: int, requests: int, turns: int) -> tuple[float, list[str], int, int]:
-    """Throughput through a gateway in a child process (`--serve`), its runs and aborted runs."""
+def _through_process(upstream_url: str, out: Path, clients: int, requests: int, turns: int) -> tuple[float, list[str], int, int, float]:
+    """Throughput through a gateway in a child process (`--serve`), its runs, aborted runs and CPU seconds."""
     child = subprocess.Popen(
         [sys.executable, __file__, "--serve", upstream_url, "--out", str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
@@ -117,9 +122,9 @@ def _through_process(upstream_url: str, out: Path, clients: int, requests: int, 
         through, failed = _throughput(f"http://127.0.0.1:{port}/v1", clients, requests, turns)
     finally:
         child.stdin.close()
-    ended = json.loads(child.stdout.readline() or '{"runs": 0, "aborted": 0}')
+    ended = json.loads(child.stdout.readline() or '{"runs": 0, "aborted": 0, "cpu": 0}')
     child.wait(30)
-    return through, failed, ended["runs"], ended["aborted"]
+    return through, failed, ended["runs"], ended["aborted"], ended["cpu"]
 
 
 def main() -> None:
@@ -147,14 +152,15 @@ def main() -> None:
             finally:
                 gw.stop("the benchmark ended")
                 server.close()
-            runs, aborted = len(gw.runs), _aborted(gw)
+            runs, aborted, cpu = len(gw.runs), _aborted(gw), None
         else:
-            through, failed_through, runs, aborted = _through_process(fake.url, Path(tmp) / "bench.jsonl", args.clients, args.requests, args.turns)
+            through, failed_through, runs, aborted, cpu = _through_process(fake.url, Path(tmp) / "bench.jsonl", args.clients, args.requests, args.turns)
         where = "in the bench's process" if args.in_process else "in its own process"
         print(
             f"{args.clients} clients, {args.requests} requests: direct {direct:.0f} requests/s, gateway ({where}) {through:.0f} requests/s, "
             f"ratio {through / direct:.2f}; gateway runs {runs}, aborted by another conversation {aborted}; "
             f"failed requests direct {len(failed_direct)}, gateway {len(failed_through)}"
+            + (f"; the gateway's CPU {cpu * 1000 / args.requests:.2f} ms a request" if cpu is not None else "")
         )
         for failure in (failed_direct + failed_through)[:5]:
             print(f"  {failure}")

@@ -10,7 +10,9 @@ writing its transcript; one reused `httpx.Client` for both. Whole and
 streamed replies. `--wire anthropic`: an agent speaking Anthropic Messages to
 the fake Messages model (tests/support/fake_anthropic.py) instead of chat completions;
 `--wire responses` / `gemini`: the OpenAI Responses or Gemini API to
-tests/support/fake_responses.py or tests/support/fake_gemini.py. Prints, for each, the median and 95th percentile of both,
+tests/support/fake_responses.py or tests/support/fake_gemini.py. `--phases`: also where a
+request through the gateway spends its time, each phase's median (timestamps taken at the
+gateway's own functions; see `_phases`). Prints, for each, the median and 95th percentile of both,
 the added latency per request (median and 95th percentile of the
 differences) and the ratio. On a shared, loaded machine wall-clock figures
 mostly measure waiting for a core (every thread hand-off costs a time
@@ -23,6 +25,7 @@ round trip.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import sys
@@ -201,6 +204,106 @@ def measure(requests: int, turns: int, stream: bool, folder: Path) -> dict[str, 
     return got
 
 
+_PHASES = (
+    ("the agent's request to the application", None, "app"),
+    ("body read, JSON, hand-off to a worker", "app", "submit"),
+    ("matched, delivered, engine step begun", "submit", "decide"),
+    ("the upstream request built", "decide", "post"),
+    ("the upstream's answer to its headers", "post", "headers"),
+    ("the upstream's reply read and checked", "headers", "decided"),
+    ("the decision recorded, the response made", "decided", "submitted"),
+    ("hand-off back, the response sent", "submitted", "sent"),
+    ("the response to the agent", "sent", None),
+)
+
+
+@contextmanager
+def _phases(marks: dict[str, float]) -> Iterator[None]:
+    """Timestamps (into `marks`) where a request through the gateway passes from one part to the next."""
+    import threading
+    from engine.gateway import server, upstream
+    from engine.gateway.client import UpstreamClient
+
+    patched: list[tuple[Any, str, Any]] = []
+
+    def at(owner: Any, name: str, before: str | None, after: str | None) -> None:
+        real = getattr(owner, name)
+        if asyncio.iscoroutinefunction(real):
+            async def timed(*args: Any, **kwargs: Any) -> Any:
+                if before:
+                    marks[before] = time.perf_counter()
+                try:
+                    return await real(*args, **kwargs)
+                finally:
+                    if after:
+                        marks[after] = time.perf_counter()
+        else:
+            def timed(*args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+                if before:
+                    marks[before] = time.perf_counter()
+                try:
+                    return real(*args, **kwargs)
+                finally:
+                    if after:
+                        marks[after] = time.perf_counter()
+        patched.append((owner, name, real))
+        setattr(owner, name, timed)
+
+    at(server.GatewayServer, "_answer", "app", None)
+    at(server.GatewayServer, "_send", None, "sent")
+    at(Gateway, "submit", "submit", "submitted")
+    at(upstream.UpstreamPolicy, "decide", "decide", "decided")
+    at(UpstreamClient, "post", "post", None)
+    send = httpx.Client.send
+
+    def sent(self: httpx.Client, *args: Any, **kwargs: Any) -> httpx.Response:
+        response = send(self, *args, **kwargs)
+        if threading.current_thread().name == "gateway-request":
+            marks["headers"] = time.perf_counter()
+        return response
+
+    patched.append((httpx.Client, "send", send))
+    httpx.Client.send = sent  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        for owner, name, real in reversed(patched):
+            setattr(owner, name, real)
+
+
+def _print_phases(rows: list[tuple[float, float, dict[str, float]]]) -> None:
+    for label, start, end in _PHASES:
+        spans = [((marks[end] if end else done) - (marks[start] if start else began)) * 1000 for began, done, marks in rows if (start is None or start in marks) and (end is None or end in marks)]
+        if spans:
+            print(f"    {label:44} p50 {statistics.median(spans):.3f} ms")
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+@contextmanager
+def _rows(marks: dict[str, float], rows: list[tuple[float, float, dict[str, float]]]) -> Iterator[None]:
+    """Each request through the gateway as (sent, answered, its phases' timestamps), from `_timed`."""
+    global _timed
+    real = _timed
+
+    def timed(client: httpx.Client, url: str, body: dict[str, Any], stream: bool | None = None) -> tuple[float, float, bytes]:
+        marks.clear()
+        began = time.perf_counter()
+        got = real(client, url, body, stream)
+        if "app" in marks:
+            rows.append((began, time.perf_counter(), dict(marks)))
+        return got
+
+    _timed = timed
+    try:
+        yield
+    finally:
+        _timed = real
+
+
 def _p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1]
 
@@ -210,12 +313,16 @@ def main() -> None:
     parser.add_argument("--requests", type=at_least(20), default=300)
     parser.add_argument("--turns", type=at_least(1), default=20, help="requests per conversation")
     parser.add_argument("--wire", choices=["chat", "anthropic", "responses", "gemini"], default="chat", help="the API the agent and the upstream speak")
+    parser.add_argument("--phases", action="store_true", help="also where a request through the gateway spends its time")
     args = parser.parse_args()
     runs = {"chat": measure, "anthropic": measure_messages}
     run = runs.get(args.wire) or (lambda requests, turns, stream, folder: measure_items(requests, turns, stream, folder, args.wire))
     with tempfile.TemporaryDirectory() as tmp:
         for stream in (False, True):
-            got = run(args.requests, args.turns, stream, Path(tmp))
+            marks: dict[str, float] = {}
+            rows: list[tuple[float, float, dict[str, float]]] = []
+            with _phases(marks) if args.phases else _nothing(), _rows(marks, rows) if args.phases else _nothing():
+                got = run(args.requests, args.turns, stream, Path(tmp))
             direct, through = got["direct"], got["through"]
             added = [b - a for a, b in zip(direct, through)]
             cpu = statistics.median(got["through_cpu"]) - statistics.median(got["direct_cpu"])
@@ -226,6 +333,8 @@ def main() -> None:
                 f"added p50 {statistics.median(added):.2f} ms p95 {_p95(added):.2f}  "
                 f"ratio {statistics.median(through) / statistics.median(direct):.2f}  gateway CPU added per request {cpu:.2f} ms"
             )
+            if args.phases:
+                _print_phases(rows)
 
 
 if __name__ == "__main__":

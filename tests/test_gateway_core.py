@@ -218,6 +218,34 @@ def test_an_automatic_approval_is_not_fsynced_an_operators_is(tmp_path: Path, mo
         assert synced == (0 if approve == "all" else 2), (approve, synced)
 
 
+def test_a_new_runs_header_is_written_before_the_upstream_is_asked_and_synced_with_its_first_synced_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first request of a conversation costs no fsync before the upstream is asked: the
+    header goes to the operating system at once (a killed gateway keeps it) and reaches the
+    disk with the first line that needs it (an operator's approval, the end)."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (gw, server):
+        fake.add(call("read_file", path="a", id="c0"))
+        client = agent_client(server)
+        synced = _synced_during(monkeypatch, lambda: client.chat.completions.create(model="m", messages=USER, tools=TOOLS))
+        path = gw.runs[0].path
+        assert path is not None
+        assert json.loads(path.read_bytes().splitlines()[0])["type"] == "header"
+    assert synced == 0
+
+
+def test_a_new_conversation_after_an_answer_costs_no_fsync_before_its_reply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run that ended with an answer had its end synced: putting it away when the next
+    conversation starts syncs nothing again, so the new request waits for no disk."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (gw, server):
+        fake.add(say("done"), call("read_file", path="a", id="c0"))
+        client = agent_client(server)
+        client.chat.completions.create(model="m", messages=USER, tools=TOOLS)
+        assert gw.runs[0].ended is not None
+        other = [{"role": "user", "content": "Something else."}]
+        synced = _synced_during(monkeypatch, lambda: client.chat.completions.create(model="m", messages=other, tools=TOOLS))
+        assert len(gw.runs) == 2 and gw.runs[1].engine.released
+    assert synced == 0
+
+
 # -- decisions ------------------------------------------------------------------
 
 

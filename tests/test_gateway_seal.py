@@ -37,3 +37,19 @@ def test_sealing_leaves_the_runs_names_and_ids_out_of_pydantics_cache_of_strings
     approval = ApprovalDecided(step=1, index=0, choice="reject", reason="keep the notes").model_dump_json()
     assert Header.model_validate_json(header).task is not Header.model_validate_json(header).task
     assert ApprovalDecided.model_validate_json(approval).reason is not ApprovalDecided.model_validate_json(approval).reason
+
+def test_the_key_is_read_once_for_every_run_of_the_gateway(tmp_path: Path, monkeypatch) -> None:
+    """Each new conversation is a run sealed with the operator's key, read from its file once
+    for the gateway (not once a run, before the upstream is asked); every header carries a good seal."""
+    import engine.sessions.seals as seals
+
+    real, reads = seals.load_key, []
+    monkeypatch.setattr(seals, "load_key", lambda *a: reads.append(1) or real(*a))
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (gw, server):
+        fake.add(say("one"), say("two"), say("three"))
+        for n in range(3):
+            agent_client(server).chat.completions.create(model="m", messages=[{"role": "user", "content": f"Task {n}."}], tools=TOOLS)
+        paths = [run.path for run in gw.runs]
+    assert len(paths) == 3 and len(reads) == 1
+    key = real()
+    assert all(header_sealed(key, read_transcript(p).header) for p in paths)

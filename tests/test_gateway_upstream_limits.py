@@ -52,3 +52,21 @@ def test_a_reply_over_the_cap_is_refused_and_the_next_request_goes_through(tmp_p
         assert "larger than 16 MB" in caught.value.message
         retry = client.chat.completions.create(model="m", messages=USER)
         assert retry.choices[0].message.content == "small"
+
+
+def test_a_cookie_the_upstream_sets_is_never_sent_back() -> None:
+    """The gateway's one upstream client serves every agent: a `Set-Cookie` of one reply is
+    not kept, so no later request (another agent's) carries it upstream."""
+    from engine.gateway.client import UpstreamClient
+    from tests.support.fake_openai import Status
+
+    with FakeOpenAI() as fake:
+        fake.add(Status(429, headers={"Set-Cookie": "session=agent-one; Path=/"}), say("second"))
+        client = UpstreamClient(10.0)
+        try:
+            for _ in range(2):
+                with client.post(fake.url + "/chat/completions", json.dumps({"messages": USER}).encode(), {"Content-Type": "application/json"}) as response:
+                    client.whole(response)
+        finally:
+            client.close()
+        assert [r.headers.get("cookie") for r in fake.requests] == [None, None]

@@ -2,7 +2,9 @@
 
 Every upstream call is on the path of a model turn, so one client is kept
 (its pool reused between requests), with TLS from the shared verified
-context, no proxies from the environment and no redirects. The reply is read
+context, no proxies from the environment, no redirects and no cookies (the
+client serves every agent: a cookie one reply sets is never sent with
+another's request, and no response's cookies are read). The reply is read
 streamed, with three bounds: `timeout` for the whole of a reply that is not
 a stream (a server dripping a byte at a time never holds a request longer),
 for a stream `timeout` between its lines (a server that keeps the stream
@@ -21,6 +23,7 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
+from http.cookiejar import Cookie, CookieJar
 from typing import TYPE_CHECKING, Iterator
 
 from engine.model.http import MAX_REPLY_BYTES, ssl_context
@@ -58,6 +61,16 @@ def _as_standard_errors() -> Iterator[None]:
         raise Unreachable(type(exc).__name__) from exc
 
 
+class _NoCookies(CookieJar):
+    """A cookie jar that keeps nothing: a `Set-Cookie` is neither read nor sent back."""
+
+    def extract_cookies(self, response: object, request: object) -> None:
+        pass
+
+    def set_cookie(self, cookie: Cookie) -> None:
+        pass
+
+
 class UpstreamClient:
     def __init__(self, timeout: float, stream_limit: float = STREAM_LIMIT) -> None:
         self.timeout = timeout
@@ -79,6 +92,7 @@ class UpstreamClient:
                     verify=ssl_context(),
                     trust_env=False,
                     follow_redirects=False,
+                    cookies=_NoCookies(),
                 )
             return self._client
 

@@ -131,6 +131,8 @@ class Gateway:
         """The notes of side requests that came while no run went on, by the wire of the agent
         that sent them: written at the start of the next run of that wire, else as a run of
         their own (`_side_run`)."""
+        self._seal_key: bytes | None = None
+        """The operator's key that seals each run's header, read once (until read, None)."""
 
     # -- reading ---------------------------------------------------------------
 
@@ -495,7 +497,9 @@ class Gateway:
             sealer: Sealer | None = None
             taken: list[Path] = []
             if self.save:
-                header, sealer = sealed_run(key_or_problem()[0], header)
+                if self._seal_key is None:
+                    self._seal_key = key_or_problem()[0]
+                header, sealer = sealed_run(self._seal_key, header)
                 path, writer, taken = self._writer(number, task, header)
             engine = build_engine(
                 header, tools, policy, writer=writer, sealer=sealer, clock=self.clock, interactive=True, approve=self.approve_mode,
@@ -564,16 +568,16 @@ class Gateway:
         synced = self.approve_mode == "ask"  # an automatic answer needs no fsync before the call goes
         if self.out is None:
             path = default_transcript_path("gateway", task, header.started_at)
-            return path, TranscriptWriter(path, header, sync_approvals=synced), []
+            return path, TranscriptWriter(path, header, sync_approvals=synced, sync_header=False), []
         if number == 1:
-            return self.out, TranscriptWriter(self.out, header, sync_approvals=synced), []
+            return self.out, TranscriptWriter(self.out, header, sync_approvals=synced, sync_header=False), []
         taken: list[Path] = []
         wanted = max(number, self._out_number + 1)
         while True:
             path, n = free_path(self.out.parent, self.out.stem, self.out.suffix, wanted)
             taken += [self.out.with_name(f"{self.out.stem}-{k}{self.out.suffix}") for k in range(wanted, n)]
             try:
-                writer = TranscriptWriter(path, header, sync_approvals=synced)
+                writer = TranscriptWriter(path, header, sync_approvals=synced, sync_header=False)
             except FileExistsError:  # written by someone else since it was looked at
                 taken.append(path)
                 wanted = n + 1

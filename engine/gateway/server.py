@@ -373,7 +373,7 @@ class GatewayServer:
 
     async def _send(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None) -> None:
         if response is None or scope.get(_LOST):
-            await _report(on_sent, False)
+            _report(on_sent, False)
             return
         headers = [
             (b"content-type", response.content_type.encode("latin-1")),
@@ -386,9 +386,9 @@ class GatewayServer:
             await send({"type": "http.response.start", "status": response.status, "headers": headers})
             await send({"type": "http.response.body", "body": response.body, "more_body": False})
         except Exception:
-            await _report(on_sent, False)
+            _report(on_sent, False)
             raise
-        await _report(on_sent, not scope.get(_LOST))
+        _report(on_sent, not scope.get(_LOST))
 
 
     async def _send_rest(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None, wire: Wire) -> None:
@@ -403,9 +403,9 @@ class GatewayServer:
         try:
             await send({"type": "http.response.body", "body": body, "more_body": False})
         except Exception:
-            await _report(on_sent, False)
+            _report(on_sent, False)
             raise
-        await _report(on_sent, response is not None and not scope.get(_LOST))
+        _report(on_sent, response is not None and not scope.get(_LOST))
 
 
 class _EarlyConnection:
@@ -449,11 +449,12 @@ class _EarlyConnection:
         return True
 
 
-async def _report(on_sent: Callable[[bool], None] | None, sent: bool) -> None:
-    """Tell the gateway whether the response reached the agent, off the event loop: the callback
-    takes the gateway's lock, which a request's upstream call may hold for long."""
+def _report(on_sent: Callable[[bool], None] | None, sent: bool) -> None:
+    """Tell the gateway whether the response reached the agent, off the event loop (the callback
+    takes the gateway's lock, which a request's upstream call may hold for long), without waiting
+    for it: nothing on the loop needs its end, and a hand-off back to the loop is saved."""
     if on_sent is not None:
-        await _in_thread(_report_sent, on_sent, sent)
+        _WORKERS.run(lambda: _report_sent(on_sent, sent))
 
 
 def _report_sent(on_sent: Callable[[bool], None] | None, sent: bool) -> None:

@@ -123,11 +123,19 @@ def _canonical(item: Header | ApprovalDecided) -> bytes:
 
 def header_digest(header: Header) -> bytes:
     """What identifies a run: the hash of its header's content (the seal aside)."""
-    return hashlib.sha256(_canonical(header)).hexdigest().encode()
+    return _digest_of(_canonical(header))
 
 
 def _header_mac(key: bytes, header: Header) -> str:
-    return hmac.new(key, _HEADER_DOMAIN + _canonical(header), hashlib.sha256).hexdigest()
+    return _mac_of(key, _canonical(header))
+
+
+def _mac_of(key: bytes, canonical: bytes) -> str:
+    return hmac.new(key, _HEADER_DOMAIN + canonical, hashlib.sha256).hexdigest()
+
+
+def _digest_of(canonical: bytes) -> bytes:
+    return hashlib.sha256(canonical).hexdigest().encode()
 
 
 def _approval_mac(key: bytes, digest: bytes, event: ApprovalDecided) -> str:
@@ -150,9 +158,10 @@ def _same(seal: object, mac: str) -> bool:
 class Sealer:
     """Seals the "approve always" of one run (the engine's `seal_approval`)."""
 
-    def __init__(self, key: bytes, header: Header) -> None:
+    def __init__(self, key: bytes, header: Header, digest: bytes | None = None) -> None:
         self._key = key
-        self._digest = header_digest(header)
+        self._digest = header_digest(header) if digest is None else digest
+        """`header_digest(header)`; given when the caller has it already."""
 
     def __call__(self, event: ApprovalDecided) -> ApprovalDecided:
         return event.model_copy(update={"seal": _approval_mac(self._key, self._digest, event)})
@@ -168,5 +177,6 @@ def sealed_run(key: bytes | None, header: Header) -> tuple[Header, Sealer | None
     plain = header.model_copy(update={"seal": None})
     if key is None:
         return plain, None
-    sealed = seal_header(key, plain)
-    return sealed, Sealer(key, sealed)
+    canonical = _canonical(plain)  # once, for the seal and the digest (a new gateway run waits for both)
+    sealed = plain.model_copy(update={"seal": _mac_of(key, canonical)})
+    return sealed, Sealer(key, sealed, _digest_of(canonical))

@@ -72,12 +72,20 @@ class TranscriptWriter:
     """
 
     def __init__(
-        self, path: str | Path, header: Header | None = None, *, notify: Callable[[str], None] | None = None, sync_approvals: bool = True
+        self,
+        path: str | Path,
+        header: Header | None = None,
+        *,
+        notify: Callable[[str], None] | None = None,
+        sync_approvals: bool = True,
+        sync_header: bool = True,
     ) -> None:
         self.path = Path(path)
-        self._synced = _FSYNC_TYPES if sync_approvals else _FSYNC_TYPES - _APPROVAL_TYPES
+        self._synced = (_FSYNC_TYPES if sync_approvals else _FSYNC_TYPES - _APPROVAL_TYPES) - (set() if sync_header else {"header"})
         """`sync_approvals` False where no operator answers (`--approve all|none`): an automatic
-        answer is given again on a resume, so its lines go out at once (before the call) unsynced."""
+        answer is given again on a resume, so its lines go out at once (before the call) unsynced.
+        `sync_header` False: the header goes out at once and reaches the disk with the first
+        synced line (the same file's fsync), where a new run must not wait for a disk first."""
         self.notify: Callable[[str], None] = notify or (lambda _message: None)
         self.recovered_from: Path | None = None
         if self.path.is_dir():
@@ -98,6 +106,8 @@ class TranscriptWriter:
             raise
         self._fd: int | None = fd
         self._pending: list[bytes] = []
+        self._unsynced = False
+        """Lines were handed to the operating system since the last fsync."""
         self._name_checked_at = time.monotonic()
         self._only_header = header is not None
         if header is not None:
@@ -112,7 +122,7 @@ class TranscriptWriter:
         os.ftruncate(self._fd, 0)
         self.write("header", event_line(header))
         self.flush()
-        os.fsync(self._fd)
+        self._sync()
 
     def write(self, event_type: str, line: bytes) -> None:
         """Queue one line (without its newline); intent lines, approvals and the end go out at once."""
@@ -126,7 +136,7 @@ class TranscriptWriter:
             synced = event_type in self._synced
             self.flush(check_name=synced)
             if synced:
-                os.fsync(self._fd)
+                self._sync()
 
     def flush(self, check_name: bool = False) -> None:
         """Hand the queued lines to the operating system (one write).
@@ -143,8 +153,14 @@ class TranscriptWriter:
         if check_name or time.monotonic() - self._name_checked_at >= NAME_CHECK_SECONDS:
             self._check_name()
         view = memoryview(data)
+        self._unsynced = True
         while view:
             view = view[os.write(self._fd, view) :]
+
+    def _sync(self) -> None:
+        assert self._fd is not None
+        os.fsync(self._fd)
+        self._unsynced = False
 
     def _check_name(self) -> None:
         """Go on in a recovery file if the path no longer names the open file."""
@@ -157,6 +173,7 @@ class TranscriptWriter:
         assert self._fd is not None
         old = self.path
         self._fd, self.path = move_to_recovery(old, self._fd)
+        self._unsynced = True  # a new file: synced at the next synced line or at close
         self._ident = identity(self._fd)
         self.recovered_from = old
         self.notify(f"{old}: the transcript was deleted or replaced during the run; the run goes on in {self.path}")
@@ -174,7 +191,8 @@ class TranscriptWriter:
         try:
             self.flush()
             self._check_name()  # also when nothing was queued: lines written since the last check
-            os.fsync(self._fd)
+            if self._unsynced:  # (a run that ended had its end synced: nothing to sync again)
+                self._sync()
         except OSError:
             pass
         finally:
