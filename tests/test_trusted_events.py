@@ -43,3 +43,13 @@ def test_a_trusted_event_is_what_validation_makes_of_its_values() -> None:
 def test_trusted_refuses_a_name_that_is_not_a_field(model: type[ev._Model]) -> None:
     with pytest.raises(TypeError):
         model.trusted(no_such_field=1)
+
+
+def test_a_model_without_fields_has_a_trusted_constructor_too() -> None:
+    class Marker(ev._Model):
+        """No field of its own (as `_Event` had none before its `at`)."""
+
+    made = Marker.trusted()
+    assert made == Marker() and made.__dict__ == {}
+    with pytest.raises(TypeError):
+        Marker.trusted(at=1)

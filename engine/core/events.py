@@ -84,7 +84,8 @@ def _trusted_maker(cls: type[_Model]) -> Callable[..., Any]:
             params.append(f"{name}=_default{i}")
         items.append(f"{name!r}: {name}")
     # its own names start with "_", which no field's name can (`PolicySwapped.new` is a field)
-    source = (f"def trusted(*, {', '.join(params)}):\n{''.join(factories)}    _made = _new(_cls)\n"
+    keywords = f"*, {', '.join(params)}" if params else ""  # (a bare `*` with none after it does not compile)
+    source = (f"def trusted({keywords}):\n{''.join(factories)}    _made = _new(_cls)\n"
               f"    _dict(_made, {{{', '.join(items)}}})\n    _fields_set(_made, _fields)\n    _extra(_made, None)\n"
               "    _private(_made, None)\n    return _made\n")
     namespace: dict[str, Any] = {}
