@@ -212,6 +212,35 @@ def test_a_full_disk_stops_cleanly_and_resume_finishes_afterwards(capsys, tmp_pa
     assert read_transcript(out).events[-1].type == "run_ended"
 
 
+@pytest.mark.parametrize("sync_header", [True, False])
+def test_a_new_files_folder_entry_reaches_the_disk_with_its_first_synced_line(tmp_path, monkeypatch, sync_header):
+    """An fsync of a new file does not make its name in the folder durable: the folder is synced
+    too, before the first synced line (the header, or, for a gateway run, its approval) returns,
+    so a machine that loses power after an approval keeps the file that records it."""
+    from engine.core.events import Header
+
+    real, synced = os.fsync, []
+
+    def recorded(fd: int) -> None:
+        info = os.fstat(fd)
+        synced.append((info.st_dev, info.st_ino))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", recorded)
+    folder = os.stat(tmp_path)
+    header = Header(scenario="s", task="t", task_text="t", policy="p")
+    writer = TranscriptWriter(tmp_path / "t.jsonl", header, sync_header=sync_header)
+    try:
+        assert bool(synced) is sync_header
+        writer.write("approval_requested", b'{"type": "approval_requested"}')
+        assert (folder.st_dev, folder.st_ino) in synced
+        count = len(synced)
+        writer.write("approval_decided", b'{"type": "approval_decided"}')
+        assert len(synced) == count + 1, "the folder is synced once"
+    finally:
+        writer.close()
+
+
 # -- 7. the transcript deleted or replaced during a run ---------------------------------
 
 

@@ -2,7 +2,8 @@
 
 The writer hands every line to the operating system before a tool runs, before
 the policy is asked and when a step returns, and fsyncs after approvals and at
-the end, so a killed process loses at most the line being written. The
+the end (a new file's first fsync also syncs its folder: the file's name in it
+must last too), so a killed process loses at most the line being written. The
 whole-file reader here is built on `engine.stored.reader` (the one reader of
 the format): every event line is validated; a torn last line is accepted with
 a warning, any other bad line is reported as `FILE:LINE: reason`, and no bad
@@ -11,6 +12,7 @@ file raises anything but `TranscriptError`.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from array import array
@@ -108,6 +110,8 @@ class TranscriptWriter:
         self._pending: list[bytes] = []
         self._unsynced = False
         """Lines were handed to the operating system since the last fsync."""
+        self._folder_synced = header is None
+        """The folder's entry for the file reached the disk (a file continued has had it)."""
         self._name_checked_at = time.monotonic()
         self._only_header = header is not None
         if header is not None:
@@ -161,6 +165,9 @@ class TranscriptWriter:
         assert self._fd is not None
         os.fsync(self._fd)
         self._unsynced = False
+        if not self._folder_synced:  # a new file's name is durable only once its folder is synced
+            _sync_folder(self.path.parent)
+            self._folder_synced = True
 
     def _check_name(self) -> None:
         """Go on in a recovery file if the path no longer names the open file."""
@@ -173,7 +180,7 @@ class TranscriptWriter:
         assert self._fd is not None
         old = self.path
         self._fd, self.path = move_to_recovery(old, self._fd)
-        self._unsynced = True  # a new file: synced at the next synced line or at close
+        self._unsynced, self._folder_synced = True, False  # a new file: synced at the next synced line or at close
         self._ident = identity(self._fd)
         self.recovered_from = old
         self.notify(f"{old}: the transcript was deleted or replaced during the run; the run goes on in {self.path}")
@@ -205,6 +212,21 @@ class TranscriptWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync `folder` where the system can (not on Windows; a file system that cannot sync a
+    folder, EINVAL, keeps its entries as it does)."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
 
 
 @dataclass
