@@ -267,7 +267,7 @@ class Gateway:
         """The conversation `messages` continue (the longest when several do), or a new one;
         or, for a request without tools beside a run going on, that run's conversation as the
         third value (a side request); None and None for a request without tools that asks for
-        a JSON answer when no run goes on (a router's: a side request noted nowhere). Under
+        a JSON answer when no run goes on (a router's: a side request, `_hold_side_note`). Under
         the table lock."""
         self._requests += 1
         forms: dict[int, tuple[Any, ...]] = {}

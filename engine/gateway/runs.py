@@ -77,7 +77,7 @@ class GatewayRun:
 @dataclass(frozen=True, slots=True)
 class FinishedRun:
     """A run of the gateway that the next one replaced: its line in the cockpit's list of
-    runs and its transcript, without its engine, events or requests: about 300 bytes (its
+    runs and its transcript, without its engine, events or requests: about 450 bytes (its
     end's fields, not the event, which is made again when asked for; the path as text), kept
     for the newest `controller.KEPT_RUNS` ended runs (the older are counted, `OlderRuns`)."""
 
