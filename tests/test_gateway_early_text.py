@@ -27,7 +27,7 @@ from starlette.routing import Route
 from engine.core.answers import Answer
 from engine.gateway import Upstream
 from engine.model.config import Secret
-from tests.support.gateway_harness import TOOLS, gateway
+from tests.support.gateway_harness import TOOLS, Operator, gateway
 from tests.support.loopback import Loopback
 from tests.support.waiting import wait_for
 
@@ -44,6 +44,8 @@ class GatedUpstream(Loopback):
     def __init__(self, wire: str, call: bool, first: str = "Hello", then: str = " world") -> None:
         self.wire, self.call, self.first, self.then = wire, call, first, then
         self.shows_first = first
+        self.again = "Kept the notes."
+        """The text of the reply to a request after a refusal."""
         """What the agent reads first, before the upstream goes on."""
         self.gates_thinking = False
         """(Anthropic) wait for `go` after the thinking block, before any text."""
@@ -65,7 +67,7 @@ class GatedUpstream(Loopback):
                 yield event
             return
         if again:
-            yield self._text("Kept the notes.", finish=True, role=True)
+            yield self._text(self.again, finish=True, role=True)
             if self.wire == "chat":
                 yield b"data: [DONE]\n\n"
             return
@@ -95,7 +97,7 @@ class GatedUpstream(Loopback):
             at = 1
             await self._gate(self.gates_thinking)
         yield event({"type": "content_block_start", "index": at, "content_block": {"type": "text", "text": ""}})
-        yield event({"type": "content_block_delta", "index": at, "delta": {"type": "text_delta", "text": "Kept the notes." if again else self.first}})
+        yield event({"type": "content_block_delta", "index": at, "delta": {"type": "text_delta", "text": self.again if again else self.first}})
         if not again:
             await self._gate(True)
             if self.cuts:
@@ -134,11 +136,11 @@ class GatedUpstream(Loopback):
             yield event({"type": "response.output_item.done", "output_index": 0, "item": reasoning})
             output.append(reasoning)
         at = len(output)
-        text = "Kept the notes." if again else self.first + self.then
+        text = self.again if again else self.first + self.then
         where = {"item_id": f"msg_{at}", "output_index": at, "content_index": 0}
         yield event({"type": "response.output_item.added", "output_index": at, "item": {"id": f"msg_{at}", "type": "message", "role": "assistant", "status": "in_progress", "content": []}})
         yield event({"type": "response.content_part.added", **where, "part": {"type": "output_text", "text": "", "annotations": []}})
-        yield event({"type": "response.output_text.delta", **where, "delta": "Kept the notes." if again else self.first})
+        yield event({"type": "response.output_text.delta", **where, "delta": self.again if again else self.first})
         if not again:
             await self._gate(True)
             if self.cuts:
@@ -383,6 +385,25 @@ def test_a_call_rejected_after_early_text_and_asked_again_of_another_wire_contin
     text, calls = _text_and_calls(wire, whole)
     assert calls == [] and text == "Hello worldKept the notes, all of them.", text
     assert "keep them" in json.dumps(second.requests[0])
+
+
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
+def test_a_key_spelled_across_early_text_and_the_reply_asked_again_never_reaches_the_agent(tmp_path: Path, wire: str) -> None:
+    """The text that went early ends with the key's start, and the reply asked again after the
+    refusal begins with its rest: the agent, which joins them, never reads the key."""
+    key = "sk-upstream-7f3a9c1e5b2d4a6c8e0f"
+    upstream = GatedUpstream(wire, call=True, first="Here: " + key[:14], then=" " + "y" * 2000)
+    upstream.again = key[14:] + " is the rest."
+    upstream.go.set()
+    with upstream, gateway(upstream, tmp_path, wire, key=Secret(key)) as (gw, server):
+        url, body = _request(wire, f"http://127.0.0.1:{server.port}")
+        operator = Operator(gw, lambda g: g.answer(Answer.reject("keep them")))
+        raw = httpx.post(url, json=body, timeout=30).text
+        operator.join()
+        asked = len(upstream.requests)
+    text, calls = _text_and_calls(wire, raw)
+    assert asked == 2 and calls == [] and text.startswith("Here: " + key[:14]), text[:100]
+    assert key not in text and text.endswith(" is the rest."), text[-100:]
 
 
 def test_thinking_reaches_the_agent_before_any_text(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from engine.model.keymask import KeyMask
+from engine.model.keymask import MASK, KeyMask
 
 
 _CALL_WORDS = (
@@ -42,6 +42,8 @@ class EarlyStream:
         self.sent = 0
         self.chars = 0
         self.shown = b""
+        self.shown_text = ""
+        """The text characters of `shown` (what the agent's client has joined)."""
         self._open = False
         self._mask: KeyMask | None = None
         self._pending: list[tuple[bytes, int, int]] = []
@@ -103,7 +105,20 @@ class EarlyStream:
         self.started = True
         self.sent += len(data)
         self.shown += data
+        self.shown_text += self._text[self.chars : going[-1][1]]
         self.chars, self._thought_sent = going[-1][1], going[-1][2]
+
+    def following(self, content: str) -> str:
+        """`content`, the rest's text, as it follows the text the agent has: the key masked also
+        where it begins in that text and ends in `content` (a reply asked again after a refusal is
+        masked on its own, and the agent's client joins the two)."""
+        if self._mask is None or not content or not self.shown_text:
+            return content
+        tail = self.shown_text[-self._mask.span :]
+        for match in self._mask.matches(tail + content):
+            if match.start() < len(tail) < match.end():
+                return MASK + content[match.end() - len(tail) :]
+        return content
 
     def end(self) -> None:
         """Nothing more of this reply goes early: the rest waits for the decision."""

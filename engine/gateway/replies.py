@@ -71,7 +71,9 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
     thought = decision.thought or ""
 
     def rest(early: EarlyStream) -> Response:
-        return built(line, thought[early.chars :] or None, calls, decision, model, shown=early.shown)
+        text = thought[early.chars :]
+        following = early.following(text)
+        return built(line, following or None, calls, decision, model, shown=early.shown, anew=following != text)
 
     if unchanged and as_it_came(line, reply):
         return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
@@ -94,15 +96,18 @@ def _with_rest(line: Line, response: Response, raw: bytes | None, rest: Callable
 
 
 def built(
-    line: Line, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None, model: str | None, shown: bytes | None = None
+    line: Line, content: str | None, calls: list[dict[str, Any]], decision: DecisionMade | None, model: str | None, shown: bytes | None = None,
+    anew: bool = False,
 ) -> Response:
     """A reply in the held request's wire (`model`: the upstream's, else the request's); `shown`:
-    the stream's bytes the agent has already, when this is their rest (`engine.gateway.early`)."""
+    the stream's bytes the agent has already, when this is their rest (`engine.gateway.early`);
+    `anew`: written from `content` and `calls` only, not from the upstream's reply (its text
+    would complete a key the agent has the start of, `EarlyStream.following`)."""
     body = line.held.body
     usage = decision.usage if decision is not None and not decision.usage.estimated else None
     include = bool((body.get("stream_options") or {}).get("include_usage"))
     model = str(model or body.get("model") or "agent-tui")
-    original = line.turn.reply.reply if line.turn.reply is not None else None
+    original = line.turn.reply.reply if line.turn.reply is not None and not anew else None
     return line.held.wire.built_reply(
         content, calls, model=model, stream=line.held.stream, usage=usage, include_usage=include, original=original,
         continued=shown is not None, shown=shown or b"",
@@ -121,7 +126,9 @@ def end_response(line: Line, model: str | None) -> Response:
         answer = decision.answer
 
         def rest(early: EarlyStream) -> Response:
-            return built(line, answer[early.chars :], [], decision, model, shown=early.shown)
+            text = answer[early.chars :]
+            following = early.following(text)
+            return built(line, following, [], decision, model, shown=early.shown, anew=following != text)
 
         if reply is not None and as_it_came(line, reply):
             return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
