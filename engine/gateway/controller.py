@@ -70,7 +70,8 @@ KEPT_SIDE_NOTES = 64
 """Side requests held (their notes) while no run of their agent goes on; past this many, they
 are written as a run of their own."""
 KEPT_RUNS = 256
-"""Runs `Gateway.runs` lists (the newest; every run going on besides): as many as the ended
+"""Runs `Gateway.runs` lists, the newest, those going on among them (an older one going on is
+listed too, beyond this many): as many as the ended
 conversations kept, whose lines hold their last runs anyway (about 450 bytes each). An older
 run is one no request continues; it is counted in `Gateway.older` and read from its transcript."""
 
@@ -107,8 +108,9 @@ class Gateway:
         """The table (`lines`, `runs`, the selection), held briefly; each conversation has its
         own lock (`Line.lock`), taken before this one, never after."""
         self.runs: list[GatewayRun | FinishedRun] = []
-        """The runs by number: every one going on, whole, and the newest `KEPT_RUNS` ended
-        ones as `FinishedRun`s; the older are counted in `older` (their transcripts are on disk)."""
+        """The runs by number: the newest `KEPT_RUNS` (the run going on counted among them), and
+        every one going on however old; those going on whole, the ended ones as `FinishedRun`s; the
+        older are counted in `older` (their transcripts are on disk)."""
         self.older = OlderRuns()
         self.lines: list[Line] = []
         """The conversations followed (a request is matched against them), oldest first."""
