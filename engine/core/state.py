@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy as _copy
 import math
-from sys import intern
 from dataclasses import dataclass, field, fields
 from typing import Hashable, Iterable, Literal
 
@@ -17,8 +16,8 @@ from engine.core import events as ev
 from engine.core.approvals import always_rule
 from engine.core.collector import collector_paused
 from engine.core.events import Action, Budget, BudgetExhausted, BudgetKind, Event, Header, RuleInfo, RunEnded
+from engine.core.history import History, as_history, observation_of, step_of
 from engine.core.jsonvalues import args_key
-from engine.core.policy import ObservationView, StepView
 
 Status = Literal["ready", "awaiting_approval", "awaiting_budget", "policy_failed", "ended"]
 """Where the fold leaves a run."""
@@ -115,7 +114,8 @@ class RunState:
     tool_calls: dict[str, int] = field(default_factory=dict)
     tool_last_error: dict[str, bool] = field(default_factory=dict)
     rules: list[RuleInfo] = field(default_factory=list)
-    history: list[StepView] = field(default_factory=list)
+    history: History = field(default_factory=History)
+    """The steps as the policies see them: a sequence of `StepView` (`engine.core.history`)."""
     said_before: list[str] = field(default_factory=list)
     """What the user said after the task and before the first step (an imported run's further user messages)."""
     queue: list[tuple[int, Action]] = field(default_factory=list)
@@ -129,6 +129,9 @@ class RunState:
     its actions' keys (`args_key`) as executed, edited arguments included, rejected ones left out."""
     step_signatures: list[Hashable | None] = field(default_factory=list)
     ended: RunEnded | None = None
+
+    def __post_init__(self) -> None:
+        self.history = as_history(self.history)
 
     @classmethod
     def start(cls, header: Header) -> RunState:
@@ -163,7 +166,7 @@ class RunState:
             elif name in _SHALLOW:
                 target[name] = _copy.copy(value)
             elif name == "history":
-                target[name] = value[:-1] + [value[-1].copy()] if value else []
+                target[name] = value.copy()
             elif name == "pending":
                 target[name] = None if value is None else _copy.deepcopy(value)
             else:
@@ -221,8 +224,7 @@ class RunState:
         self.seconds += e.duration
         self.input_tokens_per_step.append(input_tokens)
         self.context_words += added_words(e) if words is None else words
-        # one policy string for all its steps (intern)
-        self.history.append(StepView(e.step, intern(e.policy), e.thought, list(actions), e.answer, e.parse_error, e.raw))
+        self.history.add(step_of(e), self.events - 1)
         self.queue = list(enumerate(actions)) if e.answer is None else []
         keys: list[Hashable | None] = [args_key(a.tool, a.args) for a in actions]
         signature = tuple(keys) if keys else None
@@ -272,14 +274,8 @@ class RunState:
         self.seconds += e.duration
         self.context_words += added_words(e)
         if self.history:
-            tool = None if e.tool is None else intern(e.tool)
             current = self.history[-1]
-            args = e.args
-            if 0 <= e.index < len(current.actions) and current.actions[e.index].args == args:
-                args = current.actions[e.index].args  # the call as proposed: one dict for both (a replay holds every step)
-            else:
-                args = dict(args)
-            current.observations.append(ObservationView(tool, args, e.text, e.error, e.executed))
+            current.observations.append(observation_of(current, e))
 
     def _policy_swapped(self, e: ev.PolicySwapped) -> None:
         self.policy = e.new

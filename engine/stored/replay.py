@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Sequence
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header
+from engine.core.history import History
 from engine.core.policy import StepView
 from engine.core.state import RunState
 from engine.core.describe import event_words
@@ -70,7 +71,7 @@ class _Checkpoint:
     @classmethod
     def take(cls, state: RunState) -> _Checkpoint:
         history, tokens = state.history, state.input_tokens_per_step
-        state.history, state.input_tokens_per_step = [], []
+        state.history, state.input_tokens_per_step = History(), []
         try:
             bare = state.copy()
         finally:
@@ -82,7 +83,7 @@ class _Checkpoint:
         """A fresh state; `running` is the index's state, which is at or past this checkpoint."""
         state = self.state.copy()
         if self.last_step is not None:
-            state.history = running.history[: self.history_len - 1] + [self.last_step.copy()]
+            state.history = running.history.upto(self.history_len, self.last_step.copy())
         state.input_tokens_per_step = running.input_tokens_per_step[: self.tokens_len]
         return state
 
