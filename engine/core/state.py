@@ -58,10 +58,48 @@ def added_words(event: Event) -> int:
     `RunState.context_words`: a decision's text, an observation's or a note's; none for the rest."""
     kind = event.type
     if kind == "decision":
-        return len(decision_text(event).split())  # type: ignore[arg-type]
+        return decision_words(event)  # type: ignore[arg-type]
     if kind == "observation" or kind == "note":
         return len(event.text.split())  # type: ignore[union-attr]
     return 0
+
+
+def decision_words(e: ev.DecisionMade) -> int:
+    """`len(decision_text(e).split())`: the words of each part summed (the parts are joined by
+    newlines), a call's without writing it out when none of its parts holds a space or another
+    character `str.split` splits at (the usual call: then its words are its arguments, or 1)."""
+    if e.raw is not None:
+        return len(e.raw.split())
+    words = len(e.thought.split()) if e.thought else 0
+    for action in e.actions:
+        words += _call_words(action)
+    if e.answer is not None:
+        words += len(e.answer.split())
+    return words
+
+
+def _call_words(action: Action) -> int:
+    """The words of `action.render()`: `tool(k=v, k=v)` splits at its ", " only, when no tool
+    name, key or string value holds a character that is whitespace (each such is not printable,
+    but for the space) and the values are scalars (their JSON holds no whitespace either)."""
+    args, tool = action.args, action.tool
+    if action.args_error is None and type(args) is dict and tool.isprintable() and " " not in tool:
+        for key, value in args.items():
+            if type(key) is not str or not key.isprintable() or " " in key:
+                break
+            kind = type(value)
+            if kind is str:
+                if not value.isprintable() or " " in value:
+                    break
+            elif kind not in _BARE_SCALARS:
+                break
+        else:
+            return len(args) or 1
+    return len(action.render().split())
+
+
+_BARE_SCALARS = (int, float, bool, type(None))
+"""Values whose JSON holds no whitespace."""
 
 
 def written_text(raw: str | None, thought: str, actions: Iterable[Action], answer: str | None) -> str:
@@ -167,6 +205,8 @@ class RunState:
                 target[name] = _copy.copy(value)
             elif name == "history":
                 target[name] = value.copy()
+            elif name == "policy_usage":
+                target[name] = {policy: _copy.copy(usage) for policy, usage in value.items()}
             elif name == "pending":
                 target[name] = None if value is None else _copy.deepcopy(value)
             else:
@@ -341,7 +381,7 @@ _SHARED = frozenset({"header", "budget", "exhausted", "ended", "status", "step",
                      "input_tokens", "output_tokens", "estimated_usage", "cost", "seconds", "context_words",
                      "last_policy_error", "repeat_count", "last_signature"})
 _SHALLOW = frozenset({"input_tokens_per_step", "tool_calls", "tool_last_error", "rules", "queue", "warned",
-                      "step_signatures"})
+                      "step_signatures", "said_before"})
 _FIELD_NAMES: tuple[str, ...] = ()
 
 
