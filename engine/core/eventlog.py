@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from typing import overload
+from typing import TypeVar, overload
 
 from engine.core.events import EVENT_ADAPTER, Event
 from engine.core.sink import event_line
@@ -65,26 +65,41 @@ class EventCache:
         return self._events.get(index)
 
 
-class IndexedEvents(Sequence[Event]):
-    """A sequence of events read by index through `_get`: slices and negative indexes done once."""
+T = TypeVar("T")
+
+
+class Indexed(Sequence[T]):
+    """A sequence read by index through `_get`: slices (as lists) and negative indexes done once."""
 
     @overload
-    def __getitem__(self, index: int) -> Event: ...
+    def __getitem__(self, index: int) -> T: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[Event]: ...
+    def __getitem__(self, index: slice) -> list[T]: ...
 
-    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+    def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
             return [self._get(i) for i in range(*index.indices(len(self)))]
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
-            raise IndexError("event index out of range")
+            raise IndexError(f"{type(self).__name__} index out of range")
         return self._get(index)
 
-    def _get(self, index: int) -> Event:
+    def _get(self, index: int) -> T:
         raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list, a tuple or another such sequence of equal items, in order."""
+        if isinstance(other, (Indexed, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class IndexedEvents(Indexed[Event]):
+    """A sequence of events read by index through `_get`."""
 
 
 class EventLog(IndexedEvents):
@@ -154,13 +169,6 @@ class EventLog(IndexedEvents):
         then (a pass over old events, such as a history's old steps read back, leaves the
         cache to the recent ones)."""
         return self._get(index, keep=False)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (EventLog, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"EventLog({len(self)} events)"

@@ -22,9 +22,9 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from sys import intern
-from typing import overload
 
 from engine.core import events as ev
+from engine.core.eventlog import Indexed
 from engine.core.events import Event
 from engine.core.policy import ObservationView, StepView
 
@@ -48,7 +48,7 @@ def observation_of(current: StepView, e: ev.Observed) -> ObservationView:
     return ObservationView(tool, args, e.text, e.error, e.executed)
 
 
-class History(Sequence[StepView]):
+class History(Indexed[StepView]):
     """The steps of a run, in order: a sequence of `StepView` (see the module)."""
 
     __slots__ = ("_split", "_at", "_kept", "_read")
@@ -140,23 +140,8 @@ class History(Sequence[StepView]):
         cold, hot = self._split
         return cold + len(hot)
 
-    @overload
-    def __getitem__(self, index: int) -> StepView: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[StepView]: ...
-
-    def __getitem__(self, index: int | slice) -> StepView | list[StepView]:
-        cold, hot = self._split
-        if isinstance(index, slice):
-            return [self._step(i, cold, hot) for i in range(*index.indices(cold + len(hot)))]
-        if index < 0:
-            index += cold + len(hot)
-        if not 0 <= index < cold + len(hot):
-            raise IndexError("history index out of range")
-        return self._step(index, cold, hot)
-
-    def _step(self, index: int, cold: int, hot: list[StepView]) -> StepView:
+    def _get(self, index: int) -> StepView:
+        cold, hot = self._split  # a step's index stays its own whether it is cold or hot
         return hot[index - cold] if index >= cold else self._made(index)
 
     def __iter__(self) -> Iterator[StepView]:
@@ -169,16 +154,15 @@ class History(Sequence[StepView]):
         cold, hot = self._split
         return bool(cold or hot)
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (History, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
     def __repr__(self) -> str:
         cold, hot = self._split
         return f"History({cold + len(hot)} steps, {cold} read back when asked)"
+
+    @property
+    def last(self) -> StepView | None:
+        """The last step, the one a fold changes (None before the first)."""
+        hot = self._split[1]
+        return hot[-1] if hot else None
 
     @property
     def cold(self) -> int:

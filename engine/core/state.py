@@ -313,8 +313,8 @@ class RunState:
             self.tool_last_error[e.tool] = e.error
         self.seconds += e.duration
         self.context_words += added_words(e)
-        if self.history:
-            current = self.history[-1]
+        current = self.history.last
+        if current is not None:
             current.observations.append(observation_of(current, e))
 
     def _policy_swapped(self, e: ev.PolicySwapped) -> None:

@@ -41,10 +41,11 @@ import stat
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence, overload
+from typing import Any, Iterator
 
 from pydantic import TypeAdapter, ValidationError
 
+from engine.core.eventlog import Indexed
 from engine.core.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header, ToolStarted
 from engine.core.smallfile import why_unreadable
 from engine.stored.packed import Packed
@@ -432,7 +433,7 @@ class LineIndex:
         return parse_note(self.data[note.start : note.end], f"{self.name}:{note.number}")
 
 
-class EventLines(Sequence[bytes]):
+class EventLines(Indexed[bytes]):
     """The event lines of a `LineIndex` as a sequence of `bytes`, each sliced from the file's
     bytes when read: no object a line is kept (100,000 of them take 33 MB, and pin the
     memory around them once the events parsed with them are freed)."""
@@ -443,19 +444,7 @@ class EventLines(Sequence[bytes]):
     def __len__(self) -> int:
         return len(self.index)
 
-    @overload
-    def __getitem__(self, index: int) -> bytes: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[bytes]: ...
-
-    def __getitem__(self, index: int | slice) -> bytes | list[bytes]:
-        if isinstance(index, slice):
-            return [self.index.raw(i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("line index out of range")
+    def _get(self, index: int) -> bytes:
         return self.index.raw(index)
 
     def packed(self) -> EventLines:
