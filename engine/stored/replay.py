@@ -47,7 +47,7 @@ peak RSS for 100,000 events at 50 than at 100 (111 against 108 MB), and a
 viewer's far seek folds 25 events on average instead of 50 (`state_at` at
 random positions: median 6.6 ms against 12.7 ms on a loaded machine; 12 ms
 p95 at 250 and 50 ms at 1000)."""
-PASS_SLICE = 0.004
+PASS_SLICE = 0.002
 """Seconds an index pass runs before it gives way to the viewer's thread (which may wait as long for the lock)."""
 _PLAIN = re.compile(r"[A-Za-z0-9 .,;!?'_-]+")
 _STEP_EVENTS = frozenset({"decision", "approval_requested", "approval_decided", "observation", "policy_error"})
