@@ -8,7 +8,9 @@ start included), run in turns with the floor: a process that reads the file and 
 
 - read + fold: `read_transcript` and the fold of its events (what a resume folds);
 - resume, engine built: `read_transcript` and `resume_run` (the run's engine with its
-  event log and state: everything `run --resume` does before the cockpit draws);
+  event log and state);
+- resume, lazy read: the same from `read_transcript(lazy=True)`, as `run --resume` reads
+  it (each line parsed once, in the resume's one pass);
 - tail: `read_tail` of the last 400 events (the cockpit's first frame);
 - index: `Timeline.open` and its whole index pass (the replay viewer's).
 
@@ -44,6 +46,7 @@ RESUME = (
     "from engine.sessions.resume import resume_run\n"
     "run = resume_run(_scenario(), read_transcript(sys.argv[1]), 'human', interactive=True)\nrun.close()\n"
 )
+RESUME_LAZY = RESUME.replace("read_transcript(sys.argv[1])", "read_transcript(sys.argv[1], lazy=True)")
 TAIL = "import sys\nfrom engine.stored.tail import read_tail\nread_tail(sys.argv[1], 400)\n"
 INDEX = "import sys\nfrom engine.stored.replay import Timeline\nTimeline.open(sys.argv[1]).build_index()\n"
 
@@ -77,7 +80,10 @@ def main() -> None:
         lines = (work / "ended.jsonl").read_bytes().splitlines(keepends=True)
         path.write_bytes(b"".join(lines[:-1]))  # without its end line: a run that can be resumed
     copy = work / "resumed.jsonl"
-    figures = {"read + fold": READ_FOLD, "resume, engine built": RESUME, "tail (400 events)": TAIL, "index pass": INDEX}
+    figures = {"read + fold": READ_FOLD, "resume, engine built": RESUME, "resume, lazy read": RESUME_LAZY,
+               "tail (400 events)": TAIL, "index pass": INDEX}
+    if "lazy" not in (tree / "engine" / "stored" / "transcript.py").read_text():
+        del figures["resume, lazy read"]
     if not (tree / "engine" / "stored" / "tail.py").exists():
         del figures["tail (400 events)"]
     cpu: dict[str, list[float]] = {"floor": [], **{name: [] for name in figures}}

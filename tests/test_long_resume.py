@@ -3,6 +3,7 @@ folded once, never parsed again, serialised once (a fork), and written in one go
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -10,15 +11,18 @@ from pathlib import Path
 import pytest
 
 import scenarios
+from engine.core import history as history_module
 from engine.core import sink
+from engine.core.policy import StepView
 from engine.core.events import Header
 from engine.core.state import RunState
 from engine.sessions import resume as resume_module
 from engine.core.state import fold
-from engine.sessions.resume import fork_point, fork_position, fork_run, resume_run
+from engine.sessions.resume import ResumeError, fork_point, fork_position, fork_run, resume_run
 from engine.sessions.run import new_run
 from engine.core import eventlog
-from engine.stored.transcript import read_transcript
+from engine.stored import reader
+from engine.stored.transcript import TranscriptError, read_transcript
 
 WORLD = Path(__file__).resolve().parent.parent / "bench" / "worlds" / "lookup_world.py"
 STEPS = 2_100  # 4,200 events: past the event log's cache of 4,096
@@ -71,6 +75,50 @@ def test_resume_folds_the_saved_events_once_and_parses_and_serialises_none_again
         assert list(run.engine.events) == transcript.events
     finally:
         run.close()
+
+
+def test_a_lazily_read_resume_parses_each_line_once_and_keeps_only_its_last_steps_as_objects(tmp_path, monkeypatch, unfinished):
+    """`run --resume` reads the file lazily: each saved line is parsed once, in one pass that
+    believes, folds and drops each event, and of the steps only the last are kept as objects
+    (the older ones read back from the log's lines); the history a policy reads and the lines
+    are those of a whole read."""
+    scenario, data = unfinished
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(data)
+    monkeypatch.setattr(history_module, "HOT", 100)
+    parsed = _Count(reader.parse_event)
+    monkeypatch.setattr(reader, "parse_event", parsed)
+    transcript = read_transcript(path, lazy=True)
+    run = resume_run(scenario, transcript, interactive=True)
+    try:
+        assert parsed.calls == len(transcript.events) > 4_096
+        del transcript
+        gc.collect()
+        assert sum(isinstance(o, StepView) for o in gc.get_objects()) <= 2 * 100
+        monkeypatch.undo()
+        whole = read_transcript(path)
+        assert run.engine.state.history.cold > STEPS - 200
+        assert list(run.engine.state.history) == list(fold(whole.header, whole.events).history)
+        file_lines = [line for line in data.splitlines()[1:] if b'"tool_started"' not in line]
+        assert [run.engine.events.raw(i) for i in range(len(file_lines))] == file_lines
+        assert list(run.engine.events) == whole.events
+        assert list(run.engine.view().history) == list(fold(whole.header, whole.events).history)  # what a policy reads
+    finally:
+        run.close()
+
+
+def test_a_bad_line_in_the_middle_of_a_lazily_read_run_is_said_as_a_whole_read_says_it(tmp_path, unfinished):
+    scenario, data = unfinished
+    path = tmp_path / "run.jsonl"
+    lines = data.splitlines(keepends=True)
+    lines[1_000] = lines[1_000].replace(b'"step":', b'"step":"x",', 1)
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(TranscriptError) as whole:
+        read_transcript(path)
+    with pytest.raises(ResumeError) as lazy:
+        resume_run(scenario, read_transcript(path, lazy=True), interactive=True)
+    assert str(lazy.value) == str(whole.value) and f"{path}:1001:" in str(whole.value)
+    assert path.read_bytes() == b"".join(lines)
 
 
 def test_a_file_read_with_a_torn_last_line_is_read_again_before_resuming(tmp_path, monkeypatch, unfinished):

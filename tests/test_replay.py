@@ -295,3 +295,20 @@ def test_replay_without_headless_needs_the_viewer(tmp_path, capsys, monkeypatch)
     assert seen == {"at": None, "events": 8, "lazy": True}
     assert main(["replay", str(DATA_DIR / "chat_calculator.json")]) == 0
     assert seen["events"] == 4
+
+
+def test_an_index_pass_gives_way_by_the_time_it_runs_not_after_every_chunk(monkeypatch):
+    """A pass lets the viewer's thread in every `PASS_SLICE` seconds: a quick pass over many
+    chunks of events does not give way after each one (each `time.sleep(0)` costs CPU)."""
+    from engine.stored import replay as replay_module
+
+    header = Header(scenario="s", task="t", task_text="x", policy="p")
+    events = [DecisionMade(step=1, policy="p", thought="t", actions=[Action(tool="a", args={})])]
+    events += [Observed(step=1, index=0, tool="a", text=f"o{i}") for i in range(999)]
+    slept: list[float] = []
+    monkeypatch.setattr(replay_module.time, "sleep", slept.append)
+    monkeypatch.setattr(replay_module, "PASS_SLICE", 3600.0)
+    timeline = Timeline(header, events, checkpoint_every=10)
+    timeline.build_index()
+    assert timeline.indexed and slept == []
+    assert timeline.state_at(len(events)) == fold(header, events)

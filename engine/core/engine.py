@@ -121,9 +121,10 @@ class Engine:
         self.prices: dict[str, tuple[float, float]] = {}
         """Dollars per 1,000 input and output tokens by policy name; a decision of a
         policy listed here records its own cost (so swapping models counts each at its price)."""
-        events = events if isinstance(events, (list, tuple)) else list(events)
+        events = events if isinstance(events, Sequence) else list(events)
         self.events = EventLog(events, lines=event_lines) if interactive else EventLog(events, lines=event_lines, cache_size=HEADLESS_CACHE)
         self.state = fold(header, events) if state is None else state
+        self.state.history.read_from(self.events.read)  # a long run's old steps are read back from the log
         self._params_of = {t.name: [p.name for p in t.params] for t in tools}
         self._limits_checked_at = -1
         self._limits_of: Budget | None = None

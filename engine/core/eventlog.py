@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from typing import overload
+from typing import TypeVar, overload
 
 from engine.core.events import EVENT_ADAPTER, Event
 from engine.core.sink import event_line
@@ -65,26 +65,41 @@ class EventCache:
         return self._events.get(index)
 
 
-class IndexedEvents(Sequence[Event]):
-    """A sequence of events read by index through `_get`: slices and negative indexes done once."""
+T = TypeVar("T")
+
+
+class Indexed(Sequence[T]):
+    """A sequence read by index through `_get`: slices (as lists) and negative indexes done once."""
 
     @overload
-    def __getitem__(self, index: int) -> Event: ...
+    def __getitem__(self, index: int) -> T: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[Event]: ...
+    def __getitem__(self, index: slice) -> list[T]: ...
 
-    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+    def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
             return [self._get(i) for i in range(*index.indices(len(self)))]
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
-            raise IndexError("event index out of range")
+            raise IndexError(f"{type(self).__name__} index out of range")
         return self._get(index)
 
-    def _get(self, index: int) -> Event:
+    def _get(self, index: int) -> T:
         raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list, a tuple or another such sequence of equal items, in order."""
+        if isinstance(other, (Indexed, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class IndexedEvents(Indexed[Event]):
+    """A sequence of events read by index through `_get`."""
 
 
 class EventLog(IndexedEvents):
@@ -92,7 +107,11 @@ class EventLog(IndexedEvents):
 
     def __init__(self, events: Iterable[Event] = (), *, cache_size: int = 4096, lines: Iterable[bytes] | None = None) -> None:
         """`lines`: the events' JSON lines, when the caller has them (a fork wrote them, a
-        resume read them): kept as they are, and only the last `cache_size` events cached."""
+        resume read them): kept as they are (a sequence is not copied: a resume's reads its
+        lines from the file's bytes), and only the last `cache_size` events cached."""
+        self._saved: Sequence[bytes] = ()
+        """The lines the log started with; the events appended since are in `_lines`."""
+        self._base = 0
         self._lines: list[bytes | None] = []  # None: only in the cache so far
         self._cache = EventCache(cache_size)
         if lines is None:
@@ -100,9 +119,10 @@ class EventLog(IndexedEvents):
                 self.append(event)
             return
         events = events if isinstance(events, Sequence) else list(events)
-        self._lines = list(lines)
-        if len(self._lines) != len(events):
-            raise ValueError(f"{len(events)} events and {len(self._lines)} lines")
+        self._saved = lines if isinstance(lines, Sequence) else list(lines)
+        self._base = len(self._saved)
+        if self._base != len(events):
+            raise ValueError(f"{len(events)} events and {self._base} lines")
         first = max(0, len(events) - cache_size)
         with self._cache.lock:
             for index in range(first, len(events)):
@@ -111,12 +131,12 @@ class EventLog(IndexedEvents):
     def append(self, event: Event, line: bytes | None = None) -> None:
         """Add an event; `line`, its JSON line when the caller already wrote it, is kept
         so the event is never serialised a second time."""
-        cache, lines = self._cache, self._lines
+        cache, lines, base = self._cache, self._lines, self._base
         with cache.lock:
             lines.append(line)
-            out = cache.add_locked(len(lines) - 1, event)
-            if out is not None and lines[out[0]] is None:
-                lines[out[0]] = event_line(out[1])
+            out = cache.add_locked(base + len(lines) - 1, event)
+            if out is not None and out[0] >= base and lines[out[0] - base] is None:
+                lines[out[0] - base] = event_line(out[1])
 
     def extend(self, events: Iterable[Event]) -> None:
         for event in events:
@@ -124,30 +144,31 @@ class EventLog(IndexedEvents):
 
     def raw(self, index: int) -> bytes:
         """The event's JSON line (without a newline)."""
+        if 0 <= index < self._base:
+            return self._saved[index]
         with self._cache.lock:
-            line = self._lines[index]
+            line = self._lines[index - self._base]
             if line is None:
                 cached = self._cache.peek_locked(index)
                 assert cached is not None  # a line not written yet is in the cache
-                line = self._lines[index] = event_line(cached)
+                line = self._lines[index - self._base] = event_line(cached)
             return line
 
     def line_number(self, index: int) -> int | None:
         return None
 
     def __len__(self) -> int:
-        return len(self._lines)
+        return self._base + len(self._lines)
 
     def __iter__(self) -> Iterator[Event]:
-        for i in range(len(self._lines)):
+        for i in range(len(self)):
             yield self._get(i, keep=False)
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (EventLog, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
+    def read(self, index: int) -> Event:
+        """Event `index` (0 or more), parsed from its line when not cached and not cached
+        then (a pass over old events, such as a history's old steps read back, leaves the
+        cache to the recent ones)."""
+        return self._get(index, keep=False)
 
     def __repr__(self) -> str:
         return f"EventLog({len(self)} events)"
@@ -156,7 +177,7 @@ class EventLog(IndexedEvents):
         event = self._cache.get(index)
         if event is not None:
             return event
-        line = self._lines[index]
+        line = self._saved[index] if index < self._base else self._lines[index - self._base]
         assert line is not None  # an event out of the cache has its line
         event = EVENT_ADAPTER.validate_json(line)
         if keep:
@@ -166,6 +187,7 @@ class EventLog(IndexedEvents):
 
     def _keep(self, index: int, event: Event) -> None:
         """Cache `event`; an event pushed out keeps its JSON line (caller holds the lock)."""
+        base = self._base
         for old_index, old in self._cache.put_locked(index, event):
-            if self._lines[old_index] is None:
-                self._lines[old_index] = event_line(old)
+            if old_index >= base and self._lines[old_index - base] is None:
+                self._lines[old_index - base] = event_line(old)

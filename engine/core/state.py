@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy as _copy
 import math
-from sys import intern
 from dataclasses import dataclass, field, fields
 from typing import Hashable, Iterable, Literal
 
@@ -17,8 +16,8 @@ from engine.core import events as ev
 from engine.core.approvals import always_rule
 from engine.core.collector import collector_paused
 from engine.core.events import Action, Budget, BudgetExhausted, BudgetKind, Event, Header, RuleInfo, RunEnded
+from engine.core.history import History, as_history, observation_of, step_of
 from engine.core.jsonvalues import args_key
-from engine.core.policy import ObservationView, StepView
 
 Status = Literal["ready", "awaiting_approval", "awaiting_budget", "policy_failed", "ended"]
 """Where the fold leaves a run."""
@@ -59,10 +58,48 @@ def added_words(event: Event) -> int:
     `RunState.context_words`: a decision's text, an observation's or a note's; none for the rest."""
     kind = event.type
     if kind == "decision":
-        return len(decision_text(event).split())  # type: ignore[arg-type]
+        return decision_words(event)  # type: ignore[arg-type]
     if kind == "observation" or kind == "note":
         return len(event.text.split())  # type: ignore[union-attr]
     return 0
+
+
+def decision_words(e: ev.DecisionMade) -> int:
+    """`len(decision_text(e).split())`: the words of each part summed (the parts are joined by
+    newlines), a call's without writing it out when none of its parts holds a space or another
+    character `str.split` splits at (the usual call: then its words are its arguments, or 1)."""
+    if e.raw is not None:
+        return len(e.raw.split())
+    words = len(e.thought.split()) if e.thought else 0
+    for action in e.actions:
+        words += _call_words(action)
+    if e.answer is not None:
+        words += len(e.answer.split())
+    return words
+
+
+def _call_words(action: Action) -> int:
+    """The words of `action.render()`: `tool(k=v, k=v)` splits at its ", " only, when no tool
+    name, key or string value holds a character that is whitespace (each such is not printable,
+    but for the space) and the values are scalars (their JSON holds no whitespace either)."""
+    args, tool = action.args, action.tool
+    if action.args_error is None and type(args) is dict and tool.isprintable() and " " not in tool:
+        for key, value in args.items():
+            if type(key) is not str or not key.isprintable() or " " in key:
+                break
+            kind = type(value)
+            if kind is str:
+                if not value.isprintable() or " " in value:
+                    break
+            elif kind not in _BARE_SCALARS:
+                break
+        else:
+            return len(args) or 1
+    return len(action.render().split())
+
+
+_BARE_SCALARS = (int, float, bool, type(None))
+"""Values whose JSON holds no whitespace."""
 
 
 def written_text(raw: str | None, thought: str, actions: Iterable[Action], answer: str | None) -> str:
@@ -115,7 +152,8 @@ class RunState:
     tool_calls: dict[str, int] = field(default_factory=dict)
     tool_last_error: dict[str, bool] = field(default_factory=dict)
     rules: list[RuleInfo] = field(default_factory=list)
-    history: list[StepView] = field(default_factory=list)
+    history: History = field(default_factory=History)
+    """The steps as the policies see them: a sequence of `StepView` (`engine.core.history`)."""
     said_before: list[str] = field(default_factory=list)
     """What the user said after the task and before the first step (an imported run's further user messages)."""
     queue: list[tuple[int, Action]] = field(default_factory=list)
@@ -129,6 +167,9 @@ class RunState:
     its actions' keys (`args_key`) as executed, edited arguments included, rejected ones left out."""
     step_signatures: list[Hashable | None] = field(default_factory=list)
     ended: RunEnded | None = None
+
+    def __post_init__(self) -> None:
+        self.history = as_history(self.history)
 
     @classmethod
     def start(cls, header: Header) -> RunState:
@@ -163,7 +204,9 @@ class RunState:
             elif name in _SHALLOW:
                 target[name] = _copy.copy(value)
             elif name == "history":
-                target[name] = value[:-1] + [value[-1].copy()] if value else []
+                target[name] = value.copy()
+            elif name == "policy_usage":
+                target[name] = {policy: _copy.copy(usage) for policy, usage in value.items()}
             elif name == "pending":
                 target[name] = None if value is None else _copy.deepcopy(value)
             else:
@@ -221,8 +264,7 @@ class RunState:
         self.seconds += e.duration
         self.input_tokens_per_step.append(input_tokens)
         self.context_words += added_words(e) if words is None else words
-        # one policy string for all its steps (intern)
-        self.history.append(StepView(e.step, intern(e.policy), e.thought, list(actions), e.answer, e.parse_error, e.raw))
+        self.history.add(step_of(e), self.events - 1)
         self.queue = list(enumerate(actions)) if e.answer is None else []
         keys: list[Hashable | None] = [args_key(a.tool, a.args) for a in actions]
         signature = tuple(keys) if keys else None
@@ -271,15 +313,9 @@ class RunState:
             self.tool_last_error[e.tool] = e.error
         self.seconds += e.duration
         self.context_words += added_words(e)
-        if self.history:
-            tool = None if e.tool is None else intern(e.tool)
-            current = self.history[-1]
-            args = e.args
-            if 0 <= e.index < len(current.actions) and current.actions[e.index].args == args:
-                args = current.actions[e.index].args  # the call as proposed: one dict for both (a replay holds every step)
-            else:
-                args = dict(args)
-            current.observations.append(ObservationView(tool, args, e.text, e.error, e.executed))
+        current = self.history.last
+        if current is not None:
+            current.observations.append(observation_of(current, e))
 
     def _policy_swapped(self, e: ev.PolicySwapped) -> None:
         self.policy = e.new
@@ -345,7 +381,7 @@ _SHARED = frozenset({"header", "budget", "exhausted", "ended", "status", "step",
                      "input_tokens", "output_tokens", "estimated_usage", "cost", "seconds", "context_words",
                      "last_policy_error", "repeat_count", "last_signature"})
 _SHALLOW = frozenset({"input_tokens_per_step", "tool_calls", "tool_last_error", "rules", "queue", "warned",
-                      "step_signatures"})
+                      "step_signatures", "said_before"})
 _FIELD_NAMES: tuple[str, ...] = ()
 
 

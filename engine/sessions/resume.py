@@ -22,6 +22,7 @@ The engine knows no scenarios: callers pass the Scenario the header names
 from __future__ import annotations
 
 import time
+from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence, TypedDict, Unpack
 
@@ -36,7 +37,7 @@ from engine.stored.lock import check_new
 from engine.stored.replay import Timeline
 from engine.sessions.policies import resolve_policy
 from engine.sessions.run import Run, default_transcript_path
-from engine.sessions.trust import Trust, believe
+from engine.sessions.trust import Trust, believe, believed, trust_in
 from engine.core.scenario import Restorable, Scenario, Task
 from engine.core.sink import event_line
 from engine.core.state import RunState, fold
@@ -143,13 +144,17 @@ def _rebuild(
     warnings: list[str],
     path: object,
     options: ContinueOptions,
+    executed_at: Sequence[int] | None = None,
 ) -> tuple[Task, object, Policy, HumanPolicy]:
-    """Task, world restored from the recorded executions, and the policy to continue with."""
+    """Task, world restored from the recorded executions (at `executed_at` among `events`, when
+    the caller found them), and the policy to continue with."""
     task = _task(scenario, header)
     world = header_world(scenario, task, header, path)
-    executed = [e for e in events if isinstance(e, Observed) and e.executed]
+    if executed_at is None:
+        executed_at = [i for i, e in enumerate(events) if isinstance(e, Observed) and e.executed]
+    executed = _At(events, executed_at)
     if isinstance(world, Restorable):
-        world.restore(executed)
+        world.restore(list(executed))
     elif executed:
         warnings.append(no_restore_warning(scenario.name, len(executed)))
     human = HumanPolicy()
@@ -160,6 +165,40 @@ def _rebuild(
     except (KeyError, ValueError) as exc:
         raise ResumeError(exc.args[0]) from None
     return task, world, policy_obj, human
+
+
+class _At(Sequence[Event]):
+    """The events at some positions of a run's, read when asked (a resume holds none of them)."""
+
+    def __init__(self, events: Sequence[Event], positions: Sequence[int]) -> None:
+        self.events, self.positions = events, positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, index: int) -> Event:  # type: ignore[override]
+        return self.events[self.positions[index]]
+
+
+def _believed_fold(transcript: Transcript, operator_rules: Sequence[RuleInfo]) -> tuple[Trust, RunState, array]:
+    """What a resume believes of `transcript`, the fold of its events as believed, and where its
+    executed calls are, in one pass: each event of a lazily read transcript is parsed once and
+    dropped (the fold's old steps are read back from the file's lines when asked).
+    ResumeError naming FILE:LINE for a line that is not an event or does not follow."""
+    trust = trust_in(transcript.header, operator_rules)
+    events = transcript.events
+    state = RunState.start(trust.header)
+    state.history.read_from(events.__getitem__)
+    executed_at = array("q")
+    try:
+        with collector_paused():
+            for position, event in enumerate(believed(trust, transcript.header, events)):
+                state.apply(event)
+                if event.type == "observation" and event.executed:
+                    executed_at.append(position)
+    except TranscriptError as exc:
+        raise ResumeError(str(exc)) from None
+    return trust, state, executed_at
 
 
 def _engine(
@@ -281,9 +320,8 @@ def resume_run(
     """
     options = _options("resume_run", given)
     _check_source(scenario, transcript, "resumed")
-    trust = believe(transcript.header, transcript.events, [*scenario.rules, *options["operator_rules"]])
-    header, events = trust.header, list(transcript.events)
-    state = fold(header, trust.events)
+    trust, state, executed_at = _believed_fold(transcript, [*scenario.rules, *options["operator_rules"]])
+    header, events = trust.header, transcript.events
     refusal = ended_refusal(transcript.path, state)
     if refusal is not None:
         raise ResumeError(refusal)
@@ -293,10 +331,12 @@ def resume_run(
     try:
         _same_as_read(path, transcript)
         _repair_tail(path)
-        task, world, policy_obj, human = _rebuild(scenario, header, events, policy, state, warnings, transcript.path, options)
+        task, world, policy_obj, human = _rebuild(
+            scenario, header, events, policy, state, warnings, transcript.path, options, executed_at
+        )
         engine = _engine(
             header, world, events, state, policy_obj, options, transcript.unfinished, writer,
-            event_lines=transcript.event_lines or None,  # the lines as read: not serialised again
+            event_lines=transcript.lines_kept(),  # the lines as read: not serialised again
             sealer=trust.sealer(transcript.header),  # the file's header: the next resume checks against it
         )
     except BaseException:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from engine.core.events import Event, Header, RuleInfo
 from engine.core.urls import safe_url
@@ -100,30 +100,40 @@ class Trust:
 def believe(header: Header, events: Sequence[Event], operator_rules: Sequence[RuleInfo]) -> Trust:
     """What to believe of a stored run (`header` and its `events`); `operator_rules`: the rules
     the operator loads now (the scenario's, the configuration's), used when the header's are not."""
+    trust = trust_in(header, operator_rules)
+    trust.events = list(believed(trust, header, events))
+    return trust
+
+
+def trust_in(header: Header, operator_rules: Sequence[RuleInfo]) -> Trust:
+    """`believe` of the header alone (no events yet: `believed` gives them, one by one)."""
     key, problem = key_or_problem()
-    trust = Trust(header=header, events=list(events), key=key, problem=problem)
+    trust = Trust(header=header, events=[], key=key, problem=problem)
     if key is None or not header_sealed(key, header):
         trust.header = _unsealed_header(header, operator_rules, trust.unused)
         trust.header_whole = False
+    return trust
+
+
+def believed(trust: Trust, header: Header, events: Iterable[Event]) -> Iterator[Event]:
+    """Each of `events` (the run's, in order, under the file's `header`) as `trust` believes it,
+    noting in `trust` which were sealed and which rules are not used (a resume's one pass)."""
     sealer = trust.sealer(header)
     pending: tuple[int, int, str] | None = None
     for position, event in enumerate(events):
         if event.type == "approval_requested":
             pending = (event.step, event.index, event.tool)
-            continue
-        if event.type != "approval_decided":
-            continue
-        answered, pending = pending, None
-        if event.choice != "approve_always" or event.rule is None:
-            continue
-        if sealer is not None and sealer.sealed(event):
-            trust.sealed.add(position)
-            continue
-        trust.events[position] = event.model_copy(update={"rule": None})
-        trust.events_whole = False
-        if answered is not None and answered[:2] == (event.step, event.index):
-            trust.unused.append(f"approve always for {answered[2]} at step {event.step}")
-    return trust
+        elif event.type == "approval_decided":
+            answered, pending = pending, None
+            if event.choice == "approve_always" and event.rule is not None:
+                if sealer is not None and sealer.sealed(event):
+                    trust.sealed.add(position)
+                else:
+                    event = event.model_copy(update={"rule": None})
+                    trust.events_whole = False
+                    if answered is not None and answered[:2] == (event.step, event.index):
+                        trust.unused.append(f"approve always for {answered[2]} at step {event.step}")
+        yield event
 
 
 def _unsealed_header(header: Header, operator_rules: Sequence[RuleInfo], unused: list[str]) -> Header:

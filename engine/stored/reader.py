@@ -45,8 +45,10 @@ from typing import Any, Iterator
 
 from pydantic import TypeAdapter, ValidationError
 
+from engine.core.eventlog import Indexed
 from engine.core.events import EVENT_ADAPTER, FORMAT_VERSION, Event, Header, ToolStarted
 from engine.core.smallfile import why_unreadable
+from engine.stored.packed import Packed
 
 INTENT_TYPE = "tool_started"
 """Write-ahead lines, not events: see `engine.core.events.ToolStarted`."""
@@ -429,6 +431,27 @@ class LineIndex:
             return None
         note = self.notes[-1]
         return parse_note(self.data[note.start : note.end], f"{self.name}:{note.number}")
+
+
+class EventLines(Indexed[bytes]):
+    """The event lines of a `LineIndex` as a sequence of `bytes`, each sliced from the file's
+    bytes when read: no object a line is kept (100,000 of them take 33 MB, and pin the
+    memory around them once the events parsed with them are freed)."""
+
+    def __init__(self, index: LineIndex) -> None:
+        self.index = index
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def _get(self, index: int) -> bytes:
+        return self.index.raw(index)
+
+    def packed(self) -> EventLines:
+        """The same lines, the file's bytes kept compressed from now on when large (`Packed`):
+        for lines kept as long as a run goes on."""
+        self.index.data = Packed.of(self.index.data)
+        return self
 
 
 @dataclass

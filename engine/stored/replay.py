@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Sequence
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header
+from engine.core.history import History
 from engine.core.policy import StepView
 from engine.core.state import RunState
 from engine.core.describe import event_words
@@ -46,6 +47,8 @@ peak RSS for 100,000 events at 50 than at 100 (111 against 108 MB), and a
 viewer's far seek folds 25 events on average instead of 50 (`state_at` at
 random positions: median 6.6 ms against 12.7 ms on a loaded machine; 12 ms
 p95 at 250 and 50 ms at 1000)."""
+PASS_SLICE = 0.002
+"""Seconds an index pass runs before it gives way to the viewer's thread (which may wait as long for the lock)."""
 _PLAIN = re.compile(r"[A-Za-z0-9 .,;!?'_-]+")
 _STEP_EVENTS = frozenset({"decision", "approval_requested", "approval_decided", "observation", "policy_error"})
 
@@ -70,7 +73,7 @@ class _Checkpoint:
     @classmethod
     def take(cls, state: RunState) -> _Checkpoint:
         history, tokens = state.history, state.input_tokens_per_step
-        state.history, state.input_tokens_per_step = [], []
+        state.history, state.input_tokens_per_step = History(), []
         try:
             bare = state.copy()
         finally:
@@ -82,7 +85,7 @@ class _Checkpoint:
         """A fresh state; `running` is the index's state, which is at or past this checkpoint."""
         state = self.state.copy()
         if self.last_step is not None:
-            state.history = running.history[: self.history_len - 1] + [self.last_step.copy()]
+            state.history = running.history.upto(self.history_len, self.last_step.copy())
         state.input_tokens_per_step = running.input_tokens_per_step[: self.tokens_len]
         return state
 
@@ -188,11 +191,14 @@ class Timeline:
         """Validate and fold events up to position `until` (all by default),
         keeping checkpoints, markers and step boundaries. Safe to call from a
         worker thread while the viewer seeks: the work goes in chunks of K
-        events and the lock is let go between chunks."""
+        events, the lock let go between chunks, and every `PASS_SLICE` seconds
+        the thread gives way (`time.sleep(0)`, about 80 us of CPU a call: after
+        every chunk it was a quarter of the pass)."""
         K = self.checkpoint_every
         if until is None and isinstance(self._source, FileEvents):
             with self._lock:  # the whole pass (a viewer's worker): a large file's bytes are kept compressed
                 self._source.index.data = Packed.of(self._source.index.data)
+        give_way_at = time.perf_counter() + PASS_SLICE
         while True:
             with self._lock:
                 target = len(self._source) if until is None else min(until, len(self._source))
@@ -201,7 +207,9 @@ class Timeline:
                         self._close_steps()
                     return
                 self._index_chunk(min(target, (self._indexed // K + 1) * K))
-            time.sleep(0)
+            if time.perf_counter() >= give_way_at:
+                time.sleep(0)
+                give_way_at = time.perf_counter() + PASS_SLICE
 
     def _index_chunk(self, stop: int) -> None:
         """Index up to `stop`. A file's events are parsed straight from their lines, not
@@ -212,24 +220,25 @@ class Timeline:
         state = self._running
         i = self._indexed
         read = self._source.index.parse if isinstance(self._source, FileEvents) else self._source.__getitem__
+        problem_of, note, hooks, apply, checkpoints = self._steps.problem, self._note, self.index_hooks, state.apply, self._checkpoints
         with collector_paused():
             while i < stop:
                 try:
                     event = read(i)
-                    if (problem := self._steps.problem(event)) is not None:
+                    if (problem := problem_of(event)) is not None:
                         raise TranscriptError(f"{self._where(i)}: {problem}")
                 except TranscriptError as exc:
                     self.errors.append(str(exc))
                     if isinstance(self._source, FileEvents):
                         self._source.truncate(i)
                     break
-                self._note(i, event, state.step)
-                for hook in self.index_hooks:
+                note(i, event, state.step)
+                for hook in hooks:
                     hook(i, event)
-                state.apply(event)
+                apply(event)
                 i += 1
-                if i % K == 0 and len(self._checkpoints) == i // K:
-                    self._checkpoints.append(_Checkpoint.take(state))
+                if i % K == 0 and len(checkpoints) == i // K:
+                    checkpoints.append(_Checkpoint.take(state))
         self._indexed = i
 
     def _note(self, index: int, event: Event, step_before: int) -> None:

@@ -17,15 +17,16 @@ import os
 import time
 from array import array
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
 from engine.core.sink import event_line
 from engine.stored.lock import identity, lock, move_to_recovery, not_empty, open_new, still_named
-from engine.stored.reader import INTENT_TYPE, LineIndex, StepCheck, TranscriptError, read_bytes
+from engine.stored.reader import INTENT_TYPE, EventLines, LineIndex, StepCheck, TranscriptError, read_bytes
+from engine.stored.source import FileEvents
 
 __all__ = [
     "INTENT_TYPE",
@@ -228,12 +229,32 @@ def _sync_folder(folder: Path) -> None:
     finally:
         os.close(fd)
 
+class EventsAsRead(FileEvents):
+    """A transcript's events read `lazy` (`read_from_bytes`): parsed from their lines when
+    read, never all held at once. Iterating reads them in order, each parsed once and
+    checked as the whole read checks it (TranscriptError naming FILE:LINE at the first line
+    that is not an event or does not follow); only the last `cache.size` are kept."""
+
+    def __iter__(self) -> Iterator[Event]:
+        index, cache, steps = self.index, self.cache, StepCheck()
+        kept_from = len(index) - cache.size
+        for i in range(len(index)):
+            event = cache.get(i) if i >= kept_from else None
+            if event is None:
+                event = index.parse(i)
+                if i >= kept_from:
+                    cache.put(i, event)
+            if (problem := steps.problem(event)) is not None:
+                raise TranscriptError(f"{index.where(i)}: {problem}")
+            yield event
+
 
 @dataclass
 class Transcript:
     path: Path
     header: Header
-    events: list[Event]
+    events: Sequence[Event]
+    """The events, a list; read `lazy`, an `EventsAsRead`, each parsed when read."""
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     unfinished: ToolStarted | None = None
@@ -248,8 +269,32 @@ class Transcript:
     read from a file): a later size equal to it means nothing was appended since, as a
     transcript only grows and only a torn last line is ever cut from it."""
     event_lines: Sequence[bytes] = ()
-    """Each event's line as read (without its newline), when read from a file: the engine's
-    event log of a resumed run keeps these instead of serialising the events again."""
+    """Each event's line as read (without its newline), when read from a file (an
+    `EventLines`, sliced from the file's bytes): the engine's event log of a resumed run
+    keeps these (`lines_kept`) instead of serialising the events again."""
+
+    def last_policy(self) -> str:
+        """The policy in charge where the events stop: the last swap's, else the header's. Of
+        lines read from a file only those that name a swap are parsed (one that does not read
+        is for the whole read to report)."""
+        events, lines = self.events, self.event_lines
+        for i in range(len(events) - 1, -1, -1):
+            if lines and b'"policy_swapped"' not in lines[i]:
+                continue
+            try:
+                event = events[i]
+            except TranscriptError:
+                break
+            if event.type == "policy_swapped":
+                return event.new
+        return self.header.policy
+
+    def lines_kept(self) -> Sequence[bytes] | None:
+        """`event_lines` for an event log that keeps them while the run goes on, a large
+        file's bytes packed (`EventLines.packed`); None when not read from a file."""
+        if isinstance(self.event_lines, EventLines):
+            return self.event_lines.packed()
+        return self.event_lines or None
 
 
 WRITE_BATCH = 4096
@@ -269,16 +314,24 @@ def write_transcript(path: str | Path, header: Header, events: Iterable[Event]) 
                 writer.flush()
 
 
-def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before: int | None = None) -> Transcript:
+def read_from_bytes(
+    name: str, data: bytes, *, strict: bool = True, lines_before: int | None = None, lazy: bool = False
+) -> Transcript:
     """A transcript from a file's bytes, read by `engine.stored.reader`.
 
     strict: any bad line other than a torn last one raises TranscriptError.
     Not strict: bad lines are skipped and listed in `errors`.
     lines_before: `data` is one run of a file of several, after that many of its lines.
+    lazy (strict only): the events are not parsed here but when read (`EventsAsRead`), so a
+    caller that reads them once in order (a resume) never holds them all; a bad line then
+    raises its TranscriptError there, with the same words.
     """
     index = LineIndex.scan(name, data, lines_before=lines_before)
+    if lazy:
+        if not strict:
+            raise ValueError("a lazy read is strict")
+        return _lazy(name, data, index, lines_before)
     events: list[Event] = []
-    raws: list[bytes] = []
     lines_of: list[int] = []
     errors: list[str] = []
     steps = StepCheck()
@@ -289,7 +342,6 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before
                 if (problem := steps.problem(event)) is not None:
                     raise TranscriptError(f"{index.where(i)}: {problem}")
                 events.append(event)
-                raws.append(index.raw(i))
                 lines_of.append(i)
             except TranscriptError as exc:
                 if strict:
@@ -308,10 +360,30 @@ def read_from_bytes(name: str, data: bytes, *, strict: bool = True, lines_before
         first = bisect_left(lines_of, after)
         if any(e.type == "observation" and (e.step, e.index) == key for e in events[first:]):
             unfinished = None
+    read = index if len(lines_of) == len(index) else replace(
+        index, starts=array("q", (index.starts[i] for i in lines_of)), ends=array("q", (index.ends[i] for i in lines_of)),
+        numbers=array("q", (index.numbers[i] for i in lines_of)),
+    )
     return Transcript(
         path=Path(name), header=index.header, events=events, warnings=index.warnings, errors=errors, unfinished=unfinished,
-        lines=array("q", (index.numbers[i] for i in lines_of)),
-        whole_size=len(data) if data.endswith(b"\n") and lines_before is None else None, event_lines=raws,
+        lines=array("q", read.numbers), whole_size=len(data) if data.endswith(b"\n") and lines_before is None else None,
+        event_lines=EventLines(read),
+    )
+
+
+def _lazy(name: str, data: bytes, index: LineIndex, lines_before: int | None) -> Transcript:
+    """`read_from_bytes`'s lazy read: the index, and the events after the last note parsed
+    (whether the run stopped while that call ran)."""
+    events = EventsAsRead(index)
+    unfinished = index.last_note()
+    if unfinished is not None:
+        key = (unfinished.step, unfinished.index)
+        if any(e.type == "observation" and (e.step, e.index) == key for e in events[index.notes[-1].events_before :]):
+            unfinished = None
+    return Transcript(
+        path=Path(name), header=index.header, events=events, warnings=index.warnings, unfinished=unfinished,
+        lines=array("q", index.numbers), whole_size=len(data) if data.endswith(b"\n") and lines_before is None else None,
+        event_lines=EventLines(index),
     )
 
 
@@ -320,9 +392,9 @@ def parse_lines(name: str, lines: list[bytes], *, strict: bool = True) -> Transc
     return read_from_bytes(name, b"".join(lines), strict=strict)
 
 
-def read_transcript(path: str | Path, *, strict: bool = True) -> Transcript:
+def read_transcript(path: str | Path, *, strict: bool = True, lazy: bool = False) -> Transcript:
     """Read and validate a transcript file (see `read_from_bytes`)."""
     p = Path(path)
-    transcript = read_from_bytes(str(p), read_bytes(p), strict=strict)
+    transcript = read_from_bytes(str(p), read_bytes(p), strict=strict, lazy=lazy)
     transcript.path = p
     return transcript

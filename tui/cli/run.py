@@ -158,7 +158,7 @@ def _own_model_policy(scenario: Any, transcript: Any, model: Any, named: Any) ->
     it again; None when the run's policy is the scenario's own. UsageError for a model policy with neither."""
     from engine.sessions.policies import model_of
 
-    current = next((e.new for e in reversed(transcript.events) if e.type == "policy_swapped"), transcript.header.policy)
+    current = transcript.last_policy()
     if current in scenario.policies or current == "human":
         return None
     if model_of(current, scenario, model, named) is not None:
@@ -241,17 +241,17 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool, say: Call
     from engine.sessions.resume import ResumeError, continue_run
     from tui.cli.fixed_flags import fork_changes, fork_rules
     from engine.stored.lock import TranscriptBusy
-    from tui.cli.saved import load, scenario_of
+    from tui.cli.saved import load, read_whole, scenario_of
     from tui.cli.run_extras import continued_extras
 
     check_continued_flags(args)
     several = ("--resume appends to its own file, so it continues a file of one run: "
                f"fork the one to go on with (agent-tui run --fork {args.resume} --run N)")
-    transcript = load(args.fork, args.format, args.run, say=say) if args.fork else load(args.resume, one_run=several, say=say)
+    transcript = load(args.fork, args.format, args.run, say=say) if args.fork else load(args.resume, one_run=several, say=say, lazy=True)
     if args.resume and transcript.header.scenario == "acp" and not args.scenario:
         from tui.cli.acp_run import resume_acp
 
-        return _checked(resume_acp(args, transcript, interactive=interactive), interactive, say)
+        return _checked(resume_acp(args, read_whole(transcript), interactive=interactive), interactive, say)
     refuse_follow_ups(args)
     if scenario is None:
         scenario = scenario_of(transcript, args.scenario, fork=bool(args.fork))

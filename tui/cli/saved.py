@@ -32,22 +32,35 @@ def add_run_argument(parser: Any, *, help_prefix: str = "") -> None:
     parser.add_argument("--run", metavar="N|ID", help=help_prefix + RUN_HELP)
 
 
-def load(path: str, fmt: str = "auto", run: str | None = None, *, one_run: str | None = None, say: Any = report) -> Any:
+def load(path: str, fmt: str = "auto", run: str | None = None, *, one_run: str | None = None, say: Any = report,
+         lazy: bool = False) -> Any:
     """Any supported run file as a Transcript (of several runs, the one `run` names); warnings go to `say` (stderr).
 
     `one_run`: why only a file of one run will do (a resume); a file of several is then refused
-    with it, before any warning offers another run."""
+    with it, before any warning offers another run. `lazy`: its events parsed when read (a resume's one pass)."""
     from engine.stored.importers import load_any
     from engine.stored.transcript import TranscriptError
 
     try:
-        transcript = load_any(path, fmt, run=run)
+        transcript = load_any(path, fmt, run=run, lazy=lazy)
     except TranscriptError as exc:
         raise UsageError(str(exc)) from None
     if one_run is not None and transcript.run_count > 1:
         raise UsageError(f"{path} holds {transcript.run_count} runs; {one_run}")
     for warning in transcript.warnings:
         say(f"warning: {warning}")
+    return transcript
+
+
+def read_whole(transcript: Any) -> Any:
+    """`transcript` with its events as a list: a lazy read's parsed now (for a reader that goes
+    over them more than once); UsageError naming FILE:LINE for a line that does not read."""
+    from engine.stored.transcript import TranscriptError
+
+    try:
+        transcript.events = list(transcript.events)
+    except TranscriptError as exc:
+        raise UsageError(str(exc)) from None
     return transcript
 
 

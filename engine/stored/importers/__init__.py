@@ -243,9 +243,10 @@ def load_runs(path: str | Path, format: str = "auto", *, strict: bool = True) ->
     return runs
 
 
-def load_any(path: str | Path, format: str = "auto", *, strict: bool = True, run: str | int | None = None) -> Transcript:
+def load_any(path: str | Path, format: str = "auto", *, strict: bool = True, run: str | int | None = None, lazy: bool = False) -> Transcript:
     """A file's run as a Transcript: the one `run` names (its number from 1, or its id;
-    see `engine.stored.runs`), else the first, with a warning naming the rest."""
+    see `engine.stored.runs`), else the first, with a warning naming the rest. `lazy`: an
+    agent-tui file's events parsed when read (`read_from_bytes`)."""
     p = Path(path)
     data = read_bytes(p)
     if format == "jsonl" and not starts_with_header(data):
@@ -253,7 +254,7 @@ def load_any(path: str | Path, format: str = "auto", *, strict: bool = True, run
     if format == "jsonl" or (format == "auto" and starts_with_header(data)):  # only the chosen run is read
         one, lines_before, warnings, count = chosen_run(str(p), data, run)
         del data
-        transcript = read_from_bytes(str(p), one, strict=strict, lines_before=lines_before)
+        transcript = read_from_bytes(str(p), one, strict=strict, lines_before=lines_before, lazy=lazy)
         transcript.path, transcript.run_count = p, count
         transcript.warnings.extend(warnings)
         return transcript
