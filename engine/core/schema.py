@@ -20,7 +20,10 @@ one check (`PATTERN_SECONDS`): a pattern that backtracks without end, such as
 to check") instead of hanging the run or the gateway. (`format` is not asserted,
 so `format: regex` compiles nothing.) Validators are cached by the schema's
 content, so the gateway, which reads each request's schemas anew, builds each
-one once.
+one once. A `$ref` resolves within the schema (and the drafts' own meta-schemas):
+one to a URL is never fetched, and the check fails saying it cannot be made.
+An MCP tool's output schema checks its structured content the same way
+(`value_problems`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import threading
 import time
 from collections import OrderedDict
 from typing import Any, Iterator
+
+from engine.core.text import one_line
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
@@ -57,22 +62,28 @@ def check_args(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
     """`args` (form text read as JSON where the schema wants it) checked against `schema`;
     ValueError naming every problem (the first few)."""
     args = from_form(schema, args)
-    validator = _validator(schema)
-    _CHECK.deadline = time.monotonic() + PATTERN_SECONDS
-    try:
-        if validator is None:
-            problems = schema_problems(schema, args)
-        else:
-            errors = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path])
-            problems = [p for error in errors for p in _words(error)]
-    except Exception as exc:  # a hostile schema (a $ref to nowhere, say) must not break the run
-        raise ValueError(f"the tool's input schema cannot be checked: {type(exc).__name__}: {exc}") from None
-    finally:
-        _CHECK.deadline = None
+    problems = value_problems(schema, args, "input")
     if problems:
         more = f" (and {len(problems) - MAX_PROBLEMS} more)" if len(problems) > MAX_PROBLEMS else ""
         raise ValueError("; ".join(problems[:MAX_PROBLEMS]) + more)
     return args
+
+
+def value_problems(schema: dict[str, Any], value: Any, which: str) -> list[str]:
+    """What is wrong with `value` against `schema` (a tool's `which` schema: "input", "output"),
+    by its cached validator; ValueError when the schema cannot be checked (a `$ref` to nowhere)."""
+    validator = _validator(schema)
+    _CHECK.deadline = time.monotonic() + PATTERN_SECONDS
+    try:
+        if validator is None:
+            return schema_problems(schema, value)
+        errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+        return [p for error in errors for p in _words(error)]
+    except Exception as exc:  # a hostile schema (a $ref to nowhere, say) must not break the run
+        detail = one_line(f"{type(exc).__name__}: {exc}", 300)
+        raise ValueError(f"the tool's {which} schema cannot be checked: {detail}") from None
+    finally:
+        _CHECK.deadline = None
 
 
 def schema_refusal(schema: dict[str, Any]) -> str | None:
@@ -107,14 +118,17 @@ def _validator(schema: dict[str, Any]) -> Any:
 
 
 def _build(schema: dict[str, Any]) -> Any:
-    """The schema's validator, its regular expressions bounded in time; None when jsonschema refuses it."""
+    """The schema's validator, its regular expressions bounded in time, its `$ref`s resolved
+    within the schema (and the drafts' own); None when jsonschema refuses it."""
     from jsonschema import Draft202012Validator
     from jsonschema.validators import validator_for
 
     if schema_refusal(schema) is not None:
         return None
-    try:
-        return _bounded(validator_for(schema, default=Draft202012Validator))(schema)
+    from referencing import Registry
+
+    try:  # an empty registry, as the SDK's own check: a `$ref` to a URL is never fetched
+        return _bounded(validator_for(schema, default=Draft202012Validator))(schema, registry=Registry())
     except Exception:
         return None
 
