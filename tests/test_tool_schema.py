@@ -167,3 +167,18 @@ def test_a_remote_ref_is_never_fetched():
     assert asked == []
     assert "cannot be checked" in str(caught.value) and "\n" not in str(caught.value)
 
+
+def test_a_tools_own_schema_finds_its_validator_without_being_serialised_again(monkeypatch):
+    import engine.core.schema as schema_module
+
+    tool = Tool("t", "d", input_schema={"type": "object", "properties": {"path": {"type": "string", "title": "own"}}})
+    assert validate_args(tool, {"path": "a"}) == {"path": "a"}
+    dumped: list[object] = []
+    real = schema_module.json.dumps
+    monkeypatch.setattr(schema_module.json, "dumps", lambda value, **kw: (dumped.append(value), real(value, **kw))[1])
+    assert validate_args(tool, {"path": "b"}) == {"path": "b"}
+    with pytest.raises(ValueError, match="argument 'path' must be string"):
+        validate_args(tool, {"path": 3})
+    assert dumped == []
+    copy = json.loads(real(tool.input_schema))  # an equal schema in a new dict (the gateway's) still finds it by content
+    assert schema_module._validator(copy) is schema_module._validator(tool.input_schema) and dumped == [copy]

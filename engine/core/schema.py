@@ -52,6 +52,9 @@ _VALIDATORS: OrderedDict[str, Any] = OrderedDict()
 """The schema's canonical JSON -> its validator, or None when jsonschema refuses it (least
 recently used first)."""
 _VALIDATORS_KEPT = 512
+_BUILT_FROM: dict[int, Any] = {}
+"""id of the schema dict a cached validator was built from -> that validator (it holds the dict,
+so the id stays its own): the same dict again, a tool's at each call, is not put in JSON again."""
 _VALIDATORS_LOCK = threading.Lock()
 _BOUNDED: dict[type, type] = {}
 _CHECK = threading.local()
@@ -101,6 +104,9 @@ def schema_refusal(schema: dict[str, Any]) -> str | None:
 
 
 def _validator(schema: dict[str, Any]) -> Any:
+    built = _BUILT_FROM.get(id(schema))
+    if built is not None and built.schema is schema:  # the very dict it was built from (a tool's, every call)
+        return built
     try:
         key = json.dumps(schema, sort_keys=True, separators=(",", ":"), allow_nan=True)
     except (TypeError, ValueError):  # not JSON (a schema built in Python): not cached
@@ -112,8 +118,12 @@ def _validator(schema: dict[str, Any]) -> Any:
     validator = _build(schema)
     with _VALIDATORS_LOCK:
         _VALIDATORS[key] = validator
+        if validator is not None:
+            _BUILT_FROM[id(schema)] = validator
         while len(_VALIDATORS) > _VALIDATORS_KEPT:
-            _VALIDATORS.popitem(last=False)
+            dropped = _VALIDATORS.popitem(last=False)[1]
+            if dropped is not None and _BUILT_FROM.get(id(dropped.schema)) is dropped:
+                del _BUILT_FROM[id(dropped.schema)]
     return validator
 
 
