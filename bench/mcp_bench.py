@@ -9,10 +9,13 @@ run does (`McpHub`: the guard, stdio, initialize, tools/list), then times
 whose policy calls it (the decision, the call and both events), in the same
 run. Its floor is the SDK's own client: `stdio_client` and `ClientSession`
 on the same server with no guard and no thread, awaiting `call_tool` in a
-loop (goal: a run's step <= 1.2x that call). The SDK's calls and the run's
-steps are timed in turns, one of each at a time, so the machine's load falls
-on both alike: on the main thread (a headless run) and again on a worker
-thread, both the SDK's loop and the run's steps (the cockpit steps there).
+loop (goal: a run's step <= 1.2x that call), and the same request sent
+without `call_tool`'s check of the structured content (the SDK builds a
+validator for the output schema at every call; a run builds one per schema),
+the floor of the run's own hops. The SDK's calls and the run's steps are timed
+in turns, one of each at a time, so the machine's load falls on all alike:
+on the main thread (a headless run) and again on a worker thread, both the
+SDK's loop and the run's steps (the cockpit steps there).
 Start time is set next to the floor of any Python server: an interpreter
 importing the SDK and exiting.
 """
@@ -107,41 +110,60 @@ class SdkClient:
         result = self.loop.run_until_complete(self.session.call_tool("word_count", {"text": TEXT}))
         return result.content[0].text
 
+    def call_unchecked(self) -> str:
+        """The same request without `call_tool`'s check of the structured content (which builds
+        a validator for the tool's output schema at every call; a run's builds one per schema)."""
+        from mcp import types
+
+        request = types.ClientRequest(types.CallToolRequest(params=types.CallToolRequestParams(name="word_count", arguments={"text": TEXT})))
+        result = self.loop.run_until_complete(self.session.send_request(request, types.CallToolResult))
+        return result.content[0].text
+
     def close(self) -> None:
         self.stop.set()
         self.loop.run_until_complete(self.holder)
         self.loop.close()
 
 
-def sdk_and_run_steps(tool: Tool, steps: int) -> tuple[list[float], list[float]]:
-    """Seconds of each SDK call (`SdkClient`) and of each step of a headless run (in memory)
-    whose policy calls `tool` every step, taken in turns, one of each at a time, so that the
-    machine's load falls on both alike."""
+def sdk_and_run_steps(tool: Tool, steps: int) -> tuple[list[float], list[float], list[float]]:
+    """Seconds of each SDK call (`SdkClient.call`), of the same call without its check of the
+    structured content (`call_unchecked`) and of each step of a headless run (in memory) whose
+    policy calls `tool` every step, taken in turns, one of each at a time, so that the
+    machine's load falls on all alike."""
     header = Header(scenario="bench", task="t", task_text="Count the words.", policy="counter",
                     budget=Budget(max_steps=steps), repetition_threshold=None, tools=[tool.info()])
     policy = ScriptedPolicy("counter", lambda view: Decision.act(f"Step {view.step}.", tool.name, text=TEXT))
     engine = Engine(header, [tool], policy)
     client = SdkClient()
     expected = word_count(TEXT)
-    sdk, run = [], []
+    sdk: list[float] = []
+    unchecked: list[float] = []
+    run: list[float] = []
     try:
         for _ in range(steps):
             t0 = time.perf_counter()
             text = client.call()
             t1 = time.perf_counter()
-            engine.step()
+            bare = client.call_unchecked()
             t2 = time.perf_counter()
+            engine.step()
+            t3 = time.perf_counter()
             sdk.append(t1 - t0)
-            run.append(t2 - t1)
-            assert text == expected
+            unchecked.append(t2 - t1)
+            run.append(t3 - t2)
+            assert text == bare == expected
     finally:
         client.close()
     assert engine.state.tool_calls.get(tool.name) == steps, engine.state.ended
-    return sdk, run
+    return sdk, unchecked, run
 
 
 def ms(values: list[float]) -> str:
     return f"median {statistics.median(values) * 1000:9.3f} ms  mean {statistics.fmean(values) * 1000:9.3f} ms"
+
+
+def ratio(values: list[float], floor: list[float]) -> str:
+    return f"{statistics.median(values) / statistics.median(floor):.2f}x"
 
 
 def main() -> None:
@@ -163,12 +185,12 @@ def main() -> None:
             direct = per_call(lambda: word_count(TEXT), args.calls)
             via_hub = per_call(lambda: hub.call("bench", "word_count", {"text": TEXT}), args.calls)
             via_engine = per_call(lambda: execute(tool, {"text": TEXT}), args.calls)
-            via_sdk, via_run = sdk_and_run_steps(tool, args.calls)
-            on_worker: list[tuple[list[float], list[float]]] = []
+            via_sdk, via_unchecked, via_run = sdk_and_run_steps(tool, args.calls)
+            on_worker: list[tuple[list[float], list[float], list[float]]] = []
             worker = threading.Thread(target=lambda: on_worker.append(sdk_and_run_steps(tool, args.calls)), name="engine-worker")
             worker.start()
             worker.join()
-            worker_sdk, worker_run = on_worker[0]
+            worker_sdk, worker_unchecked, worker_run = on_worker[0]
         finally:
             hub.close()
     with open("/proc/loadavg") as f:
@@ -181,14 +203,16 @@ def main() -> None:
     print(f"  direct Python call:        {ms(direct)}")
     print(f"  McpHub.call (stdio):       {ms(via_hub)}")
     print(f"  engine execute (stdio):    {ms(via_engine)}")
-    print(f"{args.calls} SDK calls and {args.calls} run steps, one of each in turns")
+    print(f"{args.calls} SDK calls, {args.calls} without its output check and {args.calls} run steps, one of each in turns")
     print(f"  SDK ClientSession.call_tool (stdio, no guard, no thread): {ms(via_sdk)}")
+    print(f"  the same request without call_tool's output check:       {ms(via_unchecked)}")
     print(f"  a headless run's step calling it (McpHub, in memory):     {ms(via_run)}")
-    print(f"  step / SDK call: {statistics.median(via_run) / statistics.median(via_sdk):.2f}x (goal <= 1.2x)")
+    print(f"  step / SDK call: {ratio(via_run, via_sdk)} (goal <= 1.2x); step / unchecked: {ratio(via_run, via_unchecked)}")
     print(f"the same on a worker thread (the cockpit's), {args.calls} of each in turns")
     print(f"  SDK ClientSession.call_tool:                              {ms(worker_sdk)}")
+    print(f"  the same request without call_tool's output check:       {ms(worker_unchecked)}")
     print(f"  a run's step calling it:                                  {ms(worker_run)}")
-    print(f"  step / SDK call: {statistics.median(worker_run) / statistics.median(worker_sdk):.2f}x (goal <= 1.2x)")
+    print(f"  step / SDK call: {ratio(worker_run, worker_sdk)} (goal <= 1.2x); step / unchecked: {ratio(worker_run, worker_unchecked)}")
     d = statistics.median(direct)
     print(
         f"overhead per call: hub {(statistics.median(via_hub) - d) * 1000:.3f} ms, "

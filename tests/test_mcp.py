@@ -249,3 +249,30 @@ def test_a_call_from_a_worker_thread_waits_on_that_thread_and_keeps_its_deadline
         assert observed[1].error and "did not answer hang within 2 s" in observed[1].text
     finally:
         hub.close()
+
+
+def test_a_tools_output_schema_is_checked_once_and_its_structured_content_every_call(hub, monkeypatch):
+    """The structured content of each result is checked against the tool's output schema (as
+    the SDK's `call_tool` does) by a validator built once for the schema, not at every call."""
+    from jsonschema import Draft202012Validator
+
+    assert next(t for t in hub.connections[0].tools if t.name == "read_note").outputSchema is not None
+    checked: list[object] = []
+    real = Draft202012Validator.check_schema.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(Draft202012Validator, "check_schema", classmethod(lambda cls, schema, **kw: (checked.append(schema), real(cls, schema, **kw))[1]))
+    for _ in range(3):
+        assert hub.call("notes", "read_note", {"name": "todo"}).structuredContent is not None
+    assert len(checked) <= 1
+
+
+def test_structured_content_that_does_not_fit_the_output_schema_is_a_fault():
+    from mcp.types import CallToolResult, TextContent
+
+    from engine.mcp.hub import structured_problem
+
+    schema = {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]}
+    text = [TextContent(type="text", text="5")]
+    assert structured_problem(schema, CallToolResult(content=text, structuredContent={"result": "5"})) is None
+    assert structured_problem(None, CallToolResult(content=text)) is None
+    assert "argument 'result' must be string, not integer" in (structured_problem(schema, CallToolResult(content=text, structuredContent={"result": 5})) or "")
+    assert "no structured content" in (structured_problem(schema, CallToolResult(content=text)) or "")

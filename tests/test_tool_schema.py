@@ -146,3 +146,39 @@ def test_equal_schemas_share_one_validator():
     other = fresh()
     other["required"] = []
     assert _validator(other) is not first
+
+
+def test_a_remote_ref_is_never_fetched():
+    """A schema's `$ref` to a URL (an MCP server's or an agent's schema is untrusted) is not
+    followed over the network: the check fails in one line and the URL is never asked."""
+    from tests.support.loopback import Loopback
+
+    asked: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        asked.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b'{"type": "string"}'})
+
+    with Loopback(app) as server:
+        schema = {"type": "object", "properties": {"path": {"$ref": f"{server.url}/secret.json"}}}
+        with pytest.raises(ValueError) as caught:
+            validate_args(Tool("t", "d", input_schema=schema), {"path": "x"})
+    assert asked == []
+    assert "cannot be checked" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_tools_own_schema_finds_its_validator_without_being_serialised_again(monkeypatch):
+    import engine.core.schema as schema_module
+
+    tool = Tool("t", "d", input_schema={"type": "object", "properties": {"path": {"type": "string", "title": "own"}}})
+    assert validate_args(tool, {"path": "a"}) == {"path": "a"}
+    dumped: list[object] = []
+    real = schema_module.json.dumps
+    monkeypatch.setattr(schema_module.json, "dumps", lambda value, **kw: (dumped.append(value), real(value, **kw))[1])
+    assert validate_args(tool, {"path": "b"}) == {"path": "b"}
+    with pytest.raises(ValueError, match="argument 'path' must be string"):
+        validate_args(tool, {"path": 3})
+    assert dumped == []
+    copy = json.loads(real(tool.input_schema))  # an equal schema in a new dict (the gateway's) still finds it by content
+    assert schema_module._validator(copy) is schema_module._validator(tool.input_schema) and dumped == [copy]

@@ -20,7 +20,10 @@ one check (`PATTERN_SECONDS`): a pattern that backtracks without end, such as
 to check") instead of hanging the run or the gateway. (`format` is not asserted,
 so `format: regex` compiles nothing.) Validators are cached by the schema's
 content, so the gateway, which reads each request's schemas anew, builds each
-one once.
+one once. A `$ref` resolves within the schema (and the drafts' own meta-schemas):
+one to a URL is never fetched, and the check fails saying it cannot be made.
+An MCP tool's output schema checks its structured content the same way
+(`value_problems`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import threading
 import time
 from collections import OrderedDict
 from typing import Any, Iterator
+
+from engine.core.text import one_line
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
@@ -47,6 +52,9 @@ _VALIDATORS: OrderedDict[str, Any] = OrderedDict()
 """The schema's canonical JSON -> its validator, or None when jsonschema refuses it (least
 recently used first)."""
 _VALIDATORS_KEPT = 512
+_BUILT_FROM: dict[int, Any] = {}
+"""id of the schema dict a cached validator was built from -> that validator (it holds the dict,
+so the id stays its own): the same dict again, a tool's at each call, is not put in JSON again."""
 _VALIDATORS_LOCK = threading.Lock()
 _BOUNDED: dict[type, type] = {}
 _CHECK = threading.local()
@@ -57,22 +65,28 @@ def check_args(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
     """`args` (form text read as JSON where the schema wants it) checked against `schema`;
     ValueError naming every problem (the first few)."""
     args = from_form(schema, args)
-    validator = _validator(schema)
-    _CHECK.deadline = time.monotonic() + PATTERN_SECONDS
-    try:
-        if validator is None:
-            problems = schema_problems(schema, args)
-        else:
-            errors = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path])
-            problems = [p for error in errors for p in _words(error)]
-    except Exception as exc:  # a hostile schema (a $ref to nowhere, say) must not break the run
-        raise ValueError(f"the tool's input schema cannot be checked: {type(exc).__name__}: {exc}") from None
-    finally:
-        _CHECK.deadline = None
+    problems = value_problems(schema, args, "input")
     if problems:
         more = f" (and {len(problems) - MAX_PROBLEMS} more)" if len(problems) > MAX_PROBLEMS else ""
         raise ValueError("; ".join(problems[:MAX_PROBLEMS]) + more)
     return args
+
+
+def value_problems(schema: dict[str, Any], value: Any, which: str) -> list[str]:
+    """What is wrong with `value` against `schema` (a tool's `which` schema: "input", "output"),
+    by its cached validator; ValueError when the schema cannot be checked (a `$ref` to nowhere)."""
+    validator = _validator(schema)
+    _CHECK.deadline = time.monotonic() + PATTERN_SECONDS
+    try:
+        if validator is None:
+            return schema_problems(schema, value)
+        errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+        return [p for error in errors for p in _words(error)]
+    except Exception as exc:  # a hostile schema (a $ref to nowhere, say) must not break the run
+        detail = one_line(f"{type(exc).__name__}: {exc}", 300)
+        raise ValueError(f"the tool's {which} schema cannot be checked: {detail}") from None
+    finally:
+        _CHECK.deadline = None
 
 
 def schema_refusal(schema: dict[str, Any]) -> str | None:
@@ -90,6 +104,9 @@ def schema_refusal(schema: dict[str, Any]) -> str | None:
 
 
 def _validator(schema: dict[str, Any]) -> Any:
+    built = _BUILT_FROM.get(id(schema))
+    if built is not None and built.schema is schema:  # the very dict it was built from (a tool's, every call)
+        return built
     try:
         key = json.dumps(schema, sort_keys=True, separators=(",", ":"), allow_nan=True)
     except (TypeError, ValueError):  # not JSON (a schema built in Python): not cached
@@ -101,20 +118,27 @@ def _validator(schema: dict[str, Any]) -> Any:
     validator = _build(schema)
     with _VALIDATORS_LOCK:
         _VALIDATORS[key] = validator
+        if validator is not None:
+            _BUILT_FROM[id(schema)] = validator
         while len(_VALIDATORS) > _VALIDATORS_KEPT:
-            _VALIDATORS.popitem(last=False)
+            dropped = _VALIDATORS.popitem(last=False)[1]
+            if dropped is not None and _BUILT_FROM.get(id(dropped.schema)) is dropped:
+                del _BUILT_FROM[id(dropped.schema)]
     return validator
 
 
 def _build(schema: dict[str, Any]) -> Any:
-    """The schema's validator, its regular expressions bounded in time; None when jsonschema refuses it."""
+    """The schema's validator, its regular expressions bounded in time, its `$ref`s resolved
+    within the schema (and the drafts' own); None when jsonschema refuses it."""
     from jsonschema import Draft202012Validator
     from jsonschema.validators import validator_for
 
     if schema_refusal(schema) is not None:
         return None
-    try:
-        return _bounded(validator_for(schema, default=Draft202012Validator))(schema)
+    from referencing import Registry
+
+    try:  # an empty registry, as the SDK's own check: a `$ref` to a URL is never fetched
+        return _bounded(validator_for(schema, default=Draft202012Validator))(schema, registry=Registry())
     except Exception:
         return None
 

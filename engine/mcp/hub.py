@@ -4,7 +4,10 @@ The official `mcp` SDK is asynchronous; the engine steps synchronously in a
 worker thread. `McpHub` owns one event-loop thread: each server lives in one
 task there (its transport and `ClientSession` are entered and left by that
 task), and `call` hands a coroutine to the loop with
-`run_coroutine_threadsafe` and waits for it. Stdio servers are started through
+`run_coroutine_threadsafe` and waits for it. A call is the SDK's `tools/call`
+request; its result's structured content is checked against the tool's output
+schema as `ClientSession.call_tool` checks it, by a validator built once per
+schema (`structured_problem`; the SDK's builds one at every call). Stdio servers are started through
 `guard.py`, which records the PID of their process group, makes Linux kill
 them if agent-tui dies and caps each message a server sends at
 `MAX_MESSAGE_BYTES` (the SDK
@@ -80,6 +83,8 @@ class Connection:
     log_file: Any = None
     unreadable: int = 0
     """Lines of a stdio server that looked like JSON but were not JSON-RPC (each written to its log)."""
+    output_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each listed tool's output schema, which its results' structured content must fit."""
 
 
 class McpHub:
@@ -162,6 +167,7 @@ class McpHub:
                 init = await session.initialize()
                 conn.server_info = f"{init.serverInfo.name} {init.serverInfo.version}".strip()
                 conn.tools = await _list_tools(session)
+                conn.output_schemas = {str(t.name): t.outputSchema for t in conn.tools if isinstance(t.outputSchema, dict)}
                 conn.session = session
                 if not ready.done():
                     ready.set_result(None)
@@ -279,7 +285,7 @@ class McpHub:
 
     async def _call(self, conn: Connection, tool: str, args: dict[str, Any], timeout: float) -> Any:
         from mcp.shared.exceptions import McpError
-        from mcp.types import CONNECTION_CLOSED
+        from mcp.types import CONNECTION_CLOSED, CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest
 
         name = conn.config.name
 
@@ -298,8 +304,9 @@ class McpHub:
         if task is not None:
             conn.calls.add(task)
         try:
-            return await session.call_tool(
-                tool, args, read_timeout_seconds=timedelta(seconds=timeout), progress_callback=progress
+            result = await session.send_request(
+                ClientRequest(CallToolRequest(params=CallToolRequestParams(name=tool, arguments=args))),
+                CallToolResult, request_read_timeout_seconds=timedelta(seconds=timeout), progress_callback=progress,
             )
         except asyncio.CancelledError:
             too_long = self._too_long(conn, f"during {tool}") if conn.too_long else None
@@ -320,6 +327,10 @@ class McpHub:
             raise McpFault(f"MCP server '{name}' sent a reply that cannot be read: {_describe(exc)}") from None
         finally:
             conn.calls.discard(task)  # type: ignore[arg-type]
+        problem = None if result.isError else structured_problem(conn.output_schemas.get(tool), result)
+        if problem is not None:
+            raise McpFault(f"MCP server '{name}' sent a reply that cannot be read: {tool} {problem}")
+        return result
 
     # -- stop -------------------------------------------------------------------------
 
@@ -401,6 +412,25 @@ def _quiet_stdio_parse_errors() -> None:
     if logger.propagate:
         logger.propagate = False
         logger.addHandler(logging.NullHandler())
+
+
+def structured_problem(schema: dict[str, Any] | None, result: Any) -> str | None:
+    """What is wrong with a result's structured content against its tool's output schema (None
+    when it fits, or the tool has none), as the SDK's `ClientSession.call_tool` checks it; the
+    schema's validator is built once (`engine.core.schema`), not at every call as the SDK's is."""
+    if schema is None:
+        return None
+    if result.structuredContent is None:
+        return "has an output schema but returned no structured content"
+    from engine.core.schema import MAX_PROBLEMS, value_problems
+
+    try:
+        problems = value_problems(schema, result.structuredContent, "output")
+    except ValueError as exc:
+        return str(exc).replace("the tool's", "has an", 1)
+    if not problems:
+        return None
+    return "returned structured content that does not fit its output schema: " + "; ".join(problems[:MAX_PROBLEMS])
 
 
 def _start_timeout(conn: Connection) -> float:
