@@ -22,10 +22,13 @@ import json
 import os
 import secrets
 import stat
+import threading
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from engine.core.events import ApprovalDecided, Header
+from pydantic_core import from_json
+
+from engine.core.events import ApprovalDecided, Header, ToolInfo
 from engine.core.guards import serialised
 from engine.sessions.folders import user_data_dir
 
@@ -33,6 +36,13 @@ KEY_BYTES = 32
 KEY_NAME = "seal.key"
 _HEADER_DOMAIN = b"agent-tui header seal 1\n"
 _APPROVAL_DOMAIN = b"agent-tui approve-always seal 1\n"
+KEPT_TOOL_BYTES = 2_000_000
+"""The tools' canonical forms kept, in bytes with their lines (an agent's 20-30 tools are a few
+tens of KB; an agent that declares new tools at every request pushes out the oldest)."""
+_tool_forms: dict[bytes, bytes] = {}
+"""A tool's line (`serialised`) to its canonical form (`_tool_canonical`), the oldest first."""
+_tool_forms_size = 0
+_tool_forms_lock = threading.Lock()
 _Sealed = TypeVar("_Sealed", Header, ApprovalDecided)
 
 
@@ -112,13 +122,51 @@ def _make_key(path: Path) -> None:
 def _canonical(item: Header | ApprovalDecided) -> bytes:
     """The content a seal covers: the line as a reader gets it back, without its seal, as
     sorted compact JSON without fields at their defaults (a field added to the format
-    later leaves old seals good); a header keeps its format version."""
+    later leaves old seals good); a header keeps its format version. A header's tools are
+    written from each tool's own canonical form (`_tool_canonical`), the same bytes."""
+    if not isinstance(item, Header) or not item.tools:
+        return _dumps(_read_back(item))
+    rest = _read_back(item.model_copy(update={"tools": []}))
+    before = _dumps({k: v for k, v in rest.items() if k < "tools"})
+    after = _dumps({k: v for k, v in rest.items() if k > "tools"})
+    tools = b'"tools":[' + b",".join(_tool_canonical(tool) for tool in item.tools) + b"]"
+    return before[:-1] + (b"," if len(before) > 2 else b"") + tools + (b"," + after[1:] if len(after) > 2 else b"}")
+
+
+def _read_back(item: Header | ApprovalDecided) -> dict[str, Any]:
     _, line = serialised(item.model_copy(update={"seal": None}))
     read_back = type(item).model_validate_json(line)
     data = read_back.model_dump(mode="json", exclude_defaults=True, exclude={"seal"})
     if isinstance(read_back, Header):
         data["format_version"] = read_back.format_version
+    return data
+
+
+def _dumps(data: object) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _tool_canonical(tool: ToolInfo) -> bytes:
+    """A tool as its header's canonical form holds it, found by its line: an agent declares
+    the same tools in every request, and each new run's header is sealed with them. The
+    forms of the tools seen last are kept, up to `KEPT_TOOL_BYTES` with their lines."""
+    global _tool_forms_size
+    line = serialised(tool)[1]
+    form = _tool_forms.get(line)
+    if form is not None:
+        return form
+    read_back = ToolInfo.model_validate(from_json(line, cache_strings="keys"))  # as a header's line is read: no string cache
+    form = _dumps(read_back.model_dump(mode="json", exclude_defaults=True))
+    size = len(line) + len(form)
+    if size <= KEPT_TOOL_BYTES:
+        with _tool_forms_lock:
+            if line not in _tool_forms:
+                while _tool_forms and _tool_forms_size + size > KEPT_TOOL_BYTES:
+                    oldest = next(iter(_tool_forms))
+                    _tool_forms_size -= len(oldest) + len(_tool_forms.pop(oldest))
+                _tool_forms[line] = form
+                _tool_forms_size += size
+    return form
 
 
 def header_digest(header: Header) -> bytes:
