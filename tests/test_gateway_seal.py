@@ -136,6 +136,22 @@ def test_an_agents_tools_are_put_in_canonical_form_once_for_all_its_runs(tmp_pat
     assert sum(written) == 40, "the tool's description went through JSON once"
 
 
+def test_a_new_runs_header_takes_the_tools_record_of_the_run_before_when_the_agent_declares_the_same(tmp_path: Path, monkeypatch) -> None:
+    """Each new conversation is a run whose header records the agent's tools: declared the same
+    as before, they are recorded once (`Tool.info` not called again), and every header has them."""
+    from engine.core.tools import Tool
+
+    real, recorded = Tool.info, []
+    monkeypatch.setattr(Tool, "info", lambda self: recorded.append(self.name) or real(self))
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, approve="all") as (gw, server):
+        fake.add(say("one"), say("two"), say("three"))
+        for n in range(3):
+            agent_client(server).chat.completions.create(model="m", messages=[{"role": "user", "content": f"Task {n}."}], tools=TOOLS)
+        paths = [run.path for run in gw.runs]
+    assert len(paths) == 3 and sorted(recorded) == sorted(t["function"]["name"] for t in TOOLS)
+    assert all([t.name for t in read_transcript(p).header.tools] == [t["function"]["name"] for t in TOOLS] for p in paths)
+
+
 def test_the_tools_canonical_forms_kept_stay_within_their_bound(tmp_path: Path, monkeypatch) -> None:
     """An agent declaring new tools at every request pushes the oldest forms out: what is kept
     stays under `KEPT_TOOL_BYTES`, a tool larger than that is not kept, and every seal is good."""

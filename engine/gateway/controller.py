@@ -38,7 +38,7 @@ from engine.core.answers import ABORTED, Answer
 from engine.core.engine import ApproveMode, Engine
 from engine.core.guards import RecordError
 from engine.core.operator import StaleApproval
-from engine.core.events import Budget, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded
+from engine.core.events import Budget, DecisionMade, Event, Header, Observed, PolicyFailed, RuleInfo, RunEnded, ToolInfo
 from engine.gateway.conversation import Conversation, NewMessages, message_text
 from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
@@ -124,6 +124,8 @@ class Gateway:
         self._credit = 0
         self._out_number = 1
         self._tools_seen: tuple[Any, list[Tool]] | None = None
+        self._infos_seen: tuple[list[Tool], list[ToolInfo]] | None = None
+        """The last run header's record of its tools, and the tools it records (`_tool_infos`)."""
         self._key = key
         self._client = UpstreamClient(timeout)
         self._swapped = False
@@ -317,6 +319,16 @@ class Gateway:
         self._tools_seen = (spec, tools)
         return tools
 
+    def _tool_infos(self, tools: list[Tool]) -> list[ToolInfo]:
+        """What a run's header records of `tools`: the run before's record when they are the same
+        list (`_tools` gives an agent's same tools as one; the records are frozen). Under the table lock."""
+        seen = self._infos_seen
+        if seen is not None and seen[0] is tools:
+            return seen[1]
+        infos = [t.info() for t in tools]
+        self._infos_seen = (tools, infos)
+        return infos
+
     def _side(self, body: dict[str, Any], beside: Line | None, future: Future[Response], wire: Wire) -> None:
         """A request without tools that continues no conversation, beside a run going on (a
         title, a summary, a router): passed to the upstream and back, and noted on that run
@@ -487,7 +499,7 @@ class Gateway:
                 task=task,
                 task_text="\n".join(user),
                 options=options,
-                tools=[t.info() for t in tools],
+                tools=self._tool_infos(tools),
                 budget=self.budget,
                 rules=self.rules,
                 policy=policy.name,
