@@ -1,6 +1,6 @@
 """When a streamed reply's first text reaches the agent through `agent-tui gateway`, next to directly.
 
-    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini|anthropic|responses]
+    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini|anthropic|responses] [--tools 27]
 
 A loopback upstream streams a reply in `--pieces` pieces of text `--gap` ms apart
 (12 x 20 ms: over 220 ms), then, with `--call`, a tool call a rule releases. The
@@ -8,7 +8,10 @@ agent asks it directly and through a headless gateway (writing its transcript), 
 turns, and reads the stream to its end. Prints, for each, the median time to the
 first text and to the end: the text should reach the agent through the gateway
 about as soon as directly (not once the whole reply is read), and the end a
-little later.
+little later. Every request starts a new conversation (a new run: its header, seal and
+transcript before the upstream is asked). `--tools N`: the agent declares N tools, the first
+the bench's own and the others shaped like a coding agent's (a long description, five described
+parameters: about 1.3 KB of schema each; Claude Code declares 24-27).
 """
 
 from __future__ import annotations
@@ -124,6 +127,20 @@ class SlowUpstream(Loopback):
         return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
+def agent_tools(count: int) -> list[dict[str, Any]]:
+    """`count` chat-completions tools: `lookup`, then tools of about 1.3 KB of schema each."""
+    tools = list(TOOLS)
+    for n in range(1, count):
+        about = f"Tool {n} does one thing to the workspace. " + "It is described at length, with usage notes and caveats. " * 5
+        properties = {
+            f"param_{k}": {"type": ("string", "integer", "boolean", "array")[k % 4], "description": f"What parameter {k} means, said as an agent says it. " * 2}
+            for k in range(5)
+        }
+        parameters = {"type": "object", "properties": properties, "required": ["param_0"], "additionalProperties": False}
+        tools.append({"type": "function", "function": {"name": f"tool_{n}", "description": about, "parameters": parameters}})
+    return tools
+
+
 def _timed(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, float]:
     """Milliseconds to the first text of the stream and to its end."""
     started = time.perf_counter()
@@ -146,6 +163,7 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=20.0, help="milliseconds between pieces")
     parser.add_argument("--wire", choices=["chat", "gemini", "anthropic", "responses"], default="chat")
     parser.add_argument("--call", action="store_true", help="a tool call after the text (released by a rule)")
+    parser.add_argument("--tools", type=at_least(1), default=1, help="tools the agent declares (the first is the one called)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, SlowUpstream(args.wire, args.pieces, args.gap / 1000, args.call) as upstream:
         under = "/v1" if args.wire in ("chat", "responses") else ""
@@ -154,24 +172,26 @@ def main() -> None:
         server = GatewayServer(gw, "127.0.0.1", 0)
         server.start()
         got: dict[str, list[tuple[float, float]]] = {"direct": [], "through": []}
+        chat_tools = agent_tools(args.tools)
+        functions = [t["function"] for t in chat_tools]
         try:
             with httpx.Client(timeout=30, trust_env=False) as client:
                 for n in range(args.requests):
                     asked = [{"role": "user", "content": f"request {n}"}]
                     if args.wire == "chat":
                         path = "/chat/completions"
-                        body: dict[str, Any] = {"model": "m", "messages": asked, "tools": TOOLS, "stream": True}
+                        body: dict[str, Any] = {"model": "m", "messages": asked, "tools": chat_tools, "stream": True}
                     elif args.wire == "anthropic":
                         path = "/v1/messages"
-                        tool = {"name": "lookup", "description": "d", "input_schema": TOOLS[0]["function"]["parameters"]}
-                        body = {"model": "m", "max_tokens": 100, "messages": asked, "tools": [tool], "stream": True}
+                        tools = [{"name": f["name"], "description": f["description"], "input_schema": f["parameters"]} for f in functions]
+                        body = {"model": "m", "max_tokens": 100, "messages": asked, "tools": tools, "stream": True}
                     elif args.wire == "responses":
                         path = "/responses"
-                        tool = {"type": "function", "name": "lookup", "description": "d", "parameters": TOOLS[0]["function"]["parameters"]}
-                        body = {"model": "m", "input": asked, "tools": [tool], "stream": True, "store": False}
+                        tools = [{"type": "function", "name": f["name"], "description": f["description"], "parameters": f["parameters"]} for f in functions]
+                        body = {"model": "m", "input": asked, "tools": tools, "stream": True, "store": False}
                     else:
                         path = "/v1beta/models/m:streamGenerateContent?alt=sse"
-                        declarations = [{"name": "lookup", "description": "d", "parametersJsonSchema": TOOLS[0]["function"]["parameters"]}]
+                        declarations = [{"name": f["name"], "description": f["description"], "parametersJsonSchema": f["parameters"]} for f in functions]
                         body = {"contents": [{"role": "user", "parts": [{"text": f"request {n}"}]}], "tools": [{"functionDeclarations": declarations}]}
                     for kind, root in (("direct", base), ("through", f"http://127.0.0.1:{server.port}" + under)):
                         got[kind].append(_timed(client, root + path, body))
@@ -179,7 +199,8 @@ def main() -> None:
             gw.stop("the bench ended")
             server.close()
     spread = args.gap * (args.pieces - 1)
-    print(f"{args.wire}, {args.pieces} pieces {args.gap:.0f} ms apart ({spread:.0f} ms of stream){', then a call' if args.call else ''}, {args.requests} requests:")
+    called = ", then a call" if args.call else ""
+    print(f"{args.wire}, {args.pieces} pieces {args.gap:.0f} ms apart ({spread:.0f} ms of stream){called}, {args.tools} tools, {args.requests} requests:")
     for kind in ("direct", "through"):
         first = statistics.median(f for f, _ in got[kind])
         end = statistics.median(e for _, e in got[kind])
