@@ -533,3 +533,20 @@ def test_the_same_tools_request_after_request_are_read_once(tmp_path: Path, monk
         assert len(built) == 1
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "fewer tools"}], tools=TOOLS[:1])
         assert len(built) == 2
+
+
+def test_a_request_without_tools_between_two_leaves_the_agents_tools_read_once(tmp_path: Path, monkeypatch) -> None:
+    """A title or a summary (no tools) between an agent's requests does not make its tools be read again."""
+    import engine.gateway.controller as controller
+    from tests.support.fake_openai import say
+
+    built: list[Any] = []
+    real = controller.tools_from_request
+    monkeypatch.setattr(controller, "tools_from_request", lambda spec: built.append(spec) or real(spec))
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(say("one"), say("a title"), say("two"))
+        client = agent_client(server, timeout=30)
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "request 0"}], tools=TOOLS)
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Name this conversation."}])
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "request 1"}], tools=TOOLS)
+    assert built == [TOOLS]

@@ -308,7 +308,10 @@ class Gateway:
     def _tools(self, spec: Any) -> list[Tool]:
         """The request's tools; the previous request's `Tool`s when it declared the same ones
         (an agent sends its tools every time: neither they nor their schemas' validators,
-        cached per schema object, are built again)."""
+        cached per schema object, are built again), also after a request without tools between
+        (a title, a summary), which leaves them kept."""
+        if spec is None or spec == []:
+            return []
         seen = self._tools_seen
         try:
             if seen is not None and seen[0] == spec:
