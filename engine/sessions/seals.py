@@ -127,10 +127,10 @@ def _canonical(item: Header | ApprovalDecided) -> bytes:
     if not isinstance(item, Header) or not item.tools:
         return _dumps(_read_back(item))
     rest = _read_back(item.model_copy(update={"tools": []}))
-    before = _dumps({k: v for k, v in rest.items() if k < "tools"})
-    after = _dumps({k: v for k, v in rest.items() if k > "tools"})
-    tools = b'"tools":[' + b",".join(_tool_canonical(tool) for tool in item.tools) + b"]"
-    return before[:-1] + (b"," if len(before) > 2 else b"") + tools + (b"," + after[1:] if len(after) > 2 else b"}")
+    before = _dumps({k: v for k, v in rest.items() if k < "tools"})  # never empty: a header's task, its scenario...
+    after = {k: v for k, v in rest.items() if k > "tools"}
+    tools = b',"tools":[' + b",".join(_tool_canonical(tool) for tool in item.tools) + b"]"
+    return before[:-1] + tools + (b"," + _dumps(after)[1:] if after else b"}")
 
 
 def _read_back(item: Header | ApprovalDecided) -> dict[str, Any]:
