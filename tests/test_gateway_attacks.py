@@ -518,7 +518,8 @@ def test_a_finished_runs_record_is_a_few_fields_not_its_end_event(tmp_path: Path
 
 def test_the_same_tools_request_after_request_are_read_once(tmp_path: Path, monkeypatch) -> None:
     """An agent sends its tools with every request: the same ones are not rebuilt (nor their
-    schemas' validators, which are cached per schema object)."""
+    schemas' validators, which are cached per schema object), also after a request without
+    tools between them (a title, a summary)."""
     import engine.gateway.controller as controller
     from tests.support.fake_openai import say
 
@@ -526,27 +527,14 @@ def test_the_same_tools_request_after_request_are_read_once(tmp_path: Path, monk
     real = controller.tools_from_request
     monkeypatch.setattr(controller, "tools_from_request", lambda spec: built.append(spec) or real(spec))
     with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
-        fake.add(say("one"), say("two"), say("three"))
+        fake.add(say("one"), say("two"), say("a title"), say("three"), say("four"))
         client = agent_client(server, timeout=30)
         for n in range(2):
             client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"request {n}"}], tools=TOOLS)
         assert len(built) == 1
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Name this conversation."}])
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "request 2"}], tools=TOOLS)
+        assert built == [TOOLS]
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "fewer tools"}], tools=TOOLS[:1])
         assert len(built) == 2
 
-
-def test_a_request_without_tools_between_two_leaves_the_agents_tools_read_once(tmp_path: Path, monkeypatch) -> None:
-    """A title or a summary (no tools) between an agent's requests does not make its tools be read again."""
-    import engine.gateway.controller as controller
-    from tests.support.fake_openai import say
-
-    built: list[Any] = []
-    real = controller.tools_from_request
-    monkeypatch.setattr(controller, "tools_from_request", lambda spec: built.append(spec) or real(spec))
-    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
-        fake.add(say("one"), say("a title"), say("two"))
-        client = agent_client(server, timeout=30)
-        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "request 0"}], tools=TOOLS)
-        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Name this conversation."}])
-        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "request 1"}], tools=TOOLS)
-    assert built == [TOOLS]
