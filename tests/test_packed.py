@@ -181,3 +181,17 @@ def test_a_seek_before_the_whole_pass_packs_nothing(tmp_path, small_blocks):
     assert isinstance(held(timeline), bytes)
     timeline.build_index()
     assert isinstance(held(timeline), Packed)
+
+
+def test_the_whole_pass_reads_the_plain_bytes_and_packs_them_once_done(tmp_path, small_blocks):
+    """The pass slices its lines from the file's bytes as read (no block inflated again for
+    every line it reads); the bytes are packed once every line is indexed."""
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 100)
+    timeline = Timeline.open(path)
+    seen: set[type] = set()
+    timeline.index_hooks.append(lambda index, event: seen.add(type(held(timeline))))
+    timeline.build_index()
+    assert seen == {bytes}
+    assert isinstance(held(timeline), Packed)
+    assert timeline.markers() and timeline.seek(7) == fold(timeline.header, timeline.events(0, 7))
