@@ -194,8 +194,8 @@ class Timeline:
         worker thread while the viewer seeks: the work goes in chunks of K
         events, the lock let go between chunks, and every `PASS_SLICE` seconds
         the thread gives way (`time.sleep(0)`, about 80 us of CPU a call: after
-        every chunk it was a quarter of the pass). The whole pass reads its lines
-        from the file's bytes as they are, then keeps them compressed (`Packed`)."""
+        every chunk it was a quarter of the pass). The lines are read from the file's
+        bytes as they are: a viewer that holds the run packs them afterwards (`pack`)."""
         K = self.checkpoint_every
         give_way_at = time.perf_counter() + PASS_SLICE
         while True:
@@ -209,12 +209,12 @@ class Timeline:
             if time.perf_counter() >= give_way_at:
                 time.sleep(0)
                 give_way_at = time.perf_counter() + PASS_SLICE
-        if until is None:
-            self._pack()
 
-    def _pack(self) -> None:
-        """A file's bytes kept compressed from now on, when large: packed outside the lock
-        (the bytes do not change; a seek meanwhile reads them as they are), by one thread."""
+    def pack(self) -> None:
+        """A file's bytes kept compressed from now on when large (`Packed`: 3 MB instead of
+        33 for 100,000 events; about 0.07 s): for a viewer that holds the run once its
+        index pass is done. Packed outside the lock (the bytes do not change; a seek
+        meanwhile reads them as they are), by one thread; later calls do nothing."""
         if not isinstance(self._source, FileEvents):
             return
         with self._lock:
