@@ -263,7 +263,7 @@ class RunState:
         spent.cost += cost
         self.seconds += e.duration
         self.input_tokens_per_step.append(input_tokens)
-        self.context_words += added_words(e) if words is None else words
+        self.context_words += decision_words(e) if words is None else words
         self.history.add(step_of(e), self.events - 1)
         self.queue = list(enumerate(actions)) if e.answer is None else []
         keys: list[Hashable | None] = [args_key(a.tool, a.args) for a in actions]

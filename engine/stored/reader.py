@@ -367,8 +367,8 @@ class LineIndex:
             if line_end > pos and (data[pos] == 0x7B or data[pos:line_end].strip()):  # 0x7B: "{", the usual start
                 if header is None:
                     header = parse_header(data[pos:line_end], f"{name}:{number}")
-                elif note_as_written(data, pos, line_end) or (
-                    find(b'"tool_started"', pos, line_end) >= 0 and is_note(data[pos:line_end])
+                elif find(b'"tool_started"', pos, line_end) >= 0 and (  # a note as written names it too
+                    note_as_written(data, pos, line_end) or is_note(data[pos:line_end])
                 ):
                     notes.append(Note(len(starts), number, pos, line_end))
                     if len(notes) > 2:
