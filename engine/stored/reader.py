@@ -203,7 +203,7 @@ def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
     PowerShell's `>` writes), decoded chunk by chunk, or UTF-8, whose mark is dropped."""
     size = max(1, min(_CHUNK, line_cap))  # a whole line inside one chunk is then never over the cap
     chunks: list[bytes] = []
-    line, carried, total = 1, 0, 0  # the line being read, its length so far, and all bytes read
+    carried, total = 0, 0  # the length so far of the line being read, and all bytes read
     try:
         with open(path, "rb") as f:
             mode = os.fstat(f.fileno()).st_mode
@@ -219,12 +219,11 @@ def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
                     carried += len(chunk)
                 else:
                     if carried + first > line_cap:
-                        raise TranscriptError(_too_long(path, line, line_cap))
-                    line += chunk.count(b"\n")
+                        raise TranscriptError(_too_long(path, _line_after(chunks), line_cap))
                     carried = len(chunk) - chunk.rfind(b"\n") - 1
-                if carried > line_cap:
-                    raise TranscriptError(_too_long(path, line, line_cap))
                 chunks.append(chunk)
+                if carried > line_cap:
+                    raise TranscriptError(_too_long(path, _line_after(chunks), line_cap))
         return b"".join(chunks)
     except OSError as exc:
         raise TranscriptError(why_unreadable(path, exc, "transcript", missing="file")) from None
@@ -270,6 +269,11 @@ def _from_utf16(path: Path, f: Any, chunk: bytes, size: int) -> Iterator[bytes]:
         decoder.decode(b"", final=True)
     except UnicodeDecodeError as exc:
         raise TranscriptError(f"{path}: UTF-16 text that cannot be decoded (byte {offset + max(exc.start, 0)})") from None
+
+
+def _line_after(chunks: list[bytes]) -> int:
+    """The number of the line being read after `chunks` (counted only for a message)."""
+    return 1 + sum(chunk.count(b"\n") for chunk in chunks)
 
 
 def _too_long(path: Path, line: int, cap: int) -> str:
