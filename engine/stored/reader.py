@@ -143,13 +143,14 @@ _HEADER_ADAPTER: TypeAdapter[Header] = TypeAdapter(Header)
 _validate_header_json = _HEADER_ADAPTER.validator.validate_json
 
 
-def parse_event(raw: bytes | str, where: str) -> Event:
-    """One event line validated from its bytes; TranscriptError `where: reason` if it is not one."""
+def parse_event(raw: bytes | str, where: str, line: int | None = None) -> Event:
+    """One event line validated from its bytes; TranscriptError `where: reason` if it is not one
+    (`where:line: reason` given the line's number: written out only then)."""
     try:
         return _validate_event_json(raw)  # the usual case, without the adapter's layers
     except (ValidationError, RecursionError, ValueError):
         pass
-    return _validate(raw, where, EVENT_ADAPTER, "event")
+    return _validate(raw, where if line is None else f"{where}:{line}", EVENT_ADAPTER, "event")
 
 
 def parse_note(raw: bytes, where: str) -> ToolStarted:
@@ -423,7 +424,7 @@ class LineIndex:
 
     def parse(self, index: int) -> Event:
         """Event `index` validated; TranscriptError names FILE:LINE and the reason."""
-        return parse_event(self.data[self.starts[index] : self.ends[index]], f"{self.name}:{self.numbers[index]}")
+        return parse_event(self.data[self.starts[index] : self.ends[index]], self.name, self.numbers[index])
 
     def truncate(self, length: int) -> None:
         """Forget the event lines from `length` on (a bad line ends what can be read)."""
