@@ -202,3 +202,23 @@ def test_the_index_pass_reads_the_plain_bytes_and_packs_nothing(tmp_path, small_
     timeline.pack()
     assert isinstance(held(timeline), Packed)
     assert timeline.markers() and timeline.seek(7) == fold(timeline.header, timeline.events(0, 7))
+
+
+@pytest.mark.anyio
+async def test_the_viewer_packs_the_bytes_once_its_pass_is_done(tmp_path, small_blocks):
+    """The viewer holds the run: its worker packs the file's bytes after the index pass."""
+    from tui.replay_app import ReplayApp
+
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 100)
+    timeline = Timeline.open(path)
+    app = ReplayApp(timeline)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(400):  # the worker starts after the first frame: wait for it, bounded
+            await app.workers.wait_for_complete()
+            if timeline.indexed and isinstance(held(timeline), Packed):
+                break
+            await pilot.pause(0.01)
+        assert timeline.indexed and isinstance(held(timeline), Packed)
+        await pilot.press("end")
+        assert app.position == len(timeline) and app.state == fold(timeline.header, timeline.events())
