@@ -1,6 +1,6 @@
 """The engine side of opening a 100,000-event run, each figure next to its floor from the same run.
 
-    python bench/open_run.py [--events 100000] [--rounds 5] [--keep FILE] [--tree DIR]
+    python bench/open_run.py [--events 100000] [--rounds 5] [--keep FILE] [--tree DIR] [--only FIGURE ...]
 
 Every figure is a fresh process, timed by its CPU (user + system, the interpreter's
 start included), run in turns with the floor: a process that reads the file and keeps
@@ -12,7 +12,11 @@ start included), run in turns with the floor: a process that reads the file and 
 - resume, lazy read: the same from `read_transcript(lazy=True)`, as `run --resume` reads
   it (each line parsed once, in the resume's one pass);
 - tail: `read_tail` of the last 400 events (the cockpit's first frame);
-- index: `Timeline.open` and its whole index pass (the replay viewer's).
+- index: `Timeline.open` and its whole index pass (the replay viewer's);
+- index, then packed: the same and `Timeline.pack`, as the viewer holds the run once
+  its pass is done (the bytes compressed; a checkout without `pack` packed in the pass).
+
+`--only index` (a figure's first word, or its whole name): time only those figures.
 
 `--tree DIR`: time the code of another checkout (a copy of main, for before and after).
 Goal: read + fold and the resume within 1x the floor.
@@ -49,6 +53,9 @@ RESUME = (
 RESUME_LAZY = RESUME.replace("read_transcript(sys.argv[1])", "read_transcript(sys.argv[1], lazy=True)")
 TAIL = "import sys\nfrom engine.stored.tail import read_tail\nread_tail(sys.argv[1], 400)\n"
 INDEX = "import sys\nfrom engine.stored.replay import Timeline\nTimeline.open(sys.argv[1]).build_index()\n"
+INDEX_PACKED = (  # dropped before the exit, as INDEX's is (the exit's collection would walk all it made: 0.3 s)
+    "import sys\nfrom engine.stored.replay import Timeline\nt = Timeline.open(sys.argv[1])\nt.build_index()\nt.pack()\ndel t\n"
+)
 
 
 def child_cpu(code: str, path: Path, tree: Path) -> tuple[float, float]:
@@ -67,6 +74,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=at_least(1), default=5)
     parser.add_argument("--keep", help="the run's transcript here (made when missing); it must not have ended")
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose code is timed (default: this one)")
+    parser.add_argument("--only", action="append", metavar="FIGURE", help="time only this figure (its first word or its name; repeatable)")
     args = parser.parse_args()
     tree = args.tree.resolve()
     if not (tree / "engine").is_dir():
@@ -81,11 +89,18 @@ def main() -> None:
         path.write_bytes(b"".join(lines[:-1]))  # without its end line: a run that can be resumed
     copy = work / "resumed.jsonl"
     figures = {"read + fold": READ_FOLD, "resume, engine built": RESUME, "resume, lazy read": RESUME_LAZY,
-               "tail (400 events)": TAIL, "index pass": INDEX}
+               "tail (400 events)": TAIL, "index pass": INDEX, "index, then packed": INDEX_PACKED}
     if "lazy" not in (tree / "engine" / "stored" / "transcript.py").read_text():
         del figures["resume, lazy read"]
     if not (tree / "engine" / "stored" / "tail.py").exists():
         del figures["tail (400 events)"]
+    if "def pack(" not in (tree / "engine" / "stored" / "replay.py").read_text():
+        del figures["index, then packed"]
+    if args.only:
+        wanted = {name.lower() for name in args.only}
+        figures = {name: code for name, code in figures.items() if name in wanted or name.split()[0].strip(",") in wanted}
+        if not figures:
+            parser.error(f"--only {', '.join(args.only)}: no such figure (the figures: read, resume, tail, index)")
     cpu: dict[str, list[float]] = {"floor": [], **{name: [] for name in figures}}
     for _ in range(args.rounds):
         for name, code in figures.items():

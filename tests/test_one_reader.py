@@ -24,9 +24,9 @@ def counted(monkeypatch):
         calls["scan"] += 1
         return scan(cls, name, data, **kwargs)
 
-    def counting_parse(raw, where):
+    def counting_parse(raw, where, line=None):
         calls["parse"] += 1
-        return parse(raw, where)
+        return parse(raw, where, line)
 
     monkeypatch.setattr(reader.LineIndex, "scan", classmethod(counting_scan))
     monkeypatch.setattr(reader, "parse_event", counting_parse)
@@ -84,3 +84,5 @@ def test_parse_event_names_the_place_and_the_reason():
         reader.parse_event(b'{"type": "decision"}', "f.jsonl:8")
     with pytest.raises(reader.TranscriptError, match=r"^f.jsonl:9: not UTF-8 text"):
         reader.parse_event(b'{"type": "\xff"}', "f.jsonl:9")
+    with pytest.raises(reader.TranscriptError, match=r"^f.jsonl:10: not JSON"):
+        reader.parse_event(b"{not json", "f.jsonl", 10)  # the place written out only for a bad line

@@ -45,6 +45,7 @@ def test_an_indexed_replay_reads_its_events_from_the_packed_bytes(tmp_path, smal
     timeline = Timeline.open(path, checkpoint_every=50)
     assert isinstance(held(timeline), bytes)  # opening packs nothing: the first frame comes first
     timeline.build_index()
+    timeline.pack()
     data = held(timeline)
     assert isinstance(data, Packed) and data.packed_size < len(data) / 3
     assert list(timeline.events(0, len(timeline))) == expected
@@ -59,6 +60,7 @@ def test_the_file_changing_after_indexing_does_not_touch_the_replay(tmp_path, sm
     expected = read_transcript(path).events
     timeline = Timeline.open(path)
     timeline.build_index()
+    timeline.pack()
     if change == "overwritten":
         path.write_bytes(b"x" * path.stat().st_size)
     elif change == "cut short":
@@ -105,6 +107,7 @@ def test_a_small_file_stays_as_it_is(tmp_path):
     lookup_run(path, 5)
     timeline = Timeline.open(path)
     timeline.build_index()
+    timeline.pack()
     assert isinstance(held(timeline), bytes)
 
 
@@ -114,6 +117,7 @@ def test_a_large_run_is_packed_at_the_default_sizes(tmp_path):
     assert path.stat().st_size > packed.MIN_SIZE
     timeline = Timeline.open(path)
     timeline.build_index()
+    timeline.pack()
     assert isinstance(held(timeline), Packed)
     assert timeline.seek(len(timeline)).step == 8_000
 
@@ -173,11 +177,48 @@ def test_the_call_that_ran_when_the_run_stopped_is_found_behind_a_torn_note(tmp_
 
 def test_a_seek_before_the_whole_pass_packs_nothing(tmp_path, small_blocks):
     """A viewer seeking while its worker indexes folds up to the position on its own
-    thread: packing the bytes is left to the worker's whole pass."""
+    thread: packing the bytes is left to the worker, once its whole pass is done."""
     path = tmp_path / "run.jsonl"
     lookup_run(path, 100)
     timeline = Timeline.open(path)
     timeline.state_at(len(timeline) // 2)
     assert isinstance(held(timeline), bytes)
     timeline.build_index()
+    timeline.pack()
     assert isinstance(held(timeline), Packed)
+
+
+def test_the_index_pass_reads_the_plain_bytes_and_packs_nothing(tmp_path, small_blocks):
+    """The pass slices its lines from the file's bytes as read (no block inflated again for
+    every line it reads) and packs nothing: a one-off pass (`replay --headless`) has no use
+    for it; the viewer, which holds the run, packs once its pass is done (`Timeline.pack`)."""
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 100)
+    timeline = Timeline.open(path)
+    seen: set[type] = set()
+    timeline.index_hooks.append(lambda index, event: seen.add(type(held(timeline))))
+    timeline.build_index()
+    assert seen == {bytes} and isinstance(held(timeline), bytes)
+    timeline.pack()
+    assert isinstance(held(timeline), Packed)
+    assert timeline.markers() and timeline.seek(7) == fold(timeline.header, timeline.events(0, 7))
+
+
+@pytest.mark.anyio
+async def test_the_viewer_packs_the_bytes_once_its_pass_is_done(tmp_path, small_blocks):
+    """The viewer holds the run: its worker packs the file's bytes after the index pass."""
+    from tui.replay_app import ReplayApp
+
+    path = tmp_path / "run.jsonl"
+    lookup_run(path, 100)
+    timeline = Timeline.open(path)
+    app = ReplayApp(timeline)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(400):  # the worker starts after the first frame: wait for it, bounded
+            await app.workers.wait_for_complete()
+            if timeline.indexed and isinstance(held(timeline), Packed):
+                break
+            await pilot.pause(0.01)
+        assert timeline.indexed and isinstance(held(timeline), Packed)
+        await pilot.press("end")
+        assert app.position == len(timeline) and app.state == fold(timeline.header, timeline.events())

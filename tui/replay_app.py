@@ -215,6 +215,7 @@ class ReplayApp(App[object]):
     def _index(self) -> None:
         self.timeline.build_index()
         self.call_from_thread(self._indexed)
+        self.timeline.pack()  # held as long as the viewer: compressed, once the whole run is shown
 
     def _indexed(self) -> None:
         # What indexing made lives as long as the viewer: keep it out of the

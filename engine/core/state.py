@@ -202,9 +202,7 @@ class RunState:
             if name in _SHARED:
                 target[name] = value
             elif name in _SHALLOW:
-                target[name] = _copy.copy(value)
-            elif name == "history":
-                target[name] = value.copy()
+                target[name] = value.copy()  # the list's, dict's, set's or history's own (copy.copy looks it up)
             elif name == "policy_usage":
                 target[name] = {policy: _copy.copy(usage) for policy, usage in value.items()}
             elif name == "pending":
@@ -263,7 +261,7 @@ class RunState:
         spent.cost += cost
         self.seconds += e.duration
         self.input_tokens_per_step.append(input_tokens)
-        self.context_words += added_words(e) if words is None else words
+        self.context_words += decision_words(e) if words is None else words
         self.history.add(step_of(e), self.events - 1)
         self.queue = list(enumerate(actions)) if e.answer is None else []
         keys: list[Hashable | None] = [args_key(a.tool, a.args) for a in actions]
@@ -380,7 +378,7 @@ _HANDLERS = {
 _SHARED = frozenset({"header", "budget", "exhausted", "ended", "status", "step", "events", "policy",
                      "input_tokens", "output_tokens", "estimated_usage", "cost", "seconds", "context_words",
                      "last_policy_error", "repeat_count", "last_signature"})
-_SHALLOW = frozenset({"input_tokens_per_step", "tool_calls", "tool_last_error", "rules", "queue", "warned",
+_SHALLOW = frozenset({"history", "input_tokens_per_step", "tool_calls", "tool_last_error", "rules", "queue", "warned",
                       "step_signatures", "said_before"})
 _FIELD_NAMES: tuple[str, ...] = ()
 

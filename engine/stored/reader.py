@@ -143,13 +143,14 @@ _HEADER_ADAPTER: TypeAdapter[Header] = TypeAdapter(Header)
 _validate_header_json = _HEADER_ADAPTER.validator.validate_json
 
 
-def parse_event(raw: bytes | str, where: str) -> Event:
-    """One event line validated from its bytes; TranscriptError `where: reason` if it is not one."""
+def parse_event(raw: bytes | str, where: str, line: int | None = None) -> Event:
+    """One event line validated from its bytes; TranscriptError `where: reason` if it is not one
+    (`where:line: reason` given the line's number: written out only then)."""
     try:
         return _validate_event_json(raw)  # the usual case, without the adapter's layers
     except (ValidationError, RecursionError, ValueError):
         pass
-    return _validate(raw, where, EVENT_ADAPTER, "event")
+    return _validate(raw, where if line is None else f"{where}:{line}", EVENT_ADAPTER, "event")
 
 
 def parse_note(raw: bytes, where: str) -> ToolStarted:
@@ -203,7 +204,7 @@ def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
     PowerShell's `>` writes), decoded chunk by chunk, or UTF-8, whose mark is dropped."""
     size = max(1, min(_CHUNK, line_cap))  # a whole line inside one chunk is then never over the cap
     chunks: list[bytes] = []
-    line, carried, total = 1, 0, 0  # the line being read, its length so far, and all bytes read
+    carried, total = 0, 0  # the length so far of the line being read, and all bytes read
     try:
         with open(path, "rb") as f:
             mode = os.fstat(f.fileno()).st_mode
@@ -219,12 +220,11 @@ def read_bytes(path: Path, line_cap: int = MAX_LINE_BYTES) -> bytes:
                     carried += len(chunk)
                 else:
                     if carried + first > line_cap:
-                        raise TranscriptError(_too_long(path, line, line_cap))
-                    line += chunk.count(b"\n")
+                        raise TranscriptError(_too_long(path, _line_after(chunks), line_cap))
                     carried = len(chunk) - chunk.rfind(b"\n") - 1
-                if carried > line_cap:
-                    raise TranscriptError(_too_long(path, line, line_cap))
                 chunks.append(chunk)
+                if carried > line_cap:
+                    raise TranscriptError(_too_long(path, _line_after(chunks), line_cap))
         return b"".join(chunks)
     except OSError as exc:
         raise TranscriptError(why_unreadable(path, exc, "transcript", missing="file")) from None
@@ -270,6 +270,11 @@ def _from_utf16(path: Path, f: Any, chunk: bytes, size: int) -> Iterator[bytes]:
         decoder.decode(b"", final=True)
     except UnicodeDecodeError as exc:
         raise TranscriptError(f"{path}: UTF-16 text that cannot be decoded (byte {offset + max(exc.start, 0)})") from None
+
+
+def _line_after(chunks: list[bytes]) -> int:
+    """The number of the line being read after `chunks` (counted only for a message)."""
+    return 1 + sum(chunk.count(b"\n") for chunk in chunks)
 
 
 def _too_long(path: Path, line: int, cap: int) -> str:
@@ -367,8 +372,8 @@ class LineIndex:
             if line_end > pos and (data[pos] == 0x7B or data[pos:line_end].strip()):  # 0x7B: "{", the usual start
                 if header is None:
                     header = parse_header(data[pos:line_end], f"{name}:{number}")
-                elif note_as_written(data, pos, line_end) or (
-                    find(b'"tool_started"', pos, line_end) >= 0 and is_note(data[pos:line_end])
+                elif find(b'"tool_started"', pos, line_end) >= 0 and (  # a note as written names it too
+                    note_as_written(data, pos, line_end) or is_note(data[pos:line_end])
                 ):
                     notes.append(Note(len(starts), number, pos, line_end))
                     if len(notes) > 2:
@@ -419,7 +424,7 @@ class LineIndex:
 
     def parse(self, index: int) -> Event:
         """Event `index` validated; TranscriptError names FILE:LINE and the reason."""
-        return parse_event(self.data[self.starts[index] : self.ends[index]], f"{self.name}:{self.numbers[index]}")
+        return parse_event(self.data[self.starts[index] : self.ends[index]], self.name, self.numbers[index])
 
     def truncate(self, length: int) -> None:
         """Forget the event lines from `length` on (a bad line ends what can be read)."""
