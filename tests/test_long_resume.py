@@ -14,7 +14,7 @@ import scenarios
 from engine.core import history as history_module
 from engine.core import sink
 from engine.core.policy import StepView
-from engine.core.events import Header
+from engine.core.events import Header, ToolInfo
 from engine.core.state import RunState
 from engine.sessions import resume as resume_module
 from engine.core.state import fold
@@ -143,10 +143,10 @@ def test_a_fork_serialises_and_writes_the_copied_events_once(tmp_path, monkeypat
     position = fork_position(transcript, "end")
     assert position == len(transcript.events)
     serialiser = sink.event_line
-    events_only = _Count(lambda event: None)  # the header is also serialised for its seal's canonical form
+    events_only = _Count(lambda event: None)  # the header and its tools are also serialised for its seal's canonical form
 
     def dumped(event):
-        if not isinstance(event, Header):
+        if not isinstance(event, (Header, ToolInfo)):
             events_only(event)
         return serialiser(event)
 

@@ -212,7 +212,7 @@ def test_listing_reads_through_the_one_reader(folder: Path, monkeypatch) -> None
     """The catalog parses lines with the reader's `LineIndex` and `parse_event` only."""
     calls: list[str] = []
     parse = reader.parse_event
-    monkeypatch.setattr(reader, "parse_event", lambda raw, where: calls.append(where) or parse(raw, where))
+    monkeypatch.setattr(reader, "parse_event", lambda raw, where, line=None: calls.append(where) or parse(raw, where, line))
     summaries = list_runs(folder)
     assert len(summaries) == 3 and calls
     assert not hasattr(catalog, "json")
