@@ -276,3 +276,16 @@ def test_structured_content_that_does_not_fit_the_output_schema_is_a_fault():
     assert structured_problem(None, CallToolResult(content=text)) is None
     assert "argument 'result' must be string, not integer" in (structured_problem(schema, CallToolResult(content=text, structuredContent={"result": 5})) or "")
     assert "no structured content" in (structured_problem(schema, CallToolResult(content=text)) or "")
+
+
+def test_an_output_schema_that_cannot_be_checked_says_so_in_words():
+    """A tool whose output schema refers to a URL (never fetched) faults saying the schema cannot
+    be checked, in a sentence that reads after the tool's name."""
+    from mcp.types import CallToolResult, TextContent
+
+    from engine.mcp.hub import structured_problem
+
+    schema = {"type": "object", "properties": {"result": {"$ref": "http://127.0.0.1:9/nowhere.json"}}}
+    problem = structured_problem(schema, CallToolResult(content=[TextContent(type="text", text="5")], structuredContent={"result": 5}))
+    assert problem is not None and problem.startswith("has an output schema that cannot be checked: "), problem
+    assert "\n" not in problem

@@ -427,7 +427,7 @@ def structured_problem(schema: dict[str, Any] | None, result: Any) -> str | None
     try:
         problems = value_problems(schema, result.structuredContent, "output")
     except ValueError as exc:
-        return str(exc).replace("the tool's", "has an", 1)
+        return str(exc).replace("the tool's output schema", "has an output schema that", 1)
     if not problems:
         return None
     return "returned structured content that does not fit its output schema: " + "; ".join(problems[:MAX_PROBLEMS])
