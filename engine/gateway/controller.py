@@ -119,7 +119,6 @@ class Gateway:
         self._selected: Line | None = None
         self._pinned = False
         self._conversations = 0
-        self._run_count = 0
         self._requests = 0
         self._credit = 0
         self._out_number = 1
@@ -496,7 +495,7 @@ class Gateway:
             options["parent_run"], parent_path = line.parent
             options["parent_transcript"] = str(parent_path) if parent_path is not None else None
         with self.lock:
-            number = self._run_count + 1
+            number = len(self.runs) + self.older.count + 1  # every run started: those listed and the older
             header = Header(
                 scenario="gateway",
                 task=task,
@@ -529,7 +528,6 @@ class Gateway:
                 line.run = finished
             self._finish_ended()
             self.runs.append(run)
-            self._run_count = number
             self._forget_old_runs()
             line.run = run
             line.turn = Turn()
