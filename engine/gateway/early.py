@@ -56,15 +56,19 @@ class EarlyStream:
         """An upstream reply starts: the first, or one asked again after every call was refused,
         which goes early only if nothing did before (its stream's start would come twice)."""
         self._open, self._mask = not self.started, mask
-        self.sent, self.chars, self._pending, self._text = 0, 0, [], ""
-        self._thought, self._thought_sent = "", 0
+        self._new_reply()
 
     def asked_again(self) -> None:
         """The upstream is asked again (every call was refused): its reply is a new one, of which
         nothing went yet, whether or not it comes through here (`begin`: an upstream of the
         agent's wire); its rest is all of it."""
         self.end()
-        self.sent, self.chars, self._text, self._thought, self._thought_sent = 0, 0, "", "", 0
+        self._new_reply()
+
+    def _new_reply(self) -> None:
+        """Nothing of the current reply read or sent yet."""
+        self.sent, self.chars, self._pending, self._text = 0, 0, [], ""
+        self._thought, self._thought_sent = "", 0
 
     def text(self, delta: str) -> None:
         """A piece of the reply's text as its reader found it (what the agent's client shows)."""
