@@ -31,7 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -279,11 +279,6 @@ def _print_phases(rows: list[tuple[float, float, dict[str, float]]]) -> None:
 
 
 @contextmanager
-def _nothing() -> Iterator[None]:
-    yield
-
-
-@contextmanager
 def _rows(marks: dict[str, float], rows: list[tuple[float, float, dict[str, float]]]) -> Iterator[None]:
     """Each request through the gateway as (sent, answered, its phases' timestamps), from `_timed`."""
     global _timed
@@ -321,7 +316,7 @@ def main() -> None:
         for stream in (False, True):
             marks: dict[str, float] = {}
             rows: list[tuple[float, float, dict[str, float]]] = []
-            with _phases(marks) if args.phases else _nothing(), _rows(marks, rows) if args.phases else _nothing():
+            with _phases(marks) if args.phases else nullcontext(), _rows(marks, rows) if args.phases else nullcontext():
                 got = run(args.requests, args.turns, stream, Path(tmp))
             direct, through = got["direct"], got["through"]
             added = [b - a for a, b in zip(direct, through)]
