@@ -528,7 +528,7 @@ class Gateway:
                 line.run = finished
             self._finish_ended()
             self.runs.append(run)
-            self._forget_old_runs()
+            self.older.take_from(self.runs, KEPT_RUNS)
             line.run = run
             line.turn = Turn()
             line.answered = None
@@ -561,21 +561,6 @@ class Gateway:
             if self.runs[at] is run:
                 self.runs[at] = finished
                 return
-
-    def _forget_old_runs(self) -> None:
-        """List at most `KEPT_RUNS` runs: the oldest ended ones go, counted in `older` (their
-        transcripts stay where they were written). Under the table lock."""
-        excess = len(self.runs) - KEPT_RUNS
-        if excess <= 0:
-            return
-        kept: list[GatewayRun | FinishedRun] = []
-        for run in self.runs:
-            if excess > 0 and isinstance(run, FinishedRun):
-                self.older.add(run)
-                excess -= 1
-            else:
-                kept.append(run)
-        self.runs[:] = kept
 
     def _writer(self, number: int, task: str, header: Header) -> tuple[Path, TranscriptWriter, list[Path]]:
         """The run's transcript: in the data folder, or `-o FILE` for the first run and the next

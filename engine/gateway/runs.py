@@ -120,6 +120,21 @@ class OlderRuns:
     unsaved: int = 0
     """Of `count`, those with no transcript (`save` off)."""
 
+    def take_from(self, runs: list[GatewayRun | FinishedRun], keep: int) -> None:
+        """Leave at most `keep` runs in `runs`: the oldest ended ones go, counted here (their
+        transcripts stay where they were written); those going on stay however old."""
+        excess = len(runs) - keep
+        if excess <= 0:
+            return
+        kept: list[GatewayRun | FinishedRun] = []
+        for run in runs:
+            if excess > 0 and isinstance(run, FinishedRun):
+                self.add(run)
+                excess -= 1
+            else:
+                kept.append(run)
+        runs[:] = kept
+
     def add(self, run: FinishedRun) -> None:
         self.count += 1
         path = run.path
