@@ -236,14 +236,10 @@ class EventsAsRead(FileEvents):
     that is not an event or does not follow); only the last `cache.size` are kept."""
 
     def __iter__(self) -> Iterator[Event]:
-        index, cache, steps = self.index, self.cache, StepCheck()
-        kept_from = len(index) - cache.size
+        index, steps = self.index, StepCheck()
+        kept_from = len(index) - self.cache.size
         for i in range(len(index)):
-            event = cache.get(i) if i >= kept_from else None
-            if event is None:
-                event = index.parse(i)
-                if i >= kept_from:
-                    cache.put(i, event)
+            event = self._get(i) if i >= kept_from else index.parse(i)
             if (problem := steps.problem(event)) is not None:
                 raise TranscriptError(f"{index.where(i)}: {problem}")
             yield event
