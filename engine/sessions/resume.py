@@ -152,11 +152,10 @@ def _rebuild(
     world = header_world(scenario, task, header, path)
     if executed_at is None:
         executed_at = [i for i, e in enumerate(events) if isinstance(e, Observed) and e.executed]
-    executed = _At(events, executed_at)
     if isinstance(world, Restorable):
-        world.restore(list(executed))
-    elif executed:
-        warnings.append(no_restore_warning(scenario.name, len(executed)))
+        world.restore([events[i] for i in executed_at])
+    elif executed_at:
+        warnings.append(no_restore_warning(scenario.name, len(executed_at)))
     human = HumanPolicy()
     try:
         policy_obj = resolve_policy(
@@ -165,19 +164,6 @@ def _rebuild(
     except (KeyError, ValueError) as exc:
         raise ResumeError(exc.args[0]) from None
     return task, world, policy_obj, human
-
-
-class _At(Sequence[Event]):
-    """The events at some positions of a run's, read when asked (a resume holds none of them)."""
-
-    def __init__(self, events: Sequence[Event], positions: Sequence[int]) -> None:
-        self.events, self.positions = events, positions
-
-    def __len__(self) -> int:
-        return len(self.positions)
-
-    def __getitem__(self, index: int) -> Event:  # type: ignore[override]
-        return self.events[self.positions[index]]
 
 
 def _believed_fold(transcript: Transcript, operator_rules: Sequence[RuleInfo]) -> tuple[Trust, RunState, array]:

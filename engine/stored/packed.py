@@ -59,9 +59,6 @@ class Packed:
         start, stop, _ = key.indices(self._size)
         if stop <= start:
             return b""
-        low, high, last = self._last  # one tuple, replaced whole: a consistent view without the lock
-        if low <= start and stop <= high:
-            return last[start - low : stop - low]
         size = self._block_size
         first, last = start // size, (stop - 1) // size
         with self._lock:

@@ -343,7 +343,7 @@ class LineIndex:
 
     name: str
     data: Any
-    """The file's bytes (`bytes`), or `engine.stored.packed.Packed` once a replay indexes them: read by slices."""
+    """The file's bytes (`bytes`), or `engine.stored.packed.Packed` once packed (`pack`): read by slices."""
     header: Header
     starts: array = field(default_factory=lambda: array("q"))
     ends: array = field(default_factory=lambda: array("q"))
@@ -430,6 +430,10 @@ class LineIndex:
         """Forget the event lines from `length` on (a bad line ends what can be read)."""
         del self.starts[length:], self.ends[length:], self.numbers[length:]
 
+    def pack(self) -> None:
+        """The file's bytes kept compressed from now on when large (`Packed`; once packed, kept so)."""
+        self.data = Packed.of(self.data)
+
     def last_note(self) -> ToolStarted | None:
         """The last `tool_started` note, validated (only that one is); TranscriptError if it is bad."""
         if not self.notes:
@@ -455,7 +459,7 @@ class EventLines(Indexed[bytes]):
     def packed(self) -> EventLines:
         """The same lines, the file's bytes kept compressed from now on when large (`Packed`):
         for lines kept as long as a run goes on."""
-        self.index.data = Packed.of(self.index.data)
+        self.index.pack()
         return self
 
 

@@ -34,7 +34,6 @@ from engine.core.policy import StepView
 from engine.core.state import RunState
 from engine.core.describe import event_words
 from engine.stored.markers import MARKER_KINDS, Marker, MarkerKind, marker_for
-from engine.stored.packed import Packed
 from engine.stored.reader import LineIndex, StepCheck, TranscriptError, read_bytes
 from engine.stored.runs import chosen_run
 from engine.stored.source import EventSource, FileEvents, LinedSource
@@ -221,8 +220,7 @@ class Timeline:
             if self._packing:
                 return
             self._packing = True
-        index = self._source.index
-        index.data = Packed.of(index.data)
+        self._source.index.pack()
 
     def _index_chunk(self, stop: int) -> None:
         """Index up to `stop`. A file's events are parsed straight from their lines, not

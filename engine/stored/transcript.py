@@ -236,14 +236,10 @@ class EventsAsRead(FileEvents):
     that is not an event or does not follow); only the last `cache.size` are kept."""
 
     def __iter__(self) -> Iterator[Event]:
-        index, cache, steps = self.index, self.cache, StepCheck()
-        kept_from = len(index) - cache.size
+        index, steps = self.index, StepCheck()
+        kept_from = len(index) - self.cache.size
         for i in range(len(index)):
-            event = cache.get(i) if i >= kept_from else None
-            if event is None:
-                event = index.parse(i)
-                if i >= kept_from:
-                    cache.put(i, event)
+            event = self._get(i) if i >= kept_from else index.parse(i)
             if (problem := steps.problem(event)) is not None:
                 raise TranscriptError(f"{index.where(i)}: {problem}")
             yield event
@@ -327,26 +323,15 @@ def read_from_bytes(
     raises its TranscriptError there, with the same words.
     """
     index = LineIndex.scan(name, data, lines_before=lines_before)
+    events: Sequence[Event]
+    lines_of: Sequence[int]  # the index's lines that are events read
+    errors: list[str] = []
     if lazy:
         if not strict:
             raise ValueError("a lazy read is strict")
-        return _lazy(name, data, index, lines_before)
-    events: list[Event] = []
-    lines_of: list[int] = []
-    errors: list[str] = []
-    steps = StepCheck()
-    with collector_paused():
-        for i in range(len(index)):
-            try:
-                event = index.parse(i)
-                if (problem := steps.problem(event)) is not None:
-                    raise TranscriptError(f"{index.where(i)}: {problem}")
-                events.append(event)
-                lines_of.append(i)
-            except TranscriptError as exc:
-                if strict:
-                    raise
-                errors.append(str(exc))
+        events, lines_of = EventsAsRead(index), range(len(index))
+    else:
+        events, lines_of = _events_read(index, strict, errors)
     unfinished = None
     try:
         unfinished = index.last_note()
@@ -371,20 +356,25 @@ def read_from_bytes(
     )
 
 
-def _lazy(name: str, data: bytes, index: LineIndex, lines_before: int | None) -> Transcript:
-    """`read_from_bytes`'s lazy read: the index, and the events after the last note parsed
-    (whether the run stopped while that call ran)."""
-    events = EventsAsRead(index)
-    unfinished = index.last_note()
-    if unfinished is not None:
-        key = (unfinished.step, unfinished.index)
-        if any(e.type == "observation" and (e.step, e.index) == key for e in events[index.notes[-1].events_before :]):
-            unfinished = None
-    return Transcript(
-        path=Path(name), header=index.header, events=events, warnings=index.warnings, unfinished=unfinished,
-        lines=array("q", index.numbers), whole_size=len(data) if data.endswith(b"\n") and lines_before is None else None,
-        event_lines=EventLines(index),
-    )
+def _events_read(index: LineIndex, strict: bool, errors: list[str]) -> tuple[list[Event], list[int]]:
+    """Every event of `index` validated and checked in order, and the index's lines they are;
+    not `strict`, a bad line is skipped and listed in `errors`."""
+    events: list[Event] = []
+    lines_of: list[int] = []
+    steps = StepCheck()
+    with collector_paused():
+        for i in range(len(index)):
+            try:
+                event = index.parse(i)
+                if (problem := steps.problem(event)) is not None:
+                    raise TranscriptError(f"{index.where(i)}: {problem}")
+                events.append(event)
+                lines_of.append(i)
+            except TranscriptError as exc:
+                if strict:
+                    raise
+                errors.append(str(exc))
+    return events, lines_of
 
 
 def parse_lines(name: str, lines: list[bytes], *, strict: bool = True) -> Transcript:
