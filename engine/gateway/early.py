@@ -11,14 +11,17 @@ and the response then carries only the rest (`replies`: the upstream's remaining
 or a rebuilt tail that continues what was sent, `ReplyOptions.shown`). An event goes
 out only once the key mask's span of text has come after it and no key is in reach of
 what was sent: a key spelled across pieces never reaches the agent; where one shows,
-the rest of that reply waits and is rebuilt, masked.
+the rest of that reply waits and is rebuilt, masked. A reply asked again after a refusal
+is masked as it follows the text and thinking the agent has (`following`, `followed`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
-from engine.model.keymask import MASK, KeyMask
+from engine.model.keymask import KeyMask
+from engine.wires.neutral import Reply
 
 
 _CALL_WORDS = (
@@ -44,6 +47,10 @@ class EarlyStream:
         self.shown = b""
         self.shown_text = ""
         """The text characters of `shown` (what the agent's client has joined)."""
+        self._thought_tail = ""
+        self._said_tail = ""
+        """The end of `shown`'s thinking, and of its text and thinking in the order they came (a
+        client showing both one after the other), the key mask's span long."""
         self._open = False
         self._mask: KeyMask | None = None
         self._pending: list[tuple[bytes, int, int]] = []
@@ -75,7 +82,7 @@ class EarlyStream:
         self._text += delta
 
     def thinking(self, delta: str) -> None:
-        """A piece of the reply's thinking (or reasoning summary) as its reader found it."""
+        """A piece of the reply's thinking (or reasoning summary, or thought) as its reader found it."""
         self._thought += delta
 
     def line(self, raw: bytes, stop: bool, *, key: bool = False, key_begun: bool = False) -> None:
@@ -109,20 +116,44 @@ class EarlyStream:
         self.started = True
         self.sent += len(data)
         self.shown += data
+        if span:
+            self._keep_tails(going, span)
         self.shown_text += self._text[self.chars : going[-1][1]]
         self.chars, self._thought_sent = going[-1][1], going[-1][2]
 
+    def _keep_tails(self, going: list[tuple[bytes, int, int]], span: int) -> None:
+        """The tails of what the agent has, with the lines `going` (each line's thinking before its
+        text, as a Gemini chunk has its thought parts before its text)."""
+        said = [self._said_tail]
+        at_text, at_thought = self.chars, self._thought_sent
+        for _, upto_text, upto_thought in going:
+            said += (self._thought[at_thought:upto_thought], self._text[at_text:upto_text])
+            at_text, at_thought = upto_text, upto_thought
+        self._said_tail = "".join(said)[-span:]
+        self._thought_tail = (self._thought_tail + self._thought[self._thought_sent : at_thought])[-span:]
+
     def following(self, content: str) -> str:
-        """`content`, the rest's text, as it follows the text the agent has: the key masked also
-        where it begins in that text and ends in `content` (a reply asked again after a refusal is
-        masked on its own, and the agent's client joins the two)."""
-        if self._mask is None or not content or not self.shown_text:
+        """`content`, the rest's text, as it follows what the agent has: the key masked also where
+        it begins in the text (or the text and thinking) the agent has and ends in `content` (a
+        reply asked again after a refusal is masked on its own, and the agent's client joins the two)."""
+        if self._mask is None or not content:
             return content
-        tail = self.shown_text[-self._mask.span :]
-        for match in self._mask.matches(tail + content):
-            if match.start() < len(tail) < match.end():
-                return MASK + content[match.end() - len(tail) :]
+        for tail in (self.shown_text[-self._mask.span :], self._said_tail):
+            content = self._mask.across([content], tail)[0] if tail else content
         return content
+
+    def followed(self, reply: Reply) -> Reply:
+        """`reply`, the upstream's reply asked again after a refusal, whose thinking (and text) the
+        rest takes from its whole message, as it follows the thinking and text the agent has: a key
+        begun there and ending in the message's thinking masked there (`KeyMask.joined`; a thinking
+        block masked keeps the signature it came with, as one masked in a single reply does). The
+        reply the agent has the start of (some of it went: `sent`) follows nothing but itself."""
+        if self._mask is None or self.sent or not isinstance(reply.message, dict):
+            return reply
+        message = reply.message
+        for tail in (self._thought_tail, self._said_tail):
+            message = self._mask.joined(message, tail) if tail else message
+        return reply if message is reply.message else replace(reply, message=message)
 
     def end(self) -> None:
         """Nothing more of this reply goes early: the rest waits for the decision."""

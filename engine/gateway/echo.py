@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.model.keymask import KeyMask
+from engine.model.keymask import TEXT_FIELDS, KeyMask
 
 
 def masked_json(mask: KeyMask, raw: bytes) -> bytes:
@@ -28,10 +28,6 @@ def masked_json(mask: KeyMask, raw: bytes) -> bytes:
         return raw
     masked = mask.value(data)
     return raw if masked == data else json.dumps(masked).encode()
-
-
-_TEXT = frozenset({"content", "arguments", "refusal", "reasoning", "reasoning_content", "text", "partial_json", "thinking"})
-"""The streamed fields a client joins into text (a delta's content, a call's arguments...)."""
 
 
 class StreamEcho:
@@ -89,7 +85,7 @@ class StreamEcho:
                 self._strings.append(value)
                 self._grow(("across", *across), value)
                 self._grow(("strings",), value)
-                if across[-1] in _TEXT:
+                if across[-1] in TEXT_FIELDS:
                     self._texts.append(value)
                     self._grow(("texts",), value)
         elif isinstance(value, dict):
@@ -124,5 +120,5 @@ class StreamEcho:
         joined = {path: "".join(pieces) for path, pieces in self._across.items()}
         if any(matches(text) for text in joined.values()):
             return True
-        texts = [text for path, text in joined.items() if path[-1] in _TEXT]
+        texts = [text for path, text in joined.items() if path[-1] in TEXT_FIELDS]
         return any(matches(a[-span:] + b[:span]) for a in texts for b in texts if a is not b)

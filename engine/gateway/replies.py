@@ -102,12 +102,15 @@ def built(
     """A reply in the held request's wire (`model`: the upstream's, else the request's); `shown`:
     the stream's bytes the agent has already, when this is their rest (`engine.gateway.early`);
     `anew`: written from `content` and `calls` only, not from the upstream's reply (its text
-    would complete a key the agent has the start of, `EarlyStream.following`)."""
+    would complete a key the agent has the start of, `EarlyStream.following`; its thinking is
+    masked where it would, `EarlyStream.followed`)."""
     body = line.held.body
     usage = decision.usage if decision is not None and not decision.usage.estimated else None
     include = bool((body.get("stream_options") or {}).get("include_usage"))
     model = str(model or body.get("model") or "agent-tui")
     original = line.turn.reply.reply if line.turn.reply is not None and not anew else None
+    if original is not None and shown is not None and line.held.early is not None:
+        original = line.held.early.followed(original)
     return line.held.wire.built_reply(
         content, calls, model=model, stream=line.held.stream, usage=usage, include_usage=include, original=original,
         continued=shown is not None, shown=shown or b"",

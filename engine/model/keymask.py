@@ -5,14 +5,17 @@ in a reply that is not JSON, in a reply's text or tool arguments, whole or
 split by whitespace or a newline. `KeyMask` replaces every such occurrence
 (and the `Bearer ` before it) with `***`; it is applied to a server's text
 before anything cuts it or changes its whitespace, so no piece of the key
-survives a cut. `MaskedStream` does the same for a reply streamed in pieces,
+survives a cut. A key spelled across pieces a client shows one after the other
+(two thinking blocks, a thinking block and the text after it, what the client
+has already and a reply that follows it) is masked across them (`across`,
+`joined`). `MaskedStream` does the same for a reply streamed in pieces,
 holding back the tail that could still be the start of the key.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from engine.wires.neutral import Reply
 
@@ -26,6 +29,10 @@ _GAPS = re.compile(r"\s|\\[nrt]")
 """One `_GAP` character: left out where a text's end is compared with a secret's start."""
 
 MIN_SECRET = 4
+
+TEXT_FIELDS = frozenset({"content", "arguments", "refusal", "reasoning", "reasoning_content", "text", "partial_json", "thinking"})
+"""The fields of a reply (whole, or a stream's deltas) whose strings a client joins into what it
+shows: a message's content, a call's arguments, thinking, reasoning, a summary's text..."""
 """A credential from a URL shorter than this is not masked: it would mask ordinary words."""
 
 
@@ -70,9 +77,47 @@ class KeyMask:
     def matches(self, text: str) -> list[re.Match[str]]:
         return [] if self._pattern is None else list(self._pattern.finditer(text))
 
+    def across(self, pieces: list[str], before: str = "") -> list[str]:
+        """`pieces`, shown one after the other after `before` (what the reader has already), with a
+        key spelled across them masked: `MASK` where it begins (at the first piece when it begins in
+        `before`), the rest of it left out of the pieces that hold it. The same list when none is."""
+        if self._pattern is None or not any(pieces):
+            return pieces
+        joined = before + "".join(pieces)
+        spans = [(m.start(), m.end()) for m in self.matches(joined) if m.end() > len(before)]
+        if not spans:
+            return pieces
+        out: list[str] = []
+        start = len(before)
+        for piece in pieces:
+            end = start + len(piece)
+            kept, at = [], start
+            for first, last in spans:
+                low, high = max(first, start), min(last, end)
+                if low >= high:
+                    continue
+                kept.append(joined[at:low])
+                if low == max(first, len(before)):
+                    kept.append(MASK)
+                at = high
+            out.append(piece if at == start else "".join(kept) + joined[at:end])
+            start = end
+        return out
+
+    def joined(self, data: Any, before: str = "") -> Any:
+        """A JSON-like value (a wire's whole reply) with a key spelled across the strings of its
+        `TEXT_FIELDS`, read in order after `before`, masked (`across`); the same value when none is."""
+        pieces: list[str] = []
+        _texts(data, None, pieces.append)
+        masked = self.across(pieces, before)
+        if masked is pieces or masked == pieces:
+            return data
+        return _with_texts(data, None, iter(masked))
+
     def reply(self, reply: Reply) -> None:
         """Mask every text of a model reply in place: its content, finish reason and tool calls,
-        and the whole reply its wire keeps (`message`)."""
+        and the whole reply its wire keeps (`message`), also where its texts spell the key one
+        after the other (`joined`: a thinking block and the next)."""
         if self._pattern is None:
             return
         reply.content = self(reply.content)
@@ -80,7 +125,7 @@ class KeyMask:
         for call in reply.tool_calls:
             call.name, call.arguments, call.id = self(call.name), self(call.arguments), self(call.id)
         if reply.message is not None:
-            reply.message = self.value(reply.message)
+            reply.message = self.joined(self.value(reply.message))
 
     def value(self, data: Any) -> Any:
         """A JSON-like value with the key masked in every string (keys of objects too)."""
@@ -91,6 +136,30 @@ class KeyMask:
         if isinstance(data, list):
             return [self.value(v) for v in data]
         return data
+
+
+def _texts(data: Any, field: str | None, found: Callable[[str], None]) -> None:
+    """Each string of `data` under one of `TEXT_FIELDS`, in order."""
+    if isinstance(data, str):
+        if field in TEXT_FIELDS:
+            found(data)
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            _texts(value, key, found)
+    elif isinstance(data, list):
+        for value in data:
+            _texts(value, field, found)
+
+
+def _with_texts(data: Any, field: str | None, texts: Iterator[str]) -> Any:
+    """`data` with the strings `_texts` finds taken in order from `texts`."""
+    if isinstance(data, str):
+        return next(texts) if field in TEXT_FIELDS else data
+    if isinstance(data, dict):
+        return {key: _with_texts(value, key, texts) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_with_texts(value, field, texts) for value in data]
+    return data
 
 
 class MaskedStream:

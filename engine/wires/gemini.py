@@ -304,8 +304,9 @@ def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
 # -- replies --------------------------------------------------------------------
 
 
-def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None) -> None:
-    """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`."""
+def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_thinking: Callable[[str], None] | None = None) -> None:
+    """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`; a streamed one's
+    text to `on_delta`, its thoughts' text to `on_thinking`."""
     data = reply_object(data)
     usage = data.get("usageMetadata")
     if isinstance(usage, dict) and isinstance(usage.get("promptTokenCount"), int):
@@ -327,6 +328,8 @@ def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None) -> No
             raise WireError("a part of the reply is not an object")
         kept = message["parts"]
         thought = next((n for n in range(len(kept) - 1, -1, -1) if _thought_text(kept[n])), None) if _thought_text(part) else None
+        if on_thinking is not None and _thought_text(part) and part["text"]:
+            on_thinking(part["text"])
         if thought is not None and "thoughtSignature" not in kept[thought]:
             # a thought streamed in pieces is one thought, as a client joins its pieces: kept (and masked) whole
             kept[thought] = {**kept[thought], **part, "text": kept[thought]["text"] + part["text"]}
@@ -361,7 +364,7 @@ def read_whole(data: Any) -> Reply:
 
 class StreamReader(StreamReading):
     """Folds the server-sent events of `streamGenerateContent?alt=sse` (a `GenerateContentResponse`
-    each) into a `Reply`, passing text on as it comes. The stream has no last event of its own
+    each) into a `Reply`, passing text (and thoughts) on as they come. The stream has no last event of its own
     (it ends when the connection does), so `done` stays False: the reader reads to the end."""
 
     WIRE = NAME
@@ -369,7 +372,7 @@ class StreamReader(StreamReading):
     def feed(self, line: str) -> None:
         payload = stream_payload(line)
         if payload is not None:
-            _fold(self.reply, stream_json(payload), self._on_delta)
+            _fold(self.reply, stream_json(payload), self._on_delta, self._on_thinking)
 
     @property
     def complete(self) -> bool:
@@ -378,8 +381,8 @@ class StreamReader(StreamReading):
 
 
 def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
-    """(This wire streams no thinking the gateway reads: `on_thinking` is not called.)"""
-    return StreamReader(on_delta)
+    """A reader passing the text to `on_delta` and the thoughts' text (`thought` parts) to `on_thinking`."""
+    return StreamReader(on_delta, on_thinking)
 
 
 def error_detail(raw: bytes) -> str:

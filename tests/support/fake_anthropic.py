@@ -27,12 +27,13 @@ from tests.support.loopback import Loopback
 
 @dataclass
 class Turn:
-    """One reply of the model: thinking (with its signature), text, then tool uses (name, input);
-    or, with `status`, an error of that status (`text` its message, `headers` sent with it)."""
+    """One reply of the model: thinking (with its signature; a list: one thinking block each, the
+    first signed `sig-NNNN`, the next `sig-NNNN-2`...), text, then tool uses (name, input); or, with
+    `status`, an error of that status (`text` its message, `headers` sent with it)."""
 
     text: str = ""
     tool_uses: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    thinking: str = ""
+    thinking: str | list[str] = ""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
 
@@ -52,8 +53,9 @@ def _tool_results(body: dict[str, Any]) -> int:
 
 def _blocks(turn: Turn, number: int) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    if turn.thinking:
-        blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": f"sig-{number:04d}"})
+    thoughts = [turn.thinking] if isinstance(turn.thinking, str) else turn.thinking
+    for n, thought in enumerate(t for t in thoughts if t):
+        blocks.append({"type": "thinking", "thinking": thought, "signature": f"sig-{number:04d}" + (f"-{n + 1}" if n else "")})
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
     for n, (name, args) in enumerate(turn.tool_uses):
