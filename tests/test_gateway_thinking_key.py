@@ -274,5 +274,6 @@ def test_the_key_mask_masks_a_key_spelled_across_pieces_and_after_what_was_shown
     assert mask.joined(message) == {"content": [{"type": "thinking", "thinking": "a ***", "signature": START}, {"type": "text", "text": ""}]}
     assert mask.joined(message["content"][1], before=START) == {"type": "text", "text": "***"}
     assert mask("x " + KEY[:9] + "\n " + KEY[9:]) == "x ***" and mask(KEY[:9] + "\\n" + KEY[9:]) == "***"  # gaps, raw or escaped
+    assert KeyMask(KEY, also=["open sesame"])("say open sesame now, open\n  sesame") == "say *** now, ***"  # a secret with a space
     after = {"type": "text", "text": " and after"}
     assert mask.joined(after, before=KEY) is after  # a key wholly in what was shown is no business of what follows

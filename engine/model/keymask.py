@@ -50,9 +50,19 @@ class KeyMask:
             bodies = "|".join(_GAP.join(re.escape(c) for c in s) for s in secrets)
             self._pattern = re.compile(rf"(?:(?i:bearer)\s{{1,8}})?(?:{bodies})")
             self.span = max(len(s) for s in secrets) * 9 + 16
+        self._squeezed = ["".join(s.split()) for s in secrets]
+
+    def _may_hold(self, text: str) -> bool:
+        """Whether `text` can hold a secret: without its whitespace (a gap), it holds one without
+        its own; always, when it has a backslash (a gap may be escaped). A test of substrings, far
+        cheaper than the pattern, which a text passing it still goes through."""
+        if "\\" in text:
+            return True
+        squeezed = "".join(text.split())
+        return any(s in squeezed for s in self._squeezed)
 
     def __call__(self, text: str) -> str:
-        if self._pattern is None or not text:
+        if self._pattern is None or not text or not self._may_hold(text):
             return text
         return self._pattern.sub(MASK, text)
 
@@ -75,7 +85,7 @@ class KeyMask:
         return whole, begun
 
     def matches(self, text: str) -> list[re.Match[str]]:
-        return [] if self._pattern is None else list(self._pattern.finditer(text))
+        return [] if self._pattern is None or not self._may_hold(text) else list(self._pattern.finditer(text))
 
     def across(self, pieces: list[str], before: str = "") -> list[str]:
         """`pieces`, shown one after the other after `before` (what the reader has already), with a
