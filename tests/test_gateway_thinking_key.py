@@ -75,22 +75,24 @@ def _signatures(message: dict[str, Any]) -> dict[str, str]:
     return {b["thinking"]: b["signature"] for b in message["content"] if b["type"] == "thinking"}
 
 
-def test_a_key_split_across_thinking_that_went_early_and_the_reply_asked_again_never_reaches_the_agent(tmp_path: Path) -> None:
+@pytest.mark.parametrize("into", ["thinking", "text"])
+def test_a_key_split_across_thinking_that_went_early_and_the_reply_asked_again_never_reaches_the_agent(tmp_path: Path, into: str) -> None:
     """The first reply's first thinking block ends with the key's start and goes early (the
-    thinking after it waits); every call refused, the reply asked again begins its thinking with
-    the key's rest: the agent, which joins the thinking blocks it reads, never reads the key."""
-    turns = [Turn(thinking=["Here: " + START, PADDING], text="Removing it.", tool_uses=[("Bash", BASH)]), Turn(thinking=REST + " is the rest.", text="Left it.")]
+    thinking after it waits); every call refused, the reply asked again begins its thinking (or,
+    without thinking, its text) with the key's rest: the agent, which joins the blocks it reads,
+    never reads the key."""
+    again = Turn(thinking=REST + " is the rest.", text="Left it.") if into == "thinking" else Turn(text=REST + " is the rest.")
+    turns = [Turn(thinking=["Here: " + START, PADDING], text="Removing it.", tool_uses=[("Bash", BASH)]), again]
     with FakeAnthropic(turns) as fake, harness.gateway(fake, tmp_path, "anthropic", rules=[], key=Secret(KEY)) as (gw, server):
         operator = Operator(gw, lambda g: g.answer(Answer.reject("keep the build")))
         response = _post(server, stream=True)
         operator.join()
         asked = len(fake.requests)
     message = _message(response)
-    thinking = _thinking(message)
-    assert asked == 2 and thinking.startswith("Here: " + START), thinking[:100]  # the key's start went early
-    assert KEY not in thinking and KEY not in _said(message) and thinking.endswith(" is the rest."), thinking[-100:]
+    said = _said(message)
+    assert asked == 2 and said.startswith("Here: " + START), said[:100]  # the key's start went early
+    assert KEY not in said and said.endswith(" is the rest." if into == "text" else " is the rest.Left it."), said[-100:]
     assert _signatures(message)["Here: " + START] == "sig-0001"  # the block that carries no key as it came
-    assert message["content"][-1] == {"type": "text", "text": "Left it."}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
@@ -193,10 +195,24 @@ def _gemini_script(chunks: list[list[dict[str, Any]]]) -> list[bytes]:
     return out
 
 
+def _chat_script(chunks: list[dict[str, Any]], finish: str) -> list[bytes]:
+    """A chat completions stream, one chunk of each delta (the first with the role, the last with
+    the finish reason), then `[DONE]`."""
+    out = []
+    for n, delta in enumerate(chunks):
+        choice = {"index": 0, "delta": {**({"role": "assistant"} if n == 0 else {}), **delta}, "finish_reason": finish if n == len(chunks) - 1 else None}
+        out.append(f"data: {json.dumps({'id': 'c', 'object': 'chat.completion.chunk', 'model': 'm', 'choices': [choice]})}\n\n".encode())
+    return out + [b"data: [DONE]\n\n"]
+
+
 def _reasoning_and_text(wire: str, raw: str) -> tuple[str, str]:
     """What the agent's client joins of a Responses stream's reasoning summaries (deltas, or an
-    item's summary when it came whole) and text, or of a Gemini stream's thoughts and text."""
-    events = [json.loads(line[5:]) for line in raw.splitlines() if line.startswith("data:")]
+    item's summary when it came whole) and text, of a Gemini stream's thoughts and text, or of
+    a chat completions stream's `reasoning_content` and content."""
+    events = [json.loads(line[5:]) for line in raw.splitlines() if line.startswith("data:") and line != "data: [DONE]"]
+    if wire == "chat":
+        deltas = [c.get("delta") or {} for e in events for c in e.get("choices") or []]
+        return "".join(d.get("reasoning_content") or "" for d in deltas), "".join(d.get("content") or "" for d in deltas)
     if wire == "gemini":
         parts = [p for e in events for p in e["candidates"][0]["content"]["parts"]]
         return "".join(p.get("text", "") for p in parts if p.get("thought")), "".join(p.get("text", "") for p in parts if not p.get("thought"))
@@ -215,6 +231,8 @@ def _reasoning_and_text(wire: str, raw: str) -> tuple[str, str]:
 
 
 def _agent_request(wire: str) -> tuple[str, dict[str, Any]]:
+    if wire == "chat":
+        return "/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "Delete the notes."}], "stream": True, "tools": harness.TOOLS}
     if wire == "responses":
         tools = [{"type": "function", "name": "delete_file", "description": "d", "parameters": SCHEMA}]
         return "/v1/responses", {"model": "m", "input": [{"role": "user", "content": "Delete the notes."}], "stream": True, "tools": tools}
@@ -240,11 +258,17 @@ def test_a_key_split_between_reasoning_and_the_text_after_it_never_reaches_the_a
     assert "delete_file" in raw
 
 
-@pytest.mark.parametrize("wire", ["responses", "gemini"])
+@pytest.mark.parametrize("wire", ["responses", "gemini", "chat"])
 def test_a_key_split_across_reasoning_that_went_early_and_the_reply_asked_again_never_reaches_the_agent(tmp_path: Path, wire: str) -> None:
     """A Responses reasoning summary (a Gemini thought) ends with the key's start and goes early;
-    every call refused, the reply asked again begins its reasoning (thought) with the key's rest."""
-    if wire == "responses":
+    every call refused, the reply asked again begins its reasoning (thought) with the key's rest.
+    Chat completions' reasoning (`reasoning_content`) is not rebuilt: the reply asked again begins
+    its text with the key's rest, which a client showing the reasoning, then the text, joins."""
+    if wire == "chat":
+        call = {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "delete_file", "arguments": json.dumps(DELETE)}}]}
+        scripts = [_chat_script([{"reasoning_content": "Here: " + START}, {"reasoning_content": PADDING, "content": PADDING}, call], "tool_calls"),
+                   _chat_script([{"content": REST + " is the rest."}], "stop")]
+    elif wire == "responses":
         scripts = [_responses_script(1, ["Here: " + START, PADDING], "", call=True), _responses_script(2, [REST + " is the rest."], "Left it.", call=False)]
     else:
         call = {"functionCall": {"name": "delete_file", "args": DELETE}}
@@ -258,8 +282,7 @@ def test_a_key_split_across_reasoning_that_went_early_and_the_reply_asked_again_
         asked = len(upstream.requests)
     reasoning, text = _reasoning_and_text(wire, raw)
     assert asked == 2 and reasoning.startswith("Here: " + START), reasoning[:100]  # the key's start went early
-    assert KEY not in reasoning and KEY not in reasoning + text and reasoning.endswith(" is the rest."), reasoning[-100:]
-    assert text.endswith("Left it."), text[-100:]
+    assert KEY not in reasoning + text and (reasoning + text).endswith(" is the rest." if wire == "chat" else " is the rest.Left it."), (reasoning + text)[-100:]
 
 
 def test_the_key_mask_masks_a_key_spelled_across_pieces_and_after_what_was_shown() -> None:

@@ -68,7 +68,8 @@ class Wire(Protocol):
     def read_whole(self, data: Any) -> Reply: ...
     def stream_reader(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
         """A reader passing the text's deltas to `on_delta` and, where the wire streams thinking
-        (Anthropic's thinking blocks, the Responses API's reasoning summaries, Gemini's thoughts), its deltas to `on_thinking`."""
+        (Anthropic's thinking blocks, the Responses API's reasoning summaries, Gemini's thoughts,
+        chat completions' `reasoning_content`), its deltas to `on_thinking`."""
         ...
     def error_detail(self, raw: bytes) -> str: ...
 

@@ -112,8 +112,8 @@ def read_whole(data: Any) -> Reply:
 
 
 def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:
-    """(This wire streams no thinking the gateway reads: `on_thinking` is not called.)"""
-    return StreamReader(on_delta)
+    """A reader passing the content to `on_delta` and the reasoning (`reasoning_content`, `reasoning`) to `on_thinking`."""
+    return StreamReader(on_delta, on_thinking)
 
 
 # -- replies --------------------------------------------------------------------
@@ -180,7 +180,8 @@ def reply_from_json(data: Any) -> Reply:
 
 
 class StreamReader(StreamReading):
-    """Folds server-sent-event lines into a `Reply`, passing content deltas on."""
+    """Folds server-sent-event lines into a `Reply`, passing content deltas on (and reasoning
+    deltas, `reasoning_content` or `reasoning` as servers name them, to `on_thinking`)."""
 
     def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
         super().__init__(on_delta, on_thinking)
@@ -209,6 +210,9 @@ class StreamReader(StreamReading):
             if text:
                 self.reply.content += text
                 self._on_delta(text)
+            thought = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(thought, str) and thought and self._on_thinking is not None:
+                self._on_thinking(thought)
             for n, call in enumerate(delta.get("tool_calls") or []):
                 self._tool_call_delta(n, call)
             if choice.get("finish_reason"):
