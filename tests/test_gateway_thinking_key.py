@@ -12,7 +12,9 @@ real `GatewayServer`.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -122,12 +124,19 @@ def test_a_key_split_between_a_thinking_block_and_the_text_after_it_never_reache
     assert _signatures(message) == {"First: look.": "sig-0001", "Noted: ***": "sig-0001-2"}
 
 
+GATE = None
+"""In a script: wait there until `go` is set (at most 10 s), before the events after it."""
+
+
 class Scripted(Loopback):
     """Streams its n-th script (a list of events) to its n-th request, the last one again after."""
 
-    def __init__(self, scripts: list[list[bytes]]) -> None:
+    def __init__(self, scripts: list[list[bytes | None]]) -> None:
         self.scripts = scripts
         self.requests: list[dict[str, Any]] = []
+        self.go = threading.Event()
+        self.went_on: list[bool] = []
+        """At each gate: whether `go` was set (else the wait ran out)."""
         super().__init__(Starlette(routes=[Route("/{path:path}", self._reply, methods=["POST"])]))
 
     async def _reply(self, request: Request) -> StreamingResponse:
@@ -136,7 +145,14 @@ class Scripted(Loopback):
 
         async def events() -> AsyncIterator[bytes]:
             for event in script:
-                yield event
+                if event is GATE:
+                    for _ in range(1000):  # bounded: at most 10 s
+                        if self.go.is_set():
+                            break
+                        await asyncio.sleep(0.01)
+                    self.went_on.append(self.go.is_set())
+                else:
+                    yield event
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
@@ -300,3 +316,26 @@ def test_the_key_mask_masks_a_key_spelled_across_pieces_and_after_what_was_shown
     assert KeyMask(KEY, also=["open sesame"])("say open sesame now, open\n  sesame") == "say *** now, ***"  # a secret with a space
     after = {"type": "text", "text": " and after"}
     assert mask.joined(after, before=KEY) is after  # a key wholly in what was shown is no business of what follows
+
+
+@pytest.mark.parametrize("wire", ["gemini", "chat"])
+def test_reasoning_reaches_the_agent_before_any_text(tmp_path: Path, wire: str) -> None:
+    """A Gemini thought (chat completions' `reasoning_content`) goes to the agent as it comes: the
+    upstream goes on to its text only once the agent has read the thought through the gateway."""
+    if wire == "gemini":
+        thought, text = _gemini_script([[{"text": "They asked.", "thought": True}], [{"text": "Hello"}]])
+        script: list[bytes | None] = [thought, GATE, text]
+    else:
+        chunks = _chat_script([{"reasoning_content": "They asked."}, {"content": "Hello"}], "stop")
+        script = [chunks[0], GATE, *chunks[1:]]
+    url, body = _agent_request(wire)
+    seen = ""
+    with Scripted([script]) as upstream, harness.gateway(upstream, tmp_path, wire) as (gw, server):
+        with httpx.stream("POST", f"http://127.0.0.1:{server.port}{url}", json=body, timeout=30) as response:
+            for line in response.iter_lines():
+                seen += line + "\n"
+                if "They asked." in line:
+                    upstream.go.set()
+        runs = list(gw.runs)
+    assert upstream.went_on == [True], seen
+    assert _reasoning_and_text(wire, seen) == ("They asked.", "Hello") and runs[0].ended is not None
