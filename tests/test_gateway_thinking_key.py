@@ -95,6 +95,8 @@ def test_a_key_split_across_thinking_that_went_early_and_the_reply_asked_again_n
     assert asked == 2 and said.startswith("Here: " + START), said[:100]  # the key's start went early
     assert KEY not in said and said.endswith(" is the rest." if into == "text" else " is the rest.Left it."), said[-100:]
     assert _signatures(message)["Here: " + START] == "sig-0001"  # the block that carries no key as it came
+    if into == "thinking":  # the one masked keeps the signature it came with, as in a single reply
+        assert _signatures(message)["*** is the rest."] == "sig-0002"
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
