@@ -29,11 +29,11 @@ _GAPS = re.compile(r"\s|\\[nrt]")
 """One `_GAP` character: left out where a text's end is compared with a secret's start."""
 
 MIN_SECRET = 4
+"""A credential from a URL shorter than this is not masked: it would mask ordinary words."""
 
 TEXT_FIELDS = frozenset({"content", "arguments", "refusal", "reasoning", "reasoning_content", "text", "partial_json", "thinking"})
 """The fields of a reply (whole, or a stream's deltas) whose strings a client joins into what it
 shows: a message's content, a call's arguments, thinking, reasoning, a summary's text..."""
-"""A credential from a URL shorter than this is not masked: it would mask ordinary words."""
 
 
 class KeyMask:
