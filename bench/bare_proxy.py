@@ -1,6 +1,6 @@
 """A bare forwarding proxy built of the gateway's own parts: the floor of the gateway benches.
 
-    python bench/bare_proxy.py UPSTREAM_URL [--client thread|async]
+    python bench/bare_proxy.py UPSTREAM_URL [--client thread|async] [--profile FILE]
 
 What any proxy made of the parts the project fixes (an ASGI application on uvicorn, httpx to
 the upstream) costs a request, with nothing of the gateway's own: no route, no JSON, no run,
@@ -19,15 +19,20 @@ ASGI `more_body`). Its upstream client is, as `--client` says:
 The benches `gateway_latency.py`, `gateway_first_byte.py` and `gateway_concurrency.py` ask it
 beside the upstream and the gateway, request by request, in the same run. Run as a script it
 serves in a process of its own (as `gateway_concurrency.py` runs the gateway): its port on
-stdout, then it serves until stdin closes, then the CPU seconds it used as JSON.
+stdout, then it serves until stdin closes, then the CPU seconds it used as JSON; `--profile`:
+cProfile on every thread of it (the event loop's and the workers'), their stats together
+written to FILE (`pstats`) when it ends.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
+import pstats
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -171,13 +176,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("upstream", help="the upstream's URL (its address is used; the path is the request's)")
     parser.add_argument("--client", choices=CLIENTS, default="thread")
+    parser.add_argument("--profile", type=Path, metavar="FILE", help="cProfile every thread; their stats to FILE")
     args = parser.parse_args()
+    profiles = _profile_threads() if args.profile else []
     with BareProxy(args.upstream, args.client) as proxy:
         print(proxy.port, flush=True)
         cpu = time.process_time()
         sys.stdin.read()
         cpu = time.process_time() - cpu
+        if profiles:
+            pstats.Stats(*profiles).dump_stats(args.profile)
     print(json.dumps({"cpu": cpu}), flush=True)
+
+
+def _profile_threads() -> list[cProfile.Profile]:
+    """A profile for each thread started from now on (each enables its own: cProfile sees one thread)."""
+    profiles: list[cProfile.Profile] = []
+    run = threading.Thread.run
+
+    def profiled(self: threading.Thread) -> None:
+        profile = cProfile.Profile()
+        profiles.append(profile)
+        profile.enable()
+        try:
+            run(self)
+        finally:
+            profile.disable()
+
+    threading.Thread.run = profiled  # type: ignore[method-assign]
+    return profiles
 
 
 if __name__ == "__main__":

@@ -4,10 +4,12 @@
 
 `--clients` threads each run agent loops against the loopback fake upstream
 (each conversation `--turns` requests; each request carries the whole history
-and one more tool result; every call released by a rule, nothing held), first
-directly, then through the gateway's floor (a bare forwarding proxy of the same parts,
-`bench/bare_proxy.py`, its client as `--bare` says), then through a headless gateway
-writing its transcripts, `--requests` requests in all each time. The gateway (and the
+and one more tool result; every call released by a rule, nothing held), directly, through
+the gateway's floor (a bare forwarding proxy of the same parts, `bench/bare_proxy.py`, its
+client as `--bare` says) and through a headless gateway writing its transcripts, each in
+turn for `--rounds` rounds (so a change in the machine's load falls on every way alike),
+`--requests` requests in all each way and round; a way's throughput is its requests over
+its time in all the rounds. The gateway (and the
 bare proxy) runs in a process of its own, as it does
 in use (`agent-tui gateway` beside the agents and the model server): in the
 bench's own process it would share one interpreter lock with the eight clients
@@ -30,8 +32,9 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -51,12 +54,12 @@ def _lookup(request: Request) -> Any:
     return call("lookup", id=f"call_{n}", key=f"item-{n}")
 
 
-def _client_loop(url: str, client_number: int, requests: int, turns: int, stream: bool, failures: list[str]) -> None:
+def _client_loop(url: str, client_number: int, requests: int, turns: int, stream: bool, failures: list[str], tag: str = "") -> None:
     with httpx.Client(timeout=60, trust_env=False) as client:
         messages: list[dict[str, Any]] = []
         for n in range(requests):
             if n % turns == 0:
-                messages = [{"role": "user", "content": f"Client {client_number}, conversation {n // turns}: look up every key."}]
+                messages = [{"role": "user", "content": f"Client {client_number}{tag}, conversation {n // turns}: look up every key."}]
             body = {"model": "m", "messages": messages, "tools": TOOLS, "stream": stream}
             if stream:
                 with client.stream("POST", url + "/chat/completions", json=body) as response:
@@ -77,12 +80,13 @@ def _client_loop(url: str, client_number: int, requests: int, turns: int, stream
             ]
 
 
-def _throughput(url: str, clients: int, requests: int, turns: int) -> tuple[float, list[str]]:
-    """Requests per second of `clients` agents sending `requests` in all (half of them streamed)."""
+def _throughput(url: str, clients: int, requests: int, turns: int, tag: str = "") -> tuple[float, list[str]]:
+    """Requests per second of `clients` agents sending `requests` in all (half of them streamed);
+    `tag` in their conversations' first words (a round's own conversations)."""
     failures: list[str] = []
     each = requests // clients
     threads = [
-        threading.Thread(target=_client_loop, args=(url, n, each, turns, n % 2 == 1, failures), daemon=True) for n in range(clients)
+        threading.Thread(target=_client_loop, args=(url, n, each, turns, n % 2 == 1, failures, tag), daemon=True) for n in range(clients)
     ]
     started = time.perf_counter()
     for thread in threads:
@@ -114,19 +118,41 @@ def _aborted(gw: Gateway) -> int:
     return sum(1 for r in gw.runs if r.ended is not None and r.ended.outcome == "aborted" and r.ended.reason != "the benchmark ended")
 
 
-def _through_process(command: list[str], clients: int, requests: int, turns: int) -> tuple[float, list[str], dict[str, Any]]:
-    """Throughput through a server in a child process (`command`: the gateway's `--serve` or
-    `bench/bare_proxy.py`; its port on its first line, what it counted as JSON once stdin closes), and that."""
+@contextmanager
+def _child(command: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A server in a child process (`command`: the gateway's `--serve` or `bench/bare_proxy.py`;
+    its port on its first line, what it counted as JSON once stdin closes): its URL, and what it
+    counted (filled once the block ends)."""
     child = subprocess.Popen([sys.executable, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None and child.stdin is not None
+    ended: dict[str, Any] = {}
     try:
-        port = int(child.stdout.readline())
-        through, failed = _throughput(f"http://127.0.0.1:{port}/v1", clients, requests, turns)
+        yield f"http://127.0.0.1:{int(child.stdout.readline())}/v1", ended
     finally:
         child.stdin.close()
-    ended = json.loads(child.stdout.readline() or '{"runs": 0, "aborted": 0, "cpu": 0}')
-    child.wait(30)
-    return through, failed, ended
+        ended.update(json.loads(child.stdout.readline() or '{"runs": 0, "aborted": 0, "cpu": 0}'))
+        child.wait(30)
+
+
+@contextmanager
+def _in_process(upstream_url: str, out: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The gateway of `_serve` in the bench's own process: its URL, and its runs and aborted runs once the block ends."""
+    gw = Gateway([Upstream("fake", upstream_url)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=out)
+    server = GatewayServer(gw, "127.0.0.1", 0)
+    server.start()
+    ended: dict[str, Any] = {}
+    try:
+        yield server.url, ended
+    finally:
+        gw.stop("the benchmark ended")
+        server.close()
+        ended.update(runs=len(gw.runs), aborted=_aborted(gw))
+
+
+@contextmanager
+def _bare_in_process(upstream_url: str, client: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    with BareProxy(upstream_url, client) as proxy:
+        yield proxy.url_for(upstream_url), {}
 
 
 def main() -> None:
@@ -135,7 +161,8 @@ def main() -> None:
     parser.add_argument("--serve", metavar="UPSTREAM_URL", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--clients", type=at_least(1), default=8)
-    parser.add_argument("--requests", type=at_least(8), default=400, help="requests in all, shared by the clients")
+    parser.add_argument("--requests", type=at_least(8), default=400, help="requests in all each way and round, shared by the clients")
+    parser.add_argument("--rounds", type=at_least(1), default=3, help="rounds of every way in turn (direct, the bare proxy, the gateway)")
     parser.add_argument("--turns", type=at_least(1), default=10, help="requests per conversation")
     parser.add_argument("--latency", type=at_least(20), default=200, help="requests for the added-latency figures")
     parser.add_argument("--bare", choices=[*CLIENTS, "both"], default="thread", help="the bare proxy's upstream client (the floor); both: one proxy with each")
@@ -145,40 +172,35 @@ def main() -> None:
         _serve(args.serve, args.out)
         return
     where = "in the bench's process" if args.in_process else "in its own process"
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake:
-        fake.add(*[_lookup] * ((2 + len(bare)) * args.requests + 16))
-        direct, failed_direct = _throughput(fake.url, args.clients, args.requests, args.turns)
-        print(f"{args.clients} clients, {args.requests} requests: direct {direct:.0f} requests/s")
-        failures = list(failed_direct)
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake, ExitStack() as servers:
+        out = Path(tmp) / "bench.jsonl"
+        fake.add(*[_lookup] * ((2 + len(bare)) * args.requests * args.rounds + 16))
+        ways: dict[str, tuple[str, dict[str, Any]]] = {"direct": (fake.url, {})}
         for client in bare:
-            if args.in_process:
-                with BareProxy(fake.url, client) as proxy:
-                    through, failed = _throughput(proxy.url_for(fake.url), args.clients, args.requests, args.turns)
-                cpu = None
-            else:
-                through, failed, ended = _through_process([str(Path(__file__).parent / "bare_proxy.py"), fake.url, "--client", client], args.clients, args.requests, args.turns)
-                cpu = ended["cpu"]
-            failures += failed
-            print(f"  bare proxy, {client} ({where}) {through:.0f} requests/s, ratio {through / direct:.2f}{_cpu(cpu, args.requests)}; failed requests {len(failed)}")
-        if args.in_process:
-            gw = Gateway([Upstream("fake", fake.url)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=Path(tmp) / "bench.jsonl")
-            server = GatewayServer(gw, "127.0.0.1", 0)
-            server.start()
-            try:
-                through, failed = _throughput(server.url, args.clients, args.requests, args.turns)
-            finally:
-                gw.stop("the benchmark ended")
-                server.close()
-            runs, aborted, cpu = len(gw.runs), _aborted(gw), None
-        else:
-            through, failed, ended = _through_process([__file__, "--serve", fake.url, "--out", str(Path(tmp) / "bench.jsonl")], args.clients, args.requests, args.turns)
-            runs, aborted, cpu = ended["runs"], ended["aborted"], ended["cpu"]
-        failures += failed
-        print(
-            f"  gateway ({where}) {through:.0f} requests/s, ratio {through / direct:.2f}{_cpu(cpu, args.requests)}; "
-            f"failed requests {len(failed)}; runs {runs}, aborted by another conversation {aborted}"
-        )
-        for failure in failures[:5]:
+            proxy = _bare_in_process(fake.url, client) if args.in_process else _child([str(Path(__file__).parent / "bare_proxy.py"), fake.url, "--client", client])
+            ways[f"bare proxy, {client}"] = servers.enter_context(proxy)
+        ways["gateway"] = servers.enter_context(_in_process(fake.url, out) if args.in_process else _child([__file__, "--serve", fake.url, "--out", str(out)]))
+        took = dict.fromkeys(ways, 0.0)
+        failures: dict[str, list[str]] = {kind: [] for kind in ways}
+        each = args.requests // args.clients * args.clients
+        for round_number in range(args.rounds):  # each way in turn, so the machine's load changes them alike
+            for kind, (url, _) in ways.items():
+                rate, failed = _throughput(url, args.clients, args.requests, args.turns, f" (round {round_number})")
+                took[kind] += each / rate
+                failures[kind] += failed
+        servers.close()
+        rates = {kind: each * args.rounds / seconds for kind, seconds in took.items()}
+        direct = rates["direct"]
+        print(f"{args.clients} clients, {args.requests} requests, {args.rounds} rounds: direct {direct:.0f} requests/s")
+        for kind, (_, ended) in ways.items():
+            if kind == "direct":
+                continue
+            cpu = _cpu(ended.get("cpu"), each * args.rounds)
+            runs = f"; runs {ended['runs']}, aborted by another conversation {ended['aborted']}" if kind == "gateway" else ""
+            if kind == "gateway":
+                runs += "".join(f"; {rates[kind] / rates[f'bare proxy, {c}']:.2f}x the bare proxy's ({c})" for c in bare)
+            print(f"  {kind} ({where}) {rates[kind]:.0f} requests/s, ratio {rates[kind] / direct:.2f}{cpu}; failed requests {len(failures[kind])}{runs}")
+        for failure in [f for kind in ways for f in failures[kind]][:5]:
             print(f"  {failure}")
         for stream in (False, True):
             got = measure(args.latency, args.turns, stream, Path(tmp), bare)

@@ -153,10 +153,10 @@ def test_gateway_first_byte_prints_the_bare_proxy():
 
 
 def test_gateway_concurrency_prints_the_bare_proxy_beside_direct_and_the_gateway():
-    out = run_script("bench/gateway_concurrency.py", "--clients", "2", "--requests", "16", "--turns", "4", "--latency", "20")
-    assert re.search(r"^2 clients, 16 requests: direct \d+ requests/s$", out, re.M), out
+    out = run_script("bench/gateway_concurrency.py", "--clients", "2", "--requests", "16", "--rounds", "2", "--turns", "4", "--latency", "20")
+    assert re.search(r"^2 clients, 16 requests, 2 rounds: direct \d+ requests/s$", out, re.M), out
     assert re.search(r"^  bare proxy, thread \(in its own process\) \d+ requests/s, ratio \d+\.\d\d; its CPU \d+\.\d\d ms a request; failed requests 0$", out, re.M), out
-    assert re.search(r"^  gateway \(in its own process\) \d+ requests/s, ratio \d+\.\d\d; its CPU \d+\.\d\d ms a request; failed requests 0; runs \d+, aborted by another conversation 0$", out, re.M), out
+    assert re.search(r"^  gateway \(in its own process\) \d+ requests/s, ratio \d+\.\d\d; its CPU \d+\.\d\d ms a request; failed requests 0; runs \d+, aborted by another conversation 0; \d+\.\d\dx the bare proxy's \(thread\)$", out, re.M), out
 
 
 def test_gateway_latency_phases_split_the_gateway_and_the_bare_proxy():
