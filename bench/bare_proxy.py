@@ -20,8 +20,9 @@ The benches `gateway_latency.py`, `gateway_first_byte.py` and `gateway_concurren
 beside the upstream and the gateway, request by request, in the same run. Run as a script it
 serves in a process of its own (as `gateway_concurrency.py` runs the gateway): its port on
 stdout, then it serves until stdin closes, then the CPU seconds it used as JSON; `--profile`:
-cProfile on every thread of it (the event loop's and the workers'), their stats together
-written to FILE (`pstats`) when it ends.
+cProfile on every thread of it (the event loop's and the workers'), timed by each thread's own
+CPU clock (so a wait, for a socket or the interpreter lock, counts nothing), their stats
+together written to FILE (`pstats`) when it ends.
 """
 
 from __future__ import annotations
@@ -190,12 +191,13 @@ def main() -> None:
 
 
 def _profile_threads() -> list[cProfile.Profile]:
-    """A profile for each thread started from now on (each enables its own: cProfile sees one thread)."""
+    """A profile for each thread started from now on (each enables its own: cProfile sees one
+    thread), timed by that thread's CPU clock."""
     profiles: list[cProfile.Profile] = []
     run = threading.Thread.run
 
     def profiled(self: threading.Thread) -> None:
-        profile = cProfile.Profile()
+        profile = cProfile.Profile(time.thread_time)
         profiles.append(profile)
         profile.enable()
         try:
