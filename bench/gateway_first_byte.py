@@ -9,8 +9,9 @@ parts, `bench/bare_proxy.py`, its client as `--bare` says) and through a headles
 (writing its transcript), in turns, and reads the stream to its end. Prints, for each, the
 median time to the first byte of the body, to the first text and to the end: the text should
 reach the agent through the gateway about as soon as directly (not once the whole reply is
-read), and the end a little later; and the first text's latency over direct of the bare proxy
-and the gateway, and the gateway's own part (over the bare proxy), request by request. Every request starts a new conversation (a new run: its header, seal and
+read), and the end a little later; and the first byte's and the first text's latency over
+direct of the bare proxy and the gateway, and the gateway's own part (over the bare proxy),
+request by request. Every request starts a new conversation (a new run: its header, seal and
 transcript before the upstream is asked). `--tools N`: the agent declares N tools, the first
 the bench's own and the others shaped like a coding agent's (a long description, five described
 parameters: about 1.3 KB of schema each; Claude Code declares 24-27).
@@ -214,12 +215,16 @@ def main() -> None:
         line, first, end = (statistics.median(t[k] for t in times) for k in range(3))
         print(f"  {kind:19} first byte p50 {line:7.2f} ms   first text p50 {first:7.2f} ms   end p50 {end:7.2f} ms")
 
-    def added(kind: str, over: str = "direct") -> float:
-        return statistics.median(b[1] - a[1] for a, b in zip(got[over], got[kind]))
+    def added(kind: str, over: str = "direct", at: int = 1) -> float:
+        return statistics.median(b[at] - a[at] for a, b in zip(got[over], got[kind]))
 
-    for client in bare:
-        floor = f"bare proxy, {client}"
-        print(f"  first text added p50: {floor} {added(floor):.2f} ms, gateway {added('gateway'):.2f} ms, the gateway's own part {added('gateway', floor):.2f} ms")
+    for at, what in ((0, "byte"), (1, "text")):
+        for client in bare:
+            floor = f"bare proxy, {client}"
+            print(
+                f"  first {what} added p50: {floor} {added(floor, at=at):.2f} ms, gateway {added('gateway', at=at):.2f} ms, "
+                f"the gateway's own part {added('gateway', floor, at):.2f} ms"
+            )
 
 if __name__ == "__main__":
     main()
