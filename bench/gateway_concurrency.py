@@ -1,21 +1,25 @@
 """Eight agents at once through `agent-tui gateway`, next to the same eight calling the upstream directly.
 
-    python bench/gateway_concurrency.py [--clients 8] [--requests 400] [--turns 10] [--latency 200]
+    python bench/gateway_concurrency.py [--clients 8] [--requests 400] [--turns 10] [--latency 200] [--bare thread|async|both]
 
 `--clients` threads each run agent loops against the loopback fake upstream
 (each conversation `--turns` requests; each request carries the whole history
-and one more tool result; every call released by a rule, nothing held), first
-directly, then through a headless gateway writing its transcripts, `--requests`
-requests in all each time. The gateway runs in a process of its own, as it does
+and one more tool result; every call released by a rule, nothing held), directly, through
+the gateway's floor (a bare forwarding proxy of the same parts, `bench/bare_proxy.py`, its
+client as `--bare` says) and through a headless gateway writing its transcripts, each in
+turn for `--rounds` rounds (so a change in the machine's load falls on every way alike),
+`--requests` requests in all each way and round; a way's throughput is its requests over
+its time in all the rounds. The gateway (and the
+bare proxy) runs in a process of its own, as it does
 in use (`agent-tui gateway` beside the agents and the model server): in the
 bench's own process it would share one interpreter lock with the eight clients
 and the fake upstream, and the figure would measure that lock (`--in-process`
-measures it so). Prints the throughput of both (requests per second)
-and their ratio, the gateway's runs and how many were aborted, the CPU time
-the gateway's process spends a request (what eight agents on shared cores
+measures it so). Prints the throughput of each (requests per second)
+and its ratio to direct, the gateway's runs and how many were aborted, the CPU time
+the proxy's and the gateway's process spend a request (what eight agents on shared cores
 feel most), and, from
 `bench/gateway_latency.py` (one client, `--latency` requests), the latency the
-gateway adds to a released turn at the median, whole and streamed.
+bare proxy and the gateway add to a released turn at the median, whole and streamed.
 """
 
 from __future__ import annotations
@@ -28,13 +32,15 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx  # noqa: E402
 
+from bench.bare_proxy import CLIENTS, BareProxy  # noqa: E402
 from bench.gateway_latency import TOOLS, measure  # noqa: E402
 from bench.options import at_least  # noqa: E402
 from engine.core.events import RuleInfo  # noqa: E402
@@ -48,12 +54,12 @@ def _lookup(request: Request) -> Any:
     return call("lookup", id=f"call_{n}", key=f"item-{n}")
 
 
-def _client_loop(url: str, client_number: int, requests: int, turns: int, stream: bool, failures: list[str]) -> None:
+def _client_loop(url: str, client_number: int, requests: int, turns: int, stream: bool, failures: list[str], tag: str = "") -> None:
     with httpx.Client(timeout=60, trust_env=False) as client:
         messages: list[dict[str, Any]] = []
         for n in range(requests):
             if n % turns == 0:
-                messages = [{"role": "user", "content": f"Client {client_number}, conversation {n // turns}: look up every key."}]
+                messages = [{"role": "user", "content": f"Client {client_number}{tag}, conversation {n // turns}: look up every key."}]
             body = {"model": "m", "messages": messages, "tools": TOOLS, "stream": stream}
             if stream:
                 with client.stream("POST", url + "/chat/completions", json=body) as response:
@@ -74,12 +80,13 @@ def _client_loop(url: str, client_number: int, requests: int, turns: int, stream
             ]
 
 
-def _throughput(url: str, clients: int, requests: int, turns: int) -> tuple[float, list[str]]:
-    """Requests per second of `clients` agents sending `requests` in all (half of them streamed)."""
+def _throughput(url: str, clients: int, requests: int, turns: int, tag: str = "") -> tuple[float, list[str]]:
+    """Requests per second of `clients` agents sending `requests` in all (half of them streamed);
+    `tag` in their conversations' first words (a round's own conversations)."""
     failures: list[str] = []
     each = requests // clients
     threads = [
-        threading.Thread(target=_client_loop, args=(url, n, each, turns, n % 2 == 1, failures), daemon=True) for n in range(clients)
+        threading.Thread(target=_client_loop, args=(url, n, each, turns, n % 2 == 1, failures, tag), daemon=True) for n in range(clients)
     ]
     started = time.perf_counter()
     for thread in threads:
@@ -111,20 +118,41 @@ def _aborted(gw: Gateway) -> int:
     return sum(1 for r in gw.runs if r.ended is not None and r.ended.outcome == "aborted" and r.ended.reason != "the benchmark ended")
 
 
-def _through_process(upstream_url: str, out: Path, clients: int, requests: int, turns: int) -> tuple[float, list[str], int, int, float]:
-    """Throughput through a gateway in a child process (`--serve`), its runs, aborted runs and CPU seconds."""
-    child = subprocess.Popen(
-        [sys.executable, __file__, "--serve", upstream_url, "--out", str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+@contextmanager
+def _child(command: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A server in a child process (`command`: the gateway's `--serve` or `bench/bare_proxy.py`;
+    its port on its first line, what it counted as JSON once stdin closes): its URL, and what it
+    counted (filled once the block ends)."""
+    child = subprocess.Popen([sys.executable, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None and child.stdin is not None
+    ended: dict[str, Any] = {}
     try:
-        port = int(child.stdout.readline())
-        through, failed = _throughput(f"http://127.0.0.1:{port}/v1", clients, requests, turns)
+        yield f"http://127.0.0.1:{int(child.stdout.readline())}/v1", ended
     finally:
         child.stdin.close()
-    ended = json.loads(child.stdout.readline() or '{"runs": 0, "aborted": 0, "cpu": 0}')
-    child.wait(30)
-    return through, failed, ended["runs"], ended["aborted"], ended["cpu"]
+        ended.update(json.loads(child.stdout.readline() or '{"runs": 0, "aborted": 0, "cpu": 0}'))
+        child.wait(30)
+
+
+@contextmanager
+def _in_process(upstream_url: str, out: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The gateway of `_serve` in the bench's own process: its URL, and its runs and aborted runs once the block ends."""
+    gw = Gateway([Upstream("fake", upstream_url)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=out)
+    server = GatewayServer(gw, "127.0.0.1", 0)
+    server.start()
+    ended: dict[str, Any] = {}
+    try:
+        yield server.url, ended
+    finally:
+        gw.stop("the benchmark ended")
+        server.close()
+        ended.update(runs=len(gw.runs), aborted=_aborted(gw))
+
+
+@contextmanager
+def _bare_in_process(upstream_url: str, client: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    with BareProxy(upstream_url, client) as proxy:
+        yield proxy.url_for(upstream_url), {}
 
 
 def main() -> None:
@@ -133,46 +161,62 @@ def main() -> None:
     parser.add_argument("--serve", metavar="UPSTREAM_URL", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--clients", type=at_least(1), default=8)
-    parser.add_argument("--requests", type=at_least(8), default=400, help="requests in all, shared by the clients")
+    parser.add_argument("--requests", type=at_least(8), default=400, help="requests in all each way and round, shared by the clients")
+    parser.add_argument("--rounds", type=at_least(1), default=3, help="rounds of every way in turn (direct, the bare proxy, the gateway)")
     parser.add_argument("--turns", type=at_least(1), default=10, help="requests per conversation")
     parser.add_argument("--latency", type=at_least(20), default=200, help="requests for the added-latency figures")
+    parser.add_argument("--bare", choices=[*CLIENTS, "both"], default="thread", help="the bare proxy's upstream client (the floor); both: one proxy with each")
     args = parser.parse_args()
+    bare = CLIENTS if args.bare == "both" else (args.bare,)
     if args.serve:
         _serve(args.serve, args.out)
         return
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake:
-        fake.add(*[_lookup] * (2 * args.requests + 16))
-        direct, failed_direct = _throughput(fake.url, args.clients, args.requests, args.turns)
-        if args.in_process:
-            gw = Gateway([Upstream("fake", fake.url)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=Path(tmp) / "bench.jsonl")
-            server = GatewayServer(gw, "127.0.0.1", 0)
-            server.start()
-            try:
-                through, failed_through = _throughput(server.url, args.clients, args.requests, args.turns)
-            finally:
-                gw.stop("the benchmark ended")
-                server.close()
-            runs, aborted, cpu = len(gw.runs), _aborted(gw), None
-        else:
-            through, failed_through, runs, aborted, cpu = _through_process(fake.url, Path(tmp) / "bench.jsonl", args.clients, args.requests, args.turns)
-        where = "in the bench's process" if args.in_process else "in its own process"
-        print(
-            f"{args.clients} clients, {args.requests} requests: direct {direct:.0f} requests/s, gateway ({where}) {through:.0f} requests/s, "
-            f"ratio {through / direct:.2f}; gateway runs {runs}, aborted by another conversation {aborted}; "
-            f"failed requests direct {len(failed_direct)}, gateway {len(failed_through)}"
-            + (f"; the gateway's CPU {cpu * 1000 / args.requests:.2f} ms a request" if cpu is not None else "")
-        )
-        for failure in (failed_direct + failed_through)[:5]:
+    where = "in the bench's process" if args.in_process else "in its own process"
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake, ExitStack() as servers:
+        out = Path(tmp) / "bench.jsonl"
+        fake.add(*[_lookup] * ((2 + len(bare)) * args.requests * args.rounds + 16))
+        ways: dict[str, tuple[str, dict[str, Any]]] = {"direct": (fake.url, {})}
+        for client in bare:
+            proxy = _bare_in_process(fake.url, client) if args.in_process else _child([str(Path(__file__).parent / "bare_proxy.py"), fake.url, "--client", client])
+            ways[f"bare proxy, {client}"] = servers.enter_context(proxy)
+        ways["gateway"] = servers.enter_context(_in_process(fake.url, out) if args.in_process else _child([__file__, "--serve", fake.url, "--out", str(out)]))
+        took = dict.fromkeys(ways, 0.0)
+        failures: dict[str, list[str]] = {kind: [] for kind in ways}
+        each = args.requests // args.clients * args.clients
+        for round_number in range(args.rounds):  # each way in turn, so the machine's load changes them alike
+            for kind, (url, _) in ways.items():
+                rate, failed = _throughput(url, args.clients, args.requests, args.turns, f" (round {round_number})")
+                took[kind] += each / rate
+                failures[kind] += failed
+        servers.close()
+        rates = {kind: each * args.rounds / seconds for kind, seconds in took.items()}
+        direct = rates["direct"]
+        print(f"{args.clients} clients, {args.requests} requests, {args.rounds} rounds: direct {direct:.0f} requests/s")
+        for kind, (_, ended) in ways.items():
+            if kind == "direct":
+                continue
+            cpu = _cpu(ended.get("cpu"), each * args.rounds)
+            runs = f"; runs {ended['runs']}, aborted by another conversation {ended['aborted']}" if kind == "gateway" else ""
+            if kind == "gateway":
+                runs += "".join(f"; {rates[kind] / rates[f'bare proxy, {c}']:.2f}x the bare proxy's ({c})" for c in bare)
+            print(f"  {kind} ({where}) {rates[kind]:.0f} requests/s, ratio {rates[kind] / direct:.2f}{cpu}; failed requests {len(failures[kind])}{runs}")
+        for failure in [f for kind in ways for f in failures[kind]][:5]:
             print(f"  {failure}")
         for stream in (False, True):
-            got = measure(args.latency, args.turns, stream, Path(tmp))
-            added = [b - a for a, b in zip(got["direct"], got["through"])]
-            kind = "streamed" if stream else "whole"
+            got = measure(args.latency, args.turns, stream, Path(tmp), bare)
+            floors = ", ".join(f"bare proxy, {c} p50 {statistics.median(got[f'bare {c}']):.2f} ms (added {_added(got, f'bare {c}'):.2f})" for c in bare)
             print(
-                f"{kind:8} released turn: direct p50 {statistics.median(got['direct']):.2f} ms, "
-                f"gateway p50 {statistics.median(got['through']):.2f} ms, added p50 {statistics.median(added):.2f} ms"
+                f"{'streamed' if stream else 'whole':8} released turn: direct p50 {statistics.median(got['direct']):.2f} ms, {floors}, "
+                f"gateway p50 {statistics.median(got['through']):.2f} ms, added p50 {_added(got, 'through'):.2f} ms"
             )
 
+
+def _cpu(seconds: float | None, requests: int) -> str:
+    return f"; its CPU {seconds * 1000 / requests:.2f} ms a request" if seconds is not None else ""
+
+
+def _added(got: dict[str, list[float]], kind: str) -> float:
+    return statistics.median(b - a for a, b in zip(got["direct"], got[kind]))
 
 if __name__ == "__main__":
     main()

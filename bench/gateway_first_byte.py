@@ -1,14 +1,17 @@
 """When a streamed reply's first text reaches the agent through `agent-tui gateway`, next to directly.
 
-    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini|anthropic|responses] [--tools 27]
+    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini|anthropic|responses] [--tools 27] [--bare thread|async|both]
 
 A loopback upstream streams a reply in `--pieces` pieces of text `--gap` ms apart
 (12 x 20 ms: over 220 ms), then, with `--call`, a tool call a rule releases. The
-agent asks it directly and through a headless gateway (writing its transcript), in
-turns, and reads the stream to its end. Prints, for each, the median time to the
-first text and to the end: the text should reach the agent through the gateway
-about as soon as directly (not once the whole reply is read), and the end a
-little later. Every request starts a new conversation (a new run: its header, seal and
+agent asks it directly, through the gateway's floor (a bare forwarding proxy of the same
+parts, `bench/bare_proxy.py`, its client as `--bare` says) and through a headless gateway
+(writing its transcript), in turns, and reads the stream to its end. Prints, for each, the
+median time to the first byte of the body, to the first text and to the end: the text should
+reach the agent through the gateway about as soon as directly (not once the whole reply is
+read), and the end a little later; and the first byte's and the first text's latency over
+direct of the bare proxy and the gateway, and the gateway's own part (over the bare proxy),
+request by request. Every request starts a new conversation (a new run: its header, seal and
 transcript before the upstream is asked). `--tools N`: the agent declares N tools, the first
 the bench's own and the others shaped like a coding agent's (a long description, five described
 parameters: about 1.3 KB of schema each; Claude Code declares 24-27).
@@ -23,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -34,6 +38,7 @@ from starlette.requests import Request  # noqa: E402
 from starlette.responses import StreamingResponse  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
+from bench.bare_proxy import CLIENTS, BareProxy  # noqa: E402
 from bench.gateway_latency import TOOLS  # noqa: E402
 from bench.options import at_least  # noqa: E402
 from engine.core.events import RuleInfo  # noqa: E402
@@ -141,19 +146,21 @@ def agent_tools(count: int) -> list[dict[str, Any]]:
     return tools
 
 
-def _timed(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, float]:
-    """Milliseconds to the first text of the stream and to its end."""
+def _timed(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, float, float]:
+    """Milliseconds to the stream's first line, to its first text and to its end."""
     started = time.perf_counter()
-    first = None
+    line_came = first = None
     with client.stream("POST", url, json=body) as response:
         if response.status_code != 200:
             raise SystemExit(f"request failed with {response.status_code}")
         for line in response.iter_lines():
+            if line_came is None:
+                line_came = time.perf_counter()
             if first is None and "word0" in line:
                 first = time.perf_counter()
     end = time.perf_counter()
-    assert first is not None, "no text came"
-    return (first - started) * 1000, (end - started) * 1000
+    assert line_came is not None and first is not None, "no text came"
+    return (line_came - started) * 1000, (first - started) * 1000, (end - started) * 1000
 
 
 def main() -> None:
@@ -164,14 +171,17 @@ def main() -> None:
     parser.add_argument("--wire", choices=["chat", "gemini", "anthropic", "responses"], default="chat")
     parser.add_argument("--call", action="store_true", help="a tool call after the text (released by a rule)")
     parser.add_argument("--tools", type=at_least(1), default=1, help="tools the agent declares (the first is the one called)")
+    parser.add_argument("--bare", choices=[*CLIENTS, "both"], default="thread", help="the bare proxy's upstream client (the floor); both: one proxy with each")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, SlowUpstream(args.wire, args.pieces, args.gap / 1000, args.call) as upstream:
+    bare = CLIENTS if args.bare == "both" else (args.bare,)
+    with tempfile.TemporaryDirectory() as tmp, SlowUpstream(args.wire, args.pieces, args.gap / 1000, args.call) as upstream, ExitStack() as proxies:
         under = "/v1" if args.wire in ("chat", "responses") else ""
         base = upstream.url + under
         gw = Gateway([Upstream("slow", base, wire=args.wire)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=Path(tmp) / "g.jsonl")
         server = GatewayServer(gw, "127.0.0.1", 0)
         server.start()
-        got: dict[str, list[tuple[float, float]]] = {"direct": [], "through": []}
+        ways = [("direct", base), *((f"bare proxy, {c}", proxies.enter_context(BareProxy(base, c)).url_for(base)) for c in bare), ("gateway", f"http://127.0.0.1:{server.port}" + under)]
+        got: dict[str, list[tuple[float, float, float]]] = {kind: [] for kind, _ in ways}
         chat_tools = agent_tools(args.tools)
         functions = [t["function"] for t in chat_tools]
         try:
@@ -193,7 +203,7 @@ def main() -> None:
                         path = "/v1beta/models/m:streamGenerateContent?alt=sse"
                         declarations = [{"name": f["name"], "description": f["description"], "parametersJsonSchema": f["parameters"]} for f in functions]
                         body = {"contents": [{"role": "user", "parts": [{"text": f"request {n}"}]}], "tools": [{"functionDeclarations": declarations}]}
-                    for kind, root in (("direct", base), ("through", f"http://127.0.0.1:{server.port}" + under)):
+                    for kind, root in ways:
                         got[kind].append(_timed(client, root + path, body))
         finally:
             gw.stop("the bench ended")
@@ -201,13 +211,20 @@ def main() -> None:
     spread = args.gap * (args.pieces - 1)
     called = ", then a call" if args.call else ""
     print(f"{args.wire}, {args.pieces} pieces {args.gap:.0f} ms apart ({spread:.0f} ms of stream){called}, {args.tools} tools, {args.requests} requests:")
-    for kind in ("direct", "through"):
-        first = statistics.median(f for f, _ in got[kind])
-        end = statistics.median(e for _, e in got[kind])
-        print(f"  {kind:8} first text p50 {first:7.2f} ms   end p50 {end:7.2f} ms")
-    added = [b[0] - a[0] for a, b in zip(got["direct"], got["through"])]
-    print(f"  first text added p50 {statistics.median(added):.2f} ms")
+    for kind, times in got.items():
+        line, first, end = (statistics.median(t[k] for t in times) for k in range(3))
+        print(f"  {kind:19} first byte p50 {line:7.2f} ms   first text p50 {first:7.2f} ms   end p50 {end:7.2f} ms")
 
+    def added(kind: str, over: str = "direct", at: int = 1) -> float:
+        return statistics.median(b[at] - a[at] for a, b in zip(got[over], got[kind]))
+
+    for at, what in ((0, "byte"), (1, "text")):
+        for client in bare:
+            floor = f"bare proxy, {client}"
+            print(
+                f"  first {what} added p50: {floor} {added(floor, at=at):.2f} ms, gateway {added('gateway', at=at):.2f} ms, "
+                f"the gateway's own part {added('gateway', floor, at):.2f} ms"
+            )
 
 if __name__ == "__main__":
     main()
