@@ -478,9 +478,12 @@ class Draft:
                 unknown = "tool" in head.lower() and _NO_SUCH_TOOL.search(head) is not None  # each wording says "tool"
                 if error is None:
                     error = text.lstrip()[:5].lower().startswith("error") or unknown  # as of the whole text: each character lowers to one or more
-                if index < len(actions):
+                if index < len(actions):  # a tool is missing when each of its results says so
                     tool = actions[index].tool
-                    missing[tool] = missing.get(tool, True) and unknown
+                    if not unknown:
+                        missing[tool] = False
+                    elif tool not in missing:
+                        missing[tool] = True
                 results.append((index, text, error, unknown))
             looked.append((actions, plain, results))
         tools = dict(self.declared)

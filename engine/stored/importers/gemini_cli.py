@@ -78,13 +78,12 @@ def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str], window: int
     held at once; `_Again` when a record comes again after it was given. The chat's updates of more
     than its messages counted in `skipped`."""
     order: deque[str] = deque()  # the ids waiting, oldest first
-    latest: dict[str, tuple[str, Any]] = {}
-    given: set[str] = set()
+    latest: dict[str, tuple[str, Any] | None] = {}  # each id's last version while it waits, None once given
     anonymous = 0
     for number, obj in rows:
-        items: list[Any]
+        items: Iterable[Any]
         if type(obj) is dict and "$set" not in obj and "sessionId" not in obj:  # a record (the usual line)
-            items = [obj]
+            items = (obj,)
         elif isinstance(update := obj.get("$set") if isinstance(obj, dict) else None, dict):
             items = update.get("messages") if isinstance(update.get("messages"), list) else []
             if set(update) - {"messages"}:
@@ -92,23 +91,25 @@ def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str], window: int
         elif isinstance(obj, dict) and "sessionId" in obj and is_gemini_session(obj):
             items = obj.get("messages") if isinstance(obj.get("messages"), list) else []
         else:
-            items = [obj]
+            items = (obj,)
         for item in items:
             key = item.get("id") if isinstance(item, dict) else None
             if not isinstance(key, str):
                 anonymous += 1
                 key = f"\0{anonymous}"
             if key not in latest:
-                if key in given:
-                    raise _Again
                 order.append(key)
+            elif latest[key] is None:
+                raise _Again
             latest[key] = (f"line {number}", item)
-        while window is not None and len(order) > window:
+        if window is None:
+            continue
+        while len(order) > window:
             key = order.popleft()
-            given.add(key)
-            yield latest.pop(key)
+            yield latest[key]  # type: ignore[misc]
+            latest[key] = None
     while order:
-        yield latest.pop(order.popleft())
+        yield latest.pop(order.popleft())  # type: ignore[misc]
 
 
 def read_gemini_cli(name: str, rows: Callable[[], Iterable[tuple[int, Any]]]) -> list[Draft]:
