@@ -180,10 +180,8 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
     calls = get("toolCalls")
     if not isinstance(calls, list):
         calls = []
-    if calls:
-        step.add_thought(text)
-    else:
-        step.add_reply(text)
+    if text:
+        (step.add_thought if calls else step.add_reply)(text)
     tokens = get("tokens")
     if isinstance(tokens, dict):
         step.record_usage(tokens.get("input"), tokens.get("output"))
