@@ -1,6 +1,6 @@
 """Importing a 100,000-line file of each foreign format, next to `show` of an agent-tui transcript of as many lines.
 
-    python bench/import_speed.py [--lines 100000] [--runs 3] [--only FORMAT ...]
+    python bench/import_speed.py [--lines 100000] [--runs 3] [--only FORMAT ...] [--stages]
 
 For each format a file of about `--lines` lines is written in that format's
 own shape (one tool call and its result a step, as the real samples in
@@ -13,15 +13,22 @@ format's line holds a whole step and the engine's holds a third). Each figure
 is the median wall and CPU time of `--runs` fresh processes taken in turns
 (a first, untimed run of each writes Python's bytecode cache). The goal: each
 import within 2x the show.
+
+`--stages`: each format's import in this process instead, stage by stage (CPU,
+collector off, the least of `--runs`): reading, detecting, parsing and mapping
+the file with the first look at its calls (`made_runs`), making the events,
+serialising them, freeing them and what was read.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -98,11 +105,41 @@ FORMATS: dict[str, tuple[str, Callable[[int], Iterator[str]], float]] = {
 }
 
 
+def stages(path: Path, runs: int) -> dict[str, float]:
+    """The least CPU time of each stage of importing `path` in this process, over `runs` rounds."""
+    from engine.core.sink import event_line
+    from engine.stored.importers import made_runs
+
+    data = path.read_bytes()
+    least: dict[str, float] = {}
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(runs):
+            clock = [time.process_time()]
+            made = made_runs(str(path), data)
+            clock.append(time.process_time())
+            events = [event for run in made for event in run.events]
+            clock.append(time.process_time())
+            for event in events:
+                event_line(event)
+            clock.append(time.process_time())
+            del made, events
+            clock.append(time.process_time())
+            for name, start, end in zip(("read, map, first look", "events", "serialise", "free"), clock, clock[1:]):
+                least[name] = min(least.get(name, end - start), end - start)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return least
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=at_least(100), default=100_000)
     parser.add_argument("--runs", type=at_least(1), default=3)
     parser.add_argument("--only", nargs="*", choices=sorted(FORMATS), default=sorted(FORMATS))
+    parser.add_argument("--stages", action="store_true", help="each import's stages in this process, not the commands")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -115,6 +152,13 @@ def main(argv: list[str] | None = None) -> int:
             path = folder / f"{fmt}{suffix}"
             path.write_text("\n".join(writer(max(1, int(args.lines / per_step)))) + "\n")
             files[fmt] = path
+        if args.stages:
+            print(f"least CPU of {args.runs} round{'s' if args.runs != 1 else ''} in this process, collector off:")
+            for fmt, path in files.items():
+                least = stages(path, args.runs)
+                print(f"{fmt:<12} " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in least.items())
+                      + f"; in all {sum(least.values()):.3f} s")
+            return 0
         show = [*AGENT_TUI, "show", str(transcript)]
         imports = {fmt: [*AGENT_TUI, "import", str(path), "-o", str(folder / f"out-{fmt}.jsonl")] for fmt, path in files.items()}
         wall(show)  # the bytecode cache

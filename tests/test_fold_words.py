@@ -32,3 +32,14 @@ def test_a_call_counts_the_words_it_is_written_with(text: str) -> None:
 def test_a_decision_written_raw_counts_its_raw_text() -> None:
     decision = DecisionMade(step=1, policy="p", thought="a", actions=[Action(tool="t", args={"k": "v"})], raw="Thought: a b\nAction: t")
     assert decision_words(decision) == 5 == len(decision_text(decision).split())
+
+
+@pytest.mark.parametrize("text", ODD)
+def test_the_words_of_a_decision_not_yet_made_are_those_of_its_written_text(text: str) -> None:
+    """`written_words` counts the parts a decision is made of (what an import estimates its usage
+    from) as `written_text` writes them."""
+    from engine.core.state import written_text, written_words
+
+    actions = [Action(tool="t", args={"k": text}), Action(tool=text or "t", args={"a": [text]}), Action(tool="t", args={}, args_error="x")]
+    for raw, thought, answer in [(None, "", None), (None, f"I {text}", f"so {text}"), (f"raw {text}", "t", None)]:
+        assert written_words(raw, thought, actions, answer) == len(written_text(raw, thought, actions, answer).split())

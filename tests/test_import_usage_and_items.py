@@ -145,3 +145,30 @@ def test_inspect_server_tool_use_redacted_reasoning_and_tool_error_messages_are_
     assert observed[0].tool == "web_search" and observed[0].text == "3 results: inspect.aisi.org.uk"
     failed = next(e for e in observed if e.tool != "web_search")
     assert failed.error and failed.text.endswith("Command timed out after 180 seconds.")
+
+
+def test_an_estimated_usage_counts_every_word_before_it_when_recorded_usages_stand_between():
+    """A step without recorded tokens is estimated from the context's words before it, as the fold
+    counts them: the words of recorded steps, their notes and results too (the builder counts
+    them only up to the last estimated step)."""
+    from engine.core.state import RunState, estimate_tokens
+    from engine.stored.importers.build import Draft, new_action
+
+    draft = Draft("mixed", "test")
+    draft.user("count the words of every file")
+    for number in range(6):
+        step = draft.new_step(f"step {number} reads a file")
+        draft.call(step, new_action(tool="read", args={"path": f"f {number}.txt"}, call_id=f"c{number}"))
+        draft.result(f"c{number}", f"file {number} holds {number} words and more")
+        if number % 3 != 2:
+            step.record_usage(100 + number, 10)
+        draft.note("user", f"note after step {number}")
+    made = draft.made()
+    state = RunState.start(made.header)
+    estimated = 0
+    for event in made.events:
+        if event.type == "decision" and event.usage.estimated:
+            assert event.usage.input_tokens == estimate_tokens(state.context_words), event.step
+            estimated += 1
+        state.apply(event)
+    assert estimated == 2

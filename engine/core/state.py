@@ -65,16 +65,21 @@ def added_words(event: Event) -> int:
 
 
 def decision_words(e: ev.DecisionMade) -> int:
-    """`len(decision_text(e).split())`: the words of each part summed (the parts are joined by
+    """`len(decision_text(e).split())` (see `written_words`)."""
+    return written_words(e.raw, e.thought, e.actions, e.answer)
+
+
+def written_words(raw: str | None, thought: str, actions: Iterable[Action], answer: str | None) -> int:
+    """`len(written_text(...).split())`: the words of each part summed (the parts are joined by
     newlines), a call's without writing it out when none of its parts holds a space or another
     character `str.split` splits at (the usual call: then its words are its arguments, or 1)."""
-    if e.raw is not None:
-        return len(e.raw.split())
-    words = len(e.thought.split()) if e.thought else 0
-    for action in e.actions:
+    if raw is not None:
+        return len(raw.split())
+    words = len(thought.split()) if thought else 0
+    for action in actions:
         words += _call_words(action)
-    if e.answer is not None:
-        words += len(e.answer.split())
+    if answer is not None:
+        words += len(answer.split())
     return words
 
 

@@ -25,7 +25,7 @@ from pydantic_core import from_json
 from engine.core.text import one_line
 from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKind, Observed, RunEnded, ToolInfo, Usage
 from engine.core.jsonvalues import MAX_DEPTH, too_deep
-from engine.core.state import RunState, added_words, estimate_tokens, written_text
+from engine.core.state import RunState, added_words, estimate_tokens, written_words
 from engine.stored.importers.formats import IMPORTED
 from engine.stored.transcript import Transcript, TranscriptError
 
@@ -273,7 +273,8 @@ class Step:
 
     def record_usage(self, input_tokens: Any, output_tokens: Any) -> None:
         """The source's token counts for this turn, when both are plausible counts (else left estimated)."""
-        if _count(input_tokens) and _count(output_tokens):
+        if ((type(input_tokens) is int and type(output_tokens) is int and 0 <= input_tokens <= MAX_TOKENS
+                and 0 <= output_tokens <= MAX_TOKENS) or (_count(input_tokens) and _count(output_tokens))):
             self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:
@@ -302,6 +303,9 @@ class NoteItem:
 
 
 Item = Union[Step, NoteItem]
+Looked = tuple[list[Action], bool, list[tuple[int, str, bool, bool]]]
+"""A step's calls as written (each with an id), whether each is an `Action`, and its results
+(index, text, error, whether it says the tool does not exist), from `Draft.made`'s first look."""
 
 
 @dataclass(slots=True)
@@ -345,8 +349,7 @@ class Draft:
         return None
 
     def new_step(self, thought: str = "") -> Step:
-        step = Step()
-        step.add_thought(thought)
+        step = Step(thought.strip())  # (`add_thought` on an empty step)
         self.items.append(step)
         return step
 
@@ -453,11 +456,21 @@ class Draft:
         task_text = self.task_text or ""
         seen: dict[str, dict[str, dict[str, Any]]] = {}
         missing: dict[str, bool] = {}
-        looked: list[tuple[list[Action], list[tuple[int, str, bool, bool]]]] = []
+        looked: list[Looked] = []
+        estimated = 0  # the last step whose usage is estimated from the words before it
         for number, item in enumerate(steps, 1):
-            actions = [_writable(a if a.call_id else a.with_call_id(f"s{number}.{i}")) for i, a in enumerate(item.actions)]
+            actions = item.actions  # as they are when each has its id and can be written (the usual case)
+            plain = True  # every call an Action (as `new_action` makes them), so the decision is built `trusted`
+            for i, action in enumerate(actions):
+                if not action.call_id or too_deep(action.args):
+                    actions = [_writable(a if a.call_id else a.with_call_id(f"s{number}.{i}")) for i, a in enumerate(item.actions)]
+                    break
             for action in actions:
+                if type(action) is not Action:
+                    plain = False
                 _infer(action, seen)
+            if item.usage is None:
+                estimated = number
             observations = item.observations if len(item.observations) < 2 else sorted(item.observations, key=_first)
             results = []
             for index, text, error in observations:
@@ -465,11 +478,14 @@ class Draft:
                 unknown = "tool" in head.lower() and _NO_SUCH_TOOL.search(head) is not None  # each wording says "tool"
                 if error is None:
                     error = text.lstrip()[:5].lower().startswith("error") or unknown  # as of the whole text: each character lowers to one or more
-                if index < len(actions):
+                if index < len(actions):  # a tool is missing when each of its results says so
                     tool = actions[index].tool
-                    missing[tool] = missing.get(tool, True) and unknown
+                    if not unknown:
+                        missing[tool] = False
+                    elif tool not in missing:
+                        missing[tool] = True
                 results.append((index, text, error, unknown))
-            looked.append((actions, results))
+            looked.append((actions, plain, results))
         tools = dict(self.declared)
         for name, params in seen.items():
             if name not in tools and not missing.get(name, False):
@@ -480,9 +496,11 @@ class Draft:
         header = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, options=options,
                         tools=list(tools.values()), policy=IMPORTED, repetition_threshold=None)
         warning = self.warning()
-        return Made(header, [warning] if warning else [], self._events(task_text, looked), len(steps))
+        return Made(header, [warning] if warning else [], self._events(task_text, looked, estimated), len(steps))
 
-    def _events(self, task_text: str, looked: list[tuple[list[Action], list[tuple[int, str, bool, bool]]]]) -> Iterator[Event]:
+    def _events(self, task_text: str, looked: list[Looked], estimated: int) -> Iterator[Event]:
+        """The events, the context's words counted (as the fold counts them) up to step
+        `estimated`, the last whose usage is estimated from them: after it no count is read."""
         stub = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, policy=IMPORTED)
         context_words = RunState.start(stub).context_words  # and what each event adds (`added_words`): all the fold is asked here
         number = 0
@@ -490,24 +508,32 @@ class Draft:
         for item in self.items:
             if type(item) is NoteItem:
                 note = Note(step=number, kind=item.kind, text=item.text, source=item.source)
-                context_words += added_words(note)
+                if number < estimated:
+                    context_words += added_words(note)
                 yield note
                 continue
-            actions, results = looked[number]
+            actions, plain, results = looked[number]
             number += 1
+            counted = number < estimated  # what this step adds is read by a later one
             thought, reply, answer, raw = item.thought, item.reply, item.answer, item.raw
             thought = f"{thought}\n{reply}" if thought and reply else thought or reply
-            words = len(written_text(raw, thought, actions, answer).split())
-            usage = item.usage or Usage.trusted(input_tokens=estimate_tokens(context_words), output_tokens=estimate_tokens(words))
+            usage = item.usage
+            if usage is None:
+                words = written_words(raw, thought, actions, answer)
+                usage = Usage.trusted(input_tokens=estimate_tokens(context_words), output_tokens=estimate_tokens(words))
+            elif counted:
+                words = written_words(raw, thought, actions, answer)
             # built as the engine builds its own (`trusted`) when every value read has its field's type, else validated
-            if type(thought) is str and _str_or_none(answer) and _str_or_none(raw) and all(type(a) is Action for a in actions):
+            if plain and type(thought) is str and _str_or_none(answer) and _str_or_none(raw):
                 yield DecisionMade.trusted(step=number, policy=IMPORTED, thought=thought, actions=actions, answer=answer, raw=raw, usage=usage)
             else:
                 yield DecisionMade(step=number, policy=IMPORTED, thought=thought, actions=actions, answer=answer, raw=raw, usage=usage)
-            context_words += words
+            if counted:
+                context_words += words
             for nested in item.notes:
                 note = nested.model_copy(update={"step": number})
-                context_words += added_words(note)
+                if counted:
+                    context_words += added_words(note)
                 yield note
             count = len(actions)
             for index, text, error, unknown in results:
@@ -518,11 +544,13 @@ class Draft:
                     # the call's own arguments: the events are frozen, and the fold shares them the same way
                     yield Observed.trusted(step=number, index=index, tool=tool, args=action.args if action else {},
                                            text=text, error=error, executed=executed)
-                    context_words += len(text.split())  # `added_words` of an observation
+                    if counted:
+                        context_words += len(text.split())  # `added_words` of an observation
                 else:
                     observed = Observed(step=number, index=index, tool=tool, args=dict(action.args) if action else {},
                                         text=text, error=error, executed=executed)
-                    context_words += len(observed.text.split())
+                    if counted:
+                        context_words += len(observed.text.split())
                     yield observed
             if answer is not None and ended is None:
                 ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=answer)
@@ -549,7 +577,7 @@ class Draft:
         """Whether a user note follows `last`, or the first item equal to it (as `list.index` finds
         it, dataclasses comparing by value); only the items before the last user note are compared,
         and only the steps of the same thought (a step's comparison builds and compares all its fields)."""
-        users = [i for i, item in enumerate(self.items) if isinstance(item, NoteItem) and item.kind == "user"]
+        users = [i for i, item in enumerate(self.items) if type(item) is NoteItem and item.kind == "user"]
         if not users:
             return False
         return any(item is last or (type(item) is Step and item.thought == last.thought and item == last)

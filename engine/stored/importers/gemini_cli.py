@@ -78,36 +78,38 @@ def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str], window: int
     held at once; `_Again` when a record comes again after it was given. The chat's updates of more
     than its messages counted in `skipped`."""
     order: deque[str] = deque()  # the ids waiting, oldest first
-    latest: dict[str, tuple[str, Any]] = {}
-    given: set[str] = set()
+    latest: dict[str, tuple[str, Any] | None] = {}  # each id's last version while it waits, None once given
     anonymous = 0
     for number, obj in rows:
-        items: list[Any]
-        update = obj.get("$set") if isinstance(obj, dict) else None
-        if isinstance(update, dict):
+        items: Iterable[Any]
+        if type(obj) is dict and "$set" not in obj and "sessionId" not in obj:  # a record (the usual line)
+            items = (obj,)
+        elif isinstance(update := obj.get("$set") if isinstance(obj, dict) else None, dict):
             items = update.get("messages") if isinstance(update.get("messages"), list) else []
             if set(update) - {"messages"}:
                 skipped["chat update ($set)"] += 1
         elif isinstance(obj, dict) and "sessionId" in obj and is_gemini_session(obj):
             items = obj.get("messages") if isinstance(obj.get("messages"), list) else []
         else:
-            items = [obj]
+            items = (obj,)
         for item in items:
             key = item.get("id") if isinstance(item, dict) else None
             if not isinstance(key, str):
                 anonymous += 1
                 key = f"\0{anonymous}"
             if key not in latest:
-                if key in given:
-                    raise _Again
                 order.append(key)
+            elif latest[key] is None:
+                raise _Again
             latest[key] = (f"line {number}", item)
-        while window is not None and len(order) > window:
+        if window is None:
+            continue
+        while len(order) > window:
             key = order.popleft()
-            given.add(key)
-            yield latest.pop(key)
+            yield latest[key]  # type: ignore[misc]
+            latest[key] = None
     while order:
-        yield latest.pop(order.popleft())
+        yield latest.pop(order.popleft())  # type: ignore[misc]
 
 
 def read_gemini_cli(name: str, rows: Callable[[], Iterable[tuple[int, Any]]]) -> list[Draft]:
@@ -131,7 +133,9 @@ def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Dra
         if not isinstance(record, dict):
             draft.unrecognised(f"{found(record)} where a chat record was expected", record, source)
             continue
-        kind = record.get("type") if isinstance(record.get("type"), str) else None
+        kind = record.get("type")
+        if not isinstance(kind, str):
+            kind = None
         if kind == "user":
             responses = _responses(record.get("content"))
             if responses:
@@ -171,14 +175,13 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
         if isinstance(t, dict)
     ) if isinstance(thoughts, list) and thoughts else ""
     step = draft.new_step(thought)
-    text = _text(get("content"))
+    content = get("content")
+    text = content if type(content) is str else _text(content)  # (`_text` of a string is the string)
     calls = get("toolCalls")
     if not isinstance(calls, list):
         calls = []
-    if calls:
-        step.add_thought(text)
-    else:
-        step.add_reply(text)
+    if text:
+        (step.add_thought if calls else step.add_reply)(text)
     tokens = get("tokens")
     if isinstance(tokens, dict):
         step.record_usage(tokens.get("input"), tokens.get("output"))
@@ -186,20 +189,23 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
     if isinstance(model, str):
         draft.options.setdefault("model", model)
     for call in calls:
-        name = call.get("name") if isinstance(call, dict) else None
-        if not isinstance(name, str):
+        if type(call) is not dict or not isinstance(name := call.get("name"), str):
             draft.unrecognised("a tool call without a name", call, source)
             continue
-        args, error = arguments(call.get("args"))
+        raw = call.get("args")
+        args, error = (raw, None) if type(raw) is dict else arguments(raw)  # (`arguments` of a dict is the dict)
         call_id = call.get("id")
         if not isinstance(call_id, str):
             call_id = None
         draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
-        results = _responses(call.get("result"))
         status = call.get("status")
-        for response in results:
-            text, failed = _response_text(response)
-            draft.result(call_id, text, failed or status == "error", source, name)
-        if not results and status in ("error", "cancelled") and call_id is not None:
+        answered = False
+        result = call.get("result")
+        for part in result if isinstance(result, list) else ():  # (`_responses`, without a list)
+            if isinstance(part, dict) and isinstance(response := part.get("functionResponse"), dict):
+                text, failed = _response_text(response)
+                draft.result(call_id, text, failed or status == "error", source, name)
+                answered = True
+        if not answered and status in ("error", "cancelled") and call_id is not None:
             shown = call.get("resultDisplay")
             draft.result(call_id, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True, source, name)
