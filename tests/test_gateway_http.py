@@ -406,3 +406,22 @@ def test_the_operator_is_told_of_the_limit_also_after_uvicorn_configured_logging
             logger.handlers[:] = handlers
             logger.setLevel(level)
             logger.propagate = propagate
+
+
+def test_a_released_turn_hands_the_gateway_one_job_and_is_reported_sent_on_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request's work goes to a worker thread once; that its released call reached the agent
+    is recorded on the server's loop (the conversation's lock is free then), not by a second job."""
+    from engine.gateway import server as http_side
+    from tests.support.fake_openai import call
+    from tests.support.gateway_harness import TOOLS
+
+    jobs: list[object] = []
+    real = http_side._WORKERS.run
+    monkeypatch.setattr(http_side._WORKERS, "run", lambda job: (jobs.append(job), real(job))[-1])
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, headless=True) as (gw, server):
+        fake.add(call("read_file", id="c1", path="notes.txt"))
+        response = _post(server, JSON, {"model": "m", "messages": USER, "tools": TOOLS})
+        assert response.status_code == 200 and response.json()["choices"][0]["message"]["tool_calls"][0]["id"] == "c1"
+        run = gw.runs[0]
+        wait_for(lambda: run.carried == {0: True}, "the released call recorded as handed to the agent", timeout=20)
+    assert len(jobs) == 1

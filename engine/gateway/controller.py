@@ -703,18 +703,34 @@ class Gateway:
             run.carried[index] = False
             run.missed[index] = "no request was waiting for the response carrying it: the agent had left"
 
+        def handed() -> None:
+            for index in calls:
+                if index in run.carried:  # else delivered (or recorded as never received) meanwhile
+                    run.carried[index] = True
+
+        def sent_now() -> bool:
+            """On the server's loop: recorded at once when the conversation's lock is free."""
+            if not line.lock.acquire(blocking=False):
+                return False
+            try:
+                handed()
+            finally:
+                line.lock.release()
+            return True
+
         def sent(ok: bool) -> None:
             with line.lock:
+                if ok:
+                    handed()
+                    return
                 mine = [i for i in calls if i in run.carried]
                 if not mine:
                     return  # delivered (or recorded as never received) meanwhile
                 for index in mine:
-                    if ok:
-                        run.carried[index] = True
-                    elif run.carried[index] is not True:
+                    if run.carried[index] is not True:
                         run.carried[index] = False
                         run.missed[index] = "the agent's connection closed before the response carrying it was sent"
-                if not ok and not run.engine.ended:
+                if not run.engine.ended:
                     tools = dict(run.engine.state.queue)
                     shown = ", ".join(tools[i].tool for i in sorted(mine) if i in tools)
                     try:
@@ -727,7 +743,7 @@ class Gateway:
                         pass  # halted: the next request is told
             self._changed()
 
-        response.on_sent = sent
+        response.on_sent, response.sent_now = sent, sent_now
 
     def _hand(self, run: GatewayRun | FinishedRun | None, response: Response, future: Future[Response]) -> None:
         """Give a kept response to a request that asks again: a connection now takes it."""

@@ -388,8 +388,7 @@ class GatewayServer:
         except Exception:
             _report(on_sent, False)
             raise
-        _report(on_sent, not scope.get(_LOST))
-
+        _report(on_sent, not scope.get(_LOST), response.sent_now)
 
     async def _send_rest(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None, wire: Wire) -> None:
         """End a response whose first text went before it was decided (`_EarlyConnection`): the rest
@@ -405,7 +404,7 @@ class GatewayServer:
         except Exception:
             _report(on_sent, False)
             raise
-        _report(on_sent, response is not None and not scope.get(_LOST))
+        _report(on_sent, response is not None and not scope.get(_LOST), response.sent_now if response is not None else None)
 
 
 class _EarlyConnection:
@@ -449,12 +448,21 @@ class _EarlyConnection:
         return True
 
 
-def _report(on_sent: Callable[[bool], None] | None, sent: bool) -> None:
-    """Tell the gateway whether the response reached the agent, off the event loop (the callback
-    takes the gateway's lock, which a request's upstream call may hold for long), without waiting
-    for it: nothing on the loop needs its end, and a hand-off back to the loop is saved."""
-    if on_sent is not None:
-        _WORKERS.run(lambda: _report_sent(on_sent, sent))
+def _report(on_sent: Callable[[bool], None] | None, sent: bool, sent_now: Callable[[], bool] | None = None) -> None:
+    """Tell the gateway whether the response reached the agent: on the loop when its `sent_now`
+    can record it without waiting, else off the event loop (the callback takes the conversation's
+    lock, which a request's upstream call may hold for long), without waiting for it: nothing on
+    the loop needs its end, and a hand-off back to the loop is saved."""
+    if on_sent is None:
+        return
+    if sent and sent_now is not None:
+        try:
+            if sent_now():
+                return
+        except Exception as exc:  # the server keeps serving whatever the callback does
+            print(f"agent-tui gateway: reporting a sent response failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            return
+    _WORKERS.run(lambda: _report_sent(on_sent, sent))
 
 
 def _report_sent(on_sent: Callable[[bool], None] | None, sent: bool) -> None:

@@ -95,6 +95,10 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
     on_sent: Callable[[bool], None] | None = None
     """Called once by the server: True when the whole body was handed to the agent's connection, False when it could not be."""
+    sent_now: Callable[[], bool] | None = None
+    """Tried first, on the server's event loop, once the whole body was handed over: records that
+    without waiting for any lock and says True, or says False (a lock is busy) and `on_sent(True)`
+    is called off the loop instead; saves a thread hand-off a response."""
     rest: bytes | None = None
     """For a connection that already got the stream's first text (`engine.gateway.early`): what follows it."""
 
