@@ -182,3 +182,19 @@ def test_a_tools_own_schema_finds_its_validator_without_being_serialised_again(m
     assert dumped == []
     copy = json.loads(real(tool.input_schema))  # an equal schema in a new dict (the gateway's) still finds it by content
     assert schema_module._validator(copy) is schema_module._validator(tool.input_schema) and dumped == [copy]
+
+
+def test_an_equal_schema_in_a_new_dict_is_serialised_once_then_found_as_its_own(monkeypatch):
+    """A second gateway in the process (or an agent's other tool set) reads the same schema into
+    new dicts: the first look-up finds its validator by content, the later ones by the dict."""
+    import engine.core.schema as schema_module
+
+    text = '{"type": "object", "properties": {"path": {"type": "string", "title": "twice"}}}'
+    schema_module._validator(json.loads(text))
+    again = Tool("t", "d", input_schema=json.loads(text))
+    dumped: list[object] = []
+    real = schema_module.json.dumps
+    monkeypatch.setattr(schema_module.json, "dumps", lambda value, **kw: (dumped.append(value), real(value, **kw))[1])
+    for path in ("a", "b", "c"):
+        assert validate_args(again, {"path": path}) == {"path": path}
+    assert dumped == [again.input_schema]

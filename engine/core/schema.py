@@ -52,9 +52,11 @@ _VALIDATORS: OrderedDict[str, Any] = OrderedDict()
 """The schema's canonical JSON -> its validator, or None when jsonschema refuses it (least
 recently used first)."""
 _VALIDATORS_KEPT = 512
-_BUILT_FROM: dict[int, Any] = {}
-"""id of the schema dict a cached validator was built from -> that validator (it holds the dict,
-so the id stays its own): the same dict again, a tool's at each call, is not put in JSON again."""
+_BUILT_FROM: OrderedDict[int, tuple[dict[str, Any], Any]] = OrderedDict()
+"""id of a schema dict whose validator was found -> that dict (held, so the id stays its own) and
+its validator: the same dict again, a tool's at each call, is not put in JSON again; the first
+`_BUILT_KEPT`, the oldest going first."""
+_BUILT_KEPT = 1024
 _VALIDATORS_LOCK = threading.Lock()
 _BOUNDED: dict[type, type] = {}
 _CHECK = threading.local()
@@ -105,25 +107,32 @@ def schema_refusal(schema: dict[str, Any]) -> str | None:
 
 def _validator(schema: dict[str, Any]) -> Any:
     built = _BUILT_FROM.get(id(schema))
-    if built is not None and built.schema is schema:  # the very dict it was built from (a tool's, every call)
-        return built
+    if built is not None and built[0] is schema:  # a dict whose validator was found before (a tool's, every call)
+        return built[1]
     try:
         key = json.dumps(schema, sort_keys=True, separators=(",", ":"), allow_nan=True)
     except (TypeError, ValueError):  # not JSON (a schema built in Python): not cached
         return _build(schema)
     with _VALIDATORS_LOCK:
-        if key in _VALIDATORS:
+        found = key in _VALIDATORS
+        if found:
             _VALIDATORS.move_to_end(key)
-            return _VALIDATORS[key]
-    validator = _build(schema)
+            validator = _VALIDATORS[key]
+    if not found:
+        validator = _build(schema)
     with _VALIDATORS_LOCK:
-        _VALIDATORS[key] = validator
+        if not found:
+            _VALIDATORS[key] = validator
         if validator is not None:
-            _BUILT_FROM[id(schema)] = validator
+            _BUILT_FROM[id(schema)] = (schema, validator)
+            while len(_BUILT_FROM) > _BUILT_KEPT:
+                _BUILT_FROM.popitem(last=False)
         while len(_VALIDATORS) > _VALIDATORS_KEPT:
             dropped = _VALIDATORS.popitem(last=False)[1]
-            if dropped is not None and _BUILT_FROM.get(id(dropped.schema)) is dropped:
-                del _BUILT_FROM[id(dropped.schema)]
+            if dropped is not None:
+                for at, (_, kept) in list(_BUILT_FROM.items()):
+                    if kept is dropped:
+                        del _BUILT_FROM[at]
     return validator
 
 
