@@ -118,6 +118,9 @@ class Gateway:
         self.change_listeners: list[Callable[[], None]] = []
         self._selected: Line | None = None
         self._pinned = False
+        self._paused: list[Line] = []
+        """The conversations whose run paused for the operator (`_advance`), oldest first; those
+        that no longer wait leave it when the selection is followed (`_follow`)."""
         self._conversations = 0
         self._requests = 0
         self._credit = 0
@@ -262,9 +265,9 @@ class Gateway:
         with self.lock:
             if self._pinned or self._selected is None or _awaits_operator(self._selected):
                 return
-            waiting = next((line for line in self.lines if _awaits_operator(line)), None)
-            if waiting is not None:
-                self._selected = waiting
+            self._paused = [line for line in self._paused if _awaits_operator(line)]
+            if self._paused:
+                self._selected = self._paused[0]
 
     def _match(self, messages: list[dict[str, Any]], tools: bool, json_asked: bool = False) -> tuple[Line | None, bool, Line | None]:
         """The conversation `messages` continue (the longest when several do), or a new one;
@@ -638,9 +641,11 @@ class Gateway:
                 self._respond(line, end_response(line, self.upstream.model))
                 return
             if status == "awaiting_approval":
+                self._note_paused(line)
                 return
             if status == "awaiting_budget":
                 if not self.headless:
+                    self._note_paused(line)
                     return
                 engine.end_at_budget()
                 continue
@@ -672,6 +677,13 @@ class Gateway:
                 continue  # halted: answered at the top of the loop
             if len(engine.events) == before:
                 return
+
+    def _note_paused(self, line: Line) -> None:
+        """`line`'s run waits for the operator: among those `_follow` may select (in the order of `lines`)."""
+        with self.lock:
+            if not any(paused is line for paused in self._paused):
+                self._paused.append(line)
+                self._paused.sort(key=lambda paused: paused.conversation.number)
 
     def _note_untranslated(self, run: GatewayRun) -> None:
         """Say once on the run what the agent's request had that the upstream's wire cannot carry."""
