@@ -425,3 +425,30 @@ def test_a_released_turn_hands_the_gateway_one_job_and_is_reported_sent_on_the_l
         run = gw.runs[0]
         wait_for(lambda: run.carried == {0: True}, "the released call recorded as handed to the agent", timeout=20)
     assert len(jobs) == 1
+
+
+def test_a_responses_head_and_body_go_to_the_connection_in_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """uvicorn writes a response's head and body apart; the gateway's connections join the writes
+    of one turn of the loop, so the agent gets one segment (and wakes once), HEAD's head alone too."""
+    import asyncio.selector_events
+
+    writes: list[bytes] = []
+    real = asyncio.selector_events._SelectorSocketTransport.write
+
+    def write(self: Any, data: bytes) -> None:
+        if threading.current_thread().name.startswith("gateway-http"):
+            writes.append(bytes(data))
+        real(self, data)
+
+    monkeypatch.setattr(asyncio.selector_events._SelectorSocketTransport, "write", write)
+    server = GatewayServer(_OneResponse(Response(200, b'{"ok": true}')), "127.0.0.1", 0)  # type: ignore[arg-type]
+    server.start()
+    try:
+        with httpx.Client(timeout=10) as client:
+            assert client.post(server.url + "/chat/completions", json=BODY).json() == {"ok": True}
+            assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200") and writes[0].endswith(b'{"ok": true}')
+            head = client.head(f"http://127.0.0.1:{server.port}/")
+            assert head.status_code == 200 and head.content == b""
+            assert len(writes) == 2 and writes[1].startswith(b"HTTP/1.1 200") and writes[1].endswith(b"\r\n\r\n")
+    finally:
+        server.close()

@@ -77,7 +77,7 @@ class _Protocol(HttpToolsProtocol):
     """How many requests' headers were complete."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(_OneWrite(transport, self.loop))  # type: ignore[arg-type]
         sock = transport.get_extra_info("socket")
         if sock is not None:  # asyncio sets it only for a listener made with IPPROTO_TCP
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -104,6 +104,36 @@ class _Protocol(HttpToolsProtocol):
         if self.scope is not None:
             self.scope[_LOST] = True  # type: ignore[literal-required]
         super().connection_lost(exc)
+
+
+class _OneWrite:
+    """A connection's transport whose writes made in one turn of the event loop go out as one
+    (uvicorn writes a response's head and its body apart: with no Nagle delay, two segments and
+    two wake-ups of the agent); everything else is the transport's own."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if not self._held:
+            self._loop.call_soon(self._flush)
+        self._held.append(data)
+
+    def _flush(self) -> None:
+        held, self._held = self._held, []
+        if held:
+            self._transport.write(held[0] if len(held) == 1 else b"".join(held))
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 class _Notice(logging.Handler):
