@@ -452,3 +452,30 @@ def test_a_responses_head_and_body_go_to_the_connection_in_one_write(monkeypatch
             assert len(writes) == 2 and writes[1].startswith(b"HTTP/1.1 200") and writes[1].endswith(b"\r\n\r\n")
     finally:
         server.close()
+
+
+def test_the_upstream_gets_the_request_as_compact_utf8_json_and_a_lone_surrogate_escaped(tmp_path: Path) -> None:
+    """The request upstream is written by pydantic's JSON writer (text as UTF-8, no spaces); a
+    string JSON's UTF-8 cannot hold (a lone surrogate the agent sent escaped, in a field passed on) goes as an escape."""
+    from tests.support.loopback import Loopback
+
+    bodies: list[bytes] = []
+    reply = json.dumps({"id": "r", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}).encode()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        bodies.append(body)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": reply})
+
+    with Loopback(app) as upstream, gateway(upstream, tmp_path, url=upstream.url + "/v1", headless=True) as (_gw, server):
+        said = _post(server, JSON, {"model": "m", "messages": [{"role": "user", "content": "café \u4e2d"}]})
+        lone = httpx.post(server.url + "/chat/completions", content=b'{"model": "m", "metadata": {"note": "a\\ud800b"}, "messages": [{"role": "user", "content": "hi"}]}', headers=JSON)
+    assert said.status_code == 200 and lone.status_code == 200
+    assert "café \u4e2d".encode() in bodies[0] and b'"messages":[{' in bodies[0]
+    assert b"a\\ud800b" in bodies[1] and json.loads(bodies[1])["metadata"]["note"] == "a\ud800b"

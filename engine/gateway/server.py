@@ -24,7 +24,6 @@ import asyncio
 import hmac
 import itertools
 import ipaddress
-import json
 import logging
 import queue
 import socket
@@ -41,7 +40,7 @@ from engine.gateway.controller import Gateway
 from engine.gateway.early import EarlyStream
 from engine.wires import Wire, anthropic, chat, gemini, passed_route, wire_for_path
 from engine.wires.chat import models_list
-from engine.wires.neutral import Response
+from engine.wires.neutral import Response, json_from_wire
 
 DEFAULT_MAX_BODY = 10 * 1024 * 1024
 DEFAULT_MAX_CONNECTIONS = 100
@@ -330,7 +329,7 @@ class GatewayServer:
         if passed is not None:
             return await _in_thread(self.gateway.pass_through, wire, passed, body, headers), None
         try:
-            data: Any = json.loads(body)
+            data: Any = json_from_wire(body)
         except (ValueError, RecursionError) as exc:
             return wire.error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})"), None
         connection = _EarlyConnection(asyncio.get_running_loop(), send, wire) if wire.APPENDS_STREAMS else None
