@@ -479,3 +479,37 @@ def test_the_upstream_gets_the_request_as_compact_utf8_json_and_a_lone_surrogate
     assert said.status_code == 200 and lone.status_code == 200
     assert "café \u4e2d".encode() in bodies[0] and b'"messages":[{' in bodies[0]
     assert b"a\\ud800b" in bodies[1] and json.loads(bodies[1])["metadata"]["note"] == "a\ud800b"
+
+
+def test_early_pieces_pushed_before_the_loop_takes_the_first_wake_it_once() -> None:
+    """The gateway's thread pushes a stream's early pieces in a burst (several events of one
+    read); those pushed while the loop has not taken the first are taken with it, in order."""
+    from engine.gateway.server import _EarlyConnection
+
+    class Loop:
+        def __init__(self) -> None:
+            self.wakes: list[Any] = []
+            self.tasks: list[Any] = []
+
+        def call_soon_threadsafe(self, callback: Any, *args: Any) -> None:
+            self.wakes.append((callback, args))
+
+        def create_task(self, coroutine: Any) -> None:
+            coroutine.close()
+            self.tasks.append(coroutine)
+
+    loop = Loop()
+    connection = _EarlyConnection(loop, None, None)  # type: ignore[arg-type]
+    for piece in (b"event: a\n\n", b"event: b\n\n", b"event: c\n\n"):
+        connection._push(piece)
+    assert len(loop.wakes) == 1
+    callback, args = loop.wakes.pop()
+    callback(*args)
+    connection._push(b"event: d\n\n")
+    assert len(loop.wakes) == 1 and len(loop.tasks) == 1
+    callback, args = loop.wakes.pop()
+    callback(*args)
+    taken = []
+    while not connection._chunks.empty():
+        taken.append(connection._chunks.get_nowait())
+    assert b"".join(taken) == b"event: a\n\nevent: b\n\nevent: c\n\nevent: d\n\n"

@@ -447,16 +447,27 @@ class _EarlyConnection:
         self.wire = wire
         self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._pushed: list[bytes] = []
+        """Pieces pushed that the loop has not taken yet (a wake-up of the loop is on its way)."""
+        self._pushed_lock = threading.Lock()
         self.stream = EarlyStream(self._push)
 
     def _push(self, data: bytes) -> None:
+        """From the gateway's thread: `data` to the agent; the pieces of one burst (the loop has
+        not taken the first yet) go with one wake-up of the loop."""
+        with self._pushed_lock:
+            self._pushed.append(data)
+            if len(self._pushed) > 1:
+                return
         try:
-            self._loop.call_soon_threadsafe(self._take, data)
+            self._loop.call_soon_threadsafe(self._take)
         except RuntimeError:  # the server stopped meanwhile
             pass
 
-    def _take(self, data: bytes) -> None:
-        self._chunks.put_nowait(data)
+    def _take(self) -> None:
+        with self._pushed_lock:
+            pushed, self._pushed = self._pushed, []
+        self._chunks.put_nowait(b"".join(pushed))
         if self._task is None:
             self._task = self._loop.create_task(self._run())
 
