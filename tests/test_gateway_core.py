@@ -369,3 +369,21 @@ def test_a_released_calls_result_is_recorded_without_validating_its_observation_
     assert validated == []
     (result,) = [e for e in read_transcript(tmp_path / "g.jsonl").events if isinstance(e, Observed) and e.index == 0]
     assert result.text == "keep me" and result.executed and result.tool == "read_file" and result.args == {"path": "notes.txt"}
+
+
+def test_a_reply_released_as_it_came_writes_no_calls_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upstream's bytes go back as they came: the calls are not written again in the agent's wire."""
+    from engine.gateway import replies
+
+    written: list[object] = []
+    real = replies.tool_call
+    monkeypatch.setattr(replies, "tool_call", lambda *args: (written.append(args), real(*args))[1])
+    with FakeOpenAI() as fake:
+        gw = Gateway([Upstream("fake", fake.url)], rules=[READ_RULE], headless=True, out=tmp_path / "g.jsonl")
+        try:
+            fake.add(call("read_file", id="c1", path="notes.txt"))
+            response = gw.submit({"model": "m", "messages": USER, "tools": TOOLS}).result(10)
+        finally:
+            gw.stop("the test ended")
+    assert response.status == 200 and json.loads(response.body)["choices"][0]["message"]["tool_calls"][0]["id"] == "c1"
+    assert written == []
