@@ -130,8 +130,8 @@ def _flat_form(schema: Any) -> tuple[tuple[str, ...], dict[str, tuple[str, ...] 
 
 def _fits_flat(validator: Any, value: Any) -> bool:
     """Whether `value` fits the validator's schema by its flat form (jsonschema's own type checks):
-    True only where jsonschema finds nothing, so its walk, which costs about ten times as much,
-    is left to the values that do not fit (for its words) and the schemas with other keywords."""
+    True only where jsonschema finds nothing, so its walk, which costs several times as much, is
+    left to the values that do not fit (for its words) and the schemas with other keywords."""
     kept = _FLAT_FORMS.get(id(validator))
     if kept is None or kept[0] is not validator:
         kept = (validator, _flat_form(validator.schema))
