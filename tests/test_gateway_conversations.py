@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import pytest
 
 from engine.core.answers import Answer
 from engine.core.events import Observed
@@ -255,3 +256,24 @@ def test_a_gateway_lists_its_newest_runs_and_counts_the_older_whose_transcripts_
     assert count == 5 and words == f"5 older runs in {tmp_path}"
     first = read_transcript(tmp_path / "gateway.jsonl")
     assert first.header.task_text == "task 0" and first.events[-1].answer == "answer 0"
+
+
+def test_a_request_reads_only_the_conversations_that_paused_for_the_operator_to_follow_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving the selection to a conversation awaiting the operator looks at those that paused
+    for it, not at every conversation the gateway keeps (up to 256 ended ones)."""
+    from engine.gateway import Gateway, Upstream, controller
+
+    with FakeOpenAI() as fake:
+        gw = Gateway([Upstream("fake", fake.url)], headless=True, out=tmp_path / "g.jsonl")
+        try:
+            for n in range(30):
+                fake.add(say(f"answer {n}"))
+                assert gw.submit({"model": "m", "messages": [{"role": "user", "content": f"task {n}"}]}).result(10).status == 200
+            looked: list[object] = []
+            real = controller._awaits_operator
+            monkeypatch.setattr(controller, "_awaits_operator", lambda line: (looked.append(line), real(line))[1])
+            fake.add(say("one more"))
+            assert gw.submit({"model": "m", "messages": [{"role": "user", "content": "task 30"}]}).result(10).status == 200
+        finally:
+            gw.stop("the test ended")
+    assert len(gw.lines) == 31 and len(looked) <= 2

@@ -345,3 +345,45 @@ def test_gateway_transcripts_open_in_show_replay_and_export(tmp_path: Path) -> N
         assert done.returncode == 0, (args, done.stderr)
     shown = subprocess.run([sys.executable, "-m", "tui.cli", "show", path], capture_output=True, text=True, timeout=60).stdout
     assert 'read_file(path="notes.txt")' in shown and "keep me" in shown and "outcome: answer after 2 steps: done" in shown
+
+
+def test_a_released_calls_result_is_recorded_without_validating_its_observation_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's result is a string (`message_text`) and the rest of the observation is the
+    engine's own: it is built as the engine's events are, and reads back as it was written."""
+    from engine.core.events import Observed
+
+    with FakeOpenAI() as fake:
+        gw = Gateway([Upstream("fake", fake.url)], rules=[READ_RULE], headless=True, out=tmp_path / "g.jsonl")
+        try:
+            fake.add(call("read_file", id="c1", path="notes.txt"))
+            first = gw.submit({"model": "m", "messages": USER, "tools": TOOLS}).result(10)
+            message = json.loads(first.body)["choices"][0]["message"]
+            validated: list[object] = []
+            real = Observed.__init__
+            monkeypatch.setattr(Observed, "__init__", lambda self, **values: (validated.append(values), real(self, **values))[1])
+            fake.add(say("done"))
+            history = [*USER, message, {"role": "tool", "tool_call_id": "c1", "content": "keep me"}]
+            assert gw.submit({"model": "m", "messages": history, "tools": TOOLS}).result(10).status == 200
+        finally:
+            gw.stop("the test ended")
+    assert validated == []
+    (result,) = [e for e in read_transcript(tmp_path / "g.jsonl").events if isinstance(e, Observed) and e.index == 0]
+    assert result.text == "keep me" and result.executed and result.tool == "read_file" and result.args == {"path": "notes.txt"}
+
+
+def test_a_reply_released_as_it_came_writes_no_calls_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upstream's bytes go back as they came: the calls are not written again in the agent's wire."""
+    from engine.gateway import replies
+
+    written: list[object] = []
+    real = replies.tool_call
+    monkeypatch.setattr(replies, "tool_call", lambda *args: (written.append(args), real(*args))[1])
+    with FakeOpenAI() as fake:
+        gw = Gateway([Upstream("fake", fake.url)], rules=[READ_RULE], headless=True, out=tmp_path / "g.jsonl")
+        try:
+            fake.add(call("read_file", id="c1", path="notes.txt"))
+            response = gw.submit({"model": "m", "messages": USER, "tools": TOOLS}).result(10)
+        finally:
+            gw.stop("the test ended")
+    assert response.status == 200 and json.loads(response.body)["choices"][0]["message"]["tool_calls"][0]["id"] == "c1"
+    assert written == []

@@ -406,3 +406,110 @@ def test_the_operator_is_told_of_the_limit_also_after_uvicorn_configured_logging
             logger.handlers[:] = handlers
             logger.setLevel(level)
             logger.propagate = propagate
+
+
+def test_a_released_turn_hands_the_gateway_one_job_and_is_reported_sent_on_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request's work goes to a worker thread once; that its released call reached the agent
+    is recorded on the server's loop (the conversation's lock is free then), not by a second job."""
+    from engine.gateway import server as http_side
+    from tests.support.fake_openai import call
+    from tests.support.gateway_harness import TOOLS
+
+    jobs: list[object] = []
+    real = http_side._WORKERS.run
+    monkeypatch.setattr(http_side._WORKERS, "run", lambda job: (jobs.append(job), real(job))[-1])
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, headless=True) as (gw, server):
+        fake.add(call("read_file", id="c1", path="notes.txt"))
+        response = _post(server, JSON, {"model": "m", "messages": USER, "tools": TOOLS})
+        assert response.status_code == 200 and response.json()["choices"][0]["message"]["tool_calls"][0]["id"] == "c1"
+        run = gw.runs[0]
+        wait_for(lambda: run.carried == {0: True}, "the released call recorded as handed to the agent", timeout=20)
+    assert len(jobs) == 1
+
+
+def test_a_responses_head_and_body_go_to_the_connection_in_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """uvicorn writes a response's head and body apart; the gateway's connections join the writes
+    of one turn of the loop, so the agent gets one segment (and wakes once), HEAD's head alone too."""
+    import asyncio.selector_events
+
+    writes: list[bytes] = []
+    real = asyncio.selector_events._SelectorSocketTransport.write
+
+    def write(self: Any, data: bytes) -> None:
+        if threading.current_thread().name.startswith("gateway-http"):
+            writes.append(bytes(data))
+        real(self, data)
+
+    monkeypatch.setattr(asyncio.selector_events._SelectorSocketTransport, "write", write)
+    server = GatewayServer(_OneResponse(Response(200, b'{"ok": true}')), "127.0.0.1", 0)  # type: ignore[arg-type]
+    server.start()
+    try:
+        with httpx.Client(timeout=10) as client:
+            assert client.post(server.url + "/chat/completions", json=BODY).json() == {"ok": True}
+            assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200") and writes[0].endswith(b'{"ok": true}')
+            head = client.head(f"http://127.0.0.1:{server.port}/")
+            assert head.status_code == 200 and head.content == b""
+            assert len(writes) == 2 and writes[1].startswith(b"HTTP/1.1 200") and writes[1].endswith(b"\r\n\r\n")
+    finally:
+        server.close()
+
+
+def test_the_upstream_gets_the_request_as_compact_utf8_json_and_a_lone_surrogate_escaped(tmp_path: Path) -> None:
+    """The request upstream is written by pydantic's JSON writer (text as UTF-8, no spaces); a
+    string JSON's UTF-8 cannot hold (a lone surrogate the agent sent escaped, in a field passed on) goes as an escape."""
+    from tests.support.loopback import Loopback
+
+    bodies: list[bytes] = []
+    reply = json.dumps({"id": "r", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}).encode()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        bodies.append(body)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": reply})
+
+    with Loopback(app) as upstream, gateway(upstream, tmp_path, url=upstream.url + "/v1", headless=True) as (_gw, server):
+        said = _post(server, JSON, {"model": "m", "messages": [{"role": "user", "content": "café \u4e2d"}]})
+        lone = httpx.post(server.url + "/chat/completions", content=b'{"model": "m", "metadata": {"note": "a\\ud800b"}, "messages": [{"role": "user", "content": "hi"}]}', headers=JSON)
+    assert said.status_code == 200 and lone.status_code == 200
+    assert "café \u4e2d".encode() in bodies[0] and b'"messages":[{' in bodies[0]
+    assert b"a\\ud800b" in bodies[1] and json.loads(bodies[1])["metadata"]["note"] == "a\ud800b"
+
+
+def test_early_pieces_pushed_before_the_loop_takes_the_first_wake_it_once() -> None:
+    """The gateway's thread pushes a stream's early pieces in a burst (several events of one
+    read); those pushed while the loop has not taken the first are taken with it, in order."""
+    from engine.gateway.server import _EarlyConnection
+
+    class Loop:
+        def __init__(self) -> None:
+            self.wakes: list[Any] = []
+            self.tasks: list[Any] = []
+
+        def call_soon_threadsafe(self, callback: Any, *args: Any) -> None:
+            self.wakes.append((callback, args))
+
+        def create_task(self, coroutine: Any) -> None:
+            coroutine.close()
+            self.tasks.append(coroutine)
+
+    loop = Loop()
+    connection = _EarlyConnection(loop, None, None)  # type: ignore[arg-type]
+    for piece in (b"event: a\n\n", b"event: b\n\n", b"event: c\n\n"):
+        connection._push(piece)
+    assert len(loop.wakes) == 1
+    callback, args = loop.wakes.pop()
+    callback(*args)
+    connection._push(b"event: d\n\n")
+    assert len(loop.wakes) == 1 and len(loop.tasks) == 1
+    callback, args = loop.wakes.pop()
+    callback(*args)
+    taken = []
+    while not connection._chunks.empty():
+        taken.append(connection._chunks.get_nowait())
+    assert b"".join(taken) == b"event: a\n\nevent: b\n\nevent: c\n\nevent: d\n\n"

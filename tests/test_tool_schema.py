@@ -182,3 +182,73 @@ def test_a_tools_own_schema_finds_its_validator_without_being_serialised_again(m
     assert dumped == []
     copy = json.loads(real(tool.input_schema))  # an equal schema in a new dict (the gateway's) still finds it by content
     assert schema_module._validator(copy) is schema_module._validator(tool.input_schema) and dumped == [copy]
+
+
+def test_an_equal_schema_in_a_new_dict_is_serialised_once_then_found_as_its_own(monkeypatch):
+    """A second gateway in the process (or an agent's other tool set) reads the same schema into
+    new dicts: the first look-up finds its validator by content, the later ones by the dict."""
+    import engine.core.schema as schema_module
+
+    text = '{"type": "object", "properties": {"path": {"type": "string", "title": "twice"}}}'
+    schema_module._validator(json.loads(text))
+    again = Tool("t", "d", input_schema=json.loads(text))
+    dumped: list[object] = []
+    real = schema_module.json.dumps
+    monkeypatch.setattr(schema_module.json, "dumps", lambda value, **kw: (dumped.append(value), real(value, **kw))[1])
+    for path in ("a", "b", "c"):
+        assert validate_args(again, {"path": path}) == {"path": path}
+    assert dumped == [again.input_schema]
+
+
+_FLAT = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "where"},
+        "count": {"type": "integer"},
+        "ratio": {"type": ["number", "null"]},
+        "deep": {"type": "boolean", "default": False},
+        "items": {"type": "array"},
+        "any": {"title": "anything"},
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"path": "a"},
+        {"path": "a", "count": 3, "ratio": None, "deep": True, "items": [1], "any": {"x": 1}},
+        {"path": "a", "count": 3.0},  # an integer written as a float
+        {"path": "a", "count": True},  # a boolean is not an integer
+        {"path": "a", "ratio": "x"},
+        {"count": 1},
+        {"path": "a", "extra": 1},
+        {"path": 1, "deep": "yes"},
+    ],
+)
+def test_a_flat_schema_answers_as_jsonschema_does(args: dict[str, Any]) -> None:
+    """A schema of typed properties, required names and additionalProperties alone (most tools'):
+    arguments that fit are passed without jsonschema's walk; the rest in jsonschema's words."""
+    import engine.core.schema as schema_module
+
+    validator = schema_module._validator(_FLAT)
+    expected = [p for e in sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path]) for p in schema_module._words(e)]
+    assert schema_module.value_problems(_FLAT, args, "input") == expected
+
+
+def test_arguments_that_fit_a_flat_schema_are_not_walked_by_jsonschema(monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.core.schema as schema_module
+
+    validator = schema_module._validator(_FLAT)
+    walked: list[object] = []
+    real = type(validator).iter_errors
+    monkeypatch.setattr(type(validator), "iter_errors", lambda self, value, *a: (walked.append(value), real(self, value, *a))[1])
+    assert schema_module.value_problems(_FLAT, {"path": "a", "count": 2}, "input") == []
+    assert walked == []
+    assert schema_module.value_problems(_FLAT, {"path": "a", "count": "2"}, "input") == ["argument 'count' must be integer, not string"]
+    assert walked == [{"path": "a", "count": "2"}]
+    nested = {"type": "object", "properties": {"path": {"type": "string", "minLength": 2}}}
+    assert schema_module.value_problems(nested, {"path": "a"}, "input") != []  # a keyword beyond the flat ones: jsonschema's walk

@@ -51,3 +51,39 @@ def test_every_wire_names_a_body_that_is_no_reply_the_same_way(wire: Wire) -> No
         with pytest.raises(WireError) as raised:
             wire.read_whole(data)
         assert str(raised.value) == said
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"model": "m", "messages": [{"role": "user", "content": "caf\\u00e9"}], "n": 1, "t": 0.7}',
+        b' [1, -0, 1e400, NaN, 123456789012345678901234567890] ',
+        b'"a\\ud800b"',  # a lone surrogate's escape: pydantic's reader refuses it
+        '{"a": "\u00e9"}'.encode("utf-16"),  # json reads UTF-16 bodies
+        b"\xef\xbb\xbf{}",
+        b"[" * 300 + b"]" * 300,  # past pydantic's nesting limit
+        b"1" * 4000,  # a long number
+        b'{"a": 1, "a": 2}',
+    ],
+    ids=["request", "numbers", "lone-surrogate", "utf-16", "bom", "deep", "long-number", "twice"],
+)
+def test_json_from_the_wire_is_what_json_reads(raw: bytes) -> None:
+    import json
+
+    from engine.wires.neutral import json_from_wire
+
+    assert json_from_wire(raw) == json.loads(raw) or raw.startswith(b" [1")  # NaN is not equal to itself
+    assert json.dumps(json_from_wire(raw)) == json.dumps(json.loads(raw))
+
+
+@pytest.mark.parametrize("raw", [b"{not json", b'{"a": 1} x', b'"a\nb"', b"[1,]", b'"\xff"', b"1" * 5000])
+def test_json_the_wire_cannot_read_raises_as_json_does(raw: bytes) -> None:
+    import json
+
+    from engine.wires.neutral import json_from_wire
+
+    with pytest.raises(ValueError) as ours:
+        json_from_wire(raw)
+    with pytest.raises(ValueError) as theirs:
+        json.loads(raw)
+    assert str(ours.value) == str(theirs.value)

@@ -513,8 +513,11 @@ class Engine:
         self._emit_outside(-1, None, {}, text, error=error)
 
     def _emit_outside(self, index: int, tool: str | None, args: dict[str, Any], text: str, **flags: Any) -> None:
-        """An observation whose text came from outside the engine: validated."""
-        self._emit(Observed(at=self.clock(), step=self.state.step, index=index, tool=tool, args=args, text=text, **flags))
+        """An observation whose text came from outside the engine: validated, unless each value
+        is of its field's own type (a `str` text, as the gateway's results are; the rest is the engine's)."""
+        own = type(text) is str and type(index) is int and (tool is None or type(tool) is str) and type(args) is dict
+        made = Observed.trusted if own and all(type(flag) is bool for flag in flags.values()) else Observed
+        self._emit(made(at=float(self.clock()), step=self.state.step, index=index, tool=tool, args=args, text=text, **flags))
 
     # -- limits ----------------------------------------------------------------
 

@@ -20,7 +20,9 @@ one check (`PATTERN_SECONDS`): a pattern that backtracks without end, such as
 to check") instead of hanging the run or the gateway. (`format` is not asserted,
 so `format: regex` compiles nothing.) Validators are cached by the schema's
 content, so the gateway, which reads each request's schemas anew, builds each
-one once. A `$ref` resolves within the schema (and the drafts' own meta-schemas):
+one once. Arguments that fit a flat schema (typed properties, required names, a boolean
+`additionalProperties`: most tools') are passed by jsonschema's own type checks without its
+walk; the rest, and every problem, go through jsonschema. A `$ref` resolves within the schema (and the drafts' own meta-schemas):
 one to a URL is never fetched, and the check fails saying it cannot be made.
 An MCP tool's output schema checks its structured content the same way
 (`value_problems`).
@@ -52,9 +54,11 @@ _VALIDATORS: OrderedDict[str, Any] = OrderedDict()
 """The schema's canonical JSON -> its validator, or None when jsonschema refuses it (least
 recently used first)."""
 _VALIDATORS_KEPT = 512
-_BUILT_FROM: dict[int, Any] = {}
-"""id of the schema dict a cached validator was built from -> that validator (it holds the dict,
-so the id stays its own): the same dict again, a tool's at each call, is not put in JSON again."""
+_BUILT_FROM: OrderedDict[int, tuple[dict[str, Any], Any]] = OrderedDict()
+"""id of a schema dict whose validator was found -> that dict (held, so the id stays its own) and
+its validator: the same dict again, a tool's at each call, is not put in JSON again; the first
+`_BUILT_KEPT`, the oldest going first."""
+_BUILT_KEPT = 1024
 _VALIDATORS_LOCK = threading.Lock()
 _BOUNDED: dict[type, type] = {}
 _CHECK = threading.local()
@@ -80,6 +84,8 @@ def value_problems(schema: dict[str, Any], value: Any, which: str) -> list[str]:
     try:
         if validator is None:
             return schema_problems(schema, value)
+        if _fits_flat(validator, value):
+            return []
         errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
         return [p for error in errors for p in _words(error)]
     except Exception as exc:  # a hostile schema (a $ref to nowhere, say) must not break the run
@@ -87,6 +93,69 @@ def value_problems(schema: dict[str, Any], value: Any, which: str) -> list[str]:
         raise ValueError(f"the tool's {which} schema cannot be checked: {detail}") from None
     finally:
         _CHECK.deadline = None
+
+
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment", "format", "deprecated", "readOnly", "writeOnly"})
+"""Keywords that assert nothing (`format` is not asserted: no format checker is given)."""
+_FLAT_KEYS = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties", "$schema"}
+_FLAT_TYPES = frozenset(_TYPES)
+_FLAT_FORMS: dict[int, tuple[Any, Any]] = {}
+"""id of a validator -> it and its schema's flat form (`_flat_form`), or None when it has none."""
+
+
+def _flat_form(schema: Any) -> tuple[tuple[str, ...], dict[str, tuple[str, ...] | None], bool] | None:
+    """A schema made only of an object's typed properties, its required names and a boolean
+    `additionalProperties` (most tools'), as (required, property -> its types or None for any,
+    closed); None for any other (a keyword beyond these, a draft-03 schema)."""
+    if not isinstance(schema, dict) or schema.get("type") != "object" or not schema.keys() <= _FLAT_KEYS:
+        return None
+    if "draft-03" in str(schema.get("$schema", "")):
+        return None
+    required, properties, extra = schema.get("required", []), schema.get("properties", {}), schema.get("additionalProperties", True)
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        return None
+    if not isinstance(properties, dict) or not isinstance(extra, bool):
+        return None
+    kinds: dict[str, tuple[str, ...] | None] = {}
+    for name, spec in properties.items():
+        if not isinstance(spec, dict) or not spec.keys() <= _ANNOTATIONS | {"type"}:
+            return None
+        kind = spec.get("type")
+        listed = (kind,) if isinstance(kind, str) else tuple(kind) if isinstance(kind, list) else None
+        if kind is not None and (not listed or not all(isinstance(k, str) and k in _FLAT_TYPES for k in listed)):
+            return None
+        kinds[name] = listed
+    return tuple(required), kinds, not extra
+
+
+def _fits_flat(validator: Any, value: Any) -> bool:
+    """Whether `value` fits the validator's schema by its flat form (jsonschema's own type checks):
+    True only where jsonschema finds nothing, so its walk, which costs several times as much, is
+    left to the values that do not fit (for its words) and the schemas with other keywords."""
+    kept = _FLAT_FORMS.get(id(validator))
+    if kept is None or kept[0] is not validator:
+        kept = (validator, _flat_form(validator.schema))
+        with _VALIDATORS_LOCK:
+            if len(_FLAT_FORMS) >= 2 * _VALIDATORS_KEPT:
+                _FLAT_FORMS.clear()
+            _FLAT_FORMS[id(validator)] = kept
+    form = kept[1]
+    if form is None or type(value) is not dict:
+        return False
+    required, kinds, closed = form
+    for name in required:
+        if name not in value:
+            return False
+    is_type = validator.is_type
+    for name, item in value.items():
+        if name not in kinds:
+            if closed:
+                return False
+            continue
+        listed = kinds[name]
+        if listed is not None and not any(is_type(item, kind) for kind in listed):
+            return False
+    return True
 
 
 def schema_refusal(schema: dict[str, Any]) -> str | None:
@@ -105,25 +174,32 @@ def schema_refusal(schema: dict[str, Any]) -> str | None:
 
 def _validator(schema: dict[str, Any]) -> Any:
     built = _BUILT_FROM.get(id(schema))
-    if built is not None and built.schema is schema:  # the very dict it was built from (a tool's, every call)
-        return built
+    if built is not None and built[0] is schema:  # a dict whose validator was found before (a tool's, every call)
+        return built[1]
     try:
         key = json.dumps(schema, sort_keys=True, separators=(",", ":"), allow_nan=True)
     except (TypeError, ValueError):  # not JSON (a schema built in Python): not cached
         return _build(schema)
     with _VALIDATORS_LOCK:
-        if key in _VALIDATORS:
+        found = key in _VALIDATORS
+        if found:
             _VALIDATORS.move_to_end(key)
-            return _VALIDATORS[key]
-    validator = _build(schema)
+            validator = _VALIDATORS[key]
+    if not found:
+        validator = _build(schema)
     with _VALIDATORS_LOCK:
-        _VALIDATORS[key] = validator
+        if not found:
+            _VALIDATORS[key] = validator
         if validator is not None:
-            _BUILT_FROM[id(schema)] = validator
+            _BUILT_FROM[id(schema)] = (schema, validator)
+            while len(_BUILT_FROM) > _BUILT_KEPT:
+                _BUILT_FROM.popitem(last=False)
         while len(_VALIDATORS) > _VALIDATORS_KEPT:
             dropped = _VALIDATORS.popitem(last=False)[1]
-            if dropped is not None and _BUILT_FROM.get(id(dropped.schema)) is dropped:
-                del _BUILT_FROM[id(dropped.schema)]
+            if dropped is not None:
+                for at, (_, kept) in list(_BUILT_FROM.items()):
+                    if kept is dropped:
+                        del _BUILT_FROM[at]
     return validator
 
 

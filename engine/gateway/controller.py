@@ -118,6 +118,9 @@ class Gateway:
         self.change_listeners: list[Callable[[], None]] = []
         self._selected: Line | None = None
         self._pinned = False
+        self._paused: list[Line] = []
+        """The conversations whose run paused for the operator (`_advance`), oldest first; those
+        that no longer wait leave it when the selection is followed (`_follow`)."""
         self._conversations = 0
         self._requests = 0
         self._credit = 0
@@ -262,9 +265,9 @@ class Gateway:
         with self.lock:
             if self._pinned or self._selected is None or _awaits_operator(self._selected):
                 return
-            waiting = next((line for line in self.lines if _awaits_operator(line)), None)
-            if waiting is not None:
-                self._selected = waiting
+            self._paused = [line for line in self._paused if _awaits_operator(line)]
+            if self._paused:
+                self._selected = self._paused[0]
 
     def _match(self, messages: list[dict[str, Any]], tools: bool, json_asked: bool = False) -> tuple[Line | None, bool, Line | None]:
         """The conversation `messages` continue (the longest when several do), or a new one;
@@ -638,9 +641,11 @@ class Gateway:
                 self._respond(line, end_response(line, self.upstream.model))
                 return
             if status == "awaiting_approval":
+                self._note_paused(line)
                 return
             if status == "awaiting_budget":
                 if not self.headless:
+                    self._note_paused(line)
                     return
                 engine.end_at_budget()
                 continue
@@ -673,6 +678,13 @@ class Gateway:
             if len(engine.events) == before:
                 return
 
+    def _note_paused(self, line: Line) -> None:
+        """`line`'s run waits for the operator: among those `_follow` may select (in the order of `lines`)."""
+        with self.lock:
+            if not any(paused is line for paused in self._paused):
+                self._paused.append(line)
+                self._paused.sort(key=lambda paused: paused.conversation.number)
+
     def _note_untranslated(self, run: GatewayRun) -> None:
         """Say once on the run what the agent's request had that the upstream's wire cannot carry."""
         engine = run.engine
@@ -703,18 +715,34 @@ class Gateway:
             run.carried[index] = False
             run.missed[index] = "no request was waiting for the response carrying it: the agent had left"
 
+        def handed() -> None:
+            for index in calls:
+                if index in run.carried:  # else delivered (or recorded as never received) meanwhile
+                    run.carried[index] = True
+
+        def sent_now() -> bool:
+            """On the server's loop: recorded at once when the conversation's lock is free."""
+            if not line.lock.acquire(blocking=False):
+                return False
+            try:
+                handed()
+            finally:
+                line.lock.release()
+            return True
+
         def sent(ok: bool) -> None:
             with line.lock:
+                if ok:
+                    handed()
+                    return
                 mine = [i for i in calls if i in run.carried]
                 if not mine:
                     return  # delivered (or recorded as never received) meanwhile
                 for index in mine:
-                    if ok:
-                        run.carried[index] = True
-                    elif run.carried[index] is not True:
+                    if run.carried[index] is not True:
                         run.carried[index] = False
                         run.missed[index] = "the agent's connection closed before the response carrying it was sent"
-                if not ok and not run.engine.ended:
+                if not run.engine.ended:
                     tools = dict(run.engine.state.queue)
                     shown = ", ".join(tools[i].tool for i in sorted(mine) if i in tools)
                     try:
@@ -727,7 +755,7 @@ class Gateway:
                         pass  # halted: the next request is told
             self._changed()
 
-        response.on_sent = sent
+        response.on_sent, response.sent_now = sent, sent_now
 
     def _hand(self, run: GatewayRun | FinishedRun | None, response: Response, future: Future[Response]) -> None:
         """Give a kept response to a request that asks again: a connection now takes it."""

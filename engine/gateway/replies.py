@@ -67,13 +67,16 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
         and len(released) == len(decision.actions)
         and all(released[i] == a.args for i, a in enumerate(decision.actions))
     )
-    calls = [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
     thought = decision.thought or ""
+
+    def calls() -> list[dict[str, Any]]:
+        """The released calls as the agent's wire writes them (for a reply rebuilt, not one passed on as it came)."""
+        return [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
 
     def rest(early: EarlyStream) -> Response:
         text = thought[early.chars :]
         following = early.following(text)
-        return built(line, following or None, calls, decision, model, shown=early.shown, anew=following != text)
+        return built(line, following or None, calls(), decision, model, shown=early.shown, anew=following != text)
 
     if unchanged and as_it_came(line, reply):
         return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
@@ -81,7 +84,7 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
         said = "; ".join(f"call {i + 1} had {old!r}, sent as {new!r}" for i, old, new in renamed)
         engine.note(f"the upstream gave several calls the same id (or none): each gets its own ({said})")
     refused_go_upstream(line, decision, now=False)
-    return _with_rest(line, built(line, thought or None, calls, decision, model), None, rest)
+    return _with_rest(line, built(line, thought or None, calls(), decision, model), None, rest)
 
 
 def _with_rest(line: Line, response: Response, raw: bytes | None, rest: Callable[[EarlyStream], Response]) -> Response:

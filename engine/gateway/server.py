@@ -24,7 +24,6 @@ import asyncio
 import hmac
 import itertools
 import ipaddress
-import json
 import logging
 import queue
 import socket
@@ -41,7 +40,7 @@ from engine.gateway.controller import Gateway
 from engine.gateway.early import EarlyStream
 from engine.wires import Wire, anthropic, chat, gemini, passed_route, wire_for_path
 from engine.wires.chat import models_list
-from engine.wires.neutral import Response
+from engine.wires.neutral import Response, json_from_wire
 
 DEFAULT_MAX_BODY = 10 * 1024 * 1024
 DEFAULT_MAX_CONNECTIONS = 100
@@ -77,7 +76,7 @@ class _Protocol(HttpToolsProtocol):
     """How many requests' headers were complete."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(_OneWrite(transport, self.loop))  # type: ignore[arg-type]
         sock = transport.get_extra_info("socket")
         if sock is not None:  # asyncio sets it only for a listener made with IPPROTO_TCP
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -104,6 +103,36 @@ class _Protocol(HttpToolsProtocol):
         if self.scope is not None:
             self.scope[_LOST] = True  # type: ignore[literal-required]
         super().connection_lost(exc)
+
+
+class _OneWrite:
+    """A connection's transport whose writes made in one turn of the event loop go out as one
+    (uvicorn writes a response's head and its body apart: with no Nagle delay, two segments and
+    two wake-ups of the agent); everything else is the transport's own."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if not self._held:
+            self._loop.call_soon(self._flush)
+        self._held.append(data)
+
+    def _flush(self) -> None:
+        held, self._held = self._held, []
+        if held:
+            self._transport.write(held[0] if len(held) == 1 else b"".join(held))
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 class _Notice(logging.Handler):
@@ -300,7 +329,7 @@ class GatewayServer:
         if passed is not None:
             return await _in_thread(self.gateway.pass_through, wire, passed, body, headers), None
         try:
-            data: Any = json.loads(body)
+            data: Any = json_from_wire(body)
         except (ValueError, RecursionError) as exc:
             return wire.error_response(400, f"agent-tui gateway: the request body is not valid JSON ({exc})"), None
         connection = _EarlyConnection(asyncio.get_running_loop(), send, wire) if wire.APPENDS_STREAMS else None
@@ -388,8 +417,7 @@ class GatewayServer:
         except Exception:
             _report(on_sent, False)
             raise
-        _report(on_sent, not scope.get(_LOST))
-
+        _report(on_sent, not scope.get(_LOST), response.sent_now)
 
     async def _send_rest(self, scope: Scope, send: Send, response: Response | None, on_sent: Callable[[bool], None] | None, wire: Wire) -> None:
         """End a response whose first text went before it was decided (`_EarlyConnection`): the rest
@@ -405,7 +433,7 @@ class GatewayServer:
         except Exception:
             _report(on_sent, False)
             raise
-        _report(on_sent, response is not None and not scope.get(_LOST))
+        _report(on_sent, response is not None and not scope.get(_LOST), response.sent_now if response is not None else None)
 
 
 class _EarlyConnection:
@@ -419,16 +447,27 @@ class _EarlyConnection:
         self.wire = wire
         self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._pushed: list[bytes] = []
+        """Pieces pushed that the loop has not taken yet (a wake-up of the loop is on its way)."""
+        self._pushed_lock = threading.Lock()
         self.stream = EarlyStream(self._push)
 
     def _push(self, data: bytes) -> None:
+        """From the gateway's thread: `data` to the agent; the pieces of one burst (the loop has
+        not taken the first yet) go with one wake-up of the loop."""
+        with self._pushed_lock:
+            self._pushed.append(data)
+            if len(self._pushed) > 1:
+                return
         try:
-            self._loop.call_soon_threadsafe(self._take, data)
+            self._loop.call_soon_threadsafe(self._take)
         except RuntimeError:  # the server stopped meanwhile
             pass
 
-    def _take(self, data: bytes) -> None:
-        self._chunks.put_nowait(data)
+    def _take(self) -> None:
+        with self._pushed_lock:
+            pushed, self._pushed = self._pushed, []
+        self._chunks.put_nowait(b"".join(pushed))
         if self._task is None:
             self._task = self._loop.create_task(self._run())
 
@@ -449,12 +488,21 @@ class _EarlyConnection:
         return True
 
 
-def _report(on_sent: Callable[[bool], None] | None, sent: bool) -> None:
-    """Tell the gateway whether the response reached the agent, off the event loop (the callback
-    takes the gateway's lock, which a request's upstream call may hold for long), without waiting
-    for it: nothing on the loop needs its end, and a hand-off back to the loop is saved."""
-    if on_sent is not None:
-        _WORKERS.run(lambda: _report_sent(on_sent, sent))
+def _report(on_sent: Callable[[bool], None] | None, sent: bool, sent_now: Callable[[], bool] | None = None) -> None:
+    """Tell the gateway whether the response reached the agent: on the loop when its `sent_now`
+    can record it without waiting, else off the event loop (the callback takes the conversation's
+    lock, which a request's upstream call may hold for long), without waiting for it: nothing on
+    the loop needs its end, and a hand-off back to the loop is saved."""
+    if on_sent is None:
+        return
+    if sent and sent_now is not None:
+        try:
+            if sent_now():
+                return
+        except Exception as exc:  # the server keeps serving whatever the callback does
+            print(f"agent-tui gateway: reporting a sent response failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            return
+    _WORKERS.run(lambda: _report_sent(on_sent, sent))
 
 
 def _report_sent(on_sent: Callable[[bool], None] | None, sent: bool) -> None:

@@ -18,7 +18,6 @@ passes it on.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
@@ -32,7 +31,7 @@ from engine.gateway.client import Unreachable, UpstreamClient
 from engine.gateway.early import EarlyStream
 from engine.gateway.echo import StreamEcho, masked_json
 from engine.wires import Wire, wire_named
-from engine.wires.neutral import ORIGINAL, Reply, Response, WireError
+from engine.wires.neutral import ORIGINAL, Reply, Response, WireError, json_from_wire, json_to_wire
 
 if TYPE_CHECKING:
     import httpx
@@ -123,7 +122,7 @@ class UpstreamPolicy:
         headers = self.wire.headers(self._key.reveal() if self._key else None, neutral)
         url = self.wire.endpoint(self.upstream.url, None, neutral)
         stream = bool(neutral.get("stream"))
-        payload = json.dumps(body).encode()
+        payload = json_to_wire(body)
         try:
             with self._client.post(url, payload, headers) as response:
                 if response.status_code != 200:
@@ -190,7 +189,7 @@ class UpstreamPolicy:
 
     def _read_whole(self, raw: bytes) -> UpstreamReply:
         try:
-            data = json.loads(raw)
+            data = json_from_wire(raw)
         except (ValueError, RecursionError):
             raise WireError("the reply is not JSON") from None
         echo = StreamEcho(self._mask, self.wire.ECHO_WITHIN)  # a key spelled across the reply's parts

@@ -15,7 +15,9 @@ reply is rebuilt with every field the engine does not understand kept.
 `Response` is what goes back to an agent: a status, the body bytes and their
 content type; `ReplyOptions`, what a wire's `built_reply` is told to write one.
 
-What every wire does alike lives here too, written once: a request's lists checked
+What every wire does alike lives here too, written once: JSON read from and written to
+the wire (`json_from_wire`, `json_to_wire`: pydantic's Rust reader and writer, each falling back
+to `json` where it refuses, so the values are `json`'s), a request's lists checked
 item by item (`listed_problem`, `first_problem`), a stream's `data:` lines read
 (`stream_payload`, `stream_json`) and an event written (`stream_event`), an upstream reply kept only in its own wire
 (`reply_message_of`).
@@ -27,6 +29,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Required, TypedDict
 
+from pydantic_core import PydanticSerializationError, from_json, to_json
+
 from engine.core.content import content_text
 from engine.core.events import Usage
 
@@ -35,6 +39,26 @@ ORIGINAL = "_agent_tui_original"
 `{"wire": NAME, "body": ..., "headers": ..., "untranslated": [...]}` on a body (`untranslated`:
 the request's fields another wire has no counterpart for, said once when one is asked), the
 message itself on a message."""
+
+
+def json_from_wire(raw: bytes | str) -> Any:
+    """A request's or a reply's JSON body, as `json.loads` reads it (and raising as it does):
+    by pydantic's reader, about twice as fast, where it can; `json.loads` for what it refuses
+    (UTF-16, a byte-order mark, a lone surrogate's escape, nesting past 200, long numbers)."""
+    try:
+        return from_json(raw)
+    except ValueError:
+        return json.loads(raw)
+
+
+def json_to_wire(value: Any) -> bytes:
+    """`value` as a request's JSON body: compact, text as UTF-8, by pydantic's writer (about
+    twice as fast as `json.dumps`); by `json.dumps` for what UTF-8 cannot hold (a lone surrogate,
+    escaped) or what is not JSON's."""
+    try:
+        return to_json(value)
+    except PydanticSerializationError:
+        return json.dumps(value).encode()
 
 
 class WireError(Exception):
@@ -95,6 +119,10 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
     on_sent: Callable[[bool], None] | None = None
     """Called once by the server: True when the whole body was handed to the agent's connection, False when it could not be."""
+    sent_now: Callable[[], bool] | None = None
+    """Tried first, on the server's event loop, once the whole body was handed over: records that
+    without waiting for any lock and says True, or says False (a lock is busy) and `on_sent(True)`
+    is called off the loop instead; saves a thread hand-off a response."""
     rest: bytes | None = None
     """For a connection that already got the stream's first text (`engine.gateway.early`): what follows it."""
 
@@ -122,9 +150,9 @@ def stream_payload(line: str) -> str | None:
 
 
 def stream_json(payload: str) -> Any:
-    """A stream's payload read as JSON; a WireError quoting its start when it is not."""
+    """A stream's payload read as JSON (`json_from_wire`); a WireError quoting its start when it is not."""
     try:
-        return json.loads(payload)
+        return json_from_wire(payload)
     except (ValueError, RecursionError):
         raise WireError(f"malformed JSON in the stream: {payload[:120]!r}") from None
 
