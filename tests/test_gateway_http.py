@@ -513,3 +513,32 @@ def test_early_pieces_pushed_before_the_loop_takes_the_first_wake_it_once() -> N
     while not connection._chunks.empty():
         taken.append(connection._chunks.get_nowait())
     assert b"".join(taken) == b"event: a\n\nevent: b\n\nevent: c\n\nevent: d\n\n"
+
+
+def test_a_lone_surrogate_in_the_agents_task_is_recorded_cleaned_and_the_turn_answered(tmp_path: Path) -> None:
+    """The task (the agent's first user message) opens the run's transcript with its header: a
+    lone surrogate in it (an escape JSON allows and UTF-8 cannot hold) is written as U+FFFD,
+    the request passed on as it came, the reply given; no traceback, no 500."""
+    from tests.support.loopback import Loopback
+
+    bodies: list[bytes] = []
+    reply = json.dumps({"id": "r", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}).encode()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        bodies.append(body)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": reply})
+
+    with Loopback(app) as upstream, gateway(upstream, tmp_path, url=upstream.url + "/v1", headless=True) as (_gw, server):
+        said = httpx.post(server.url + "/chat/completions", content=b'{"model": "m", "messages": [{"role": "user", "content": "fix \\ud800 this"}]}', headers=JSON)
+    assert said.status_code == 200, said.text
+    assert said.json()["choices"][0]["message"]["content"] == "ok"
+    assert json.loads(bodies[0])["messages"][0]["content"] == "fix \ud800 this"
+    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*.jsonl"))
+    assert "fix \ufffd this" in written.decode() and b"\\ud800" not in written

@@ -53,6 +53,14 @@ def dump_event(event: Event | Header | ToolStarted) -> str:
     return event_line(event).decode()
 
 
+def _header_line(header: Header) -> bytes:
+    """The header's JSON line, a text UTF-8 cannot hold (a lone surrogate in a task an agent
+    sent) cleaned as every event's is (`engine.core.guards.serialised`)."""
+    from engine.core.guards import serialised  # the engine's guards: not on the path that only reads
+
+    return serialised(header)[1]
+
+
 class TranscriptWriter:
     """Appends events to a JSONL file as they happen.
 
@@ -116,7 +124,7 @@ class TranscriptWriter:
         self._name_checked_at = time.monotonic()
         self._only_header = header is not None
         if header is not None:
-            self.write("header", event_line(header))
+            self.write("header", _header_line(header))
 
     def rewrite_header(self, header: Header) -> None:
         """Replace the header while it is the only line (the operator wrote the task after the
@@ -125,7 +133,7 @@ class TranscriptWriter:
             raise ValueError("the header can only change before the first event")
         self._pending.clear()
         os.ftruncate(self._fd, 0)
-        self.write("header", event_line(header))
+        self.write("header", _header_line(header))
         self.flush()
         self._sync()
 
