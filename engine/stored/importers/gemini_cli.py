@@ -198,14 +198,11 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
         if not isinstance(call_id, str):
             call_id = None
         draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
+        results = _responses(call.get("result"))
         status = call.get("status")
-        answered = False
-        result = call.get("result")
-        for part in result if isinstance(result, list) else ():  # (`_responses`, without a list)
-            if isinstance(part, dict) and isinstance(response := part.get("functionResponse"), dict):
-                text, failed = _response_text(response)
-                draft.result(call_id, text, failed or status == "error", source, name)
-                answered = True
-        if not answered and status in ("error", "cancelled") and call_id is not None:
+        for response in results:
+            text, failed = _response_text(response)
+            draft.result(call_id, text, failed or status == "error", source, name)
+        if not results and status in ("error", "cancelled") and call_id is not None:
             shown = call.get("resultDisplay")
             draft.result(call_id, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True, source, name)
