@@ -175,8 +175,7 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
         if isinstance(t, dict)
     ) if isinstance(thoughts, list) and thoughts else ""
     step = draft.new_step(thought)
-    content = get("content")
-    text = content if type(content) is str else _text(content)  # (`_text` of a string is the string)
+    text = _text(get("content"))
     calls = get("toolCalls")
     if not isinstance(calls, list):
         calls = []
@@ -192,8 +191,7 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
         if type(call) is not dict or not isinstance(name := call.get("name"), str):
             draft.unrecognised("a tool call without a name", call, source)
             continue
-        raw = call.get("args")
-        args, error = (raw, None) if type(raw) is dict else arguments(raw)  # (`arguments` of a dict is the dict)
+        args, error = arguments(call.get("args"))
         call_id = call.get("id")
         if not isinstance(call_id, str):
             call_id = None
