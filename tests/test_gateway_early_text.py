@@ -545,3 +545,23 @@ def test_the_key_mask_says_when_a_text_ends_with_the_start_of_the_key():
     assert not could_begin("sk-") and not could_begin("skies") and not could_begin("")
     assert not KeyMask(None).tail_state("sk-upstream")[1]
     assert mask.tail_state("a b " + SPLIT_KEY[:9] + "\n" + SPLIT_KEY[9:]) == (True, False)  # whole, across a gap
+
+
+def test_the_key_mask_finds_a_secret_holding_a_space_spelled_across_a_streams_events():
+    """A URL's credential may hold a space (`%20`): its start at a stream's end holds the stream
+    back, and the whole of it across two events is found, as the mask's pattern finds it."""
+    from engine.gateway.echo import StreamEcho
+    from engine.model.keymask import KeyMask
+
+    mask = KeyMask(SPLIT_KEY, also=["open sesame"])
+    assert mask.tail_state("say open ses") == (False, True)
+    assert mask.tail_state("say open\n sesame") == (True, False)
+    echo = StreamEcho(mask)
+
+    def line(text: str) -> bytes:
+        return ("data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]}) + "\n").encode()
+
+    echo.line(line("say open ses"))
+    assert echo.could_complete_key and not echo.spelled_key
+    echo.line(line("ame now"))
+    assert echo.spelled_key and echo.carries_key

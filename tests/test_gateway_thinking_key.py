@@ -341,3 +341,29 @@ def test_reasoning_reaches_the_agent_before_any_text(tmp_path: Path, wire: str) 
         runs = list(gw.runs)
     assert upstream.went_on == [True], seen
     assert _reasoning_and_text(wire, seen) == ("They asked.", "Hello") and runs[0].ended is not None
+
+
+def test_a_key_begun_in_the_text_that_went_early_is_masked_in_what_follows_whatever_thinking_came_after() -> None:
+    """A client showing only the text joins the text that went early and the reply asked again;
+    thinking that went after that text stands between them only for a client showing both."""
+    from engine.gateway.early import EarlyStream
+
+    mask, pushed = KeyMask(KEY), []
+    early = EarlyStream(pushed.append)
+    early.begin(mask)
+    for text, thought in (("a " + START, ""), ("", "t" * (mask.span + 1)), ("", "u" * (mask.span + 1))):
+        early.text(text)
+        early.thinking(thought)
+        early.line(b"data: {}\n", False)
+        early.line(b"\n", False)
+    assert len(pushed) == 2  # the text and the first thinking went; the last waits for the span after it
+    assert early.following(REST + " b") == "*** b"
+
+
+def test_the_key_mask_masks_a_key_split_by_any_whitespace() -> None:
+    """Every character the mask's gap takes (Unicode whitespace, as `str.split` splits at) leaves
+    the key masked, as its cheap first test squeezes them out too."""
+    mask = KeyMask(KEY)
+    for gap in ("\u3000", "\x1c", "\x85", "\u2028", "\xa0", "\t\v\f"):
+        assert mask("x " + START + gap + REST + " y") == "x *** y", repr(gap)
+        assert mask.across(["x " + START + gap, REST + " y"]) == ["x ***", " y"], repr(gap)

@@ -43,7 +43,7 @@ from engine.core.parse import parse_decision_text
 from engine.core.sink import EventSink
 from engine.core.policy import AwaitingInput, HumanPolicy, Policy, PolicyError, RunView
 from engine.core.collector import HeapFreezer
-from engine.core.state import PendingApproval, RunState, RunStatus, estimate_tokens, fold, run_status, written_text
+from engine.core.state import PendingApproval, RunState, RunStatus, estimate_tokens, fold, run_status, written_words
 from engine.core.tools import DEFAULT_OBSERVATION_CAP, Tool, cap_text, execute, unknown_tool_text, validate_args
 
 Listener = Callable[[Event], None]
@@ -293,7 +293,7 @@ class Engine:
         if not actions and answer is None and parse_error is None:
             parse_error = "ERROR: the decision had neither an action nor an answer"
         actions = [a if a.call_id is not None else a.with_call_id(f"s{step}.{i}") for i, a in enumerate(actions)]
-        words = len(written_text(decision.text, thought, actions, answer).split())
+        words = written_words(decision.text, thought, actions, answer)
         usage = decision.usage
         untrusted = None if usage is None else usage_problem(usage)  # a server never switches budgets off
         if usage is None or untrusted is not None:

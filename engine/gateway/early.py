@@ -45,12 +45,12 @@ class EarlyStream:
         self.sent = 0
         self.chars = 0
         self.shown = b""
-        self.shown_text = ""
-        """The text characters of `shown` (what the agent's client has joined)."""
+        self._text_tail = ""
         self._thought_tail = ""
         self._said_tail = ""
-        """The end of `shown`'s thinking, and of its text and thinking in the order they came (a
-        client showing both one after the other), the key mask's span long."""
+        """The end of `shown`'s text (what the agent's client has joined), of its thinking, and of
+        its text and thinking in the order they came (a client showing both one after the other),
+        the key mask's span long."""
         self._open = False
         self._mask: KeyMask | None = None
         self._pending: list[tuple[bytes, int, int]] = []
@@ -118,7 +118,6 @@ class EarlyStream:
         self.shown += data
         if span:
             self._keep_tails(going, span)
-        self.shown_text += self._text[self.chars : going[-1][1]]
         self.chars, self._thought_sent = going[-1][1], going[-1][2]
 
     def _keep_tails(self, going: list[tuple[bytes, int, int]], span: int) -> None:
@@ -130,6 +129,7 @@ class EarlyStream:
             said += (self._thought[at_thought:upto_thought], self._text[at_text:upto_text])
             at_text, at_thought = upto_text, upto_thought
         self._said_tail = "".join(said)[-span:]
+        self._text_tail = (self._text_tail + self._text[self.chars : at_text])[-span:]
         self._thought_tail = (self._thought_tail + self._thought[self._thought_sent : at_thought])[-span:]
 
     def following(self, content: str) -> str:
@@ -138,7 +138,7 @@ class EarlyStream:
         reply asked again after a refusal is masked on its own, and the agent's client joins the two)."""
         if self._mask is None or not content:
             return content
-        for tail in (self.shown_text[-self._mask.span :], self._said_tail):
+        for tail in (self._text_tail, self._said_tail):
             content = self._mask.across([content], tail)[0] if tail else content
         return content
 

@@ -51,6 +51,7 @@ class KeyMask:
             self._pattern = re.compile(rf"(?:(?i:bearer)\s{{1,8}})?(?:{bodies})")
             self.span = max(len(s) for s in secrets) * 9 + 16
         self._squeezed = ["".join(s.split()) for s in secrets]
+        """Each secret without its whitespace (which the pattern lets a gap surround, as in any text)."""
 
     def _may_hold(self, text: str) -> bool:
         """Whether `text` can hold a secret: without its whitespace (a gap), it holds one without
@@ -75,7 +76,9 @@ class KeyMask:
             return False, False
         tail = _GAPS.sub("", text[-self.span :])
         whole = begun = False
-        for secret in self._secrets:
+        for secret in self._squeezed:  # without its own whitespace, as the tail is without its gaps
+            if not secret:
+                continue
             whole = whole or secret in tail
             head = secret[:MIN_SECRET]
             start = tail.find(head, max(0, len(tail) - len(secret) + 1))

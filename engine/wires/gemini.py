@@ -327,8 +327,9 @@ def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_th
         if not isinstance(part, dict):
             raise WireError("a part of the reply is not an object")
         kept = message["parts"]
-        thought = next((n for n in range(len(kept) - 1, -1, -1) if _thought_text(kept[n])), None) if _thought_text(part) else None
-        if on_thinking is not None and _thought_text(part) and part["text"]:
+        thinks = _thought_text(part)
+        thought = next((n for n in range(len(kept) - 1, -1, -1) if _thought_text(kept[n])), None) if thinks else None
+        if thinks and on_thinking is not None and part["text"]:
             on_thinking(part["text"])
         if thought is not None and "thoughtSignature" not in kept[thought]:
             # a thought streamed in pieces is one thought, as a client joins its pieces: kept (and masked) whole

@@ -273,8 +273,7 @@ class Step:
 
     def record_usage(self, input_tokens: Any, output_tokens: Any) -> None:
         """The source's token counts for this turn, when both are plausible counts (else left estimated)."""
-        if ((type(input_tokens) is int and type(output_tokens) is int and 0 <= input_tokens <= MAX_TOKENS
-                and 0 <= output_tokens <= MAX_TOKENS) or (_count(input_tokens) and _count(output_tokens))):
+        if _count(input_tokens) and _count(output_tokens):
             self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:

@@ -175,8 +175,7 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
         if isinstance(t, dict)
     ) if isinstance(thoughts, list) and thoughts else ""
     step = draft.new_step(thought)
-    content = get("content")
-    text = content if type(content) is str else _text(content)  # (`_text` of a string is the string)
+    text = _text(get("content"))
     calls = get("toolCalls")
     if not isinstance(calls, list):
         calls = []
@@ -192,20 +191,16 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
         if type(call) is not dict or not isinstance(name := call.get("name"), str):
             draft.unrecognised("a tool call without a name", call, source)
             continue
-        raw = call.get("args")
-        args, error = (raw, None) if type(raw) is dict else arguments(raw)  # (`arguments` of a dict is the dict)
+        args, error = arguments(call.get("args"))
         call_id = call.get("id")
         if not isinstance(call_id, str):
             call_id = None
         draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
+        results = _responses(call.get("result"))
         status = call.get("status")
-        answered = False
-        result = call.get("result")
-        for part in result if isinstance(result, list) else ():  # (`_responses`, without a list)
-            if isinstance(part, dict) and isinstance(response := part.get("functionResponse"), dict):
-                text, failed = _response_text(response)
-                draft.result(call_id, text, failed or status == "error", source, name)
-                answered = True
-        if not answered and status in ("error", "cancelled") and call_id is not None:
+        for response in results:
+            text, failed = _response_text(response)
+            draft.result(call_id, text, failed or status == "error", source, name)
+        if not results and status in ("error", "cancelled") and call_id is not None:
             shown = call.get("resultDisplay")
             draft.result(call_id, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True, source, name)
