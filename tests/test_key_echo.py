@@ -74,3 +74,21 @@ def test_the_streamed_preview_never_shows_a_piece_of_the_key():
         assert _leaks("".join(shown)) == []
     stream.close()
     assert "".join(shown) == "before *** middle *** after"
+
+
+@pytest.mark.parametrize("gap", [" " * 8, "\\n" * 8, "\\r\\n\\t\\n", "\n\\n" * 4])
+def test_a_key_with_the_widest_gaps_the_mask_allows_is_masked_in_a_stream_and_found_in_a_tail(gap):
+    """The mask allows up to 8 gaps between two of the key's characters, each whitespace or an
+    escape as JSON writes it (two characters): a key spelled with the widest of them is still one
+    `span` long, so a stream holds it back until it is whole and a tail sees all of it."""
+    mask = KeyMask(KEY)
+    spelled = gap.join(KEY)
+    shown: list[str] = []
+    stream = MaskedStream(mask, shown.append)
+    for ch in f"before {spelled} after":
+        stream(ch)
+    stream.close()
+    assert "".join(shown) == "before *** after"
+    assert len(spelled) <= mask.span
+    assert mask.tail_state("said " + spelled) == (True, False)
+    assert mask.tail_state("said " + spelled[: len(spelled) // 2]) == (False, True)
