@@ -26,7 +26,8 @@ def test_a_paused_block_inside_a_pause_or_a_frozen_heap_leaves_them_as_they_were
         assert frozen > 0
         with collector_paused():
             [{"n": i} for i in range(100)]
-        assert gc.get_freeze_count() >= frozen  # another's freeze is not undone
+        # another's freeze is not undone (unfreezing empties it; a few of its objects may die meanwhile)
+        assert gc.get_freeze_count() > frozen // 2
     finally:
         freezer.close()
     gc.disable()
