@@ -454,12 +454,11 @@ def test_a_responses_head_and_body_go_to_the_connection_in_one_write(monkeypatch
         server.close()
 
 
-def test_the_upstream_gets_the_request_as_compact_utf8_json_and_a_lone_surrogate_escaped(tmp_path: Path) -> None:
-    """The request upstream is written by pydantic's JSON writer (text as UTF-8, no spaces); a
-    string JSON's UTF-8 cannot hold (a lone surrogate the agent sent escaped, in a field passed on) goes as an escape."""
+def _answering_ok(bodies: list[bytes]) -> Any:
+    """A loopback chat-completions upstream that keeps each request's body in `bodies` and
+    answers every one "ok"."""
     from tests.support.loopback import Loopback
 
-    bodies: list[bytes] = []
     reply = json.dumps({"id": "r", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}).encode()
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -473,7 +472,14 @@ def test_the_upstream_gets_the_request_as_compact_utf8_json_and_a_lone_surrogate
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": reply})
 
-    with Loopback(app) as upstream, gateway(upstream, tmp_path, url=upstream.url + "/v1", headless=True) as (_gw, server):
+    return Loopback(app)
+
+
+def test_the_upstream_gets_the_request_as_compact_utf8_json_and_a_lone_surrogate_escaped(tmp_path: Path) -> None:
+    """The request upstream is written by pydantic's JSON writer (text as UTF-8, no spaces); a
+    string JSON's UTF-8 cannot hold (a lone surrogate the agent sent escaped, in a field passed on) goes as an escape."""
+    bodies: list[bytes] = []
+    with _answering_ok(bodies) as upstream, gateway(upstream, tmp_path, url=upstream.url + "/v1", headless=True) as (_gw, server):
         said = _post(server, JSON, {"model": "m", "messages": [{"role": "user", "content": "café \u4e2d"}]})
         lone = httpx.post(server.url + "/chat/completions", content=b'{"model": "m", "metadata": {"note": "a\\ud800b"}, "messages": [{"role": "user", "content": "hi"}]}', headers=JSON)
     assert said.status_code == 200 and lone.status_code == 200
@@ -519,23 +525,8 @@ def test_a_lone_surrogate_in_the_agents_task_is_recorded_cleaned_and_the_turn_an
     """The task (the agent's first user message) opens the run's transcript with its header: a
     lone surrogate in it (an escape JSON allows and UTF-8 cannot hold) is written as U+FFFD,
     the request passed on as it came, the reply given; no traceback, no 500."""
-    from tests.support.loopback import Loopback
-
     bodies: list[bytes] = []
-    reply = json.dumps({"id": "r", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}).encode()
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        bodies.append(body)
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": reply})
-
-    with Loopback(app) as upstream, gateway(upstream, tmp_path, url=upstream.url + "/v1", headless=True) as (_gw, server):
+    with _answering_ok(bodies) as upstream, gateway(upstream, tmp_path, url=upstream.url + "/v1", headless=True) as (_gw, server):
         said = httpx.post(server.url + "/chat/completions", content=b'{"model": "m", "messages": [{"role": "user", "content": "fix \\ud800 this"}]}', headers=JSON)
     assert said.status_code == 200, said.text
     assert said.json()["choices"][0]["message"]["content"] == "ok"
