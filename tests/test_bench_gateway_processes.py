@@ -89,3 +89,12 @@ def test_an_interrupted_bench_stops_its_servers():
     assert err.strip().splitlines() == ["bench: interrupted (Ctrl+C); its servers are stopped"], err
     assert [pid for pid in children if Path(f"/proc/{pid}").exists()] == []
     assert marked(mark) == []
+
+
+def test_a_server_that_ends_before_it_serves_is_named_with_what_it_said(tmp_path):
+    sys.path.insert(0, str(ROOT))
+    from bench.server_processes import Child, ChildFailed
+
+    command = [sys.executable, "-c", "print('cannot listen: address in use'); raise SystemExit(3)"]
+    with pytest.raises(ChildFailed, match=r"^the fake upstream ended with code 3 before it served: cannot listen: address in use$"):
+        Child("the fake upstream", command, tmp_path / "upstream.log", re.compile(r"^(\d+)$", re.M))
