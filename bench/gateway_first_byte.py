@@ -1,6 +1,6 @@
 """When a streamed reply's first text reaches the agent through `agent-tui gateway`, next to directly.
 
-    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini|anthropic|responses] [--tools 27] [--bare thread|async|both]
+    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini|anthropic|responses] [--tools 27] [--bare thread|async|both] [--processes]
 
 A loopback upstream streams a reply in `--pieces` pieces of text `--gap` ms apart
 (12 x 20 ms: over 220 ms), then, with `--call`, a tool call a rule releases. The
@@ -15,6 +15,9 @@ request by request. Every request starts a new conversation (a new run: its head
 transcript before the upstream is asked). `--tools N`: the agent declares N tools, the first
 the bench's own and the others shaped like a coding agent's (a long description, five described
 parameters: about 1.3 KB of schema each; Claude Code declares 24-27).
+`--processes`: the upstream, each bare proxy and the gateway (`agent-tui gateway --headless`)
+each in a process of its own (`bench/server_processes.py`), and each one's CPU a request
+printed (from the second request on).
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ import statistics
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -41,6 +44,7 @@ from starlette.routing import Route  # noqa: E402
 from bench.bare_proxy import CLIENTS, BareProxy  # noqa: E402
 from bench.gateway_latency import TOOLS  # noqa: E402
 from bench.options import at_least  # noqa: E402
+from bench.server_processes import Servers, serve, stopped_on_sigterm  # noqa: E402
 from engine.core.events import RuleInfo  # noqa: E402
 from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
 from tests.support.loopback import Loopback  # noqa: E402
@@ -163,6 +167,36 @@ def _timed(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float,
     return (line_came - started) * 1000, (first - started) * 1000, (end - started) * 1000
 
 
+@contextmanager
+def _in_process(args: argparse.Namespace, folder: Path, bare: tuple[str, ...]) -> Iterator[tuple[list[tuple[str, str]], Servers | None]]:
+    """The slow upstream, a bare proxy with each client of `bare` and a headless gateway whose
+    rule releases every call (its transcript in `folder`), all in the bench's process: each
+    way's name and base URL (direct, the proxies, the gateway)."""
+    under = "/v1" if args.wire in ("chat", "responses") else ""
+    with SlowUpstream(args.wire, args.pieces, args.gap / 1000, args.call) as upstream, ExitStack() as proxies:
+        base = upstream.url + under
+        gw = Gateway([Upstream("slow", base, wire=args.wire)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=folder / "g.jsonl")
+        server = GatewayServer(gw, "127.0.0.1", 0)
+        server.start()
+        try:
+            ways = [("direct", base), *((f"bare proxy, {c}", proxies.enter_context(BareProxy(base, c)).url_for(base)) for c in bare), ("gateway", f"http://127.0.0.1:{server.port}" + under)]
+            yield ways, None
+        finally:
+            gw.stop("the bench ended")
+            server.close()
+
+
+@contextmanager
+def _processes(args: argparse.Namespace, folder: Path, bare: tuple[str, ...]) -> Iterator[tuple[list[tuple[str, str]], Servers | None]]:
+    """`_in_process`'s servers each in a process of its own, the gateway as `agent-tui gateway --headless` (`bench/server_processes.py`)."""
+    under = "/v1" if args.wire in ("chat", "responses") else ""
+    serving = [__file__, "--serve-upstream", "--wire", args.wire, "--pieces", str(args.pieces), "--gap", str(args.gap), *(["--call"] if args.call else [])]
+    prefix = "" if args.wire == "chat" else f"{args.wire}+"
+    with Servers(folder, serving, bare, prefix + "{root}" + under) as servers:
+        names = {"direct": "direct", **{f"bare {c}": f"bare proxy, {c}" for c in bare}, "through": "gateway"}
+        yield [(names[way], servers.root(way) + under) for way in servers.children()], servers
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=at_least(3), default=10)
@@ -172,48 +206,52 @@ def main() -> None:
     parser.add_argument("--call", action="store_true", help="a tool call after the text (released by a rule)")
     parser.add_argument("--tools", type=at_least(1), default=1, help="tools the agent declares (the first is the one called)")
     parser.add_argument("--bare", choices=[*CLIENTS, "both"], default="thread", help="the bare proxy's upstream client (the floor); both: one proxy with each")
+    parser.add_argument("--processes", action="store_true", help="the upstream, each bare proxy and the gateway (agent-tui gateway --headless) each in a process of its own")
+    parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_upstream:
+        serve(SlowUpstream(args.wire, args.pieces, args.gap / 1000, args.call))
+        return
     bare = CLIENTS if args.bare == "both" else (args.bare,)
-    with tempfile.TemporaryDirectory() as tmp, SlowUpstream(args.wire, args.pieces, args.gap / 1000, args.call) as upstream, ExitStack() as proxies:
-        under = "/v1" if args.wire in ("chat", "responses") else ""
-        base = upstream.url + under
-        gw = Gateway([Upstream("slow", base, wire=args.wire)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=Path(tmp) / "g.jsonl")
-        server = GatewayServer(gw, "127.0.0.1", 0)
-        server.start()
-        ways = [("direct", base), *((f"bare proxy, {c}", proxies.enter_context(BareProxy(base, c)).url_for(base)) for c in bare), ("gateway", f"http://127.0.0.1:{server.port}" + under)]
+    cpu: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, stopped_on_sigterm(), (_processes if args.processes else _in_process)(args, Path(tmp), bare) as (ways, servers):
         got: dict[str, list[tuple[float, float, float]]] = {kind: [] for kind, _ in ways}
         chat_tools = agent_tools(args.tools)
         functions = [t["function"] for t in chat_tools]
-        try:
-            with httpx.Client(timeout=30, trust_env=False) as client:
-                for n in range(args.requests):
-                    asked = [{"role": "user", "content": f"request {n}"}]
-                    if args.wire == "chat":
-                        path = "/chat/completions"
-                        body: dict[str, Any] = {"model": "m", "messages": asked, "tools": chat_tools, "stream": True}
-                    elif args.wire == "anthropic":
-                        path = "/v1/messages"
-                        tools = [{"name": f["name"], "description": f["description"], "input_schema": f["parameters"]} for f in functions]
-                        body = {"model": "m", "max_tokens": 100, "messages": asked, "tools": tools, "stream": True}
-                    elif args.wire == "responses":
-                        path = "/responses"
-                        tools = [{"type": "function", "name": f["name"], "description": f["description"], "parameters": f["parameters"]} for f in functions]
-                        body = {"model": "m", "input": asked, "tools": tools, "stream": True, "store": False}
-                    else:
-                        path = "/v1beta/models/m:streamGenerateContent?alt=sse"
-                        declarations = [{"name": f["name"], "description": f["description"], "parametersJsonSchema": f["parameters"]} for f in functions]
-                        body = {"contents": [{"role": "user", "parts": [{"text": f"request {n}"}]}], "tools": [{"functionDeclarations": declarations}]}
-                    for kind, root in ways:
-                        got[kind].append(_timed(client, root + path, body))
-        finally:
-            gw.stop("the bench ended")
-            server.close()
+        with httpx.Client(timeout=30, trust_env=False) as client:
+            for n in range(args.requests):
+                asked = [{"role": "user", "content": f"request {n}"}]
+                if args.wire == "chat":
+                    path = "/chat/completions"
+                    body: dict[str, Any] = {"model": "m", "messages": asked, "tools": chat_tools, "stream": True}
+                elif args.wire == "anthropic":
+                    path = "/v1/messages"
+                    tools = [{"name": f["name"], "description": f["description"], "input_schema": f["parameters"]} for f in functions]
+                    body = {"model": "m", "max_tokens": 100, "messages": asked, "tools": tools, "stream": True}
+                elif args.wire == "responses":
+                    path = "/responses"
+                    tools = [{"type": "function", "name": f["name"], "description": f["description"], "parameters": f["parameters"]} for f in functions]
+                    body = {"model": "m", "input": asked, "tools": tools, "stream": True, "store": False}
+                else:
+                    path = "/v1beta/models/m:streamGenerateContent?alt=sse"
+                    declarations = [{"name": f["name"], "description": f["description"], "parametersJsonSchema": f["parameters"]} for f in functions]
+                    body = {"contents": [{"role": "user", "parts": [{"text": f"request {n}"}]}], "tools": [{"functionDeclarations": declarations}]}
+                for kind, root in ways:
+                    got[kind].append(_timed(client, root + path, body))
+                if servers is not None and n == 0:  # the servers' CPU from the second request (the first loads what each serves with)
+                    servers.mark()
+        if servers is not None:
+            cpu = dict(zip(got, servers.cpu_each(args.requests - 1).values()))
     spread = args.gap * (args.pieces - 1)
     called = ", then a call" if args.call else ""
-    print(f"{args.wire}, {args.pieces} pieces {args.gap:.0f} ms apart ({spread:.0f} ms of stream){called}, {args.tools} tools, {args.requests} requests:")
+    where = ", each server in its own process" if args.processes else ""
+    print(f"{args.wire}, {args.pieces} pieces {args.gap:.0f} ms apart ({spread:.0f} ms of stream){called}, {args.tools} tools, {args.requests} requests{where}:")
     for kind, times in got.items():
         line, first, end = (statistics.median(t[k] for t in times) for k in range(3))
-        print(f"  {kind:19} first byte p50 {line:7.2f} ms   first text p50 {first:7.2f} ms   end p50 {end:7.2f} ms")
+        used = ""
+        if cpu:
+            used = f"   its process's CPU {cpu[kind] / (len(got) if kind == 'direct' else 1):.2f} ms a request"
+        print(f"  {kind:19} first byte p50 {line:7.2f} ms   first text p50 {first:7.2f} ms   end p50 {end:7.2f} ms{used}")
 
     def added(kind: str, over: str = "direct", at: int = 1) -> float:
         return statistics.median(b[at] - a[at] for a, b in zip(got[over], got[kind]))
@@ -225,6 +263,9 @@ def main() -> None:
                 f"  first {what} added p50: {floor} {added(floor, at=at):.2f} ms, gateway {added('gateway', at=at):.2f} ms, "
                 f"the gateway's own part {added('gateway', floor, at):.2f} ms"
             )
+    for client in bare if cpu else ():
+        print(f"  the gateway's process's CPU over the bare proxy's, {client}: {cpu['gateway'] - cpu[f'bare proxy, {client}']:.2f} ms a request")
+
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,6 @@
 """Latency `agent-tui gateway` adds to a released model turn, next to calling the upstream directly.
 
-    python bench/gateway_latency.py [--requests 300] [--turns 20] [--wire chat|anthropic|responses|gemini] [--bare thread|async|both] [--phases]
+    python bench/gateway_latency.py [--requests 300] [--turns 20] [--wire chat|anthropic|responses|gemini] [--bare thread|async|both] [--phases] [--processes]
 
 An agent loop of `--turns` requests per conversation (each request carries
 the whole history and one more tool result) runs against the loopback fake
@@ -25,6 +25,14 @@ slice), so it also prints the CPU time each way adds per request (the
 process's median CPU time over its requests minus that over the direct
 ones): the added latency on an idle machine is about that plus one loopback
 round trip.
+
+`--processes`: the fake upstream, each bare proxy and the gateway each in a process of its own,
+as a user runs them (the gateway as `agent-tui gateway --headless` with a rules file allowing
+every call; `bench/server_processes.py`), only the agent's client in the bench's process: no
+server shares an interpreter lock with another or with the client. The CPU figures are then
+each server process's CPU a request (/proc, counted from the second request, after what each
+loads on its first): the upstream's over every request it served, the bare proxy's and the
+gateway's, and the gateway's over the bare proxy's.
 """
 
 from __future__ import annotations
@@ -50,11 +58,12 @@ from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
 from engine.wires import anthropic, gemini, responses  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic, Turn  # noqa: E402
 from tests.support.fake_gemini import FakeGemini  # noqa: E402
-from tests.support.fake_openai import FakeOpenAI, call  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI, Request, call  # noqa: E402
 from tests.support.fake_responses import FakeResponses  # noqa: E402
 from tests.support.fake_responses import Turn as ScriptedTurn  # noqa: E402
 from bench.bare_proxy import CLIENTS, BareProxy  # noqa: E402
 from bench.options import at_least  # noqa: E402
+from bench.server_processes import Servers, serve, stopped_on_sigterm  # noqa: E402
 
 TOOLS = [
     {
@@ -88,13 +97,99 @@ def _timed(client: httpx.Client, url: str, body: dict[str, Any], stream: bool | 
 Ways = list[tuple[str, str]]
 """Each way of asking in a request's turn, in order: its name in the figures and its root URL."""
 
+UNDER = {"chat": "/v1", "anthropic": "", "responses": "", "gemini": ""}
+"""Where the agent's paths start on the upstream's and the gateway's address, by wire (its base URL)."""
+UPSTREAM_UNDER = {"chat": "/v1", "anthropic": "", "responses": "/v1", "gemini": ""}
+"""The upstream's base URL for the gateway (`Upstream.url`, `--upstream`) under its address, by wire."""
+
+
+def _chat_reply(turns: int) -> Any:
+    """The chat script of `measure` as one reply for any request: the call `measure` expects
+    (`call_N`, `item-N`: N the request's number, from its conversation's and its turn's)."""
+
+    def reply(request: Request) -> Any:
+        conversation = int(request.messages[0]["content"].split()[1].rstrip(":"))
+        n = conversation * turns + (len(request.messages) - 1) // 2
+        return call("lookup", id=f"call_{n}", key=f"item-{n}")
+
+    return reply
+
+
+def fake_upstream(wire: str, turns: int, replies: int = 0) -> Any:
+    """The fake upstream of `wire`, scripted as the bench asks it: every request answered with a
+    call of the one tool, `lookup`. Chat's replies are added request by request (`fake.add`),
+    unless `replies` says how many to script at once (a fake in a process of its own)."""
+    if wire == "chat":
+        fake = FakeOpenAI()
+        fake.add(*[_chat_reply(turns)] * replies)
+        return fake
+    if wire == "anthropic":
+        return FakeAnthropic([Turn(text="Looking it up.", tool_uses=[("lookup", {"key": f"item-{n}"})]) for n in range(turns + 1)])
+    script = [ScriptedTurn(text="Looking it up.", calls=[("lookup", {"key": f"item-{n}"})]) for n in range(turns + 1)]
+    return FakeResponses(script) if wire == "responses" else FakeGemini(script)
+
+
+class _Bench:
+    """One measurement's ways to ask (`ways`), the one `httpx.Client` they all use, the fake
+    upstream when it is in the bench's process (`fake`, else None) and the servers' processes
+    when they are not (`servers`)."""
+
+    def __init__(self, ways: Ways, client: httpx.Client, fake: Any = None, servers: Servers | None = None) -> None:
+        self.ways, self.client, self.fake, self.servers = ways, client, fake, servers
+        self.asked = 0
+
+    def ask(self, got: dict[str, list[float]], path: str, body: dict[str, Any], stream: bool | None = None) -> bytes:
+        """One request each way in turn, each's wall and CPU milliseconds into `got`; the direct
+        reply. The servers' CPU counts from the second request (the first loads what each serves with)."""
+        replies = []
+        for kind, root in self.ways:
+            wall, cpu, raw = _timed(self.client, root + path, body, stream)
+            got[kind].append(wall)
+            got[f"{kind}_cpu"].append(cpu)
+            replies.append(raw)
+        self.asked += 1
+        if self.servers is not None and self.asked == 1:
+            self.servers.mark()
+        return replies[0]
+
+    def count(self, got: dict[str, list[float]]) -> None:
+        """Each server process's CPU milliseconds a request into `got` (`KIND_process`; the
+        upstream's as `direct_process`, over each request it served)."""
+        if self.servers is None or self.asked < 2:
+            return
+        for kind, cpu in self.servers.cpu_each(self.asked - 1).items():
+            got[f"{kind}_process"] = [cpu / len(self.ways) if kind == "direct" else cpu]
+
 
 @contextmanager
-def _released_all(upstream: Upstream, out: Path, bare: tuple[str, ...], direct: str, gateway_root: str | None = None) -> Iterator[tuple[Ways, httpx.Client]]:
+def _servers(wire: str, turns: int, requests: int, out: Path, bare: tuple[str, ...], processes: bool) -> Iterator[_Bench]:
+    """The fake upstream of `wire` and, in front of it, a bare proxy (`bench/bare_proxy.py`)
+    with each client of `bare` and a headless gateway whose rule allows every call, writing its
+    transcript to `out`: all in the bench's process, or (`processes`) each in its own, the
+    gateway as `agent-tui gateway --headless` (`bench/server_processes.py`)."""
+    if not processes:
+        with fake_upstream(wire, turns) as fake:
+            root = fake.url.removesuffix("/v1")
+            upstream = Upstream("fake", root + UPSTREAM_UNDER[wire], wire=wire)
+            with _released_all(upstream, out, bare, root + UNDER[wire], "http://127.0.0.1:{port}" + UNDER[wire]) as (ways, client):
+                yield _Bench(ways, client, fake=fake)
+        return
+    serving = [__file__, "--serve-upstream", "--wire", wire, "--turns", str(turns), "--replies", str(requests * (2 + len(bare)) + 8)]
+    prefix = "" if wire == "chat" else f"{wire}+"
+    folder = out.parent / f"{out.stem}-servers"
+    folder.mkdir()
+    with Servers(folder, serving, bare, prefix + "{root}" + UPSTREAM_UNDER[wire]) as servers, httpx.Client(timeout=30, trust_env=False) as client:
+        ways = [(kind, servers.root(kind) + UNDER[wire]) for kind in servers.children()]
+        bench = _Bench(ways, client, servers=servers)
+        yield bench
+
+
+@contextmanager
+def _released_all(upstream: Upstream, out: Path, bare: tuple[str, ...], direct: str, gateway_root: str) -> Iterator[tuple[Ways, httpx.Client]]:
     """A headless gateway in front of `upstream` whose rule allows every call, writing its
     transcript to `out`, and a bare proxy (`bench/bare_proxy.py`) in front of it with each client
     of `bare`; the ways to ask (`direct` on the upstream, `bare CLIENT` the same through each
-    proxy, `through` at `gateway_root` on the gateway, `{port}` its port; its URL when None) and
+    proxy, `through` at `gateway_root` on the gateway, `{port}` its port) and
     the one `httpx.Client` every way uses."""
     gw = Gateway([upstream], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=out)
     server = GatewayServer(gw, "127.0.0.1", 0)
@@ -103,7 +198,7 @@ def _released_all(upstream: Upstream, out: Path, bare: tuple[str, ...], direct: 
     try:
         with ExitStack() as proxies:
             bares = [proxies.enter_context(BareProxy(upstream.url, mode)) for mode in bare]
-            root = server.url if gateway_root is None else gateway_root.format(port=server.port)
+            root = gateway_root.format(port=server.port)
             yield [("direct", direct), *((f"bare {p.client}", p.url_for(direct)) for p in bares), ("through", root)], client
     finally:
         client.close()
@@ -111,37 +206,26 @@ def _released_all(upstream: Upstream, out: Path, bare: tuple[str, ...], direct: 
         server.close()
 
 
-def _ask(got: dict[str, list[float]], ways: Ways, client: httpx.Client, path: str, body: dict[str, Any], stream: bool | None = None) -> bytes:
-    """One request each way in turn, each's wall and CPU milliseconds into `got`; the direct reply."""
-    replies = []
-    for kind, root in ways:
-        wall, cpu, raw = _timed(client, root + path, body, stream)
-        got[kind].append(wall)
-        got[f"{kind}_cpu"].append(cpu)
-        replies.append(raw)
-    return replies[0]
-
-
-def measure_messages(requests: int, turns: int, stream: bool, folder: Path, bare: tuple[str, ...] = ("thread",)) -> dict[str, list[float]]:
+def measure_messages(requests: int, turns: int, stream: bool, folder: Path, bare: tuple[str, ...] = ("thread",), processes: bool = False) -> dict[str, list[float]]:
     """`measure` for an agent speaking Anthropic Messages to a Messages upstream."""
     got: dict[str, list[float]] = defaultdict(list)
     tools = [{"name": "lookup", "description": "Look a key up.", "input_schema": TOOLS[0]["function"]["parameters"]}]
-    with FakeAnthropic([Turn(text="Looking it up.", tool_uses=[("lookup", {"key": f"item-{n}"})]) for n in range(turns + 1)]) as fake:
-        out = folder / f"bench-messages-{'stream' if stream else 'whole'}.jsonl"
-        with _released_all(Upstream("fake", fake.url, wire="anthropic"), out, bare, fake.url, "http://127.0.0.1:{port}") as (ways, client):
-            messages: list[dict[str, Any]] = []
-            for n in range(requests):
-                if n % turns == 0:
-                    messages = [{"role": "user", "content": f"Conversation {n // turns}: look up every key."}]
-                body = {"model": "m", "max_tokens": 1024, "system": [{"type": "text", "text": "Be brief."}], "messages": messages, "tools": tools, "stream": stream}
-                raw = _ask(got, ways, client, "/v1/messages", body)
-                message = _message(raw, stream)
-                use = next(b for b in message["content"] if b["type"] == "tool_use")
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": message["content"]},
-                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": f"value is {n * 7}"}]},
-                ]
+    out = folder / f"bench-messages-{'stream' if stream else 'whole'}.jsonl"
+    with _servers("anthropic", turns, requests, out, bare, processes) as bench:
+        messages: list[dict[str, Any]] = []
+        for n in range(requests):
+            if n % turns == 0:
+                messages = [{"role": "user", "content": f"Conversation {n // turns}: look up every key."}]
+            body = {"model": "m", "max_tokens": 1024, "system": [{"type": "text", "text": "Be brief."}], "messages": messages, "tools": tools, "stream": stream}
+            raw = bench.ask(got, "/v1/messages", body)
+            message = _message(raw, stream)
+            use = next(b for b in message["content"] if b["type"] == "tool_use")
+            messages = [
+                *messages,
+                {"role": "assistant", "content": message["content"]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": f"value is {n * 7}"}]},
+            ]
+        bench.count(got)
     return got
 
 
@@ -155,31 +239,29 @@ def _message(raw: bytes, stream: bool) -> dict[str, Any]:
     return reader.reply.message
 
 
-def measure_items(requests: int, turns: int, stream: bool, folder: Path, wire: str, bare: tuple[str, ...] = ("thread",)) -> dict[str, list[float]]:
+def measure_items(requests: int, turns: int, stream: bool, folder: Path, wire: str, bare: tuple[str, ...] = ("thread",), processes: bool = False) -> dict[str, list[float]]:
     """`measure` for an agent speaking the Responses (`wire` "responses") or the Gemini API to the fake of that API."""
     got: dict[str, list[float]] = defaultdict(list)
-    script = [ScriptedTurn(text="Looking it up.", calls=[("lookup", {"key": f"item-{n}"})]) for n in range(turns + 1)]
     parameters = TOOLS[0]["function"]["parameters"]
-    with (FakeResponses(script) if wire == "responses" else FakeGemini(script)) as fake:
-        upstream = Upstream("fake", fake.url + ("/v1" if wire == "responses" else ""), wire=wire)
-        with _released_all(upstream, folder / f"bench-{wire}-{'stream' if stream else 'whole'}.jsonl", bare, fake.url, "http://127.0.0.1:{port}") as (ways, client):
+    with _servers(wire, turns, requests, folder / f"bench-{wire}-{'stream' if stream else 'whole'}.jsonl", bare, processes) as bench:
+        if wire == "responses":
+            path = "/v1/responses"
+            tools: list[dict[str, Any]] = [{"type": "function", "name": "lookup", "description": "Look a key up.", "parameters": parameters}]
+        else:
+            path = f"/v1beta/models/m:{'streamGenerateContent?alt=sse' if stream else 'generateContent'}"
+            tools = [{"functionDeclarations": [{"name": "lookup", "description": "Look a key up.", "parametersJsonSchema": parameters}]}]
+        history: list[dict[str, Any]] = []
+        for n in range(requests):
+            if n % turns == 0:
+                task = f"Conversation {n // turns}: look up every key."
+                history = [{"role": "user", "content": task}] if wire == "responses" else [{"role": "user", "parts": [{"text": task}]}]
             if wire == "responses":
-                path = "/v1/responses"
-                tools: list[dict[str, Any]] = [{"type": "function", "name": "lookup", "description": "Look a key up.", "parameters": parameters}]
+                body: dict[str, Any] = {"model": "m", "input": history, "tools": tools, "stream": stream, "store": False}
             else:
-                path = f"/v1beta/models/m:{'streamGenerateContent?alt=sse' if stream else 'generateContent'}"
-                tools = [{"functionDeclarations": [{"name": "lookup", "description": "Look a key up.", "parametersJsonSchema": parameters}]}]
-            history: list[dict[str, Any]] = []
-            for n in range(requests):
-                if n % turns == 0:
-                    task = f"Conversation {n // turns}: look up every key."
-                    history = [{"role": "user", "content": task}] if wire == "responses" else [{"role": "user", "parts": [{"text": task}]}]
-                if wire == "responses":
-                    body: dict[str, Any] = {"model": "m", "input": history, "tools": tools, "stream": stream, "store": False}
-                else:
-                    body = {"contents": history, "tools": tools}
-                raw = _ask(got, ways, client, path, body, stream)
-                history = [*history, *_turn_items(raw, stream, wire, n)]
+                body = {"contents": history, "tools": tools}
+            raw = bench.ask(got, path, body, stream)
+            history = [*history, *_turn_items(raw, stream, wire, n)]
+        bench.count(got)
     return got
 
 
@@ -202,25 +284,28 @@ def _turn_items(raw: bytes, stream: bool, wire: str, n: int) -> list[dict[str, A
     return [{"role": "model", "parts": reply.message["parts"]}, {"role": "user", "parts": answers}]
 
 
-def measure(requests: int, turns: int, stream: bool, folder: Path, bare: tuple[str, ...] = ("thread",)) -> dict[str, list[float]]:
+def measure(requests: int, turns: int, stream: bool, folder: Path, bare: tuple[str, ...] = ("thread",), processes: bool = False) -> dict[str, list[float]]:
     """Wall and CPU milliseconds of each request each way (`direct`, `bare CLIENT` for each of
-    `bare`, `through` the gateway; `KIND_cpu`), an agent speaking chat completions."""
+    `bare`, `through` the gateway; `KIND_cpu`), an agent speaking chat completions; with
+    `processes`, each server in a process of its own, and each one's CPU milliseconds a request
+    (`KIND_process`)."""
     got: dict[str, list[float]] = defaultdict(list)
-    with FakeOpenAI() as fake:
-        with _released_all(Upstream("fake", fake.url), folder / f"bench-{'stream' if stream else 'whole'}.jsonl", bare, fake.url) as (ways, client):
-            messages: list[dict[str, Any]] = []
-            for n in range(requests):
-                if n % turns == 0:
-                    messages = [{"role": "user", "content": f"Conversation {n // turns}: look up every key."}]
-                call_id = f"call_{n}"
-                fake.add(*[call("lookup", id=call_id, key=f"item-{n}")] * len(ways))
-                body = {"model": "m", "messages": messages, "tools": TOOLS, "stream": stream}
-                _ask(got, ways, client, "/chat/completions", body)
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"key": f"item-{n}"})}}]},
-                    {"role": "tool", "tool_call_id": call_id, "content": f"value of item-{n} is {n * 7}"},
-                ]
+    with _servers("chat", turns, requests, folder / f"bench-{'stream' if stream else 'whole'}.jsonl", bare, processes) as bench:
+        messages: list[dict[str, Any]] = []
+        for n in range(requests):
+            if n % turns == 0:
+                messages = [{"role": "user", "content": f"Conversation {n // turns}: look up every key."}]
+            call_id = f"call_{n}"
+            if bench.fake is not None:
+                bench.fake.add(*[call("lookup", id=call_id, key=f"item-{n}")] * len(bench.ways))
+            body = {"model": "m", "messages": messages, "tools": TOOLS, "stream": stream}
+            bench.ask(got, "/chat/completions", body)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"key": f"item-{n}"})}}]},
+                {"role": "tool", "tool_call_id": call_id, "content": f"value of item-{n} is {n * 7}"},
+            ]
+        bench.count(got)
     return got
 
 
@@ -349,10 +434,19 @@ def _p95(values: list[float]) -> float:
 
 
 def _added(got: dict[str, list[float]], kind: str, over: str = "direct") -> str:
-    """`kind`'s latency over `over`'s, request by request (median, 95th percentile), and its CPU time over `over`'s a request."""
+    """`kind`'s latency over `over`'s, request by request (median, 95th percentile), and its CPU
+    time over `over`'s a request: the bench's process's (all in it), or, with the servers in
+    processes of their own, the server process's of `kind` (over that of `over` unless `over`
+    is direct, whose upstream serves every way)."""
     added = [b - a for a, b in zip(got[over], got[kind])]
+    spread = f"p50 {statistics.median(added):.2f} ms p95 {_p95(added):.2f}"
+    if f"{kind}_process" in got:
+        cpu = got[f"{kind}_process"][0]
+        if over == "direct":
+            return f"{spread}  its process's CPU {cpu:.2f} ms a request"
+        return f"{spread}  its process's CPU {cpu - got[f'{over}_process'][0]:.2f} ms a request more"
     cpu = statistics.median(got[f"{kind}_cpu"]) - statistics.median(got[f"{over}_cpu"])
-    return f"p50 {statistics.median(added):.2f} ms p95 {_p95(added):.2f}  {'CPU added' if over == 'direct' else 'CPU'} {cpu:.2f} ms"
+    return f"{spread}  {'CPU added' if over == 'direct' else 'CPU'} {cpu:.2f} ms"
 
 
 def _way(got: dict[str, list[float]], kind: str) -> str:
@@ -366,18 +460,33 @@ def main() -> None:
     parser.add_argument("--wire", choices=["chat", "anthropic", "responses", "gemini"], default="chat", help="the API the agent and the upstream speak")
     parser.add_argument("--bare", choices=[*CLIENTS, "both"], default="thread", help="the bare proxy's upstream client (the floor); both: one proxy with each")
     parser.add_argument("--phases", action="store_true", help="also where a request through the gateway and the bare proxy spends its time")
+    parser.add_argument("--processes", action="store_true", help="the fake upstream, each bare proxy and the gateway (agent-tui gateway --headless) each in a process of its own")
+    parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--replies", type=at_least(0), default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_upstream:
+        serve(fake_upstream(args.wire, args.turns, args.replies))
+        return
+    if args.phases and args.processes:
+        parser.error("--phases times the servers in the bench's own process: it does not go with --processes")
     bare = CLIENTS if args.bare == "both" else (args.bare,)
-    runs = {"chat": measure, "anthropic": measure_messages}
-    run = runs.get(args.wire) or (lambda requests, turns, stream, folder, bare: measure_items(requests, turns, stream, folder, args.wire, bare))
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, stopped_on_sigterm():
         for stream in (False, True):
             marks: dict[str, float] = {}
             rows: Rows = defaultdict(list)
             with _phases(marks) if args.phases else nullcontext(), _rows(marks, rows) if args.phases else nullcontext():
-                got = run(args.requests, args.turns, stream, Path(tmp), bare)
+                if args.wire == "chat":
+                    got = measure(args.requests, args.turns, stream, Path(tmp), bare, args.processes)
+                elif args.wire == "anthropic":
+                    got = measure_messages(args.requests, args.turns, stream, Path(tmp), bare, args.processes)
+                else:
+                    got = measure_items(args.requests, args.turns, stream, Path(tmp), args.wire, bare, args.processes)
             kind = "streamed" if stream else "whole"
-            print(f"{kind:8} requests={len(got['direct'])}  direct {_way(got, 'direct')}  CPU {statistics.median(got['direct_cpu']):.2f} ms")
+            if args.processes:
+                cpu = f"the upstream's process's CPU {got['direct_process'][0]:.2f} ms a request"
+            else:
+                cpu = f"CPU {statistics.median(got['direct_cpu']):.2f} ms"
+            print(f"{kind:8} requests={len(got['direct'])}  direct {_way(got, 'direct')}  {cpu}")
             for client in bare:
                 print(f"  bare proxy, {client:6}  {_way(got, f'bare {client}')}  added {_added(got, f'bare {client}')}")
             print(f"  gateway             {_way(got, 'through')}  added {_added(got, 'through')}  ratio {statistics.median(got['through']) / statistics.median(got['direct']):.2f}")
