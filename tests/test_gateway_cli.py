@@ -115,3 +115,14 @@ def test_a_gateway_stopped_after_only_a_side_request_says_where_it_is_noted(tmp_
     assert out.strip().splitlines()[-1] == "outcome: no run began; the side requests that came are noted in the transcript above"
     notes = [e.text for e in read_transcript(tmp_path / "gw.jsonl").events if e.type == "observation"]
     assert len(notes) == 1 and "a side request without tools (1 message)" in notes[0]
+
+
+def test_the_help_names_every_wire_an_upstream_can_speak(capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.wires import WIRES
+    from tui.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["gateway", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    wires = said.split("(WIRE:", 1)[1].split(")", 1)[0]
+    assert all(name in wires for name in WIRES), wires

@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="[NAME=][WIRE+]URL[#MODEL]",
-        help="the model endpoint the agent's requests go to (WIRE: chat, the default, or anthropic); repeat to swap between several (p in the cockpit)",
+        help="the model endpoint the agent's requests go to (WIRE: chat, the default, anthropic, responses or gemini); repeat to swap between several (p in the cockpit)",
         type=url_argument("--upstream", "give the key in $AGENT_TUI_API_KEY or $OPENAI_API_KEY instead"),
     )
     gw.add_argument("--model", metavar="NAME", help="the model to ask upstream (default: the one the agent names)")
