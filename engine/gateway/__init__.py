@@ -1,4 +1,4 @@
-"""`agent-tui gateway`: an OpenAI-compatible endpoint between an agent and its model.
+"""`agent-tui gateway`: an endpoint between an agent and its model, in the four APIs agents speak (chat completions, Anthropic Messages, OpenAI Responses, Gemini).
 
 The parts: `conversation` (following an agent's history from request to
 request), `schema` (the agent's tools and their arguments), `upstream` (the

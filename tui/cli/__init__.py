@@ -44,7 +44,7 @@ COMMANDS = (
         "convert a foreign trace (Claude Code, Codex, OpenAI chat, SWE-agent, Inspect AI, ReAct...) to transcripts",
     ),
     ("bench", "tui.bench", "run scenarios x policies x tasks headless and tabulate the results"),
-    ("gateway", "tui.cli.gateway", "an OpenAI-compatible endpoint between an agent and its model, steered here"),
+    ("gateway", "tui.cli.gateway", "an endpoint between an agent and its model (chat completions, Anthropic Messages, OpenAI Responses, Gemini), steered here"),
     ("config", "tui.cli.config", "print the merged configuration and where each value came from"),
 )
 """(name, the module whose `register` adds it, its line in `--help`), in the order `--help`

@@ -30,7 +30,7 @@ GATEWAY_TOKEN = SecretFlag("token", "AGENT_TUI_GATEWAY_TOKEN", "the bearer token
 
 
 def register(sub: Any) -> None:
-    gw = add_command(sub, "gateway", cmd_gateway, help="an OpenAI-compatible endpoint between an agent and its model, steered here")
+    gw = add_command(sub, "gateway", cmd_gateway, help="an endpoint between an agent and its model (chat completions, Anthropic Messages, OpenAI Responses, Gemini), steered here")
     gw.add_argument(
         "--upstream",
         action="append",
