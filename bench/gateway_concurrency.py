@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,6 +43,7 @@ import httpx  # noqa: E402
 from bench.bare_proxy import CLIENTS, BareProxy  # noqa: E402
 from bench.gateway_latency import TOOLS, measure  # noqa: E402
 from bench.options import at_least  # noqa: E402
+from bench.server_processes import Child  # noqa: E402
 from engine.core.events import RuleInfo  # noqa: E402
 from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, Request, call  # noqa: E402
@@ -121,17 +122,17 @@ def _aborted(gw: Gateway) -> int:
 @contextmanager
 def _child(command: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """A server in a child process (`command`: the gateway's `--serve` or `bench/bare_proxy.py`;
-    its port on its first line, what it counted as JSON once stdin closes): its URL, and what it
-    counted (filled once the block ends)."""
-    child = subprocess.Popen([sys.executable, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None and child.stdin is not None
-    ended: dict[str, Any] = {}
-    try:
-        yield f"http://127.0.0.1:{int(child.stdout.readline())}/v1", ended
-    finally:
-        child.stdin.close()
-        ended.update(json.loads(child.stdout.readline() or '{"runs": 0, "aborted": 0, "cpu": 0}'))
-        child.wait(30)
+    its port on a line of its own, what it counted as JSON on its last line once stdin closes):
+    its URL, and what it counted (filled once the block ends)."""
+    with tempfile.TemporaryDirectory() as folder:
+        child = Child(Path(command[0]).stem, [sys.executable, *command], Path(folder) / "said.log", re.compile(r"^(\d+)$", re.M))
+        ended: dict[str, Any] = {}
+        try:
+            yield f"http://127.0.0.1:{child.port}/v1", ended
+        finally:
+            child.stop()
+            last = (child.log.read_text(errors="replace").strip().splitlines() or [""])[-1]
+            ended.update(json.loads(last) if last.startswith("{") else {"runs": 0, "aborted": 0, "cpu": 0})
 
 
 @contextmanager
