@@ -44,7 +44,7 @@ from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
 from engine.gateway.upstream import Upstream, UpstreamPolicy
 from engine.wires import Wire, chat, gemini
-from engine.wires.neutral import Response, asks_for_json
+from engine.wires.neutral import Response, asks_for_json, checked_before
 from engine.core.urls import safe_url
 from engine.model.config import Secret
 from engine.core.policy import Decision
@@ -215,7 +215,8 @@ class Gateway:
         `early`: the agent's connection, for a streamed reply's text before the reply is decided
         (`engine.gateway.early`; the response is then the rest when anything was sent)."""
         future: Future[Response] = Future()
-        problem = wire.check_request(body)
+        items = body.get(wire.ITEMS) if isinstance(body, dict) else None
+        problem = wire.check_request(body, self._checked(wire, items))
         tools: list[Tool] = []
         if problem is None:
             body = wire.to_neutral(body, headers or {}, path)
@@ -237,6 +238,8 @@ class Gateway:
             with line.lock:
                 if not new and not line.conversation.continues(messages):
                     continue  # it moved on while this request waited for its lock: match again
+                if isinstance(items, list):
+                    line.checked = (wire, list(items))
                 try:
                     self._take(line, body, tools, future, new, wire, early)
                     self._advance(line)
@@ -268,6 +271,19 @@ class Gateway:
             self._paused = [line for line in self._paused if _awaits_operator(line)]
             if self._paused:
                 self._selected = self._paused[0]
+
+    def _checked(self, wire: Wire, items: Any) -> int:
+        """How many of the request's first `items` its check need not read again: the longest of
+        the conversations' latest checked items in `wire` (`Line.checked`) they begin with."""
+        if not isinstance(items, list):
+            return 0
+        best = 0
+        with self.lock:
+            for line in self.lines:
+                kept = line.checked
+                if kept is not None and kept[0] is wire and len(items) >= len(kept[1]) > best:
+                    best = checked_before(items, kept[1]) or best
+        return best
 
     def _match(self, messages: list[dict[str, Any]], tools: bool, json_asked: bool = False) -> tuple[Line | None, bool, Line | None]:
         """The conversation `messages` continue (the longest when several do), or a new one;
