@@ -43,6 +43,12 @@ _tool_forms: dict[bytes, bytes] = {}
 """A tool's line (`serialised`) to its canonical form (`_tool_canonical`), the oldest first."""
 _tool_forms_size = 0
 _tool_forms_lock = threading.Lock()
+KEPT_TOOL_RECORDS = 1024
+_record_forms: dict[int, tuple[ToolInfo, bytes]] = {}
+"""The canonical forms of the tool records sealed last, by the record (kept with it, so its id
+stays its own): a record is frozen, and the gateway gives an agent's same tools as the same
+records to each new run, whose seal then needs no line of them."""
+_record_forms_size = 0
 _Sealed = TypeVar("_Sealed", Header, ApprovalDecided)
 
 
@@ -151,9 +157,13 @@ def _tool_canonical(tool: ToolInfo) -> bytes:
     the same tools in every request, and each new run's header is sealed with them. The
     forms of the tools seen last are kept, up to `KEPT_TOOL_BYTES` with their lines."""
     global _tool_forms_size
+    known = _record_forms.get(id(tool))
+    if known is not None and known[0] is tool:
+        return known[1]
     line = serialised(tool)[1]
     form = _tool_forms.get(line)
     if form is not None:
+        _remember(tool, form)
         return form
     read_back = ToolInfo.model_validate(from_json(line, cache_strings="keys"))  # as a header's line is read: no string cache
     form = _dumps(read_back.model_dump(mode="json", exclude_defaults=True))
@@ -166,7 +176,20 @@ def _tool_canonical(tool: ToolInfo) -> bytes:
                     _tool_forms_size -= len(oldest) + len(_tool_forms.pop(oldest))
                 _tool_forms[line] = form
                 _tool_forms_size += size
+        _remember(tool, form)
     return form
+
+
+def _remember(tool: ToolInfo, form: bytes) -> None:
+    """`form` kept by the record `tool`; all are forgotten past `KEPT_TOOL_RECORDS` records or
+    `KEPT_TOOL_BYTES` of forms."""
+    global _record_forms_size
+    with _tool_forms_lock:
+        if len(_record_forms) >= KEPT_TOOL_RECORDS or _record_forms_size + len(form) > KEPT_TOOL_BYTES:
+            _record_forms.clear()
+            _record_forms_size = 0
+        _record_forms[id(tool)] = (tool, form)
+        _record_forms_size += len(form)
 
 
 def header_digest(header: Header) -> bytes:
