@@ -325,3 +325,19 @@ def test_a_request_whose_earlier_messages_differ_from_those_checked_is_checked_w
         refused = gw.submit({"model": "m", "messages": forged, "tools": TOOLS}).result(30)
     assert refused.status == 400
     assert "messages[3] is a tool message without a tool_call_id" in refused.body.decode()
+
+
+def test_a_requests_check_looks_for_what_was_checked_only_in_the_conversations_taken_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forty conversations kept: a new request's check compares its messages with the latest of
+    at most `CHECKED_CONVERSATIONS` of them, not with every conversation's."""
+    from engine.gateway import controller
+
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(*[say(f"answer {n}") for n in range(41)])
+        for n in range(40):
+            gw.submit({"model": "m", "messages": [{"role": "user", "content": f"task {n}"}], "tools": TOOLS}).result(30)
+        real, compared = controller.checked_before, []
+        monkeypatch.setattr(controller, "checked_before", lambda items, kept: compared.append(kept) or real(items, kept))
+        gw.submit({"model": "m", "messages": [{"role": "user", "content": "another task"}], "tools": TOOLS}).result(30)
+    assert len(gw.lines) == 41
+    assert 0 < len(compared) <= controller.CHECKED_CONVERSATIONS < 40, len(compared)

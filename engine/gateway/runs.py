@@ -205,9 +205,6 @@ class Line:
     """When its last request came (a counter across the gateway's conversations)."""
     wire: Wire | None = None
     """The wire its agent speaks (of its latest request)."""
-    checked: tuple[Wire, list[Any]] | None = None
-    """Its latest request's items (`Wire.ITEMS`) and their wire, which that wire's check passed:
-    a request beginning with them is checked only past them."""
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
