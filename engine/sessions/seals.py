@@ -132,7 +132,7 @@ def _canonical(item: Header | ApprovalDecided) -> bytes:
     written from each tool's own canonical form (`_tool_canonical`), the same bytes."""
     if not isinstance(item, Header) or not item.tools:
         return _dumps(_read_back(item))
-    rest = _read_back(item.model_copy(update={"tools": []}))
+    rest = _read_back(item.model_copy(update={"tools": [], "seal": None}))
     before = _dumps({k: v for k, v in rest.items() if k < "tools"})  # never empty: a header's task, its scenario...
     after = {k: v for k, v in rest.items() if k > "tools"}
     tools = b',"tools":[' + b",".join(_tool_canonical(tool) for tool in item.tools) + b"]"
@@ -140,7 +140,7 @@ def _canonical(item: Header | ApprovalDecided) -> bytes:
 
 
 def _read_back(item: Header | ApprovalDecided) -> dict[str, Any]:
-    _, line = serialised(item.model_copy(update={"seal": None}))
+    _, line = serialised(item if item.seal is None else item.model_copy(update={"seal": None}))
     read_back = type(item).model_validate_json(line)
     data = read_back.model_dump(mode="json", exclude_defaults=True, exclude={"seal"})
     if isinstance(read_back, Header):
@@ -245,7 +245,7 @@ class Sealer:
 def sealed_run(key: bytes | None, header: Header) -> tuple[Header, Sealer | None]:
     """A new run's header sealed by `key` (without a seal when there is no key), and what seals
     its "approve always"."""
-    plain = header.model_copy(update={"seal": None})
+    plain = header if header.seal is None else header.model_copy(update={"seal": None})
     if key is None:
         return plain, None
     canonical = _canonical(plain)  # once, for the seal and the digest (a new gateway run waits for both)
