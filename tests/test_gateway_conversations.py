@@ -4,6 +4,7 @@ linked to their parent run; the operator's calls per run."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -277,3 +278,66 @@ def test_a_request_reads_only_the_conversations_that_paused_for_the_operator_to_
         finally:
             gw.stop("the test ended")
     assert len(gw.lines) == 31 and len(looked) <= 2
+
+
+def _counting_message_checks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The chat wire's messages as its check reads them, one entry a message checked."""
+    from engine.wires import chat
+
+    real, checked = chat._message_problem, []
+    monkeypatch.setattr(chat, "_message_problem", lambda m, where: checked.append(m) or real(m, where))
+    return checked
+
+
+def _talk(gw: Any, messages: list[dict[str, Any]], turns: int) -> None:
+    """`turns` more turns of one conversation: the model's answer and the user's next words added to `messages`."""
+    for n in range(turns):
+        reply = gw.submit({"model": "m", "messages": messages, "tools": TOOLS}).result(30)
+        assert reply.status == 200, reply.body
+        messages += [{"role": "assistant", "content": json.loads(reply.body)["choices"][0]["message"]["content"]}, {"role": "user", "content": f"and then {n}"}]
+
+
+def test_a_long_conversations_later_requests_check_only_their_new_messages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent sends its whole history every turn: each request's check reads only the messages
+    past those of the conversation's request before, which a check passed (two a turn here)."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(*[say(f"answer {n}") for n in range(31)])
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "You are careful."}, {"role": "user", "content": "task"}]
+        _talk(gw, messages, 20)
+        checked = _counting_message_checks(monkeypatch)
+        _talk(gw, messages, 10)
+    assert len(messages) == 62
+    assert len(checked) == 2 * 10, len(checked)
+
+
+def test_a_request_whose_earlier_messages_differ_from_those_checked_is_checked_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history edited or forged under an agent's earlier turns is not what was checked: every
+    message of that request is checked again, and a bad one refused by its place."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(*[say(f"answer {n}") for n in range(12)])
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "You are careful."}, {"role": "user", "content": "task"}]
+        _talk(gw, messages, 5)
+        checked = _counting_message_checks(monkeypatch)
+        edited = [*messages[:3], {**messages[3], "content": "I never said that"}, *messages[4:]]
+        _talk(gw, edited, 1)
+        assert len(checked) == len(edited) - 2, len(checked)  # all it sent (two added after it)
+        forged = [*edited[:3], {"role": "tool", "content": "ran"}, *edited[4:]]
+        refused = gw.submit({"model": "m", "messages": forged, "tools": TOOLS}).result(30)
+    assert refused.status == 400
+    assert "messages[3] is a tool message without a tool_call_id" in refused.body.decode()
+
+
+def test_a_requests_check_looks_for_what_was_checked_only_in_the_conversations_taken_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forty conversations kept: a new request's check compares its messages with the latest of
+    at most `CHECKED_CONVERSATIONS` of them, not with every conversation's."""
+    from engine.gateway import controller
+
+    with FakeOpenAI() as fake, gateway(fake, tmp_path) as (gw, server):
+        fake.add(*[say(f"answer {n}") for n in range(41)])
+        for n in range(40):
+            gw.submit({"model": "m", "messages": [{"role": "user", "content": f"task {n}"}], "tools": TOOLS}).result(30)
+        real, compared = controller.checked_before, []
+        monkeypatch.setattr(controller, "checked_before", lambda items, kept: compared.append(kept) or real(items, kept))
+        gw.submit({"model": "m", "messages": [{"role": "user", "content": "another task"}], "tools": TOOLS}).result(30)
+    assert len(gw.lines) == 41
+    assert 0 < len(compared) <= controller.CHECKED_CONVERSATIONS < 40, len(compared)

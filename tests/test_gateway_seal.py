@@ -136,6 +136,24 @@ def test_an_agents_tools_are_put_in_canonical_form_once_for_all_its_runs(tmp_pat
     assert sum(written) == 40, "the tool's description went through JSON once"
 
 
+def test_a_new_runs_seal_writes_no_line_of_the_tool_records_sealed_before(tmp_path: Path, monkeypatch) -> None:
+    """The gateway gives each new run of an agent the same tool records: the seal of every run
+    after the first finds their canonical forms by the records, without a JSON line of any."""
+    from engine.core.events import Header, ToolInfo
+    import engine.sessions.seals as seals
+
+    monkeypatch.setenv("AGENT_TUI_HOME", str(tmp_path))
+    key = load_key()
+    tools = [ToolInfo(name=f"tool_{k}", description="Run it. " * 20, parameters=[{"name": "path", "type": "string"}]) for k in range(27)]
+    real, lines = seals.serialised, []
+    monkeypatch.setattr(seals, "serialised", lambda item: lines.append(type(item).__name__) or real(item))
+    for n in range(3):
+        header = Header(scenario="gateway", task=f"conversation-{n}-turn-1", task_text="t", policy="p", tools=tools)
+        sealed = seals.sealed_run(key, header)[0]
+        assert header_sealed(key, sealed) and sealed.seal == seals._mac_of(key, _spelled_out(header))
+    assert lines.count("ToolInfo") == 27, lines  # the first run's seal only
+
+
 def test_a_new_runs_header_takes_the_tools_record_of_the_run_before_when_the_agent_declares_the_same(tmp_path: Path, monkeypatch) -> None:
     """Each new conversation is a run whose header records the agent's tools: declared the same
     as before, they are recorded once (`Tool.info` not called again), and every header has them."""
@@ -162,6 +180,8 @@ def test_the_tools_canonical_forms_kept_stay_within_their_bound(tmp_path: Path, 
     monkeypatch.setattr(seals, "KEPT_TOOL_BYTES", 20_000)
     monkeypatch.setattr(seals, "_tool_forms", {})
     monkeypatch.setattr(seals, "_tool_forms_size", 0)
+    monkeypatch.setattr(seals, "_record_forms", {})
+    monkeypatch.setattr(seals, "_record_forms_size", 0)
     key = load_key()
     for n in range(40):
         tools = [ToolInfo(name=f"t{n}-{k}", description="d" * 300) for k in range(3)] + [ToolInfo(name="huge", description="h" * 30_000)]
@@ -169,4 +189,5 @@ def test_the_tools_canonical_forms_kept_stay_within_their_bound(tmp_path: Path, 
         sealed = seals.sealed_run(key, header)[0]
         assert header_sealed(key, sealed) and sealed.seal == seals._mac_of(key, _spelled_out(header))
         assert seals._tool_forms_size == sum(len(line) + len(form) for line, form in seals._tool_forms.items()) <= 20_000
+        assert seals._record_forms_size == sum(len(form) for _, form in seals._record_forms.values()) <= 20_000
     assert all(b"huge" not in line for line in seals._tool_forms) and any(b"t39-2" in line for line in seals._tool_forms)

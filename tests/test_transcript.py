@@ -102,3 +102,31 @@ def test_missing_file_and_folder(tmp_path):
         read_transcript(tmp_path / "nope.jsonl")
     with pytest.raises(TranscriptError, match="folder"):
         read_transcript(tmp_path)
+
+
+def test_a_header_with_the_tool_records_of_the_header_before_is_written_around_their_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gateway's new runs record an agent's same tools: a header holding the same records as the
+    one written before takes their JSON as it was (no serialisation of the whole), and every line
+    is byte for byte the whole header's, whatever its other fields hold."""
+    from engine.core import guards
+    from engine.core.events import Header, ToolInfo
+    from engine.stored import transcript
+
+    tools = [ToolInfo(name=f"tool_{k}", description="Run it ☃. " * 30, parameters=[{"name": "path", "type": "string"}]) for k in range(27)]
+    real, whole = guards.serialised, []
+    monkeypatch.setattr(guards, "serialised", lambda item: whole.append(item) or real(item))
+    odd = [
+        {"task_text": "plain"},
+        {"task_text": "a lone \ud801 surrogate"},
+        {"task_text": "t", "options": {"tools": [], "z": {"b": 1, "a": 2}}, "seal": "0" * 64},
+        {"task_text": "t", "rules": [], "repetition_threshold": None, "started_at": 1.5},
+        {"task_text": "t", "tools": tools[::-1]},
+        {"task_text": "t", "tools": []},
+        {"task_text": "last"},
+    ]
+    for n, fields in enumerate(odd):
+        header = Header(**{"scenario": "gateway", "task": f"conversation-{n}-turn-1", "policy": "p", "tools": tools, **fields})
+        line = transcript._header_line(header)
+        assert line == real(header)[1], fields
+    # serialised whole: the first, the one with a surrogate, other records (reversed, none, the first's again after those)
+    assert [int(h.task.split("-")[1]) for h in whole] == [0, 1, 4, 5, 6]

@@ -87,3 +87,25 @@ def test_json_the_wire_cannot_read_raises_as_json_does(raw: bytes) -> None:
     with pytest.raises(ValueError) as theirs:
         json.loads(raw)
     assert str(ours.value) == str(theirs.value)
+
+
+_BAD_FIRST_ITEM = {
+    "chat": {"model": "m", "messages": [{"role": "nobody"}, {"role": "user", "content": "hi"}]},
+    "anthropic": {"model": "m", "max_tokens": 9, "messages": [{"role": "nobody"}, {"role": "user", "content": "hi"}]},
+    "responses": {"model": "m", "input": [{"type": "message", "role": "nobody"}, {"type": "message", "role": "user", "content": "hi"}]},
+    "gemini": {"contents": [{"role": "nobody", "parts": []}, {"role": "user", "parts": [{"text": "hi"}]}]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BAD_FIRST_ITEM))
+def test_each_wires_check_reads_only_the_items_past_those_checked_already(name: str) -> None:
+    """`checked`: the first items a check passed (the gateway compares them with those it checked);
+    the check reads from the next, naming a bad one by its place, and the rest of the body whole."""
+    wire = WIRES[name]
+    body = _BAD_FIRST_ITEM[name]
+    items = body[wire.ITEMS]
+    assert wire.check_request(body) is not None and "[0]" in wire.check_request(body)
+    assert wire.check_request(body, 1) is None
+    bad_later = {**body, wire.ITEMS: [items[1], items[0]]}
+    assert "[1]" in (wire.check_request(bad_later, 1) or "")
+    assert wire.check_request({**body, **({"tools": "x"} if name == "gemini" else {"stream": "yes"})}, 1) is not None

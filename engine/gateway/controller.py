@@ -44,7 +44,7 @@ from engine.gateway.schema import ToolsError, tools_from_request
 from engine.gateway.client import UpstreamClient
 from engine.gateway.upstream import Upstream, UpstreamPolicy
 from engine.wires import Wire, chat, gemini
-from engine.wires.neutral import Response, asks_for_json
+from engine.wires.neutral import Response, asks_for_json, checked_before
 from engine.core.urls import safe_url
 from engine.model.config import Secret
 from engine.core.policy import Decision
@@ -66,6 +66,9 @@ MAX_ASKS = 8
 """Times one request asks the upstream again after every call was refused."""
 KEPT_CONVERSATIONS = 256
 """Ended conversations kept to match requests against."""
+CHECKED_CONVERSATIONS = 8
+"""The conversations taken last whose latest items a request's check skips when it begins with
+them (an agent's conversation and its sub-agents'); one continuing an older one is checked whole."""
 KEPT_SIDE_NOTES = 64
 """Side requests held (their notes) while no run of their agent goes on; past this many, they
 are written as a run of their own."""
@@ -126,6 +129,8 @@ class Gateway:
         self._credit = 0
         self._out_number = 1
         self._tools_seen: tuple[Any, list[Tool]] | None = None
+        self._checked_items: list[tuple[Line, Wire, list[Any]]] = []
+        """The latest items each of the conversations taken last was sent, newest first (`_keep_checked`)."""
         self._infos_seen: tuple[list[Tool], list[ToolInfo]] | None = None
         """The last run header's record of its tools, and the tools it records (`_tool_infos`)."""
         self._key = key
@@ -215,7 +220,8 @@ class Gateway:
         `early`: the agent's connection, for a streamed reply's text before the reply is decided
         (`engine.gateway.early`; the response is then the rest when anything was sent)."""
         future: Future[Response] = Future()
-        problem = wire.check_request(body)
+        items = body.get(wire.ITEMS) if isinstance(body, dict) else None
+        problem = wire.check_request(body, self._checked(wire, items))
         tools: list[Tool] = []
         if problem is None:
             body = wire.to_neutral(body, headers or {}, path)
@@ -231,6 +237,8 @@ class Gateway:
             with self.lock:
                 self._agent_wire = wire
                 line, new, beside = self._match(messages, bool(tools), asks_for_json(body))
+                if line is not None and beside is None and isinstance(items, list):
+                    self._keep_checked(line, wire, items)
             if line is None or beside is not None:
                 self._side(body, beside, future, wire)
                 return future
@@ -268,6 +276,24 @@ class Gateway:
             self._paused = [line for line in self._paused if _awaits_operator(line)]
             if self._paused:
                 self._selected = self._paused[0]
+
+    def _checked(self, wire: Wire, items: Any) -> int:
+        """How many of the request's first `items` its check need not read again: the longest
+        of the items in `wire` checked last in the conversations taken last (`_keep_checked`) they begin with."""
+        if not isinstance(items, list):
+            return 0
+        best = 0
+        for _, kept_wire, kept in self._checked_items:
+            if kept_wire is wire and len(items) >= len(kept) > best:
+                best = checked_before(items, kept) or best
+        return best
+
+    def _keep_checked(self, line: Line, wire: Wire, items: list[Any]) -> None:
+        """`items` (`Wire.ITEMS`, which `wire`'s check passed) as `line`'s latest, among those of the
+        `CHECKED_CONVERSATIONS` conversations taken last (a new list: `_checked` reads it without
+        the lock). Under the table lock."""
+        kept = [(line, wire, list(items)), *(k for k in self._checked_items if k[0] is not line)]
+        self._checked_items = kept[:CHECKED_CONVERSATIONS]
 
     def _match(self, messages: list[dict[str, Any]], tools: bool, json_asked: bool = False) -> tuple[Line | None, bool, Line | None]:
         """The conversation `messages` continue (the longest when several do), or a new one;

@@ -43,6 +43,12 @@ _tool_forms: dict[bytes, bytes] = {}
 """A tool's line (`serialised`) to its canonical form (`_tool_canonical`), the oldest first."""
 _tool_forms_size = 0
 _tool_forms_lock = threading.Lock()
+KEPT_TOOL_RECORDS = 1024
+_record_forms: dict[int, tuple[ToolInfo, bytes]] = {}
+"""The canonical forms of the tool records sealed last, by the record (kept with it, so its id
+stays its own): a record is frozen, and the gateway gives an agent's same tools as the same
+records to each new run, whose seal then needs no line of them."""
+_record_forms_size = 0
 _Sealed = TypeVar("_Sealed", Header, ApprovalDecided)
 
 
@@ -126,7 +132,7 @@ def _canonical(item: Header | ApprovalDecided) -> bytes:
     written from each tool's own canonical form (`_tool_canonical`), the same bytes."""
     if not isinstance(item, Header) or not item.tools:
         return _dumps(_read_back(item))
-    rest = _read_back(item.model_copy(update={"tools": []}))
+    rest = _read_back(item.model_copy(update={"tools": [], "seal": None}))
     before = _dumps({k: v for k, v in rest.items() if k < "tools"})  # never empty: a header's task, its scenario...
     after = {k: v for k, v in rest.items() if k > "tools"}
     tools = b',"tools":[' + b",".join(_tool_canonical(tool) for tool in item.tools) + b"]"
@@ -134,7 +140,7 @@ def _canonical(item: Header | ApprovalDecided) -> bytes:
 
 
 def _read_back(item: Header | ApprovalDecided) -> dict[str, Any]:
-    _, line = serialised(item.model_copy(update={"seal": None}))
+    _, line = serialised(item if item.seal is None else item.model_copy(update={"seal": None}))
     read_back = type(item).model_validate_json(line)
     data = read_back.model_dump(mode="json", exclude_defaults=True, exclude={"seal"})
     if isinstance(read_back, Header):
@@ -151,9 +157,13 @@ def _tool_canonical(tool: ToolInfo) -> bytes:
     the same tools in every request, and each new run's header is sealed with them. The
     forms of the tools seen last are kept, up to `KEPT_TOOL_BYTES` with their lines."""
     global _tool_forms_size
+    known = _record_forms.get(id(tool))
+    if known is not None and known[0] is tool:
+        return known[1]
     line = serialised(tool)[1]
     form = _tool_forms.get(line)
     if form is not None:
+        _remember(tool, form)
         return form
     read_back = ToolInfo.model_validate(from_json(line, cache_strings="keys"))  # as a header's line is read: no string cache
     form = _dumps(read_back.model_dump(mode="json", exclude_defaults=True))
@@ -166,7 +176,20 @@ def _tool_canonical(tool: ToolInfo) -> bytes:
                     _tool_forms_size -= len(oldest) + len(_tool_forms.pop(oldest))
                 _tool_forms[line] = form
                 _tool_forms_size += size
+        _remember(tool, form)
     return form
+
+
+def _remember(tool: ToolInfo, form: bytes) -> None:
+    """`form` kept by the record `tool`; all are forgotten past `KEPT_TOOL_RECORDS` records or
+    `KEPT_TOOL_BYTES` of forms."""
+    global _record_forms_size
+    with _tool_forms_lock:
+        if len(_record_forms) >= KEPT_TOOL_RECORDS or _record_forms_size + len(form) > KEPT_TOOL_BYTES:
+            _record_forms.clear()
+            _record_forms_size = 0
+        _record_forms[id(tool)] = (tool, form)
+        _record_forms_size += len(form)
 
 
 def header_digest(header: Header) -> bytes:
@@ -222,7 +245,7 @@ class Sealer:
 def sealed_run(key: bytes | None, header: Header) -> tuple[Header, Sealer | None]:
     """A new run's header sealed by `key` (without a seal when there is no key), and what seals
     its "approve always"."""
-    plain = header.model_copy(update={"seal": None})
+    plain = header if header.seal is None else header.model_copy(update={"seal": None})
     if key is None:
         return plain, None
     canonical = _canonical(plain)  # once, for the seal and the digest (a new gateway run waits for both)

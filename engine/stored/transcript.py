@@ -53,12 +53,35 @@ def dump_event(event: Event | Header | ToolStarted) -> str:
     return event_line(event).decode()
 
 
+_BEFORE_TOOLS = frozenset(list(Header.model_fields)[: list(Header.model_fields).index("tools")])
+_AFTER_TOOLS = frozenset(list(Header.model_fields)[list(Header.model_fields).index("tools") + 1 :])
+_kept_tools: tuple[list[object], bytes] | None = None
+"""The tool records of the header written last and their JSON: the gateway gives an agent's
+same (frozen) records to each new run, whose header line then takes them as they are."""
+
+
 def _header_line(header: Header) -> bytes:
     """The header's JSON line, a text UTF-8 cannot hold (a lone surrogate in a task an agent
-    sent) cleaned as every event's is (`engine.core.guards.serialised`)."""
+    sent) cleaned as every event's is (`engine.core.guards.serialised`). Its tools' JSON is the
+    header before's when they are the same records (the rest is serialised around it: the same bytes)."""
+    global _kept_tools
     from engine.core.guards import serialised  # the engine's guards: not on the path that only reads
 
-    return serialised(header)[1]
+    tools, kept = header.tools, _kept_tools
+    serializer = Header.__pydantic_serializer__
+    if tools and kept is not None and len(kept[0]) == len(tools) and all(a is b for a, b in zip(kept[0], tools)):
+        try:
+            before, after = serializer.to_json(header, include=_BEFORE_TOOLS), serializer.to_json(header, include=_AFTER_TOOLS)
+        except ValueError:
+            return serialised(header)[1]
+        return before[:-1] + b',"tools":' + kept[1] + b"," + after[1:]
+    cleaned, line = serialised(header)
+    if tools and cleaned is header:
+        before, after = serializer.to_json(header, include=_BEFORE_TOOLS), serializer.to_json(header, include=_AFTER_TOOLS)
+        start, end = len(before) - 1 + len(b',"tools":'), len(line) - len(after)
+        if line.startswith(before[:-1] + b',"tools":') and line.endswith(b"," + after[1:]) and start < end:
+            _kept_tools = (list(tools), line[start:end])
+    return line
 
 
 class TranscriptWriter:

@@ -41,10 +41,13 @@ class Wire(Protocol):
     ECHO_WITHIN: str | None
     """The key of a stream event under which an agent's client joins strings into text (None: anywhere)."""
     APPENDS_STREAMS: bool
+    ITEMS: str
+    """The body's list of the conversation's items (messages, input items, contents), whose first
+    `checked` `check_request` does not read again (a check passed them: `neutral.checked_before`)."""
     """A stream's text may go to the agent before the reply is decided, the rest appended after (`engine.gateway.early`)."""
 
     # the agent's side (the gateway)
-    def check_request(self, body: Any) -> str | None: ...
+    def check_request(self, body: Any, checked: int = 0) -> str | None: ...
     def to_neutral(self, body: dict[str, Any], headers: dict[str, str], path: str = "") -> dict[str, Any]:
         """The request (sent to `path`) in neutral form."""
         ...

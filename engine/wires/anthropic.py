@@ -42,6 +42,7 @@ REFUSED = "REJECTED"
 """How the engine's result of a call the operator refused begins: sent as an error result."""
 _PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
 _ROLES = frozenset({"user", "assistant", "system"})
+ITEMS = "messages"
 _MAPPED = frozenset({"model", "messages", "system", "tools", "tool_choice", "stream", "max_tokens", "temperature", "top_p", "stop_sequences"})
 _CHAT_MAPPED = frozenset(
     {"model", "messages", "tools", "tool_choice", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "user"}
@@ -54,9 +55,10 @@ _OWN_ERROR_TYPES = frozenset(_ERROR_TYPES.values()) | {"api_error"}
 # -- the agent's request ----------------------------------------------------------
 
 
-def check_request(body: Any) -> str | None:
-    """Why a Messages request cannot be served (None when it can), naming the field."""
-    problem = messages_problem(body, _message_problem)
+def check_request(body: Any, checked: int = 0) -> str | None:
+    """Why a Messages request cannot be served (None when it can), naming the field;
+    `checked`: how many of its first messages a check passed already (`engine.wires.neutral.checked_before`)."""
+    problem = messages_problem(body, _message_problem, checked)
     if problem is not None:
         return problem
     system = body.get("system")

@@ -29,13 +29,15 @@ ECHO_WITHIN: str | None = "choices"
 APPENDS_STREAMS = True
 """Whether text sent to the agent before the reply is decided can be followed by the rest (a stream's chunks add to the reply: text sent early is continued by appending chunks; `engine.gateway.early`)."""
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+ITEMS = "messages"
 
 # -- the agent's request ----------------------------------------------------------
 
 
-def check_request(body: Any) -> str | None:
-    """Why a chat completions request cannot be served (None when it can), naming the field."""
-    problem = messages_problem(body, _message_problem)
+def check_request(body: Any, checked: int = 0) -> str | None:
+    """Why a chat completions request cannot be served (None when it can), naming the field;
+    `checked`: how many of its first messages a check passed already (`engine.wires.neutral.checked_before`)."""
+    problem = messages_problem(body, _message_problem, checked)
     if problem is not None:
         return problem
     if body.get("stream_options") is not None and not isinstance(body["stream_options"], dict):

@@ -32,6 +32,7 @@ NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
 """The agent's routes: the model and the method are in the path (`countTokens` is passed through, `passed_route`)."""
 ROUTES: tuple[str, ...] = ()
+ITEMS = "contents"
 PASSED_ROUTES: dict[str, str] = {}
 ECHO_WITHIN: str | None = "candidates"
 """Where in a streamed chunk the strings an agent's client joins into text are."""
@@ -80,9 +81,10 @@ def counted(body: bytes, estimate: Callable[[str], int]) -> Response:
 # -- the agent's request ----------------------------------------------------------
 
 
-def check_request(body: Any) -> str | None:
-    """Why a Gemini request cannot be served (None when it can), naming the field."""
-    problem = listed_problem(body, "contents", _content_problem)
+def check_request(body: Any, checked: int = 0) -> str | None:
+    """Why a Gemini request cannot be served (None when it can), naming the field;
+    `checked`: how many of its first contents a check passed already (`engine.wires.neutral.checked_before`)."""
+    problem = listed_problem(body, "contents", _content_problem, checked)
     if problem is not None:
         return problem
     if body.get("tools") is not None and not isinstance(body["tools"], list):

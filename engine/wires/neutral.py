@@ -197,32 +197,42 @@ def message_text(content: Any) -> str:
     return json.dumps(content, sort_keys=True) if text is None else text
 
 
-def first_problem(items: list[Any], name: str, problem_of: Callable[[Any, str], str | None]) -> str | None:
+def first_problem(items: list[Any], name: str, problem_of: Callable[[Any, str], str | None], checked: int = 0) -> str | None:
     """The problem `problem_of(item, where)` finds in the first item of the list `name` that has
-    one (`where`: "name[n]"); None when none has."""
-    for n, item in enumerate(items):
-        problem = problem_of(item, f"{name}[{n}]")
+    one (`where`: "name[n]"), past its first `checked` items; None when none has."""
+    for n in range(checked, len(items)):
+        problem = problem_of(items[n], f"{name}[{n}]")
         if problem is not None:
             return problem
     return None
 
 
-def listed_problem(body: Any, key: str, problem_of: Callable[[Any, str], str | None]) -> str | None:
+def checked_before(items: Any, checked: list[Any] | None) -> int:
+    """How many of a request's first `items` (its messages, input items or contents) need no
+    check again: all of `checked` (a list a wire's `check_request` passed: a conversation's
+    last request's) when `items` begins with it, else none. An equal item has the same verdict:
+    the checks tell strings, lists, objects and null apart, as equality does."""
+    if checked is None or not isinstance(items, list) or not 0 < len(checked) <= len(items):
+        return 0
+    return len(checked) if items[len(checked) - 1] == checked[-1] and items[: len(checked)] == checked else 0
+
+
+def listed_problem(body: Any, key: str, problem_of: Callable[[Any, str], str | None], checked: int = 0) -> str | None:
     """Why a request's body and its list `key` (`messages`, Gemini's `contents`) cannot be served:
     a body that is not an object, a list missing or empty, or the first item's problem by
-    `problem_of(item, where)`; None when they can."""
+    `problem_of(item, where)` past its first `checked` (`checked_before`); None when they can."""
     if not isinstance(body, dict):
         return "the request body must be a JSON object"
     items = body.get(key)
     if not isinstance(items, list) or not items:
         return f"'{key}' must be a non-empty list of {key}"
-    return first_problem(items, key, problem_of)
+    return first_problem(items, key, problem_of, checked)
 
 
-def messages_problem(body: Any, message_problem: Callable[[Any, str], str | None]) -> str | None:
-    """Why a request's body and its `messages` cannot be served (each message checked by
-    `message_problem(message, where)`), and a `stream` that is not a boolean; None when they can."""
-    problem = listed_problem(body, "messages", message_problem)
+def messages_problem(body: Any, message_problem: Callable[[Any, str], str | None], checked: int = 0) -> str | None:
+    """Why a request's body and its `messages` cannot be served (each message past the first
+    `checked` by `message_problem(message, where)`), and a `stream` that is not a boolean; None when they can."""
+    problem = listed_problem(body, "messages", message_problem, checked)
     if problem is not None:
         return problem
     if "stream" in body and not isinstance(body["stream"], bool):

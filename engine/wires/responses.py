@@ -35,19 +35,21 @@ ECHO_WITHIN: str | None = None
 APPENDS_STREAMS = True
 """Whether text sent to the agent before the reply is decided can be followed by the rest (a stream is one numbered response: a rebuilt tail takes it up at the output item the agent's copy stops in, with the next output indices and sequence numbers, and completes it; `engine.gateway.early`)."""
 ROLES = frozenset({"system", "developer", "user", "assistant"})
+ITEMS = "input"
 _MAPPED = ("model", "stream", "temperature", "top_p", "parallel_tool_calls")
 """Request fields with the same name and meaning in chat completions."""
 
 __all__ = [
-    "NAME", "ROUTES", "PASSED_ROUTES", "ECHO_WITHIN", "StreamReader", "built_reply", "check_request", "endpoint",
+    "NAME", "ROUTES", "PASSED_ROUTES", "ECHO_WITHIN", "ITEMS", "StreamReader", "built_reply", "check_request", "endpoint",
     "error_detail", "error_response", "from_neutral", "headers", "read_whole", "stream_reader", "to_neutral",
 ]
 
 # -- the agent's request ----------------------------------------------------------
 
 
-def check_request(body: Any) -> str | None:
-    """Why a Responses request cannot be served (None when it can), naming the field."""
+def check_request(body: Any, checked: int = 0) -> str | None:
+    """Why a Responses request cannot be served (None when it can), naming the field;
+    `checked`: how many of its first input items a check passed already (`engine.wires.neutral.checked_before`)."""
     if not isinstance(body, dict):
         return "the request body must be a JSON object"
     if body.get("previous_response_id") is not None:
@@ -63,7 +65,7 @@ def check_request(body: Any) -> str | None:
         return None if items else "'input' must not be empty"
     if not isinstance(items, list) or not items:
         return "'input' must be a string or a non-empty list of items"
-    return first_problem(items, "input", _item_problem)
+    return first_problem(items, "input", _item_problem, checked)
 
 
 def _item_problem(item: Any, where: str) -> str | None:
