@@ -76,11 +76,11 @@ def test_the_streamed_preview_never_shows_a_piece_of_the_key():
     assert "".join(shown) == "before *** middle *** after"
 
 
-@pytest.mark.parametrize("gap", [" " * 8, "\\n" * 8, "\\r\\n\\t\\n", "\n\\n" * 4])
+@pytest.mark.parametrize("gap", [" " * 8, "\n " * 4, "\\n" * 4, "\\r\\n\\t\\n", "\n\\n" * 2])
 def test_a_key_with_the_widest_gaps_the_mask_allows_is_masked_in_a_stream_and_found_in_a_tail(gap):
-    """The mask allows up to 8 gaps between two of the key's characters, each whitespace or an
-    escape as JSON writes it (two characters): a key spelled with the widest of them is still one
-    `span` long, so a stream holds it back until it is whole and a tail sees all of it."""
+    """The mask allows a gap of up to 8 characters between two of the key's characters (8
+    whitespace, or 4 of them and JSON's escapes, two characters each): a key spelled with the
+    widest is within one `span`, so a stream holds it back until it is whole and a tail sees all of it."""
     mask = KeyMask(KEY)
     spelled = gap.join(KEY)
     shown: list[str] = []
@@ -92,3 +92,17 @@ def test_a_key_with_the_widest_gaps_the_mask_allows_is_masked_in_a_stream_and_fo
     assert len(spelled) <= mask.span
     assert mask.tail_state("said " + spelled) == (True, False)
     assert mask.tail_state("said " + spelled[: len(spelled) // 2]) == (False, True)
+
+
+@pytest.mark.parametrize("gap", ["", " ", " " * 8, " " * 9, "\\n" * 4, "\\n" * 5, "\\n" * 8, "\n\\n" * 4, "\\r\\n\\t\\n "])
+def test_a_key_streamed_in_pieces_is_masked_as_the_same_text_whole(gap):
+    """Whatever gaps spell the key, the stream's pieces are masked as the whole text is: the
+    mask's span holds the longest match its pattern allows."""
+    mask = KeyMask(KEY)
+    text = f"before {gap.join(KEY)} after"
+    shown: list[str] = []
+    stream = MaskedStream(mask, shown.append)
+    for ch in text:
+        stream(ch)
+    stream.close()
+    assert "".join(shown) == mask(text)

@@ -20,9 +20,10 @@ from typing import Any, Callable, Iterator
 from engine.wires.neutral import Reply
 
 MASK = "***"
-_GAP = r"(?:\s|\\[nrt]){0,8}"
+_GAP = r"(?:\s{0,8}|(?:\s|\\[nrt]){0,4})"
 """Whitespace a server may put inside the key (a line break in a wrapped body), raw or
-escaped as JSON writes it (so the key is masked in a JSON body before it is parsed)."""
+escaped as JSON writes it (so the key is masked in a JSON body before it is parsed): at most
+8 characters, so a match is at most `span` long (8 whitespace, or 4 of them and escapes)."""
 
 
 _GAPS = re.compile(r"\s|\\[nrt]")
@@ -49,9 +50,9 @@ class KeyMask:
             secrets.sort(key=len, reverse=True)  # the longest first: a secret holding another is masked whole
             bodies = "|".join(_GAP.join(re.escape(c) for c in s) for s in secrets)
             self._pattern = re.compile(rf"(?:(?i:bearer)\s{{1,8}})?(?:{bodies})")
-            self.span = max(len(s) for s in secrets) * 17 + 16
-            """The longest match: `Bearer` and 8 spaces, then each character of the longest
-            secret and, between two, a gap of up to 8 units of up to 2 characters (an escape)."""
+            self.span = max(len(s) for s in secrets) * 9 + 16
+            """Longer than the longest match: `Bearer` and 8 spaces, then each character of the
+            longest secret and, between two, a gap of up to 8 characters (`_GAP`)."""
         self._squeezed = ["".join(s.split()) for s in secrets]
         """Each secret without its whitespace (which the pattern lets a gap surround, as in any text)."""
 
