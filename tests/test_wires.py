@@ -125,3 +125,14 @@ def test_each_wires_check_names_a_role_that_is_a_list_or_an_object(name: str) ->
     message, not an error of the check."""
     problem = WIRES[name].check_request(_UNHASHABLE_ROLE[name])
     assert problem is not None and "[0]" in problem and "role" in problem
+
+
+@pytest.mark.parametrize("raw", ['"a\ud800b"', '{"a": "\udcff"}'], ids=["lone-surrogate", "escaped-byte"])
+def test_json_text_the_wire_reads_holding_a_lone_surrogate_is_what_json_reads(raw: str) -> None:
+    """Text (a stream's payload) holding a lone surrogate itself, not its escape: pydantic's reader
+    refuses it with a TypeError; it is read as `json` reads it."""
+    import json
+
+    from engine.wires.neutral import json_from_wire, stream_json
+
+    assert json_from_wire(raw) == json.loads(raw) == stream_json(raw)
