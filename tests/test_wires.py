@@ -109,3 +109,30 @@ def test_each_wires_check_reads_only_the_items_past_those_checked_already(name: 
     bad_later = {**body, wire.ITEMS: [items[1], items[0]]}
     assert "[1]" in (wire.check_request(bad_later, 1) or "")
     assert wire.check_request({**body, **({"tools": "x"} if name == "gemini" else {"stream": "yes"})}, 1) is not None
+
+
+_UNHASHABLE_ROLE = {
+    "chat": {"model": "m", "messages": [{"role": [], "content": "hi"}]},
+    "anthropic": {"model": "m", "max_tokens": 9, "messages": [{"role": [], "content": "hi"}]},
+    "responses": {"model": "m", "input": [{"type": "message", "role": {}, "content": "hi"}]},
+    "gemini": {"contents": [{"role": [], "parts": [{"text": "hi"}]}]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_UNHASHABLE_ROLE))
+def test_each_wires_check_names_a_role_that_is_a_list_or_an_object(name: str) -> None:
+    """A role that is no string (a list, an object: nothing a set can hold) is a bad request's
+    message, not an error of the check."""
+    problem = WIRES[name].check_request(_UNHASHABLE_ROLE[name])
+    assert problem is not None and "[0]" in problem and "role" in problem
+
+
+@pytest.mark.parametrize("raw", ['"a\ud800b"', '{"a": "\udcff"}'], ids=["lone-surrogate", "escaped-byte"])
+def test_json_text_the_wire_reads_holding_a_lone_surrogate_is_what_json_reads(raw: str) -> None:
+    """Text (a stream's payload) holding a lone surrogate itself, not its escape: pydantic's reader
+    refuses it with a TypeError; it is read as `json` reads it."""
+    import json
+
+    from engine.wires.neutral import json_from_wire, stream_json
+
+    assert json_from_wire(raw) == json.loads(raw) == stream_json(raw)

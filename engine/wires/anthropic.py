@@ -79,7 +79,7 @@ def check_request(body: Any, checked: int = 0) -> str | None:
 def _message_problem(m: Any, where: str) -> str | None:
     if not isinstance(m, dict):
         return f"{where} must be an object"
-    if m.get("role") not in _ROLES:
+    if not isinstance(m.get("role"), str) or m["role"] not in _ROLES:
         return f"{where} has no valid role (user, assistant or system)"
     content = m.get("content")
     if isinstance(content, str):

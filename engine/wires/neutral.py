@@ -44,10 +44,10 @@ message itself on a message."""
 def json_from_wire(raw: bytes | str) -> Any:
     """A request's or a reply's JSON body, as `json.loads` reads it (and raising as it does):
     by pydantic's reader, about twice as fast, where it can; `json.loads` for what it refuses
-    (UTF-16, a byte-order mark, a lone surrogate's escape, nesting past 200, long numbers)."""
+    (UTF-16, a byte-order mark, a lone surrogate or its escape, nesting past 200, long numbers)."""
     try:
         return from_json(raw)
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: text holding a lone surrogate itself
         return json.loads(raw)
 
 

@@ -73,7 +73,7 @@ def _item_problem(item: Any, where: str) -> str | None:
         return f"{where} must be an object"
     kind = item.get("type", "message")
     if kind == "message":
-        if item.get("role") not in ROLES:
+        if not isinstance(item.get("role"), str) or item["role"] not in ROLES:
             return f"{where} has no valid role (system, developer, user or assistant)"
         if not isinstance(item.get("content"), (str, list)):
             return f"{where}.content must be a string or a list of parts"
