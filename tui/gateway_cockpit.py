@@ -15,6 +15,7 @@ the state and those words, never the live engine's state.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -131,6 +132,9 @@ class GatewayBridge(EngineBridge):
         super().__init__(gateway, target)
         self.gateway = gateway
         self.shown: GatewayRun | None = None
+        self._showing = threading.Lock()
+        """Held to tell and post a run newly shown: its `RunShown` goes once, before its first event
+        (a second, after an event, would reset the view without it)."""
 
     def attach(self) -> tuple[GatewayRun | None, RunState | None, int]:
         """Listen from now on; the current run, a copy of its state and how many of its events
@@ -152,17 +156,19 @@ class GatewayBridge(EngineBridge):
             self._attached = False
 
     def _forward_run_event(self, run: GatewayRun, event: Event) -> None:
-        if run is not self.shown:
-            self.shown = run
-            self.target.post_message(RunShown(run))
-        self.target.post_message(EngineEvent(event))
+        with self._showing:
+            if run is not self.shown:
+                self.shown = run
+                self.target.post_message(RunShown(run))
+            self.target.post_message(EngineEvent(event))
 
     def _forward_change(self) -> None:
         with self.gateway.lock:  # a request may have started a run that has no event yet
             run = self.gateway.current
-            if run is not None and run is not self.shown:
-                self.shown = run
-                self.target.post_message(RunShown(run))
+            with self._showing:
+                if run is not None and run is not self.shown:
+                    self.shown = run
+                    self.target.post_message(RunShown(run))
             self.target.post_message(GatewayChanged(gateway_view(self.gateway)))
 
 
