@@ -74,6 +74,11 @@ def test_runs_screen_at_80x24(snap_compare, runs: Path) -> None:
                 break
             await pilot.pause()
         assert table.virtual_size.width >= sum(widest.values())
+        # and draws its rows with them (a loaded machine draws a frame later): wait for that too
+        for _ in range(200):
+            if "How many copies" in " ".join(" ".join(table.render_line(y).text.split()) for y in range(table.size.height)):
+                break
+            await pilot.pause()
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
