@@ -287,9 +287,15 @@ def _stream_through(upstream: GatedUpstream, root: str, wire: str, answer: Any =
     return first, "\n".join([*before, first, rest])
 
 
+KEY = "sk-upstream-7f3a9c1e5b2d4a6c8e0f"
+"""An upstream key, as every real upstream has: text goes early with it as without it."""
+
+
+@pytest.mark.parametrize("key", [None, KEY], ids=["no key", "a key"])
 @pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
-def test_text_only_reply_reaches_the_agent_before_the_upstream_finishes(tmp_path: Path, wire: str) -> None:
-    with GatedUpstream(wire, call=False) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
+def test_text_only_reply_reaches_the_agent_before_the_upstream_finishes(tmp_path: Path, wire: str, key: str | None) -> None:
+    secret = Secret(key) if key else None
+    with GatedUpstream(wire, call=False) as upstream, gateway(upstream, tmp_path, wire, key=secret) as (gw, server):
         first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire)
         runs = list(gw.runs)
     assert "Hello" in first
@@ -297,9 +303,11 @@ def test_text_only_reply_reaches_the_agent_before_the_upstream_finishes(tmp_path
     assert runs[0].ended is not None and runs[0].ended.answer == "Hello world"
 
 
+@pytest.mark.parametrize("key", [None, KEY], ids=["no key", "a key"])
 @pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
-def test_text_before_a_held_call_arrives_and_the_call_waits_for_approval(tmp_path: Path, wire: str) -> None:
-    with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire) as (gw, server):
+def test_text_before_a_held_call_arrives_and_the_call_waits_for_approval(tmp_path: Path, wire: str, key: str | None) -> None:
+    secret = Secret(key) if key else None
+    with GatedUpstream(wire, call=True) as upstream, gateway(upstream, tmp_path, wire, key=secret) as (gw, server):
         first, whole = _stream_through(upstream, f"http://127.0.0.1:{server.port}", wire, lambda g: g.answer(Answer.approve()), gw)
         released = dict(gw.runs[0].engine.released)
     assert "Hello" in first and "delete_file" not in first
@@ -565,3 +573,27 @@ def test_the_key_mask_finds_a_secret_holding_a_space_spelled_across_a_streams_ev
     assert echo.could_complete_key and not echo.spelled_key
     echo.line(line("ame now"))
     assert echo.spelled_key and echo.carries_key
+
+
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+@pytest.mark.parametrize("begun", [1, 3, 4, 14])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
+def test_a_key_spelled_across_two_events_of_one_reply_reaches_the_agent_masked(tmp_path: Path, wire: str, begun: int, call: bool) -> None:
+    """One event of the reply ends with the key's first `begun` characters, the next begins with
+    its rest. Fewer than `MIN_SECRET` (4) do not hold the text back, so they go early; then the
+    key is spelled and the rest of the reply is rebuilt, masked as it follows what went: the agent
+    reads those few characters at most, then the mask, then the text after the key, once."""
+    upstream = GatedUpstream(wire, call=call, first="Here: " + KEY[:begun], then=KEY[begun:] + " is the key.")
+    upstream.go.set()
+    with upstream, gateway(upstream, tmp_path, wire, key=Secret(KEY)) as (gw, server):
+        url, body = _request(wire, f"http://127.0.0.1:{server.port}")
+        operator = Operator(gw, lambda g: g.answer(Answer.approve())) if call else None
+        raw = httpx.post(url, json=body, timeout=30).text
+        if operator is not None:
+            operator.join()
+        released = dict(gw.runs[0].engine.released)
+    text, calls = _text_and_calls(wire, raw)
+    assert KEY not in raw and KEY[:4] not in raw, raw
+    went = KEY[:begun] if begun < 4 else ""  # what went before the key was spelled
+    assert text == "Here: " + went + "*** is the key.", text
+    assert len(calls) == int(call) and released == ({0: {"path": "notes.txt"}} if call else {})

@@ -77,14 +77,17 @@ def _signatures(message: dict[str, Any]) -> dict[str, str]:
     return {b["thinking"]: b["signature"] for b in message["content"] if b["type"] == "thinking"}
 
 
+@pytest.mark.parametrize("begun", [3, 14])
 @pytest.mark.parametrize("into", ["thinking", "text"])
-def test_a_key_split_across_thinking_that_went_early_and_the_reply_asked_again_never_reaches_the_agent(tmp_path: Path, into: str) -> None:
-    """The first reply's first thinking block ends with the key's start and goes early (the
-    thinking after it waits); every call refused, the reply asked again begins its thinking (or,
-    without thinking, its text) with the key's rest: the agent, which joins the blocks it reads,
-    never reads the key."""
-    again = Turn(thinking=REST + " is the rest.", text="Left it.") if into == "thinking" else Turn(text=REST + " is the rest.")
-    turns = [Turn(thinking=["Here: " + START, PADDING], text="Removing it.", tool_uses=[("Bash", BASH)]), again]
+def test_a_key_split_across_thinking_that_went_early_and_the_reply_asked_again_never_reaches_the_agent(tmp_path: Path, into: str, begun: int) -> None:
+    """The first reply's thinking ends with the key's first `begun` characters; every call
+    refused, the reply asked again begins its thinking (or, without thinking, its text) with the
+    key's rest. Three characters go early (fewer than `MIN_SECRET` hold nothing back) and the rest
+    is masked as it follows them; fourteen hold the first reply back whole, so the agent reads only
+    the reply asked again. Either way the agent, which joins the blocks it reads, never reads the key."""
+    start, rest = KEY[:begun], KEY[begun:]
+    again = Turn(thinking=rest + " is the rest.", text="Left it.") if into == "thinking" else Turn(text=rest + " is the rest.")
+    turns = [Turn(thinking=["Here: " + start], text="Removing it.", tool_uses=[("Bash", BASH)]), again]
     with FakeAnthropic(turns) as fake, harness.gateway(fake, tmp_path, "anthropic", rules=[], key=Secret(KEY)) as (gw, server):
         operator = Operator(gw, lambda g: g.answer(Answer.reject("keep the build")))
         response = _post(server, stream=True)
@@ -92,11 +95,15 @@ def test_a_key_split_across_thinking_that_went_early_and_the_reply_asked_again_n
         asked = len(fake.requests)
     message = _message(response)
     said = _said(message)
-    assert asked == 2 and said.startswith("Here: " + START), said[:100]  # the key's start went early
-    assert KEY not in said and said.endswith(" is the rest." if into == "text" else " is the rest.Left it."), said[-100:]
-    assert _signatures(message)["Here: " + START] == "sig-0001"  # the block that carries no key as it came
-    if into == "thinking":  # the one masked keeps the signature it came with, as in a single reply
-        assert _signatures(message)["*** is the rest."] == "sig-0002"
+    assert asked == 2 and KEY not in said and KEY not in _thinking(message) and KEY not in response.text, said
+    ending = " is the rest." if into == "text" else " is the rest.Left it."
+    if begun < 4:  # the start went early; what continues it is masked, and keeps the signature it came with
+        assert said == "Here: " + start + "Removing it.***" + ending, said
+        assert _signatures(message)["Here: " + start] == "sig-0001"
+        if into == "thinking":
+            assert _signatures(message)["*** is the rest."] == "sig-0002"
+    else:  # nothing of the first reply went
+        assert said == rest + ending, said
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
@@ -276,22 +283,26 @@ def test_a_key_split_between_reasoning_and_the_text_after_it_never_reaches_the_a
     assert "delete_file" in raw
 
 
+@pytest.mark.parametrize("begun", [3, 14])
 @pytest.mark.parametrize("wire", ["responses", "gemini", "chat"])
-def test_a_key_split_across_reasoning_that_went_early_and_the_reply_asked_again_never_reaches_the_agent(tmp_path: Path, wire: str) -> None:
-    """A Responses reasoning summary (a Gemini thought) ends with the key's start and goes early;
-    every call refused, the reply asked again begins its reasoning (thought) with the key's rest.
-    Chat completions' reasoning (`reasoning_content`) is not rebuilt: the reply asked again begins
-    its text with the key's rest, which a client showing the reasoning, then the text, joins."""
+def test_a_key_split_across_reasoning_that_went_early_and_the_reply_asked_again_never_reaches_the_agent(tmp_path: Path, wire: str, begun: int) -> None:
+    """A Responses reasoning summary (a Gemini thought) ends with the key's first `begun`
+    characters, text follows it; every call refused, the reply asked again begins its reasoning
+    (thought) with the key's rest. Chat completions' reasoning (`reasoning_content`) is not
+    rebuilt: the reply asked again begins its text with the key's rest, which a client showing
+    the reasoning, then the text, joins. Three characters go early and what continues them is
+    masked; fourteen hold the first reply back whole."""
+    start, rest = KEY[:begun], KEY[begun:]
     if wire == "chat":
         call = {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "delete_file", "arguments": json.dumps(DELETE)}}]}
-        scripts = [_chat_script([{"reasoning_content": "Here: " + START}, {"reasoning_content": PADDING, "content": PADDING}, call], "tool_calls"),
-                   _chat_script([{"content": REST + " is the rest."}], "stop")]
+        scripts = [_chat_script([{"reasoning_content": "Here: " + start}, {"content": "Removing it."}, call], "tool_calls"),
+                   _chat_script([{"content": rest + " is the rest."}], "stop")]
     elif wire == "responses":
-        scripts = [_responses_script(1, ["Here: " + START, PADDING], "", call=True), _responses_script(2, [REST + " is the rest."], "Left it.", call=False)]
+        scripts = [_responses_script(1, ["Here: " + start], "Removing it.", call=True), _responses_script(2, [rest + " is the rest."], "Left it.", call=False)]
     else:
         call = {"functionCall": {"name": "delete_file", "args": DELETE}}
-        scripts = [_gemini_script([[{"text": "Here: " + START, "thought": True}], [{"text": PADDING, "thought": True}, {"text": PADDING}], [call]]),
-                   _gemini_script([[{"text": REST + " is the rest.", "thought": True}], [{"text": "Left it."}]])]
+        scripts = [_gemini_script([[{"text": "Here: " + start, "thought": True}], [{"text": "Removing it."}], [call]]),
+                   _gemini_script([[{"text": rest + " is the rest.", "thought": True}], [{"text": "Left it."}]])]
     url, body = _agent_request(wire)
     with Scripted(scripts) as upstream, harness.gateway(upstream, tmp_path, wire, key=Secret(KEY)) as (gw, server):
         operator = Operator(gw, lambda g: g.answer(Answer.reject("keep them")))
@@ -299,8 +310,15 @@ def test_a_key_split_across_reasoning_that_went_early_and_the_reply_asked_again_
         operator.join()
         asked = len(upstream.requests)
     reasoning, text = _reasoning_and_text(wire, raw)
-    assert asked == 2 and reasoning.startswith("Here: " + START), reasoning[:100]  # the key's start went early
-    assert KEY not in reasoning + text and (reasoning + text).endswith(" is the rest." if wire == "chat" else " is the rest.Left it."), (reasoning + text)[-100:]
+    assert asked == 2 and KEY not in raw and KEY not in reasoning + text and KEY not in text + reasoning, (reasoning, text)
+    if begun < 4 and wire == "chat":
+        assert (reasoning, text) == ("Here: " + start, "Removing it.*** is the rest."), (reasoning, text)
+    elif begun < 4:
+        assert (reasoning, text) == ("Here: " + start + "*** is the rest.", "Removing it.Left it."), (reasoning, text)
+    elif wire == "chat":
+        assert (reasoning, text) == ("", rest + " is the rest."), (reasoning, text)
+    else:
+        assert (reasoning, text) == (rest + " is the rest.", "Left it."), (reasoning, text)
 
 
 def test_the_key_mask_masks_a_key_spelled_across_pieces_and_after_what_was_shown() -> None:
@@ -345,19 +363,59 @@ def test_reasoning_reaches_the_agent_before_any_text(tmp_path: Path, wire: str) 
 
 def test_a_key_begun_in_the_text_that_went_early_is_masked_in_what_follows_whatever_thinking_came_after() -> None:
     """A client showing only the text joins the text that went early and the reply asked again;
-    thinking that went after that text stands between them only for a client showing both."""
+    thinking that went after that text stands between them only for a client showing both. And
+    a client showing all the thinking, then all the text, joins the thinking with the text after."""
     from engine.gateway.early import EarlyStream
 
     mask, pushed = KeyMask(KEY), []
     early = EarlyStream(pushed.append)
     early.begin(mask)
-    for text, thought in (("a " + START, ""), ("", "t" * (mask.span + 1)), ("", "u" * (mask.span + 1))):
+    for text, thought in (("a " + KEY[:3], ""), ("", "t" * 10), ("", "u" * 10)):
         early.text(text)
         early.thinking(thought)
         early.line(b"data: {}\n", False)
         early.line(b"\n", False)
-    assert len(pushed) == 2  # the text and the first thinking went; the last waits for the span after it
-    assert early.following(REST + " b") == "*** b"
+    assert len(pushed) == 3  # each event as it came: three characters of a key hold nothing back
+    assert early.following(KEY[3:] + " b") == "*** b"
+    early = EarlyStream(pushed.append)
+    early.begin(mask)
+    for text, thought in (("", "a " + KEY[:3]), ("x", "")):
+        early.text(text)
+        early.thinking(thought)
+        early.line(b"data: {}\n", False)
+        early.line(b"\n", False)
+    assert early.following(KEY[3:] + " b") == "*** b"  # the thinking's end, then the text
+
+
+def test_an_early_event_goes_when_it_is_whole_and_no_join_ends_with_a_keys_start() -> None:
+    """Nothing goes until an event is whole (its blank line); then all of it that was read, unless
+    a join of what was read ends with a key's start (`key_begun`), which holds it until one moves
+    on; a whole key ends the early stream (the rest waits for the decision)."""
+    from engine.gateway.early import EarlyStream
+
+    pushed: list[bytes] = []
+    early = EarlyStream(pushed.append)
+    early.begin(KeyMask(KEY))
+    early.text("Hello")
+    early.line(b"data: 1\n", False)
+    assert pushed == []
+    early.line(b"\n", False)
+    assert pushed == [b"data: 1\n\n"]
+    early.text(" " + KEY[:6])
+    early.line(b"data: 2\n", False, key_begun=True)
+    early.line(b"\n", False, key_begun=True)
+    assert len(pushed) == 1  # the key's start holds it
+    early.text(" moved on")
+    early.line(b"data: 3\n", False)
+    early.line(b"\n", False)
+    assert pushed[1:] == [b"data: 2\n\ndata: 3\n\n"] and early.chars == len("Hello " + KEY[:6] + " moved on")
+    early.text(KEY)
+    early.line(b"data: 4\n", False, key=True)
+    early.text("after")
+    early.line(b"\n", False)
+    early.line(b"data: 5\n", False)
+    early.line(b"\n", False)
+    assert len(pushed) == 2  # a key ended it
 
 
 def test_the_key_mask_masks_a_key_split_by_any_whitespace() -> None:

@@ -8,11 +8,13 @@ upstream's stream events that hold no tool call go to the agent as they come
 (`EarlyStream`), each whole (up to its blank line). The first event with a call, or
 one that ends the reply, stops that: it and everything after it wait for the decision,
 and the response then carries only the rest (`replies`: the upstream's remaining bytes,
-or a rebuilt tail that continues what was sent, `ReplyOptions.shown`). An event goes
-out only once the key mask's span of text has come after it and no key is in reach of
-what was sent: a key spelled across pieces never reaches the agent; where one shows,
-the rest of that reply waits and is rebuilt, masked. A reply asked again after a refusal
-is masked as it follows the text and thinking the agent has (`following`, `followed`).
+or a rebuilt tail that continues what was sent, `ReplyOptions.shown`). With a key to mask,
+an event goes out as soon as no way a client joins what was read (`StreamEcho`) ends with
+the start of a key (`KeyMask.tail_state`: its first `MIN_SECRET` characters or more) and
+none holds a whole one; where one shows, the rest of that reply waits and is rebuilt,
+masked. So the agent has at most the first characters of a key that is not yet spelled,
+and what follows them is masked as it continues them: the rest of the same reply
+(`rest`) and a reply asked again after a refusal (`following`, `followed`) alike.
 """
 
 from __future__ import annotations
@@ -90,34 +92,24 @@ class EarlyStream:
         holds a tool call (this line began it, or one before did) or is complete (its end goes
         with the decision, once the run has recorded it). `key`: the pieces read, joined as a
         client may join them (`StreamEcho`, every field, not only the text), spell the key;
-        `key_begun`: one such join ends with its start, so nothing read goes until it moves on."""
+        `key_begun`: one such join ends with its start, so nothing read goes until it moves on.
+        What was read goes when an event is whole (this line is blank), none of that holds."""
         if not self._open:
             return
         if stop or key or any(word in raw for word in _CALL_WORDS):
             self.end()
             return
-        text, thought = len(self._text), len(self._thought)
-        self._pending.append((raw, text, thought))
-        span = self._mask.span if self._mask is not None else 0
-        if not self._text and not self._thought or key_begun:  # nothing to show yet, or a key could be on its way
+        self._pending.append((raw, len(self._text), len(self._thought)))
+        if raw.strip() or key_begun or not self._text and not self._thought:  # an event begun, a key's start, nothing to show
             return
-        limit = text + thought - span  # every line waits: it may hold text its reader does not count (another choice's)
-        whole = 0  # the events that are whole (up to a blank line) and the key's span of text or thinking came after go
-        for n, (line, upto_text, upto_thought) in enumerate(self._pending):
-            if upto_text + upto_thought > limit:
-                break
-            if not line.strip():
-                whole = n + 1
-        if not whole:
-            return
-        going, self._pending = self._pending[:whole], self._pending[whole:]
+        going, self._pending = self._pending, []
         data = b"".join(line for line, _, _ in going)
         self._push(data)
         self.started = True
         self.sent += len(data)
         self.shown += data
-        if span:
-            self._keep_tails(going, span)
+        if self._mask is not None and self._mask.span:
+            self._keep_tails(going, self._mask.span)
         self.chars, self._thought_sent = going[-1][1], going[-1][2]
 
     def _keep_tails(self, going: list[tuple[bytes, int, int]], span: int) -> None:
@@ -132,26 +124,39 @@ class EarlyStream:
         self._text_tail = (self._text_tail + self._text[self.chars : at_text])[-span:]
         self._thought_tail = (self._thought_tail + self._thought[self._thought_sent : at_thought])[-span:]
 
+    def rest(self, text: str) -> tuple[str, bool]:
+        """What follows what went early of `text`, the current reply's whole text as decided (the
+        key masked in it), as it follows what the agent has (`following`); and whether that is
+        other than the upstream's own rest (the reply is then written anew from it). A key whose
+        first characters went and whose rest came after them is masked in `text` from its start,
+        which the agent has the beginning of: the rest is then the text read after what went,
+        masked as it follows that."""
+        rest = text[self.chars :]
+        if self.chars and self._mask is not None and not text.startswith(self._text[: self.chars]) and self._mask(self._text) == text:
+            rest = self._text[self.chars :]
+        following = self.following(rest)
+        return following, following != text[self.chars :]
+
     def following(self, content: str) -> str:
-        """`content`, the rest's text, as it follows what the agent has: the key masked also where
-        it begins in the text (or the text and thinking) the agent has and ends in `content` (a
-        reply asked again after a refusal is masked on its own, and the agent's client joins the two)."""
+        """`content`, text that follows what the agent has, with the key masked also where it begins
+        in the text, the thinking, or both in the order they came, that the agent has, and ends in
+        `content` (the agent's client joins them one way or another)."""
         if self._mask is None or not content:
             return content
-        for tail in (self._text_tail, self._said_tail):
+        for tail in (self._text_tail, self._thought_tail, self._said_tail):
             content = self._mask.across([content], tail)[0] if tail else content
         return content
 
     def followed(self, reply: Reply) -> Reply:
         """`reply`, the upstream's reply asked again after a refusal, whose thinking (and text) the
-        rest takes from its whole message, as it follows the thinking and text the agent has: a key
-        begun there and ending in the message's thinking masked there (`KeyMask.joined`; a thinking
-        block masked keeps the signature it came with, as one masked in a single reply does). The
-        reply the agent has the start of (some of it went: `sent`) follows nothing but itself."""
+        rest takes from its whole message, as it follows the thinking, the text and both that the
+        agent has: a key begun there and ending in the message's texts masked there (`KeyMask.joined`;
+        a thinking block masked keeps the signature it came with, as one masked in a single reply
+        does). The reply the agent has the start of (some of it went: `sent`) follows nothing but itself."""
         if self._mask is None or self.sent or not isinstance(reply.message, dict):
             return reply
         message = reply.message
-        for tail in (self._thought_tail, self._said_tail):
+        for tail in (self._thought_tail, self._text_tail, self._said_tail):
             message = self._mask.joined(message, tail) if tail else message
         return reply if message is reply.message else replace(reply, message=message)
 

@@ -74,9 +74,8 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
         return [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
 
     def rest(early: EarlyStream) -> Response:
-        text = thought[early.chars :]
-        following = early.following(text)
-        return built(line, following or None, calls(), decision, model, shown=early.shown, anew=following != text)
+        following, anew = early.rest(thought)
+        return built(line, following or None, calls(), decision, model, shown=early.shown, anew=anew)
 
     if unchanged and as_it_came(line, reply):
         return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
@@ -132,9 +131,8 @@ def end_response(line: Line, model: str | None) -> Response:
         answer = decision.answer
 
         def rest(early: EarlyStream) -> Response:
-            text = answer[early.chars :]
-            following = early.following(text)
-            return built(line, following, [], decision, model, shown=early.shown, anew=following != text)
+            following, anew = early.rest(answer)
+            return built(line, following, [], decision, model, shown=early.shown, anew=anew)
 
         if reply is not None and as_it_came(line, reply):
             return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
