@@ -1,6 +1,6 @@
 """When a streamed reply's first text reaches the agent through `agent-tui gateway`, next to directly.
 
-    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini|anthropic|responses] [--tools 27] [--bare thread|async|both] [--processes]
+    python bench/gateway_first_byte.py [--requests 10] [--pieces 12] [--gap 20] [--wire chat|gemini|anthropic|responses] [--tools 27] [--bare thread|async|both] [--processes] [--key]
 
 A loopback upstream streams a reply in `--pieces` pieces of text `--gap` ms apart
 (12 x 20 ms: over 220 ms), then, with `--call`, a tool call a rule releases. The
@@ -15,6 +15,8 @@ request by request. Every request starts a new conversation (a new run: its head
 transcript before the upstream is asked). `--tools N`: the agent declares N tools, the first
 the bench's own and the others shaped like a coding agent's (a long description, five described
 parameters: about 1.3 KB of schema each; Claude Code declares 24-27).
+`--key`: the gateway holds an upstream key (as with every real upstream), which it masks in
+what the upstream sends: text goes early once no join of what came ends with the key's start.
 `--processes`: the upstream, each bare proxy and the gateway (`agent-tui gateway --headless`)
 each in a process of its own (`bench/server_processes.py`), and each one's CPU a request
 printed (from the second request on).
@@ -47,7 +49,12 @@ from bench.options import at_least  # noqa: E402
 from bench.server_processes import Servers, serve, stopped_on_sigterm  # noqa: E402
 from engine.core.events import RuleInfo  # noqa: E402
 from engine.gateway import Gateway, GatewayServer, Upstream  # noqa: E402
+from engine.model.config import Secret  # noqa: E402
 from tests.support.loopback import Loopback  # noqa: E402
+
+
+KEY = "sk-bench-upstream-" + "0123456789abcdef" * 6
+"""The upstream key of `--key`: 114 characters, as long as a real Anthropic key."""
 
 
 class SlowUpstream(Loopback):
@@ -175,7 +182,8 @@ def _in_process(args: argparse.Namespace, folder: Path, bare: tuple[str, ...]) -
     under = "/v1" if args.wire in ("chat", "responses") else ""
     with SlowUpstream(args.wire, args.pieces, args.gap / 1000, args.call) as upstream, ExitStack() as proxies:
         base = upstream.url + under
-        gw = Gateway([Upstream("slow", base, wire=args.wire)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=folder / "g.jsonl")
+        key = Secret(KEY) if args.key else None
+        gw = Gateway([Upstream("slow", base, wire=args.wire)], rules=[RuleInfo(tool="*", effect="allow")], headless=True, out=folder / "g.jsonl", key=key)
         server = GatewayServer(gw, "127.0.0.1", 0)
         server.start()
         try:
@@ -192,7 +200,7 @@ def _processes(args: argparse.Namespace, folder: Path, bare: tuple[str, ...]) ->
     under = "/v1" if args.wire in ("chat", "responses") else ""
     serving = [__file__, "--serve-upstream", "--wire", args.wire, "--pieces", str(args.pieces), "--gap", str(args.gap), *(["--call"] if args.call else [])]
     prefix = "" if args.wire == "chat" else f"{args.wire}+"
-    with Servers(folder, serving, bare, prefix + "{root}" + under) as servers:
+    with Servers(folder, serving, bare, prefix + "{root}" + under, key=KEY if args.key else None) as servers:
         names = {"direct": "direct", **{f"bare {c}": f"bare proxy, {c}" for c in bare}, "through": "gateway"}
         yield [(names[way], servers.root(way) + under) for way in servers.children()], servers
 
@@ -207,6 +215,7 @@ def main() -> None:
     parser.add_argument("--tools", type=at_least(1), default=1, help="tools the agent declares (the first is the one called)")
     parser.add_argument("--bare", choices=[*CLIENTS, "both"], default="thread", help="the bare proxy's upstream client (the floor); both: one proxy with each")
     parser.add_argument("--processes", action="store_true", help="the upstream, each bare proxy and the gateway (agent-tui gateway --headless) each in a process of its own")
+    parser.add_argument("--key", action="store_true", help="the gateway holds an upstream key, which it masks in what the upstream sends")
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:
@@ -244,7 +253,7 @@ def main() -> None:
             cpu = dict(zip(got, servers.cpu_each(args.requests - 1).values()))
     spread = args.gap * (args.pieces - 1)
     called = ", then a call" if args.call else ""
-    where = ", each server in its own process" if args.processes else ""
+    where = (", each server in its own process" if args.processes else "") + (", the gateway holding an upstream key" if args.key else "")
     print(f"{args.wire}, {args.pieces} pieces {args.gap:.0f} ms apart ({spread:.0f} ms of stream){called}, {args.tools} tools, {args.requests} requests{where}:")
     for kind, times in got.items():
         line, first, end = (statistics.median(t[k] for t in times) for k in range(3))

@@ -120,9 +120,11 @@ class Servers:
     must `serve`), a bare proxy for each client of `bare`, and the gateway in front of the
     upstream at `gateway_upstream` (an `--upstream` value). Stopped in the reverse order."""
 
-    def __init__(self, folder: Path, upstream_command: list[str], bare: tuple[str, ...], gateway_upstream: str) -> None:
-        """`gateway_upstream`: `{root}` in it is the upstream's address (`http://127.0.0.1:PORT`)."""
+    def __init__(self, folder: Path, upstream_command: list[str], bare: tuple[str, ...], gateway_upstream: str, key: str | None = None) -> None:
+        """`gateway_upstream`: `{root}` in it is the upstream's address (`http://127.0.0.1:PORT`);
+        `key`: the upstream key the gateway is given (in `AGENT_TUI_API_KEY`), which it masks."""
         self.folder, self.upstream_command, self.bare, self.gateway_upstream = folder, upstream_command, bare, gateway_upstream
+        self.key = key
         self.upstream: Child
         self.proxies: dict[str, Child] = {}
         self.gateway: Child
@@ -160,6 +162,8 @@ class Servers:
         home.mkdir(exist_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         env.update(AGENT_TUI_HOME=str(home), XDG_CONFIG_HOME=str(home / "config"))
+        if self.key is not None:
+            env["AGENT_TUI_API_KEY"] = self.key
         command = [
             *_gateway_command(), "gateway", "--headless", "--approve", "all", "--rules", str(rules),
             "--upstream", upstream, "--listen", "127.0.0.1:0", "-o", str(self.folder / "gateway.jsonl"),
