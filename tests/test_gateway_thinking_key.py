@@ -12,18 +12,12 @@ real `GatewayServer`.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import StreamingResponse
-from starlette.routing import Route
 
 from engine.core.answers import Answer
 from engine.model.config import Secret
@@ -32,7 +26,7 @@ from engine.wires import anthropic
 from tests.support import gateway_harness as harness
 from tests.support.fake_anthropic import FakeAnthropic, Turn
 from tests.support.gateway_harness import Operator
-from tests.support.loopback import Loopback
+from tests.support.scripted import GATE, Scripted
 
 KEY = "sk-upstream-7f3a9c1e5b2d4a6c8e0f"
 START, REST = KEY[:14], KEY[14:]
@@ -131,39 +125,6 @@ def test_a_key_split_between_a_thinking_block_and_the_text_after_it_never_reache
     message = _message(response)
     assert KEY not in _said(message) and _said(message) == "First: look.Noted: *** is the key.", _said(message)
     assert _signatures(message) == {"First: look.": "sig-0001", "Noted: ***": "sig-0001-2"}
-
-
-GATE = None
-"""In a script: wait there until `go` is set (at most 10 s), before the events after it."""
-
-
-class Scripted(Loopback):
-    """Streams its n-th script (a list of events) to its n-th request, the last one again after."""
-
-    def __init__(self, scripts: list[list[bytes | None]]) -> None:
-        self.scripts = scripts
-        self.requests: list[dict[str, Any]] = []
-        self.go = threading.Event()
-        self.went_on: list[bool] = []
-        """At each gate: whether `go` was set (else the wait ran out)."""
-        super().__init__(Starlette(routes=[Route("/{path:path}", self._reply, methods=["POST"])]))
-
-    async def _reply(self, request: Request) -> StreamingResponse:
-        self.requests.append(await request.json())
-        script = self.scripts[min(len(self.requests), len(self.scripts)) - 1]
-
-        async def events() -> AsyncIterator[bytes]:
-            for event in script:
-                if event is GATE:
-                    for _ in range(1000):  # bounded: at most 10 s
-                        if self.go.is_set():
-                            break
-                        await asyncio.sleep(0.01)
-                    self.went_on.append(self.go.is_set())
-                else:
-                    yield event
-
-        return StreamingResponse(events(), media_type="text/event-stream")
 
 
 SCHEMA = harness.TOOLS[1]["function"]["parameters"]
