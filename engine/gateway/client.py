@@ -27,7 +27,7 @@ from http.cookiejar import Cookie, CookieJar
 from typing import TYPE_CHECKING, Iterator
 
 from engine.model.http import MAX_REPLY_BYTES, ssl_context
-from engine.wires.neutral import WireError
+from engine.wires.neutral import WireError, split_lines
 
 if TYPE_CHECKING:
     import httpx
@@ -152,17 +152,16 @@ class UpstreamClient:
                     raise WireError(TOO_LARGE)
                 now = time.monotonic()
                 pending += chunk
-                *complete, pending = pending.split(b"\n")
+                complete, pending = split_lines(pending)
                 for line in complete:
                     if line.strip():
                         last = now
-                    yield line + b"\n"
+                    yield line
                 if now - last > self.timeout:
                     raise TimeoutError("no line of the stream within the timeout")
                 if now - started > self.stream_limit:
                     raise TimeoutError("the stream took longer than its limit")
-        if pending:
-            yield pending
+        yield from split_lines(pending, final=True)[0]
 
     def interrupt(self) -> None:
         """Cut every reply being read (from any thread) and refuse new requests: the gateway stops."""

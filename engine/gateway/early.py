@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
+from engine.gateway.echo import StreamEcho
 from engine.model.keymask import KeyMask
-from engine.wires.neutral import Reply
+from engine.wires.neutral import Reply, split_lines
 
 
 _CALL_WORDS = (
@@ -55,16 +56,18 @@ class EarlyStream:
         the key mask's span long."""
         self._open = False
         self._mask: KeyMask | None = None
+        self._within: str | None = None
         self._pending: list[tuple[bytes, int, int]] = []
         """The lines read and not sent, each with the text and thinking characters read up to it."""
         self._text = ""
         self._thought = ""
         self._thought_sent = 0
 
-    def begin(self, mask: KeyMask) -> None:
+    def begin(self, mask: KeyMask, within: str | None = None) -> None:
         """An upstream reply starts: the first, or one asked again after every call was refused,
-        which goes early only if nothing did before (its stream's start would come twice)."""
-        self._open, self._mask = not self.started, mask
+        which goes early only if nothing did before (its stream's start would come twice).
+        `within`: the wire's `ECHO_WITHIN`, for `spells_key`."""
+        self._open, self._mask, self._within = not self.started, mask, within
         self._new_reply()
 
     def asked_again(self) -> None:
@@ -130,12 +133,12 @@ class EarlyStream:
         other than the upstream's own rest (the reply is then written anew from it). A key whose
         first characters went and whose rest came after them is masked in `text` from its start,
         which the agent has the beginning of: the rest is then the text read after what went,
-        masked as it follows that."""
-        rest = text[self.chars :]
+        masked as it follows that, from the mask on, as the upstream's own reply, masked, goes on."""
         if self.chars and self._mask is not None and not text.startswith(self._text[: self.chars]) and self._mask(self._text) == text:
-            rest = self._text[self.chars :]
+            return self.following(self._text[self.chars :]), False
+        rest = text[self.chars :]
         following = self.following(rest)
-        return following, following != text[self.chars :]
+        return following, following != rest
 
     def following(self, content: str) -> str:
         """`content`, text that follows what the agent has, with the key masked also where it begins
@@ -159,6 +162,17 @@ class EarlyStream:
         for tail in (self._thought_tail, self._text_tail, self._said_tail):
             message = self._mask.joined(message, tail) if tail else message
         return reply if message is reply.message else replace(reply, message=message)
+
+    def spells_key(self, rest: bytes) -> bool:
+        """Whether the stream the agent would have, what went and then `rest`, spells the key in
+        any way its client may join it (`StreamEcho`, over the whole of it anew): the last check of
+        a rest rebuilt to follow what went, whose pieces come in another order than the upstream's."""
+        if self._mask is None or not self._mask.span:
+            return False
+        echo = StreamEcho(self._mask, self._within)
+        for line in split_lines(self.shown + rest, final=True)[0]:
+            echo.line(line)
+        return echo.spelled_key or echo.carries_key
 
     def end(self) -> None:
         """Nothing more of this reply goes early: the rest waits for the decision."""

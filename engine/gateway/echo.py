@@ -30,6 +30,12 @@ def masked_json(mask: KeyMask, raw: bytes) -> bytes:
     return raw if masked == data else json.dumps(masked).encode()
 
 
+_INDEXES = ("index", "output_index", "content_index", "summary_index")
+"""Fields that say which block, item or part an event's pieces belong to (Anthropic's block
+`index`, the Responses API's `output_index`, `content_index`, `summary_index`): a client joins
+the pieces of each apart, so each field's join is kept per those numbers too."""
+
+
 class StreamEcho:
     """Follows a streamed reply's `data:` lines: masks the key in each line's decoded strings and
     keeps the pieces the way a client may join them, so `carries_key` finds a key spelled by any
@@ -48,6 +54,8 @@ class StreamEcho:
         self._texts: list[str] = []
         self._strings: list[str] = []
         self._thoughts: list[str] = []
+        self._said: list[str] = []
+        self._kinds: dict[tuple[Any, ...], list[str]] = {}
         self._tails: dict[tuple[Any, ...], str] = {}
         """The end of each join (a field, a field across choices, the texts, the strings), a span long."""
         self._open: set[tuple[Any, ...]] = set()
@@ -76,7 +84,7 @@ class StreamEcho:
         masked = self._mask.value(data)
         return raw if masked == data else b"data: " + json.dumps(masked).encode() + ending
 
-    def _collect(self, value: Any, path: tuple[Any, ...], across: tuple[Any, ...]) -> None:
+    def _collect(self, value: Any, path: tuple[Any, ...], across: tuple[Any, ...], kind: str | None = None) -> None:
         if isinstance(value, str):
             self._fields.setdefault(path, []).append(value)
             self._grow(("field", *path), value)
@@ -85,18 +93,27 @@ class StreamEcho:
                 self._strings.append(value)
                 self._grow(("across", *across), value)
                 self._grow(("strings",), value)
+                if kind is not None:  # the pieces of one kind of event or part (a reasoning summary's deltas, not the text's)
+                    self._kinds.setdefault((kind, *across), []).append(value)
+                    self._grow(("kind", kind, *across), value)
                 if across[-1] in TEXT_FIELDS:
                     self._texts.append(value)
                     self._grow(("texts",), value)
         elif isinstance(value, dict):
-            if value.get("thought") is True and isinstance(value.get("text"), str):  # Gemini's thoughts, joined apart
-                self._thoughts.append(value["text"])
-                self._grow(("thoughts",), value["text"])
+            if isinstance(value.get("text"), str):
+                if value.get("thought") is True:  # Gemini's thoughts, joined apart
+                    self._thoughts.append(value["text"])
+                    self._grow(("thoughts",), value["text"])
+                else:  # and its text without them (what a client's `text` joins)
+                    self._said.append(value["text"])
+                    self._grow(("said",), value["text"])
+            kind = value["type"] if isinstance(value.get("type"), str) else kind
+            marks = tuple((key, value[key]) for key in _INDEXES if type(value.get(key)) is int)
             for key, item in value.items():
-                self._collect(item, (*path, key), (*across, key))
+                self._collect(item, (*path, *marks, key), (*across, key), kind)
         elif isinstance(value, list):
             for position, item in enumerate(value):
-                self._collect(item, (*path, item.get("index", position) if isinstance(item, dict) else position), (*across, "*"))
+                self._collect(item, (*path, item.get("index", position) if isinstance(item, dict) else position), (*across, "*"), kind)
 
     def _grow(self, join: tuple[Any, ...], value: str) -> None:
         self._tails[join] = (self._tails.get(join, "") + value)[-self._mask.span :]
@@ -112,9 +129,9 @@ class StreamEcho:
     def carries_key(self) -> bool:
         """Whether the pieces, joined in any of the ways a client may join them, hold the key."""
         matches = self._mask.matches
-        if matches("".join(self._texts)) or matches("".join(self._strings)) or matches("".join(self._thoughts)):
+        if any(matches("".join(pieces)) for pieces in (self._texts, self._strings, self._thoughts, self._said)):
             return True
-        if any(matches("".join(pieces)) for pieces in self._fields.values()):
+        if any(matches("".join(pieces)) for pieces in (*self._fields.values(), *self._kinds.values())):
             return True
         span = self._mask.span
         joined = {path: "".join(pieces) for path, pieces in self._across.items()}

@@ -73,9 +73,9 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
         """The released calls as the agent's wire writes them (for a reply rebuilt, not one passed on as it came)."""
         return [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
 
-    def rest(early: EarlyStream) -> Response:
+    def rest(early: EarlyStream, fallback: int) -> Response:
         following, anew = early.rest(thought)
-        return built(line, following or None, calls(), decision, model, shown=early.shown, anew=anew)
+        return built(line, (following if fallback < 2 else "") or None, calls(), decision, model, shown=early.shown, anew=anew or fallback > 0)
 
     if unchanged and as_it_came(line, reply):
         return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
@@ -86,14 +86,25 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
     return _with_rest(line, built(line, thought or None, calls(), decision, model), None, rest)
 
 
-def _with_rest(line: Line, response: Response, raw: bytes | None, rest: Callable[[EarlyStream], Response]) -> Response:
+def _with_rest(line: Line, response: Response, raw: bytes | None, rest: Callable[[EarlyStream, int], Response]) -> Response:
     """`response`, with its `rest` for the held request's connection when that already got the
     stream's first bytes (`engine.gateway.early`): the upstream's `raw` bytes after those sent of
-    this reply, when it goes as it came and some of it went; else `rest(early)`, a tail rebuilt
-    to continue what was sent (a reply asked again after a refusal starts no stream again)."""
+    this reply, when it goes as it came and some of it went; else `rest(early, 0)`, a tail rebuilt
+    to continue what was sent (a reply asked again after a refusal starts no stream again). A
+    rebuilt tail that would spell the key with what went, joined as a client may join them, is
+    written anew from the masked text and the calls (`rest(early, 1)`), else from the calls alone
+    (`rest(early, 2)`): its own pieces, in their order, may complete a key begun in what went."""
     early = line.held.early
     if early is not None and early.started:
-        response.rest = raw[early.sent :] if raw is not None and early.sent else rest(early).body
+        if raw is not None and early.sent:
+            response.rest = raw[early.sent :]
+        else:
+            body = rest(early, 0).body
+            for fallback in (1, 2):
+                if not early.spells_key(body):
+                    break
+                body = rest(early, fallback).body
+            response.rest = body
     return response
 
 
@@ -130,9 +141,9 @@ def end_response(line: Line, model: str | None) -> Response:
     if ended.outcome == "answer" and decision is not None and decision.answer is not None:
         answer = decision.answer
 
-        def rest(early: EarlyStream) -> Response:
+        def rest(early: EarlyStream, fallback: int) -> Response:
             following, anew = early.rest(answer)
-            return built(line, following, [], decision, model, shown=early.shown, anew=anew)
+            return built(line, following if fallback < 2 else "", [], decision, model, shown=early.shown, anew=anew or fallback > 0)
 
         if reply is not None and as_it_came(line, reply):
             return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)

@@ -162,7 +162,7 @@ class UpstreamPolicy:
         early = self._early() if self._early is not None else None
         on_delta: Callable[[str], None] = shown
         if early is not None:
-            early.begin(self._mask)
+            early.begin(self._mask, self.wire.ECHO_WITHIN)
 
             def on_delta(delta: str) -> None:
                 shown(delta)

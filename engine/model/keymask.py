@@ -17,9 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterator
 
-from engine.wires.neutral import Reply
-
-MASK = "***"
+from engine.wires.neutral import MASK, Reply
 _GAP = r"(?:\s{0,8}|(?:\s|\\[nrt]){0,4})"
 """Whitespace a server may put inside the key (a line break in a wrapped body), raw or
 escaped as JSON writes it (so the key is masked in a JSON body before it is parsed): at most
@@ -72,13 +70,17 @@ class KeyMask:
 
     def tail_state(self, text: str) -> tuple[bool, bool]:
         """Of the last `span` characters of `text`, gaps left out: whether they hold a whole
-        secret, and whether they end with its first `MIN_SECRET` or more characters (what comes
-        next could complete it, so nothing of it may go yet). Cheap enough to ask after every
-        piece of a stream (substring tests, no pattern)."""
+        secret, and whether they end with its first `MIN_SECRET` or more characters, before a
+        backslash or not (what comes next could complete it, so nothing of it may go yet). Cheap
+        enough to ask after every piece of a stream (substring tests, no pattern)."""
         if not self._secrets or not text:
             return False, False
         tail = text[-self.span :]
-        tail = _GAPS.sub("", tail) if "\\" in tail else "".join(tail.split())  # the same without an escape, a third of the time
+        if "\\" in tail:
+            tail = _GAPS.sub("", tail)
+            tail = tail[:-1] if tail.endswith("\\") else tail  # a backslash may begin an escaped gap (`\\n`) the next piece ends
+        else:
+            tail = "".join(tail.split())  # the same without an escape, a third of the time
         whole = begun = False
         for secret in self._squeezed:  # without its own whitespace, as the tail is without its gaps
             if not secret:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Unpack
 
 from engine.wires.chat import error_detail as chat_error_detail
 from engine.wires.chat import reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, stream_event, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, split_lines, stream_event, stream_json, stream_payload
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
@@ -416,18 +416,44 @@ def error_response(status: int, message: str, kind: str = "", code: str | None =
     return Response(status, json.dumps({"error": error}).encode())
 
 
+def _thoughts_shown(shown: bytes) -> str:
+    """The thoughts of a stream's first events, `shown`, joined as the agent's client joins them."""
+    text = ""
+    for line in split_lines(shown, final=True)[0]:
+        payload = stream_payload(line.decode("utf-8", "replace").rstrip("\r\n"))
+        try:
+            event = stream_json(payload) if payload is not None else None
+        except WireError:
+            continue
+        for candidate in (event.get("candidates") or [])[:1] if isinstance(event, dict) else []:
+            content = candidate.get("content") if isinstance(candidate, dict) else None
+            for part in content.get("parts") or [] if isinstance(content, dict) else []:
+                if isinstance(part, dict) and part.get("thought") and isinstance(part.get("text"), str):
+                    text += part["text"]
+    return text
+
+
 def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unpack[ReplyOptions]) -> Response:
     """A reply the gateway wrote: `calls` are chat completions tool calls (id, type, function).
     The thoughts of `original` (the upstream's reply it replaces, when it came in this wire) are
-    kept as they came, and a call's `thoughtSignature` on the call it stays with; a reply of
+    kept as they came, but for those the agent has already (`continued`: the thoughts of `shown`,
+    which went early), and a call's `thoughtSignature` on the call it stays with; a reply of
     another wire is written anew."""
     usage, original = options.get("usage"), reply_message_of(options.get("original"), NAME)
     parts: list[dict[str, Any]] = []
     signatures: dict[str, Any] = {}
     if original is not None:
         n = 0
+        had = _thoughts_shown(options.get("shown") or b"") if options.get("continued") else ""
         for part in original.get("parts") or []:
             if part.get("thought"):
+                text = part.get("text") if isinstance(part.get("text"), str) else ""
+                if had and had.startswith(text):  # the agent has this thought whole (it went early)
+                    had = had[len(text) :]
+                    continue
+                if had and text.startswith(had):  # the agent has its start
+                    part, had = {**part, "text": text[len(had) :]}, ""
+                had = ""  # the rest of the thoughts are new to the agent (a reply asked again: all of them)
                 parts.append(part)
             elif isinstance(part.get("functionCall"), dict):
                 if "thoughtSignature" in part:

@@ -18,14 +18,15 @@ content type; `ReplyOptions`, what a wire's `built_reply` is told to write one.
 What every wire does alike lives here too, written once: JSON read from and written to
 the wire (`json_from_wire`, `json_to_wire`: pydantic's Rust reader and writer, each falling back
 to `json` where it refuses, so the values are `json`'s), a request's lists checked
-item by item (`listed_problem`, `first_problem`), a stream's `data:` lines read
-(`stream_payload`, `stream_json`) and an event written (`stream_event`), an upstream reply kept only in its own wire
+item by item (`listed_problem`, `first_problem`), a stream's lines split where an event stream's
+reader splits them (`split_lines`) and its `data:` lines read (`stream_payload`, `stream_json`) and an event written (`stream_event`), an upstream reply kept only in its own wire
 (`reply_message_of`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Required, TypedDict
 
@@ -139,6 +140,30 @@ class StreamReading:
         self.done = False
         self._on_delta = on_delta
         self._on_thinking = on_thinking
+
+
+_LINE_END = re.compile(rb"\r\n|\n|\r(?=.)", re.S)
+"""Where a line of a server-sent event stream ends: CRLF, LF, or CR alone (the standard's three;
+a CR at the end of what came so far may be the first half of a CRLF, so it waits)."""
+
+
+def split_lines(data: bytes, final: bool = False) -> tuple[list[bytes], bytes]:
+    """The complete lines of `data`, each with its line end, and what is left after the last one
+    (nothing when `final`: the end of the stream ends it). A CR alone ends a line as an event
+    stream's reader takes it, so a line the agent's client reads is one the gateway reads too."""
+    lines, start = [], 0
+    for end in _LINE_END.finditer(data):
+        lines.append(data[start : end.end()])
+        start = end.end()
+    rest = data[start:]
+    if final and rest:
+        lines.append(rest)
+        rest = b""
+    return lines, rest
+
+
+MASK = "***"
+"""What a secret (the upstream's key) masked in a reply reads as (`engine.model.keymask`)."""
 
 
 def stream_payload(line: str) -> str | None:

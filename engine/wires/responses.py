@@ -25,7 +25,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers, reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, original_of, reply_message_of, stream_event, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, original_of, reply_message_of, split_lines, stream_event, stream_json, stream_payload
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -449,7 +449,8 @@ def _continued(whole: dict[str, Any], shown: bytes) -> list[dict[str, Any]]:
     texts: dict[int, str] = {}
     done: set[int] = set()
     last = -1
-    for line in shown.decode("utf-8", "replace").splitlines():
+    for raw in split_lines(shown, final=True)[0]:
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
         payload = stream_payload(line)
         try:
             event = stream_json(payload) if payload not in (None, "[DONE]") else None
