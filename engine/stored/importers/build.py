@@ -273,7 +273,11 @@ class Step:
 
     def record_usage(self, input_tokens: Any, output_tokens: Any) -> None:
         """The source's token counts for this turn, when both are plausible counts (else left estimated)."""
-        if _count(input_tokens) and _count(output_tokens):
+        if type(input_tokens) is int and type(output_tokens) is int:  # as JSON gives them: no bool, no subclass
+            plausible = 0 <= input_tokens <= MAX_TOKENS and 0 <= output_tokens <= MAX_TOKENS
+        else:
+            plausible = _count(input_tokens) and _count(output_tokens)
+        if plausible:
             self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:
@@ -348,7 +352,7 @@ class Draft:
         return None
 
     def new_step(self, thought: str = "") -> Step:
-        step = Step(thought.strip())  # (`add_thought` on an empty step)
+        step = Step(thought.strip() if thought else "")  # (`add_thought` on an empty step)
         self.items.append(step)
         return step
 
@@ -601,10 +605,13 @@ def new_action(*, tool: Any, args: Any, call_id: Any = None, args_error: Any = N
     """`Action(tool=..., args=..., call_id=..., args_error=...)`: built as the engine builds its own
     (`trusted`, without validation) when each value has its field's type (as read from JSON, the
     usual case), else validated (a value of another type converted or refused as pydantic does)."""
-    if (type(tool) is str and type(args) is dict and _str_or_none(call_id) and _str_or_none(args_error)
-            and all(type(key) is str for key in args)):
+    if (type(tool) is str and type(args) is dict and (call_id is None or type(call_id) is str)
+            and (args_error is None or type(args_error) is str) and (not args or set(map(type, args)) == _STR_ONLY)):
         return Action.trusted(tool=tool, args=args, call_id=call_id, args_error=args_error)
     return Action(tool=tool, args=args, call_id=call_id, args_error=args_error)
+
+
+_STR_ONLY = {str}
 
 
 def _first(observation: tuple[int, str, bool | None]) -> int:

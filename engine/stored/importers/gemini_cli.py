@@ -52,7 +52,9 @@ def _responses(content: Any) -> list[dict[str, Any]]:
 
 def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
     body = response.get("response")
-    if isinstance(body, dict):
+    if type(body) is dict:
+        if len(body) == 1 and type(output := body.get("output")) is str:  # the usual: {"output": text}
+            return output, False
         if isinstance(body.get("error"), str):
             return body["error"], True
         if isinstance(body.get("output"), str) and len(body) == 1:
@@ -175,14 +177,15 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
         if isinstance(t, dict)
     ) if isinstance(thoughts, list) and thoughts else ""
     step = draft.new_step(thought)
-    text = _text(get("content"))
+    content = get("content")
+    text = content if type(content) is str else _text(content)
     calls = get("toolCalls")
-    if not isinstance(calls, list):
+    if type(calls) is not list:
         calls = []
     if text:
         (step.add_thought if calls else step.add_reply)(text)
     tokens = get("tokens")
-    if isinstance(tokens, dict):
+    if type(tokens) is dict:
         step.record_usage(tokens.get("input"), tokens.get("output"))
     model = get("model")
     if isinstance(model, str):
@@ -191,12 +194,14 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
         if type(call) is not dict or not isinstance(name := call.get("name"), str):
             draft.unrecognised("a tool call without a name", call, source)
             continue
-        args, error = arguments(call.get("args"))
+        args = call.get("args")
+        args, error = (args, None) if type(args) is dict else arguments(args)
         call_id = call.get("id")
-        if not isinstance(call_id, str):
+        if type(call_id) is not str:
             call_id = None
         draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
-        results = _responses(call.get("result"))
+        results = call.get("result")
+        results = [p["functionResponse"] for p in results if type(p) is dict and type(p.get("functionResponse")) is dict] if type(results) is list else []
         status = call.get("status")
         for response in results:
             text, failed = _response_text(response)
