@@ -12,7 +12,10 @@ of the transcript the import wrote (the same run: as many steps, where a
 format's line holds a whole step and the engine's holds a third). Each figure
 is the median wall and CPU time of `--runs` fresh processes taken in turns
 (a first, untimed run of each writes Python's bytecode cache). The goal: each
-import within 2x the show.
+import within 2x the show. A transcript "of the same size" read as bytes, not
+lines, is timed too: `show` of an engine transcript of as many bytes as the
+format's file (`x bytes`; a Gemini CLI line holds a whole step, a call with its
+result, where an engine line holds a third of one).
 
 `--stages`: each format's import in this process instead, stage by stage (CPU,
 collector off, the least of `--runs`): reading, detecting, parsing and mapping
@@ -159,6 +162,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{fmt:<12} " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in least.items())
                       + f"; in all {sum(least.values()):.3f} s")
             return 0
+        per_step = transcript.stat().st_size / max(1, args.lines // 3)
+        sized = {}  # an engine transcript of as many bytes as each format's file
+        for fmt, path in files.items():
+            sized[fmt] = folder / f"engine-as-{fmt}.jsonl"
+            make_transcript(sized[fmt], max(1, round(path.stat().st_size / per_step)))
         show = [*AGENT_TUI, "show", str(transcript)]
         imports = {fmt: [*AGENT_TUI, "import", str(path), "-o", str(folder / f"out-{fmt}.jsonl")] for fmt, path in files.items()}
         wall(show)  # the bytecode cache
@@ -171,18 +179,21 @@ def main(argv: list[str] | None = None) -> int:
                 times[fmt].append(wall(command))
             for fmt in files:
                 times.setdefault(f"show {fmt}", []).append(wall([*AGENT_TUI, "show", str(folder / f"out-{fmt}.jsonl")]))
+                times.setdefault(f"bytes {fmt}", []).append(wall([*AGENT_TUI, "show", str(sized[fmt])]))
         base_wall = statistics.median(t[0] for t in times["show"])
         base_cpu = statistics.median(t[1] for t in times["show"])
-        print(f"show of an agent-tui transcript of {lines:,} lines: {base_wall:.2f} s wall, {base_cpu:.2f} s CPU (median of {args.runs})")
-        print(f"{'format':<12} {'lines':>8} {'import wall':>12} {'x show':>7} {'import CPU':>11} {'x show':>7}"
-              f" {'its show CPU':>13} {'x it':>6}")
+        print(f"show of an agent-tui transcript of {lines:,} lines ({transcript.stat().st_size / 1e6:.1f} MB): {base_wall:.2f} s wall,"
+              f" {base_cpu:.2f} s CPU (median of {args.runs})")
+        print(f"{'format':<12} {'lines':>8} {'MB':>6} {'import wall':>12} {'x show':>7} {'import CPU':>11} {'x show':>7}"
+              f" {'its show CPU':>13} {'x it':>6} {'show, as many bytes':>20} {'x bytes':>8}")
         for fmt, path in files.items():
             count = sum(1 for _ in path.open("rb"))
             w = statistics.median(t[0] for t in times[fmt])
             c = statistics.median(t[1] for t in times[fmt])
             own = statistics.median(t[1] for t in times[f"show {fmt}"])
-            print(f"{fmt:<12} {count:>8,} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
-                  f" {own:>11.2f} s {c / own:>5.2f}x")
+            same_bytes = statistics.median(t[1] for t in times[f"bytes {fmt}"])
+            print(f"{fmt:<12} {count:>8,} {path.stat().st_size / 1e6:>6.1f} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
+                  f" {own:>11.2f} s {c / own:>5.2f}x {same_bytes:>18.2f} s {c / same_bytes:>7.2f}x")
     return 0
 
 
