@@ -32,6 +32,8 @@ from engine.wires.neutral import WireError, split_lines
 if TYPE_CHECKING:
     import httpx
 
+_BOM = b"\xef\xbb\xbf"
+"""UTF-8's byte-order mark: an event stream's client leaves it out where the stream starts."""
 STREAM_LIMIT = 1800.0
 """Seconds a streamed reply may take in all (each gap between its lines: the timeout)."""
 TOO_LARGE = f"the reply is larger than {MAX_REPLY_BYTES // 1_000_000} MB; stopped reading"
@@ -139,12 +141,15 @@ class UpstreamClient:
         return b"".join(chunks)
 
     def lines(self, response: httpx.Response) -> Iterator[bytes]:
-        """The body's lines (each with its line end) as they come: at most `timeout` between
-        two lines that are not empty, `stream_limit` in all, `MAX_REPLY_BYTES` in size."""
+        """The body's lines (each with its line end) as they come, read as an event stream's
+        client reads them (`split_lines`; a byte-order mark the stream starts with left out): at
+        most `timeout` between two lines that are not empty, `stream_limit` in all,
+        `MAX_REPLY_BYTES` in size."""
         started = time.monotonic()
         last = started
         size = 0
         pending = b""
+        begun = False
         with _as_standard_errors():
             for chunk in response.iter_bytes():
                 size += len(chunk)
@@ -152,6 +157,10 @@ class UpstreamClient:
                     raise WireError(TOO_LARGE)
                 now = time.monotonic()
                 pending += chunk
+                if not begun:  # a mark split over the first chunks waits for its last byte
+                    if len(pending) < 3 and _BOM.startswith(pending):
+                        continue
+                    begun, pending = True, pending.removeprefix(_BOM)
                 complete, pending = split_lines(pending)
                 for line in complete:
                     if line.strip():

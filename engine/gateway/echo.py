@@ -12,6 +12,7 @@ are joined is never passed on as it came (the gateway rebuilds it from the maske
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from engine.model.keymask import TEXT_FIELDS, KeyMask
@@ -19,45 +20,88 @@ from engine.model.keymask import TEXT_FIELDS, KeyMask
 
 def masked_json(mask: KeyMask, raw: bytes) -> bytes:
     """`raw` with the key masked in every decoded string of it, when it is JSON holding one
-    (re-serialised then; otherwise the same bytes)."""
+    (read as a client reads it, bytes UTF-8 cannot hold replaced; re-serialised then); a body this
+    reader cannot read (nested past its depth, not JSON) with its `\\u` escapes of printable
+    characters written out and the key masked in that text, as a reader that can will read it;
+    otherwise the same bytes."""
     if not mask.span or not raw:
         return raw
+    text = raw.decode("utf-8", "replace")
     try:
-        data = json.loads(raw)
+        data = json.loads(text)
     except (ValueError, RecursionError):
-        return raw
+        if "\\u" not in text:
+            return raw
+        written = mask(_ESCAPE.sub(_written_out, text))
+        return raw if written == text else written.encode()
     masked = mask.value(data)
     return raw if masked == data else json.dumps(masked).encode()
 
 
+_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u([0-9a-fA-F]{4})")
+"""A `\\u` escape (not one whose backslash is itself escaped), with the escaped backslashes before it."""
+
+
+def _written_out(match: re.Match[str]) -> str:
+    """The escape as its character when JSON may hold that character as it is (printable, not a
+    quote, a backslash or half a surrogate pair); else as it was."""
+    code = int(match.group(2), 16)
+    if code < 0x20 or code in (0x22, 0x5C) or 0xD800 <= code <= 0xDFFF:
+        return match.group(0)
+    return match.group(1) + chr(code)
+
+
 _INDEXES = ("index", "output_index", "content_index", "summary_index")
-"""Fields that say which block, item or part an event's pieces belong to (Anthropic's block
-`index`, the Responses API's `output_index`, `content_index`, `summary_index`): a client joins
-the pieces of each apart, so each field's join is kept per those numbers too."""
+"""An event's fields that say which block, item, part or summary its pieces belong to (Anthropic's
+block `index`, the Responses API's `output_index`, `content_index`, `summary_index`)."""
+_LISTED = frozenset({"choices", "candidates", "tool_calls"})
+"""Lists whose items a client keeps apart, each by its `index` (else its place): a choice, a
+candidate, a call."""
+_PIECES = TEXT_FIELDS | {"delta", "partial_json", "signature", "name"}
+"""Fields whose strings a client adds to what it has of a block, item or choice (a Responses
+event's `delta` is its text, summary or arguments)."""
+
+
+def _number(value: Any) -> Any:
+    """An index as a client takes it: 0, 0.0 and "0" are the same block (a JavaScript array's
+    `[event.index]`, a Python dict's key); anything else as it is."""
+    if type(value) is bool:
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return value
+
+
+def _marks(event: dict[str, Any]) -> tuple[Any, ...]:
+    """The event's own index fields, numbers as a client takes them."""
+    return tuple((key, _number(event[key])) for key in _INDEXES if key in event and isinstance(event[key], (int, float, str)))
 
 
 class StreamEcho:
-    """Follows a streamed reply's `data:` lines: masks the key in each line's decoded strings and
-    keeps the pieces the way a client may join them, so `carries_key` finds a key spelled by any
-    such join: every field's pieces in order (by path, a list item by its `index`); every field
-    across all choices and calls (a client that reads `choices[0]` whatever the index, or joins
-    every choice); two such fields one after the other (content, then arguments); every text piece
-    in arrival order, and every string under the choices in arrival order. `within`: the key of
-    an event under which those strings are (`choices` for chat completions; None: anywhere, as in
-    a Messages stream, whose deltas a client joins per block index)."""
+    """Follows a streamed reply's `data:` lines (read as a client reads them: bytes UTF-8 cannot
+    hold replaced): masks the key in each line's decoded strings and keeps the pieces the way a
+    client may join them, so `carries_key` finds a key spelled by any such join, and `spelled_key`
+    and `could_complete_key` say, as each line comes, whether one is spelled or could be by what
+    comes next. The joins, each in arrival order: every field's pieces by its path (a list item by
+    its `index`); every field across all choices and calls (a client that reads `choices[0]`
+    whatever the index, or joins every choice), and of each kind of event (its `type`: a reasoning
+    summary's deltas apart from the text's); what a client keeps of each block, item, part, choice,
+    candidate or call (the event's index fields, the lists' indexes, numbers as a client takes
+    them), all its pieces together and each field's apart (a block's start text and its deltas);
+    Gemini's thoughts and its other text, of each candidate and of all; every text piece, and
+    every string under the choices; and two text fields one after the other (content, then
+    arguments). `within`: the key of an event under which those strings are (`choices` for chat
+    completions, `candidates` for Gemini; None: anywhere, as in a Messages stream)."""
 
     def __init__(self, mask: KeyMask, within: str | None = "choices") -> None:
         self._mask = mask
         self._within = within
-        self._fields: dict[tuple[Any, ...], list[str]] = {}
-        self._across: dict[tuple[Any, ...], list[str]] = {}
-        self._texts: list[str] = []
-        self._strings: list[str] = []
-        self._thoughts: list[str] = []
-        self._said: list[str] = []
-        self._kinds: dict[tuple[Any, ...], list[str]] = {}
+        self._joins: dict[tuple[Any, ...], list[str]] = {}
+        """Every join's pieces, in the order they came."""
         self._tails: dict[tuple[Any, ...], str] = {}
-        """The end of each join (a field, a field across choices, the texts, the strings), a span long."""
+        """The end of each join, a span long."""
         self._open: set[tuple[Any, ...]] = set()
         """The joins whose end could begin the key (`KeyMask.tail_state`)."""
         self.spelled_key = False
@@ -69,13 +113,12 @@ class StreamEcho:
         """The line with the key masked in its JSON strings (the same bytes when there is none)."""
         if not self._mask.span or not raw.startswith(b"data:"):
             return raw
-        body = raw[5:]
         ending = raw[len(raw.rstrip(b"\r\n")) :]
         try:
-            data = json.loads(body)
+            data = json.loads(raw[5:].decode("utf-8", "replace"))
         except (ValueError, RecursionError):
             return raw
-        self._collect(data, (), ())
+        self._collect(data, (), (), None, _marks(data) if isinstance(data, dict) else ())
         for join in self._changed:  # only the joins this line added to: a line costs what it holds
             whole, begun = self._mask.tail_state(self._tails[join])  # a span long: a key the line completed is whole in it
             self.spelled_key = self.spelled_key or whole
@@ -84,38 +127,39 @@ class StreamEcho:
         masked = self._mask.value(data)
         return raw if masked == data else b"data: " + json.dumps(masked).encode() + ending
 
-    def _collect(self, value: Any, path: tuple[Any, ...], across: tuple[Any, ...], kind: str | None = None) -> None:
+    def _collect(self, value: Any, path: tuple[Any, ...], across: tuple[Any, ...], kind: str | None, entity: tuple[Any, ...]) -> None:
         if isinstance(value, str):
-            self._fields.setdefault(path, []).append(value)
             self._grow(("field", *path), value)
-            if across and (self._within is None or across[0] == self._within):
-                self._across.setdefault(across, []).append(value)
-                self._strings.append(value)
-                self._grow(("across", *across), value)
-                self._grow(("strings",), value)
-                if kind is not None:  # the pieces of one kind of event or part (a reasoning summary's deltas, not the text's)
-                    self._kinds.setdefault((kind, *across), []).append(value)
-                    self._grow(("kind", kind, *across), value)
-                if across[-1] in TEXT_FIELDS:
-                    self._texts.append(value)
-                    self._grow(("texts",), value)
+            if not across or self._within is not None and across[0] != self._within:
+                return
+            field = across[-1]
+            self._grow(("across", *across), value)
+            self._grow(("strings",), value)
+            if kind is not None:  # the pieces of one kind of event or part (a reasoning summary's deltas, not the text's)
+                self._grow(("kind", kind, *across), value)
+            if field in TEXT_FIELDS:
+                self._grow(("texts",), value)
+            if field in _PIECES and entity:  # what a client keeps of a block, item, choice...: the whole and the part
+                for held in {entity[:1], entity}:
+                    self._grow(("entity", *held), value)
+                    self._grow(("entity", *held, field), value)
         elif isinstance(value, dict):
-            if isinstance(value.get("text"), str):
-                if value.get("thought") is True:  # Gemini's thoughts, joined apart
-                    self._thoughts.append(value["text"])
-                    self._grow(("thoughts",), value["text"])
-                else:  # and its text without them (what a client's `text` joins)
-                    self._said.append(value["text"])
-                    self._grow(("said",), value["text"])
+            if isinstance(value.get("text"), str) and (self._within is None or across[:1] == (self._within,)):
+                which = "thoughts" if value.get("thought") is True else "said"  # Gemini's thoughts, and its text without them
+                self._grow((which,), value["text"])
+                if entity:
+                    self._grow((which, entity[0]), value["text"])
             kind = value["type"] if isinstance(value.get("type"), str) else kind
-            marks = tuple((key, value[key]) for key in _INDEXES if type(value.get(key)) is int)
             for key, item in value.items():
-                self._collect(item, (*path, *marks, key), (*across, key), kind)
+                self._collect(item, (*path, key), (*across, key), kind, entity)
         elif isinstance(value, list):
+            listed = across[-1] if across and across[-1] in _LISTED else None
             for position, item in enumerate(value):
-                self._collect(item, (*path, item.get("index", position) if isinstance(item, dict) else position), (*across, "*"), kind)
+                index = _number(item.get("index", position)) if isinstance(item, dict) else position
+                self._collect(item, (*path, index), (*across, "*"), kind, (*entity, (listed, index)) if listed else entity)
 
     def _grow(self, join: tuple[Any, ...], value: str) -> None:
+        self._joins.setdefault(join, []).append(value)
         self._tails[join] = (self._tails.get(join, "") + value)[-self._mask.span :]
         self._changed.add(join)
 
@@ -127,15 +171,12 @@ class StreamEcho:
 
     @property
     def carries_key(self) -> bool:
-        """Whether the pieces, joined in any of the ways a client may join them, hold the key."""
+        """Whether the pieces, joined in any of the ways a client may join them, hold the key:
+        each join whole, and two text fields one after the other (only those where the first's
+        end and the second's start could make a key are joined)."""
         matches = self._mask.matches
-        if any(matches("".join(pieces)) for pieces in (self._texts, self._strings, self._thoughts, self._said)):
+        joined = {join: "".join(pieces) for join, pieces in self._joins.items()}
+        if self.spelled_key or any(matches(text) for text in joined.values()):
             return True
-        if any(matches("".join(pieces)) for pieces in (*self._fields.values(), *self._kinds.values())):
-            return True
-        span = self._mask.span
-        joined = {path: "".join(pieces) for path, pieces in self._across.items()}
-        if any(matches(text) for text in joined.values()):
-            return True
-        texts = [text for path, text in joined.items() if path[-1] in TEXT_FIELDS]
-        return any(matches(a[-span:] + b[:span]) for a in texts for b in texts if a is not b)
+        texts = [text for join, text in joined.items() if join[0] == "across" and join[-1] in TEXT_FIELDS]
+        return any(matches(a + b) for a, b in self._mask.meeting(texts))

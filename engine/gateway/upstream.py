@@ -149,7 +149,7 @@ class UpstreamPolicy:
         try:
             with self._client.post(self.wire.endpoint(self.upstream.url, route), body, headers) as response:
                 raw = masked_json(self._mask, self._masked(self._client.whole(response)))
-                return Response(response.status_code, raw, response.headers.get("content-type", "application/json"))
+                return Response(response.status_code, raw, self._mask(response.headers.get("content-type", "application/json")))
         except TimeoutError:
             message = f"the upstream {safe_url(self.upstream.url)} did not answer in time"
             return self.wire.error_response(504, message, "upstream_error")
@@ -205,7 +205,9 @@ class UpstreamPolicy:
         return raw if masked == text else masked.encode("utf-8", "surrogateescape")
 
     def _fail(self, status: int, raw: bytes | None, headers: Any, message: str) -> NoReturn:
-        kept = {k.lower(): self._mask(v) for k, v in headers.items() if _passed_on(k)}
+        names = [k.lower() for k in headers if _passed_on(k)]
+        values = self._mask.across([self._mask(headers[k]) for k in headers if _passed_on(k)])  # a key spelled across them too
+        kept = dict(zip(names, values))
         body = raw if raw else self.wire.error_response(status, message, "upstream_error").body
         self.last_failure = Failure(status, body, kept, self.wire.NAME)
         raise PolicyError(f"upstream status {status}: {message}")

@@ -18,10 +18,12 @@ import re
 from typing import Any, Callable, Iterator
 
 from engine.wires.neutral import MASK, Reply
-_GAP = r"(?:\s{0,8}|(?:\s|\\[nrt]){0,4})"
+_GAP = r"(?:\s|\\[nrt]){0,8}"
 """Whitespace a server may put inside the key (a line break in a wrapped body), raw or
-escaped as JSON writes it (so the key is masked in a JSON body before it is parsed): at most
-8 characters, so a match is at most `span` long (8 whitespace, or 4 of them and escapes)."""
+escaped as JSON writes it (so the key is masked in a JSON body before it is parsed): at most 8
+of them, so a match is at most `span` long. Each character of a gap matches one way (a backslash
+is no whitespace), so a text that nearly spells the key costs the pattern a few tries a
+character, never one for each way of reading its gaps."""
 
 
 _GAPS = re.compile(r"\s|\\[nrt]")
@@ -48,9 +50,9 @@ class KeyMask:
             secrets.sort(key=len, reverse=True)  # the longest first: a secret holding another is masked whole
             bodies = "|".join(_GAP.join(re.escape(c) for c in s) for s in secrets)
             self._pattern = re.compile(rf"(?:(?i:bearer)\s{{1,8}})?(?:{bodies})")
-            self.span = max(len(s) for s in secrets) * 9 + 16
+            self.span = max(len(s) for s in secrets) * 17 + 16
             """Longer than the longest match: `Bearer` and 8 spaces, then each character of the
-            longest secret and, between two, a gap of up to 8 characters (`_GAP`)."""
+            longest secret and, between two, a gap of up to 16 characters (`_GAP`: 8 escapes)."""
         self._squeezed = ["".join(s.split()) for s in secrets]
         """Each secret without its whitespace (which the pattern lets a gap surround, as in any text)."""
 
@@ -75,23 +77,33 @@ class KeyMask:
         enough to ask after every piece of a stream (substring tests, no pattern)."""
         if not self._secrets or not text:
             return False, False
-        tail = text[-self.span :]
-        if "\\" in tail:
-            tail = _GAPS.sub("", tail)
-            tail = tail[:-1] if tail.endswith("\\") else tail  # a backslash may begin an escaped gap (`\\n`) the next piece ends
-        else:
-            tail = "".join(tail.split())  # the same without an escape, a third of the time
+        tail = _squeezed(text[-self.span :], end=True)
         whole = begun = False
         for secret in self._squeezed:  # without its own whitespace, as the tail is without its gaps
             if not secret:
                 continue
             whole = whole or secret in tail
-            head = secret[:MIN_SECRET]
-            start = tail.find(head, max(0, len(tail) - len(secret) + 1))
-            while start != -1 and not begun:  # each place the secret's head stands where the secret would not fit
-                begun = secret.startswith(tail[start:])
-                start = tail.find(head, start + 1)
+            begun = begun or bool(_begun(tail, secret, MIN_SECRET))
         return whole, begun
+
+    def meeting(self, texts: list[str]) -> Iterator[tuple[str, str]]:
+        """(a's last `span` characters, b's first) for two of `texts` where a ends with a secret's
+        start and b begins with its rest, gaps left out: the pairs whose joining could spell it
+        (all the others cannot), so a check of every two texts one after the other costs what
+        each text holds, not the square of their number."""
+        rests: dict[str, list[int]] = {}
+        for n, text in enumerate(texts):
+            tail = _squeezed(text[-self.span :], end=True)
+            for secret in self._squeezed:
+                for length in _begun(tail, secret, 1) if secret else ():
+                    rests.setdefault(secret[length:], []).append(n)
+        if not rests:
+            return
+        for k, text in enumerate(texts):
+            head = _squeezed(text[: self.span])
+            for rest, ends in rests.items():
+                if head.startswith(rest):
+                    yield from ((texts[n][-self.span :], text[: self.span]) for n in ends if n != k)
 
     def matches(self, text: str) -> list[re.Match[str]]:
         return [] if self._pattern is None or not self._may_hold(text) else list(self._pattern.finditer(text))
@@ -179,6 +191,26 @@ def _with_texts(data: Any, field: str | None, texts: Iterator[str]) -> Any:
     if isinstance(data, list):
         return [_with_texts(value, field, texts) for value in data]
     return data
+
+
+def _squeezed(text: str, end: bool = False) -> str:
+    """`text` without what a gap may hold (`_GAPS`); `end`: a backslash it ends with too (the start
+    of an escaped gap the next piece ends)."""
+    if "\\" not in text:
+        return "".join(text.split())  # the same without an escape, a third of the time
+    text = _GAPS.sub("", text)
+    return text[:-1] if end and text.endswith("\\") else text
+
+
+def _begun(tail: str, secret: str, least: int) -> list[int]:
+    """How many of `secret`'s first characters (at least `least`, not all) `tail` ends with, each way."""
+    found = []
+    start = tail.find(secret[:least], max(0, len(tail) - len(secret) + 1))
+    while start != -1:  # each place the secret's first characters stand where the secret would not fit
+        if secret.startswith(tail[start:]):
+            found.append(len(tail) - start)
+        start = tail.find(secret[:least], start + 1)
+    return found
 
 
 class MaskedStream:

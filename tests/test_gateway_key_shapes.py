@@ -1,0 +1,246 @@
+"""The key never reaches the agent in the shapes a server may give an echo of it.
+
+Beside tests/test_gateway_key_joins.py: a bad UTF-8 byte or a byte-order mark that one reader
+skips and a client reads past; text a block, item or part starts with, then its deltas; an index
+written as 0.0, or a stray one inside a delta; a call's arguments begun in the item that adds it;
+Gemini text around a thought, beside a field no client reads, or of two candidates; a key written
+with `\\u` escapes in a body this reader cannot parse (a bad byte, 5,000 levels deep); a key split
+over two rate-limit headers or put in a content type. And two inputs whose cost grew with the
+square or the power of what they hold, now bounded (each test's timeout is its bound).
+Every server is a real one on 127.0.0.1; the agent reads as its client does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from engine.gateway.echo import StreamEcho, masked_json
+from engine.model.config import Secret
+from engine.model.keymask import KeyMask
+from tests.support import gateway_harness as harness
+from tests.support.canned import Canned
+from tests.support.scripted import Scripted, sse_json
+from tests.test_gateway_key_joins import HI, KEY, Numbered, ant, ant_block, ant_delta, ant_end, ant_start, ant_stop, anthropic_blocks, stream
+
+A, B = KEY[:16], KEY[16:]
+READ = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+ESCAPED = "".join(f"\\u{ord(c):04x}" for c in KEY)
+"""The key written with `\\u` escapes, as JSON may write it."""
+
+
+def chat(choices: list[dict[str, Any]]) -> bytes:
+    return f"data: {json.dumps({'id': 'c', 'object': 'chat.completion.chunk', 'created': 1, 'model': 'm', 'choices': choices})}\n\n".encode()
+
+
+def choice(index: Any, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"index": index, "delta": delta, "finish_reason": finish}
+
+
+def gemini(data: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(data)}\r\n\r\n".encode()
+
+
+def per_choice(raw: str) -> dict[int, str]:
+    got: dict[int, str] = {}
+    for event in sse_json(raw):
+        for c in event.get("choices") or []:
+            got[int(c["index"])] = got.get(int(c["index"]), "") + ((c.get("delta") or {}).get("content") or "")
+    return got
+
+
+def through(tmp_path: Path, wire: str, script: list[bytes | None]) -> str:
+    with Scripted([script]) as upstream, harness.gateway(upstream, tmp_path, wire, key=Secret(KEY)) as (_, server):
+        return stream(server, wire)
+
+
+def posted(tmp_path: Path, wire: str, path: str, replies: list[tuple[int, bytes, list[tuple[str, str]]]]) -> httpx.Response:
+    with Canned(replies) as upstream, harness.gateway(upstream, tmp_path, wire, key=Secret(KEY)) as (_, server):
+        return httpx.post(f"http://127.0.0.1:{server.port}{path}", json={"model": "m", "messages": HI}, timeout=30)
+
+
+def test_a_bad_byte_in_a_line_hides_nothing_from_the_key_check(tmp_path: Path) -> None:
+    """A byte UTF-8 cannot hold: the agent's client reads the line with it replaced, so the gateway does."""
+    first = chat([choice(0, {"role": "assistant", "content": "Key: " + A})]).replace(b'"model": "m"', b'"model": "m\xff"')
+    raw = through(tmp_path, "chat", [first, chat([choice(0, {"content": B + " end"}, "stop")]), b"data: [DONE]\n\n"])
+    assert per_choice(raw) == {0: "Key: *** end"}, per_choice(raw)
+
+
+def test_a_bad_byte_beside_an_escaped_key_hides_nothing_from_the_mask(tmp_path: Path) -> None:
+    line = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m\xff","choices":[{"index":0,'
+            b'"delta":{"role":"assistant","content":"Key: ' + ESCAPED.encode() + b'"},"finish_reason":null}]}\n\n')
+    raw = through(tmp_path, "chat", [line, chat([choice(0, {"content": " end"}, "stop")]), b"data: [DONE]\n\n"])
+    assert KEY not in json.dumps(per_choice(raw)) and per_choice(raw)[0].endswith(" end"), per_choice(raw)
+
+
+def test_a_byte_order_mark_at_the_streams_start_hides_nothing(tmp_path: Path) -> None:
+    script = [b"\xef\xbb\xbf" + chat([choice(0, {"role": "assistant", "content": "Key: " + A})]), chat([choice(0, {"content": B + " end"}, "stop")]), b"data: [DONE]\n\n"]
+    raw = through(tmp_path, "chat", script)
+    assert per_choice(raw) == {0: "Key: *** end"}, per_choice(raw)
+
+
+def test_text_an_anthropic_block_starts_with_is_joined_with_its_deltas(tmp_path: Path) -> None:
+    script = [ant_start(), ant({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "Key: " + A}}),
+              ant({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": "zz"}}),
+              ant_delta(0, "text", B + " end"), *ant_stop(0, 1), *ant_end()]
+    blocks = anthropic_blocks(sse_json(through(tmp_path, "anthropic", script)))
+    assert not any(KEY in b.get("text", "") for b in blocks) and blocks[0]["text"].startswith("Key: "), blocks
+
+
+def test_an_anthropic_block_index_written_as_a_float_is_the_same_block(tmp_path: Path) -> None:
+    script = [ant_start(), ant_block(0, "text"), ant_block(1, "text"), ant_delta(0, "text", "Key: " + A), ant_delta(1, "text", "zz"),
+              ant({"type": "content_block_delta", "index": 0.0, "delta": {"type": "text_delta", "text": B + " end"}}), *ant_stop(0, 1), *ant_end()]
+    raw = through(tmp_path, "anthropic", script)
+    texts: dict[int, str] = {}
+    for event in sse_json(raw):
+        if event.get("type") == "content_block_delta" and event["delta"].get("type") == "text_delta":
+            texts[int(event["index"])] = texts.get(int(event["index"]), "") + event["delta"]["text"]
+    assert not any(KEY in t for t in texts.values()), texts
+
+
+@pytest.mark.parametrize("via", ["item", "part"])
+def test_text_a_responses_item_or_part_starts_with_is_joined_with_its_deltas(tmp_path: Path, via: str) -> None:
+    """The openai SDK's own accumulator (`client.responses.stream`) joins them."""
+    event = Numbered()
+    response = {"id": "resp_1", "object": "response", "created_at": 1, "status": "in_progress", "model": "m", "output": []}
+    start = {"type": "output_text", "text": "Key: " + A, "annotations": []}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": [start] if via == "item" else []}
+    at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    script = [event({"type": "response.created", "response": response}), event({"type": "response.output_item.added", "output_index": 0, "item": message})]
+    if via == "part":
+        script.append(event({"type": "response.content_part.added", **at, "part": start}))
+    script.append(event({"type": "response.output_text.delta", **at, "delta": B + " end"}))
+    done = {**message, "status": "completed", "content": [{"type": "output_text", "text": "Key: *** end", "annotations": []}]}
+    script += [event({"type": "response.output_item.done", "output_index": 0, "item": done}),
+               event({"type": "response.completed", "response": {**response, "status": "completed", "output": [done]}})]
+    with Scripted([script]) as upstream, harness.gateway(upstream, tmp_path, "responses", key=Secret(KEY)) as (_, server):
+        client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, timeout=30)
+        seen = []
+        with client.responses.stream(model="m", input="hi") as events:
+            seen = [e.snapshot for e in events if e.type == "response.output_text.delta"]
+    assert seen and all(KEY not in s for s in seen), seen  # (the gateway's reader takes a message's text from its deltas: the rest, rebuilt)
+
+
+@pytest.mark.parametrize("stray", ["in the delta", "a float"])
+def test_a_chat_choice_is_one_however_its_index_is_written(tmp_path: Path, stray: str) -> None:
+    """A second choice between; the first's rest with an `index` inside its delta, or its index as
+    0.0: the openai SDK's accumulator joins it to the first choice."""
+    rest = choice(0, {"content": B + " end", "index": 9}) if stray == "in the delta" else choice(0.0, {"content": B + " end"})
+    script = [chat([choice(0, {"role": "assistant", "content": "Key: " + A})]), chat([choice(1, {"role": "assistant", "content": "zz"})]),
+              chat([rest]), chat([choice(0, {}, "stop"), choice(1, {}, "stop")]), b"data: [DONE]\n\n"]
+    with Scripted([script]) as upstream, harness.gateway(upstream, tmp_path, "chat", key=Secret(KEY)) as (_, server):
+        raw = stream(server, "chat")
+        client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, timeout=30)
+        with client.chat.completions.stream(model="m", messages=HI) as events:  # type: ignore[arg-type]
+            for _ in events:
+                pass
+            final = events.get_final_completion()
+    assert not any(KEY in t for t in per_choice(raw).values()), per_choice(raw)
+    assert not any(KEY in (c.message.content or "") for c in final.choices), final.choices
+
+
+def test_a_calls_arguments_begun_in_the_item_that_adds_it_are_joined_with_their_deltas(tmp_path: Path) -> None:
+    event = Numbered()
+    response = {"id": "resp_1", "object": "response", "created_at": 1, "status": "in_progress", "model": "m", "output": []}
+    item = {"id": "fc_1", "type": "function_call", "status": "in_progress", "call_id": "call_1", "name": "read_file", "arguments": '{"path": "' + A}
+    done = {**item, "status": "completed", "arguments": '{"path": "x"}'}
+    script = [event({"type": "response.created", "response": response}), event({"type": "response.output_item.added", "output_index": 0, "item": item}),
+              event({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 0, "delta": B + '"}'}),
+              event({"type": "response.output_item.done", "output_index": 0, "item": done}),
+              event({"type": "response.completed", "response": {**response, "status": "completed", "output": [done]}})]
+    body = {"model": "m", "input": HI, "stream": True, "tools": [{"type": "function", "name": "read_file", "description": "r", "parameters": READ}]}
+    with Scripted([script]) as upstream, harness.gateway(upstream, tmp_path, "responses", key=Secret(KEY)) as (_, server):  # read_* calls allowed
+        raw = httpx.post(f"http://127.0.0.1:{server.port}/v1/responses", json=body, timeout=30).text
+    arguments: dict[int, str] = {}
+    for e in sse_json(raw):
+        if e.get("type") in ("response.output_item.added", "response.output_item.done"):
+            arguments[e["output_index"]] = e["item"].get("arguments", "")
+        elif e.get("type") == "response.function_call_arguments.delta":
+            arguments[e["output_index"]] += e["delta"]
+    assert arguments and not any(KEY in a for a in arguments.values()) and KEY not in raw, arguments
+
+
+def test_a_chat_calls_arguments_are_one_however_its_function_is_written(tmp_path: Path) -> None:
+    """Call 0's arguments, call 1's, then call 0's rest with a stray `index` in its function."""
+    def call(index: int, arguments: str, **named: Any) -> dict[str, Any]:
+        return {"index": index, **named, "function": {"arguments": arguments}}
+    script = [chat([choice(0, {"role": "assistant", "tool_calls": [call(0, '{"path": "' + A, id="call_a", type="function") | {"function": {"name": "read_file", "arguments": '{"path": "' + A}}]})]),
+              chat([choice(0, {"tool_calls": [call(1, '{"path": "notes.txt"}', id="call_b", type="function") | {"function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}}]})]),
+              chat([choice(0, {"tool_calls": [{"index": 0, "function": {"arguments": B + '"}', "index": 5}}]})]),
+              chat([choice(0, {}, "tool_calls")]), b"data: [DONE]\n\n"]
+    raw = through(tmp_path, "chat", script)
+    arguments: dict[int, str] = {}
+    for e in sse_json(raw):
+        for c in e.get("choices") or []:
+            for t in (c.get("delta") or {}).get("tool_calls") or []:
+                arguments[t["index"]] = arguments.get(t["index"], "") + (t.get("function") or {}).get("arguments", "")
+    assert arguments and not any(KEY in a for a in arguments.values()), arguments
+
+
+@pytest.mark.parametrize("shape", ["a field no client reads", "two candidates"])
+def test_geminis_text_is_joined_per_candidate_and_around_its_thoughts(tmp_path: Path, shape: str) -> None:
+    """As google-genai's `.text` reads it: a candidate's parts without its thoughts."""
+    def candidate(index: int, parts: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
+        return {"index": index, "content": {"role": "model", "parts": parts}, **more}
+    rest = candidate(0, [{"text": "t", "thought": True}, {"text": B + " end"}])
+    between = {"extra": {"text": "zz"}, "candidates": [rest]} if shape == "a field no client reads" else {"candidates": [candidate(1, [{"text": "zz"}]), rest]}
+    script = [gemini({"candidates": [candidate(0, [{"text": "Key: " + A}])]}), gemini(between), gemini({"candidates": [candidate(0, [{"text": "."}], finishReason="STOP")]})]
+    raw = through(tmp_path, "gemini", script)
+    texts: dict[int, str] = {}
+    for e in sse_json(raw):
+        for c in e.get("candidates") or []:
+            texts[c.get("index", 0)] = texts.get(c.get("index", 0), "") + "".join(p.get("text", "") for p in c["content"]["parts"] if not p.get("thought"))
+    assert not any(KEY in t for t in texts.values()) and texts[0].startswith("Key: "), texts
+
+
+@pytest.mark.parametrize("fault", ["a bad byte", "5,000 levels deep"])
+def test_an_escaped_key_in_a_body_this_reader_cannot_parse_is_masked(tmp_path: Path, fault: str) -> None:
+    """The agent's client may read what this reader cannot (a bad byte replaced, a deeper parser):
+    the escapes are written out and the key masked in that text."""
+    after = b'", "type": "x\xff"}}' if fault == "a bad byte" else b'", "deep": ' + b"[" * 5000 + b"]" * 5000 + b"}}"
+    body = b'{"error": {"message": "bad key ' + ESCAPED.encode() + after
+    response = posted(tmp_path, "chat", "/v1/chat/completions", [(401, body, [("content-type", "application/json")])])
+    text = response.content.decode("utf-8", "replace")
+    assert response.status_code == 401 and KEY not in text and ESCAPED not in text and "bad key ***" in text, text[:200]
+    client_reads = json.loads(masked_json(KeyMask(KEY), body).decode("utf-8", "replace")) if fault == "a bad byte" else None
+    assert client_reads is None or client_reads["error"]["message"] == "bad key ***"
+
+
+def test_a_key_split_over_two_rate_limit_headers_is_masked(tmp_path: Path) -> None:
+    headers = [("content-type", "application/json"), ("x-ratelimit-a", KEY[:16]), ("x-ratelimit-b", KEY[16:])]
+    response = posted(tmp_path, "chat", "/v1/chat/completions", [(429, b'{"error": {"message": "slow down"}}', headers)])
+    assert response.status_code == 429 and KEY[16:] not in str(response.headers) and response.headers["x-ratelimit-a"] == "***", response.headers
+
+
+def test_a_key_in_a_passed_routes_content_type_is_masked(tmp_path: Path) -> None:
+    response = posted(tmp_path, "anthropic", "/v1/messages/count_tokens", [(200, b'{"input_tokens": 3}', [("content-type", "application/json; note=" + KEY)])])
+    assert response.json() == {"input_tokens": 3} and KEY not in str(response.headers), response.headers
+
+
+@pytest.mark.timeout(20)
+def test_a_text_that_nearly_spells_the_key_with_gaps_costs_the_mask_little() -> None:
+    """Its first 31 characters a space apart, then a wrong one, in a text with a backslash: each
+    gap has one reading (it had two: the pattern tried 2 to the 31 of them, hours)."""
+    mask = KeyMask(KEY)
+    text = "a\\b " + " ".join(KEY[:31]) + " X"
+    assert mask(text) == text and mask("a\\b " + " ".join(KEY) + " Y") == "a\\b *** Y"
+
+
+@pytest.mark.timeout(20)
+def test_joining_every_two_text_fields_costs_what_they_hold() -> None:
+    """20,000 text fields of a whole reply: only the pairs whose join could make the key are joined
+    (every pair was: 400 million joins)."""
+    message = {"role": "assistant", "content": "hi", **{f"k{i}": {"content": str(i)} for i in range(20_000)}}
+    echo = StreamEcho(KeyMask(KEY))
+    echo.line(b"data: " + json.dumps({"choices": [{"index": 0, "message": message}]}).encode())
+    assert not echo.carries_key
+    message["k7"] = {"content": "x " + A}
+    message["k8"] = {"content": B + " y"}
+    echo = StreamEcho(KeyMask(KEY))
+    echo.line(b"data: " + json.dumps({"choices": [{"index": 0, "message": message}]}).encode())
+    assert echo.carries_key
