@@ -100,8 +100,8 @@ class StreamEcho:
         self._within = within
         self._joins: dict[tuple[Any, ...], list[str]] = {}
         """Every join's pieces, in the order they came."""
-        self._tails: dict[tuple[Any, ...], str] = {}
-        """The end of each join, a span long."""
+        self._tails: dict[tuple[Any, ...], tuple[str, bool]] = {}
+        """The end of each join without its gaps, and whether a backslash was left out there (`KeyMask.grown`)."""
         self._open: set[tuple[Any, ...]] = set()
         """The joins whose end could begin the key (`KeyMask.tail_state`)."""
         self.spelled_key = False
@@ -114,16 +114,19 @@ class StreamEcho:
         if not self._mask.span or not raw.startswith(b"data:"):
             return raw
         ending = raw[len(raw.rstrip(b"\r\n")) :]
+        body = raw[5:].decode("utf-8", "replace")
         try:
-            data = json.loads(raw[5:].decode("utf-8", "replace"))
+            data = json.loads(body)
         except (ValueError, RecursionError):
             return raw
         self._collect(data, (), (), None, _marks(data) if isinstance(data, dict) else ())
         for join in self._changed:  # only the joins this line added to: a line costs what it holds
-            whole, begun = self._mask.tail_state(self._tails[join])  # a span long: a key the line completed is whole in it
+            whole, begun = self._mask.squeezed_state(self._tails[join][0])  # a key the line completed is whole in it
             self.spelled_key = self.spelled_key or whole
             (self._open.add if begun else self._open.discard)(join)
         self._changed.clear()
+        if not self._mask.may_hold(body):  # no string of it can: no escape in it, no secret in its text
+            return raw
         masked = self._mask.value(data)
         return raw if masked == data else b"data: " + json.dumps(masked).encode() + ending
 
@@ -159,8 +162,13 @@ class StreamEcho:
                 self._collect(item, (*path, index), (*across, "*"), kind, (*entity, (listed, index)) if listed else entity)
 
     def _grow(self, join: tuple[Any, ...], value: str) -> None:
-        self._joins.setdefault(join, []).append(value)
-        self._tails[join] = (self._tails.get(join, "") + value)[-self._mask.span :]
+        pieces = self._joins.get(join)
+        if pieces is None:
+            self._joins[join] = [value]
+            self._tails[join] = self._mask.grown("", False, value)
+        else:
+            pieces.append(value)
+            self._tails[join] = self._mask.grown(*self._tails[join], value)
         self._changed.add(join)
 
     @property

@@ -55,8 +55,10 @@ class KeyMask:
             longest secret and, between two, a gap of up to 16 characters (`_GAP`: 8 escapes)."""
         self._squeezed = ["".join(s.split()) for s in secrets]
         """Each secret without its whitespace (which the pattern lets a gap surround, as in any text)."""
+        self._keep = 2 * max(map(len, self._squeezed), default=0) + 8
+        """How much of a squeezed text's end `squeezed_state` reads: a secret whole, or all of it but its last character."""
 
-    def _may_hold(self, text: str) -> bool:
+    def may_hold(self, text: str) -> bool:
         """Whether `text` can hold a secret: without its whitespace (a gap), it holds one without
         its own; always, when it has a backslash (a gap may be escaped). A test of substrings, far
         cheaper than the pattern, which a text passing it still goes through."""
@@ -66,7 +68,7 @@ class KeyMask:
         return any(s in squeezed for s in self._squeezed)
 
     def __call__(self, text: str) -> str:
-        if self._pattern is None or not text or not self._may_hold(text):
+        if self._pattern is None or not text or not self.may_hold(text):
             return text
         return self._pattern.sub(MASK, text)
 
@@ -77,7 +79,10 @@ class KeyMask:
         enough to ask after every piece of a stream (substring tests, no pattern)."""
         if not self._secrets or not text:
             return False, False
-        tail = _squeezed(text[-self.span :], end=True)
+        return self.squeezed_state(_squeezed(text[-self.span :], end=True))
+
+    def squeezed_state(self, tail: str) -> tuple[bool, bool]:
+        """`tail_state` of a text's end already without its gaps (`grown`)."""
         whole = begun = False
         for secret in self._squeezed:  # without its own whitespace, as the tail is without its gaps
             if not secret:
@@ -85,6 +90,16 @@ class KeyMask:
             whole = whole or secret in tail
             begun = begun or bool(_begun(tail, secret, MIN_SECRET))
         return whole, begun
+
+    def grown(self, tail: str, pending: bool, piece: str) -> tuple[str, bool]:
+        """A text's end without its gaps (`tail`, as long as `squeezed_state` needs) with `piece`
+        after it, and whether it ends with a backslash left out (`pending`: the start of an
+        escaped gap the next piece may end): what a join's end costs to keep as pieces come,
+        each piece squeezed once, not the whole end again."""
+        text = "\\" + piece if pending else piece
+        squeezed = _squeezed(text)
+        pending = squeezed.endswith("\\")
+        return (tail + (squeezed[:-1] if pending else squeezed))[-self._keep :], pending
 
     def meeting(self, texts: list[str]) -> Iterator[tuple[str, str]]:
         """(a's last `span` characters, b's first) for two of `texts` where a ends with a secret's
@@ -106,7 +121,7 @@ class KeyMask:
                     yield from ((texts[n][-self.span :], text[: self.span]) for n in ends if n != k)
 
     def matches(self, text: str) -> list[re.Match[str]]:
-        return [] if self._pattern is None or not self._may_hold(text) else list(self._pattern.finditer(text))
+        return [] if self._pattern is None or not self.may_hold(text) else list(self._pattern.finditer(text))
 
     def across(self, pieces: list[str], before: str = "") -> list[str]:
         """`pieces`, shown one after the other after `before` (what the reader has already), with a
