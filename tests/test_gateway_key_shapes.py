@@ -26,7 +26,7 @@ from engine.model.keymask import KeyMask
 from tests.support import gateway_harness as harness
 from tests.support.canned import Canned
 from tests.support.scripted import Scripted, sse_json
-from tests.test_gateway_key_joins import HI, KEY, Numbered, ant, ant_block, ant_delta, ant_end, ant_start, ant_stop, anthropic_blocks, stream
+from tests.support.streams import HI, KEY, Numbered, ant, ant_block, ant_delta, ant_end, ant_start, ant_stop, anthropic_blocks, stream
 
 A, B = KEY[:16], KEY[16:]
 READ = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
