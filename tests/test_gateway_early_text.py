@@ -597,3 +597,21 @@ def test_a_key_spelled_across_two_events_of_one_reply_reaches_the_agent_masked(t
     went = KEY[:begun] if begun < 4 else ""  # what went before the key was spelled
     assert text == "Here: " + went + "*** is the key.", text
     assert len(calls) == int(call) and released == ({0: {"path": "notes.txt"}} if call else {})
+
+
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+@pytest.mark.parametrize("after", [10, 60, 200])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
+def test_a_key_completed_by_a_piece_that_goes_on_long_after_it_is_held_back(tmp_path: Path, wire: str, after: int, call: bool) -> None:
+    """The first event ends with the key's first 14 characters (held), the next completes the key
+    and goes on for `after` characters: past what a join's end keeps, the key is still found whole."""
+    upstream = GatedUpstream(wire, call=call, first="Here: " + KEY[:14], then=KEY[14:] + " " + "z" * after)
+    upstream.go.set()
+    with upstream, gateway(upstream, tmp_path, wire, key=Secret(KEY)) as (gw, server):
+        url, body = _request(wire, f"http://127.0.0.1:{server.port}")
+        operator = Operator(gw, lambda g: g.answer(Answer.approve())) if call else None
+        raw = httpx.post(url, json=body, timeout=30).text
+        if operator is not None:
+            operator.join()
+    text, calls = _text_and_calls(wire, raw)
+    assert KEY not in raw and text == "Here: *** " + "z" * after and len(calls) == int(call), text[:120]

@@ -32,8 +32,9 @@ def masked_json(mask: KeyMask, raw: bytes) -> bytes:
     except (ValueError, RecursionError):
         if "\\u" not in text:
             return raw
-        written = mask(_ESCAPE.sub(_written_out, text))
-        return raw if written == text else written.encode()
+        written = _ESCAPE.sub(_written_out, text)
+        masked = mask(written)
+        return raw if masked == written else masked.encode()
     masked = mask.value(data)
     return raw if masked == data else json.dumps(masked).encode()
 
@@ -69,7 +70,7 @@ def _number(value: Any) -> Any:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and value.strip().lstrip("-").isascii() and value.strip().lstrip("-").isdigit():
         return int(value.strip())
     return value
 
@@ -103,7 +104,7 @@ class StreamEcho:
         self._tails: dict[tuple[Any, ...], tuple[str, bool]] = {}
         """The end of each join without its gaps, and whether a backslash was left out there (`KeyMask.grown`)."""
         self._open: set[tuple[Any, ...]] = set()
-        """The joins whose end could begin the key (`KeyMask.tail_state`)."""
+        """The joins whose end could begin the key (`KeyMask.squeezed_state`)."""
         self.spelled_key = False
         """A join's end, as the lines came, held the whole key: what `carries_key` finds, kept as
         each line is read (early text asks after every line; `carries_key` joins everything)."""
@@ -120,9 +121,8 @@ class StreamEcho:
         except (ValueError, RecursionError):
             return raw
         self._collect(data, (), (), None, _marks(data) if isinstance(data, dict) else ())
-        for join in self._changed:  # only the joins this line added to: a line costs what it holds
-            whole, begun = self._mask.squeezed_state(self._tails[join][0])  # a key the line completed is whole in it
-            self.spelled_key = self.spelled_key or whole
+        for join in self._changed:  # only the joins this line added to: a line costs what it holds (a key it completed: `_grow`)
+            begun = self._mask.squeezed_state(self._tails[join][0])[1]
             (self._open.add if begun else self._open.discard)(join)
         self._changed.clear()
         if not self._mask.may_hold(body):  # no string of it can: no escape in it, no secret in its text
@@ -165,10 +165,12 @@ class StreamEcho:
         pieces = self._joins.get(join)
         if pieces is None:
             self._joins[join] = [value]
-            self._tails[join] = self._mask.grown("", False, value)
+            tail, pending, whole = self._mask.grown("", False, value)
         else:
             pieces.append(value)
-            self._tails[join] = self._mask.grown(*self._tails[join], value)
+            tail, pending, whole = self._mask.grown(*self._tails[join], value)
+        self._tails[join] = (tail, pending)
+        self.spelled_key = self.spelled_key or whole
         self._changed.add(join)
 
     @property

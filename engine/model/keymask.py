@@ -91,15 +91,18 @@ class KeyMask:
             begun = begun or bool(_begun(tail, secret, MIN_SECRET))
         return whole, begun
 
-    def grown(self, tail: str, pending: bool, piece: str) -> tuple[str, bool]:
+    def grown(self, tail: str, pending: bool, piece: str) -> tuple[str, bool, bool]:
         """A text's end without its gaps (`tail`, as long as `squeezed_state` needs) with `piece`
-        after it, and whether it ends with a backslash left out (`pending`: the start of an
-        escaped gap the next piece may end): what a join's end costs to keep as pieces come,
-        each piece squeezed once, not the whole end again."""
+        after it, whether it ends with a backslash left out (`pending`: the start of an escaped
+        gap the next piece may end), and whether a secret is whole in it with `piece` (before it
+        is cut: a piece may complete one and go on past what is kept): what a join's end costs
+        to keep as pieces come, each piece squeezed once, not the whole end again."""
         text = "\\" + piece if pending else piece
         squeezed = _squeezed(text)
         pending = squeezed.endswith("\\")
-        return (tail + (squeezed[:-1] if pending else squeezed))[-self._keep :], pending
+        joined = tail + (squeezed[:-1] if pending else squeezed)
+        whole = any(secret in joined for secret in self._squeezed if secret)
+        return joined[-self._keep :], pending, whole
 
     def meeting(self, texts: list[str]) -> Iterator[tuple[str, str]]:
         """(a's last `span` characters, b's first) for two of `texts` where a ends with a secret's
