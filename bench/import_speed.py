@@ -162,11 +162,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{fmt:<12} " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in least.items())
                       + f"; in all {sum(least.values()):.3f} s")
             return 0
-        per_step = transcript.stat().st_size / max(1, args.lines // 3)
+        bytes_a_step = transcript.stat().st_size / max(1, args.lines // 3)
         sized = {}  # an engine transcript of as many bytes as each format's file
         for fmt, path in files.items():
             sized[fmt] = folder / f"engine-as-{fmt}.jsonl"
-            make_transcript(sized[fmt], max(1, round(path.stat().st_size / per_step)))
+            make_transcript(sized[fmt], max(1, round(path.stat().st_size / bytes_a_step)))
         show = [*AGENT_TUI, "show", str(transcript)]
         imports = {fmt: [*AGENT_TUI, "import", str(path), "-o", str(folder / f"out-{fmt}.jsonl")] for fmt, path in files.items()}
         wall(show)  # the bytecode cache

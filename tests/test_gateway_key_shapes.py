@@ -244,3 +244,46 @@ def test_joining_every_two_text_fields_costs_what_they_hold() -> None:
     echo = StreamEcho(KeyMask(KEY))
     echo.line(b"data: " + json.dumps({"choices": [{"index": 0, "message": message}]}).encode())
     assert echo.carries_key
+
+
+def test_an_index_that_is_no_number_a_client_reads_is_kept_as_it_is(tmp_path: Path) -> None:
+    """"²" passes `str.isdigit` and is no number `int` reads: the stream goes on (it was a 502 with a key set)."""
+    script = [chat([choice("\u00b2", {"role": "assistant", "content": "Hi"})]), chat([choice(0, {"content": " there"}, "stop")]), b"data: [DONE]\n\n"]
+    with Scripted([script]) as upstream, harness.gateway(upstream, tmp_path, "chat", key=Secret(KEY)) as (_, server):
+        response = httpx.post(f"http://127.0.0.1:{server.port}/v1/chat/completions", json={"model": "m", "messages": HI, "stream": True}, timeout=30)
+    assert response.status_code == 200 and "there" in response.text, response.text[:200]
+
+
+def test_a_body_this_reader_cannot_parse_goes_as_it_came_without_a_key() -> None:
+    mask = KeyMask(KEY)
+    for body in (b"<html>caf\\u00e9</html>", b'{"a": "\\u00e9", "x": "\xff"', b'{"deep": ' + b"[" * 3000 + b'"\\u0041"' + b"]" * 3000 + b"}"):
+        assert masked_json(mask, body) == body
+
+
+def test_a_gemini_thought_whose_keys_start_went_early_goes_on_from_the_mask_once(tmp_path: Path) -> None:
+    """The thought ends with the key's first 3 characters and goes; the key's rest follows in it:
+    the agent's thoughts read "Here: sk-*** is the key.", the thought not sent again."""
+    script = [gemini({"candidates": [{"content": {"role": "model", "parts": [{"text": "Here: " + KEY[:3], "thought": True}]}, "index": 0}]}),
+              gemini({"candidates": [{"content": {"role": "model", "parts": [{"text": KEY[3:] + " is the key.", "thought": True}]}, "index": 0}]}),
+              gemini({"candidates": [{"content": {"role": "model", "parts": [{"text": "Done."}]}, "index": 0, "finishReason": "STOP"}]})]
+    raw = through(tmp_path, "gemini", script)
+    parts = [p for e in sse_json(raw) for c in e["candidates"] for p in c["content"]["parts"]]
+    assert "".join(p["text"] for p in parts if p.get("thought")) == "Here: " + KEY[:3] + "*** is the key.", parts
+
+
+@pytest.mark.timeout(20)
+def test_a_long_line_in_many_chunks_is_split_once() -> None:
+    """A 10 MB line in 16 KB chunks: the line ends are looked for in a chunk that has one (each
+    chunk made the whole line read again: minutes)."""
+    from engine.gateway.client import UpstreamClient
+
+    class Chunked:
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def iter_bytes(self) -> Any:
+            return (self.data[i : i + 16384] for i in range(0, len(self.data), 16384))
+
+    client = UpstreamClient(timeout=60)
+    line = b"data: " + b"x" * 10_000_000 + b"\n"
+    assert list(client.lines(Chunked(line + b"\n"))) == [line, b"\n"]  # type: ignore[arg-type]

@@ -157,15 +157,14 @@ class UpstreamClient:
                     raise WireError(TOO_LARGE)
                 now = time.monotonic()
                 pending += chunk
-                if not begun:  # a mark split over the first chunks waits for its last byte
-                    if len(pending) < 3 and _BOM.startswith(pending):
-                        continue
+                if not begun and (len(pending) >= 3 or not _BOM.startswith(pending)):  # a mark split over chunks waits for its last byte
                     begun, pending = True, pending.removeprefix(_BOM)
-                complete, pending = split_lines(pending)
-                for line in complete:
-                    if line.strip():
-                        last = now
-                    yield line
+                if begun and (b"\n" in chunk or b"\r" in chunk or pending.endswith(b"\r")):  # else no line ends here: a long line is read once
+                    complete, pending = split_lines(pending)
+                    for line in complete:
+                        if line.strip():
+                            last = now
+                        yield line
                 if now - last > self.timeout:
                     raise TimeoutError("no line of the stream within the timeout")
                 if now - started > self.stream_limit:

@@ -10,7 +10,7 @@ one that ends the reply, stops that: it and everything after it wait for the dec
 and the response then carries only the rest (`replies`: the upstream's remaining bytes,
 or a rebuilt tail that continues what was sent, `ReplyOptions.shown`). With a key to mask,
 an event goes out as soon as no way a client joins what was read (`StreamEcho`) ends with
-the start of a key (`KeyMask.tail_state`: its first `MIN_SECRET` characters or more) and
+the start of a key (its first `MIN_SECRET` characters or more, `StreamEcho.could_complete_key`) and
 none holds a whole one; where one shows, the rest of that reply waits and is rebuilt,
 masked. So the agent has at most the first characters of a key that is not yet spelled,
 and what follows them is masked as it continues them: the rest of the same reply
@@ -24,7 +24,7 @@ from typing import Callable
 
 from engine.gateway.echo import StreamEcho
 from engine.model.keymask import KeyMask
-from engine.wires.neutral import Reply, split_lines
+from engine.wires.neutral import Reply, rest_after, split_lines
 
 
 _CALL_WORDS = (
@@ -129,14 +129,12 @@ class EarlyStream:
 
     def rest(self, text: str) -> tuple[str, bool]:
         """What follows what went early of `text`, the current reply's whole text as decided (the
-        key masked in it), as it follows what the agent has (`following`); and whether that is
-        other than the upstream's own rest (the reply is then written anew from it). A key whose
-        first characters went and whose rest came after them is masked in `text` from its start,
-        which the agent has the beginning of: the rest is then the text read after what went,
-        masked as it follows that, from the mask on, as the upstream's own reply, masked, goes on."""
-        if self.chars and self._mask is not None and not text.startswith(self._text[: self.chars]) and self._mask(self._text) == text:
-            return self.following(self._text[self.chars :]), False
-        rest = text[self.chars :]
+        key masked in it: `rest_after`, which goes on from the mask where a key's first characters
+        went), as it follows what the agent has (`following`); and whether `following` changed it
+        (the reply is then written anew from it, not from the upstream's own)."""
+        rest = rest_after(text, self._text[: self.chars])
+        if rest is None:
+            rest = text[self.chars :]
         following = self.following(rest)
         return following, following != rest
 
@@ -172,7 +170,7 @@ class EarlyStream:
         echo = StreamEcho(self._mask, self._within)
         for line in split_lines(self.shown + rest, final=True)[0]:
             echo.line(line)
-        return echo.spelled_key or echo.carries_key
+        return echo.carries_key
 
     def end(self) -> None:
         """Nothing more of this reply goes early: the rest waits for the decision."""

@@ -73,10 +73,7 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
         """The released calls as the agent's wire writes them (for a reply rebuilt, not one passed on as it came)."""
         return [tool_call(ids[i], a.tool, released[i]) for i, a in enumerate(decision.actions) if i in released]
 
-    def rest(early: EarlyStream, fallback: int) -> Response:
-        following, anew = early.rest(thought)
-        return built(line, (following if fallback < 2 else "") or None, calls(), decision, model, shown=early.shown, anew=anew or fallback > 0)
-
+    rest = _rest(line, thought, calls, decision, model)
     if unchanged and as_it_came(line, reply):
         return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
     if renamed:
@@ -84,6 +81,17 @@ def released_response(line: Line, decision: DecisionMade, model: str | None) -> 
         engine.note(f"the upstream gave several calls the same id (or none): each gets its own ({said})")
     refused_go_upstream(line, decision, now=False)
     return _with_rest(line, built(line, thought or None, calls(), decision, model), None, rest)
+
+
+def _rest(line: Line, text: str, calls: Callable[[], list[dict[str, Any]]], decision: DecisionMade, model: str | None) -> Callable[[EarlyStream, int], Response]:
+    """The tail of a reply whose `text` (and `calls()`) follows what went early of it (`_with_rest`):
+    at `fallback` 0 as `EarlyStream.rest` says, 1 written anew, 2 written anew without the text."""
+
+    def rest(early: EarlyStream, fallback: int) -> Response:
+        following, anew = early.rest(text)
+        return built(line, following if fallback < 2 and following else None, calls(), decision, model, shown=early.shown, anew=anew or fallback > 0)
+
+    return rest
 
 
 def _with_rest(line: Line, response: Response, raw: bytes | None, rest: Callable[[EarlyStream, int], Response]) -> Response:
@@ -141,10 +149,7 @@ def end_response(line: Line, model: str | None) -> Response:
     if ended.outcome == "answer" and decision is not None and decision.answer is not None:
         answer = decision.answer
 
-        def rest(early: EarlyStream, fallback: int) -> Response:
-            following, anew = early.rest(answer)
-            return built(line, following if fallback < 2 else "", [], decision, model, shown=early.shown, anew=anew or fallback > 0)
-
+        rest = _rest(line, answer, lambda: [], decision, model)
         if reply is not None and as_it_came(line, reply):
             return _with_rest(line, passthrough(reply.raw, reply.stream), reply.raw, rest)
         return _with_rest(line, built(line, answer, [], decision, model), None, rest)

@@ -23,12 +23,11 @@ from __future__ import annotations
 import copy
 import json
 import time
-from os.path import commonprefix
 from typing import Any, Callable, Unpack
 from urllib.parse import urlsplit
 
 from engine.core.urls import endpoint as join_endpoint
-from engine.wires.neutral import MASK, ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, split_lines, stream_event, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, message_text, messages_problem, original_of, reply_message_of, rest_after, split_lines, stream_event, stream_json, stream_payload
 
 NAME = "anthropic"
 ROUTES = ("/v1/messages", "/messages")
@@ -616,16 +615,14 @@ _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "signature_
 
 
 def _rest_of(delta: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
-    """What of a whole block's `delta` the agent does not have, given its copy `after` (None: nothing):
-    what follows the start they share (the agent's copy ends with a key's first characters that
-    went early, where the block, masked, has the mask: the agent then reads the mask after them)."""
+    """What of a whole block's `delta` the agent does not have, given its copy `after` (None:
+    nothing), as `rest_after` reads it (`_begins` made sure it goes on from the agent's copy)."""
     if delta["type"] == "citations_delta":
         return None if delta["citation"] in (after.get("citations") or []) else delta
     field = _DELTA_FIELDS.get(delta["type"])
     if field is None:
         return delta
-    whole, had = delta[field], str(after.get(field) or "")
-    rest = whole[len(had) if whole.startswith(had) else len(commonprefix([whole, had])) :]
+    rest = rest_after(delta[field], str(after.get(field) or ""))
     return {**delta, field: rest} if rest else None
 
 
@@ -668,13 +665,9 @@ def _continued(message: dict[str, Any], shown: bytes) -> list[tuple[str, dict[st
 
 
 def _begins(had: dict[str, Any], block: dict[str, Any]) -> bool:
-    """Whether the agent's copy `had` of a block is the start of `block`: of its type, each text
-    the start of the block's, or where it is not, the block's going on from there with the key's
-    mask (a key whose first characters went early, masked in the block from its start)."""
+    """Whether the agent's copy `had` of a block is the start of `block`: of its type, each of its
+    texts going on in the block's (`rest_after`: also where a key's first characters went early
+    and the block, masked, has the mask after the start they share)."""
     if had.get("type") != block.get("type"):
         return False
-    for field in ("text", "thinking", "signature"):
-        whole, part = str(block.get(field) or ""), str(had.get(field) or "")
-        if not whole.startswith(part) and not whole[len(commonprefix([whole, part])) :].startswith(MASK):
-            return False
-    return True
+    return all(rest_after(str(block.get(f) or ""), str(had.get(f) or "")) is not None for f in ("text", "thinking", "signature"))

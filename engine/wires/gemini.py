@@ -26,7 +26,7 @@ from typing import Any, Callable, Unpack
 
 from engine.wires.chat import error_detail as chat_error_detail
 from engine.wires.chat import reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, split_lines, stream_event, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, rest_after, split_lines, stream_event, stream_json, stream_payload
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
@@ -451,8 +451,9 @@ def built_reply(content: str | None, calls: list[dict[str, Any]], **options: Unp
                 if had and had.startswith(text):  # the agent has this thought whole (it went early)
                     had = had[len(text) :]
                     continue
-                if had and text.startswith(had):  # the agent has its start
-                    part, had = {**part, "text": text[len(had) :]}, ""
+                rest = rest_after(text, had) if had else None
+                if rest is not None:  # the agent has its start
+                    part = {**part, "text": rest}
                 had = ""  # the rest of the thoughts are new to the agent (a reply asked again: all of them)
                 parts.append(part)
             elif isinstance(part.get("functionCall"), dict):

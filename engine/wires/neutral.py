@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from os.path import commonprefix
 from typing import Any, Callable, Required, TypedDict
 
 from pydantic_core import PydanticSerializationError, from_json, to_json
@@ -164,6 +165,23 @@ def split_lines(data: bytes, final: bool = False) -> tuple[list[bytes], bytes]:
 
 MASK = "***"
 """What a secret (the upstream's key) masked in a reply reads as (`engine.model.keymask`)."""
+MASKED_START = 3
+"""The most of a key's first characters that may reach the agent before the key is spelled (a
+streamed reply's text is held back once a join of it ends with 4, `engine.gateway.early`)."""
+
+
+def rest_after(whole: str, had: str) -> str | None:
+    """What follows `had`, the start of a text the agent has, in `whole`, the text as decided:
+    its rest when `had` begins it; when `had` ends with a key's first characters (at most
+    `MASKED_START`) where `whole`, the key masked, has the mask, the rest from the mask on (the
+    agent reads `sk-***`); else None: `whole` does not go on from `had`. What every wire's rest
+    of a text the agent has part of is written from, one way."""
+    if whole.startswith(had):
+        return whole[len(had) :]
+    common = len(commonprefix([whole, had]))
+    if len(had) - common <= MASKED_START and whole.startswith(MASK, common):
+        return whole[common:]
+    return None
 
 
 def stream_payload(line: str) -> str | None:

@@ -273,11 +273,7 @@ class Step:
 
     def record_usage(self, input_tokens: Any, output_tokens: Any) -> None:
         """The source's token counts for this turn, when both are plausible counts (else left estimated)."""
-        if type(input_tokens) is int and type(output_tokens) is int:  # as JSON gives them: no bool, no subclass
-            plausible = 0 <= input_tokens <= MAX_TOKENS and 0 <= output_tokens <= MAX_TOKENS
-        else:
-            plausible = _count(input_tokens) and _count(output_tokens)
-        if plausible:
+        if _count(input_tokens) and _count(output_tokens):
             self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:
@@ -598,6 +594,8 @@ MAX_TOKENS = 10**12
 
 
 def _count(value: Any) -> bool:
+    if type(value) is int:  # as JSON gives it
+        return 0 <= value <= MAX_TOKENS
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
 
 
@@ -605,13 +603,13 @@ def new_action(*, tool: Any, args: Any, call_id: Any = None, args_error: Any = N
     """`Action(tool=..., args=..., call_id=..., args_error=...)`: built as the engine builds its own
     (`trusted`, without validation) when each value has its field's type (as read from JSON, the
     usual case), else validated (a value of another type converted or refused as pydantic does)."""
-    if (type(tool) is str and type(args) is dict and (call_id is None or type(call_id) is str)
-            and (args_error is None or type(args_error) is str) and (not args or set(map(type, args)) == _STR_ONLY)):
+    if (type(tool) is str and type(args) is dict and _str_or_none(call_id) and _str_or_none(args_error)
+            and (not args or set(map(type, args)) == _STR_ONLY)):
         return Action.trusted(tool=tool, args=args, call_id=call_id, args_error=args_error)
     return Action(tool=tool, args=args, call_id=call_id, args_error=args_error)
 
 
-_STR_ONLY = {str}
+_STR_ONLY = frozenset({str})
 
 
 def _first(observation: tuple[int, str, bool | None]) -> int:

@@ -57,8 +57,6 @@ def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
             return output, False
         if isinstance(body.get("error"), str):
             return body["error"], True
-        if isinstance(body.get("output"), str) and len(body) == 1:
-            return body["output"], False
         return preview(body, 4000) if not isinstance(body.get("output"), str) else body["output"], False
     return text_of(body), False
 
@@ -200,8 +198,7 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
         if type(call_id) is not str:
             call_id = None
         draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
-        results = call.get("result")
-        results = [p["functionResponse"] for p in results if type(p) is dict and type(p.get("functionResponse")) is dict] if type(results) is list else []
+        results = _responses(call.get("result"))
         status = call.get("status")
         for response in results:
             text, failed = _response_text(response)
