@@ -20,11 +20,13 @@ import httpx
 import openai
 import pytest
 
+from engine.core.answers import Answer
 from engine.gateway.echo import StreamEcho, masked_json
 from engine.model.config import Secret
 from engine.model.keymask import KeyMask
 from tests.support import gateway_harness as harness
 from tests.support.canned import Canned
+from tests.support.gateway_harness import Operator
 from tests.support.scripted import Scripted, sse_json
 from tests.support.streams import HI, KEY, Numbered, ant, ant_block, ant_delta, ant_end, ant_start, ant_stop, anthropic_blocks, stream
 
@@ -287,3 +289,149 @@ def test_a_long_line_in_many_chunks_is_split_once() -> None:
     client = UpstreamClient(timeout=60)
     line = b"data: " + b"x" * 10_000_000 + b"\n"
     assert list(client.lines(Chunked(line + b"\n"))) == [line, b"\n"]  # type: ignore[arg-type]
+
+
+# -- a stream not shaped as the API's servers write it: with a key, passed on only rebuilt --------
+
+
+def _sdk_blocks(events: list[Any]) -> list[dict[str, Any]]:
+    """The blocks as the Anthropic SDKs build them: a start added at the end whatever its index
+    (Python: "TODO: check index"), a delta to `content[index]` (TypeScript's `.at`: -1 the last)."""
+    content: list[dict[str, Any]] = []
+    for event in events:
+        if event.get("type") == "content_block_start":
+            content.append(dict(event["content_block"]))
+        elif event.get("type") == "content_block_delta" and event["delta"].get("type") == "text_delta":
+            content[event["index"]]["text"] = content[event["index"]].get("text", "") + event["delta"]["text"]
+    return content
+
+
+def _start(index: int, text: str) -> bytes:
+    return ant({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": text}})
+
+
+@pytest.mark.parametrize("order", ["started out of order", "a negative index"])
+def test_anthropic_blocks_are_joined_in_the_order_a_client_builds_them(tmp_path: Path, order: str) -> None:
+    if order == "started out of order":
+        script = [ant_start(), _start(1, KEY[:12]), _start(0, "w"), ant_delta(0, "text", KEY[12:]), *ant_stop(0, 1), *ant_end()]
+    else:
+        script = [ant_start(), _start(0, "x"), _start(1, KEY[:12]), ant_delta(0, "text", "w"), ant_delta(-1, "text", KEY[12:]), *ant_stop(0, 1), *ant_end()]
+    raw = through(tmp_path, "anthropic", script)
+    assert KEY not in raw and not any(KEY in b.get("text", "") for b in _sdk_blocks(sse_json(raw))), raw[-400:]
+
+
+def test_a_responses_part_added_out_of_order_is_joined_as_the_sdk_builds_it(tmp_path: Path) -> None:
+    """The openai SDK adds a content part at the end whatever its `content_index`."""
+    event = Numbered()
+    response = {"id": "resp_1", "object": "response", "created_at": 1, "status": "in_progress", "model": "m", "output": []}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+    at = {"item_id": "msg_1", "output_index": 0}
+    done = {**message, "status": "completed", "content": [{"type": "output_text", "text": "w", "annotations": []}]}
+    script = [event({"type": "response.created", "response": response}), event({"type": "response.output_item.added", "output_index": 0, "item": message}),
+              event({"type": "response.content_part.added", **at, "content_index": 1, "part": {"type": "output_text", "text": KEY[:12], "annotations": []}}),
+              event({"type": "response.content_part.added", **at, "content_index": 0, "part": {"type": "output_text", "text": "w", "annotations": []}}),
+              event({"type": "response.output_text.delta", **at, "content_index": 0, "delta": KEY[12:]}),
+              event({"type": "response.output_item.done", "output_index": 0, "item": done}),
+              event({"type": "response.completed", "response": {**response, "status": "completed", "output": [done]}})]
+    with Scripted([script]) as upstream, harness.gateway(upstream, tmp_path, "responses", key=Secret(KEY)) as (_, server):
+        client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, timeout=30)
+        with client.responses.stream(model="m", input="hi") as events:
+            seen = [e.snapshot for e in events if e.type == "response.output_text.delta"]
+    assert seen and all(KEY not in s for s in seen), seen
+
+
+@pytest.mark.parametrize("wire", ["chat", "gemini"])
+def test_a_second_choice_or_candidate_is_never_joined_with_the_first_by_position(tmp_path: Path, wire: str) -> None:
+    """A client reading `choices[0]` (`candidates[0]`: Gemini CLI, @google/genai) whatever its index:
+    the key's start in choice 0, then choice 1 first in a chunk and holding its rest."""
+    if wire == "chat":
+        script = [chat([choice(0, {"role": "assistant", "content": "Here: " + KEY[:12]})]), chat([choice(0, {}), choice(1, {"content": "zz"})]),
+                  chat([choice(1, {"content": KEY[12:] + " end"})]), chat([choice(0, {}, "stop")]), b"data: [DONE]\n\n"]
+    else:
+        def candidate(index: int, texts: list[str], finish: bool = False) -> dict[str, Any]:
+            return {"content": {"role": "model", "parts": [{"text": t} for t in texts]}, "index": index, **({"finishReason": "STOP"} if finish else {})}
+        script = [gemini({"candidates": [candidate(0, ["Here: " + KEY[:12]])]}), gemini({"candidates": [candidate(0, []), candidate(1, ["zz"])]}),
+                  gemini({"candidates": [candidate(1, [KEY[12:] + " end"], finish=True)]})]
+    raw = through(tmp_path, wire, script)
+    listed = "choices" if wire == "chat" else "candidates"
+    first = [(e.get(listed) or [{}])[0] for e in sse_json(raw)]
+    text = "".join((c.get("delta") or {}).get("content") or "" for c in first) if wire == "chat" else \
+        "".join(p.get("text", "") for c in first for p in (c.get("content") or {}).get("parts", []) if not p.get("thought"))
+    assert KEY not in raw and KEY not in text, text
+
+
+def test_a_reply_asked_again_never_completes_a_summary_that_went_early_behind_a_reasoning_text(tmp_path: Path) -> None:
+    """The first reply's reasoning summary ends with the key's first characters and goes early;
+    every call refused, the reply asked again has a reasoning item whose text (which a client
+    showing summaries skips) comes before its summary holding the key's rest."""
+    def events(items: list[dict[str, Any]]) -> list[bytes]:
+        return [f"event: {d['type']}\ndata: {json.dumps({**d, 'sequence_number': n})}\n\n".encode() for n, d in enumerate(items)]
+    response = {"id": "resp_1", "object": "response", "status": "in_progress", "model": "m", "output": []}
+    where = {"item_id": "rs_1", "output_index": 0, "summary_index": 0}
+    call = {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1", "name": "delete_file", "arguments": '{"path": "notes.txt"}'}
+    first = events([{"type": "response.created", "response": response},
+                    {"type": "response.output_item.added", "output_index": 0, "item": {"id": "rs_1", "type": "reasoning", "summary": []}},
+                    {"type": "response.reasoning_summary_part.added", **where, "part": {"type": "summary_text", "text": ""}},
+                    {"type": "response.reasoning_summary_text.delta", **where, "delta": "Here: " + KEY[:3]},
+                    {"type": "response.output_item.added", "output_index": 1, "item": {**call, "arguments": ""}},
+                    {"type": "response.output_item.done", "output_index": 1, "item": call},
+                    {"type": "response.completed", "response": {**response, "status": "completed", "output": [
+                        {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Here: " + KEY[:3]}]}, call]}}])
+    reasoning = {"id": "rs_2", "type": "reasoning", "content": [{"type": "reasoning_text", "text": "zz"}], "summary": [{"type": "summary_text", "text": KEY[3:] + " is the rest."}]}
+    message = {"id": "msg_2", "type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Left it.", "annotations": []}]}
+    again = events([{"type": "response.created", "response": {**response, "id": "resp_2"}},
+                    {"type": "response.output_item.added", "output_index": 0, "item": reasoning}, {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+                    {"type": "response.output_item.added", "output_index": 1, "item": {**message, "content": []}},
+                    {"type": "response.output_text.delta", "item_id": "msg_2", "output_index": 1, "content_index": 0, "delta": "Left it."},
+                    {"type": "response.output_item.done", "output_index": 1, "item": message},
+                    {"type": "response.completed", "response": {**response, "id": "resp_2", "status": "completed", "output": [reasoning, message]}}])
+    with Scripted([first, again]) as upstream, harness.gateway(upstream, tmp_path, "responses", rules=[], key=Secret(KEY)) as (gw, server):
+        operator = Operator(gw, lambda g: g.answer(Answer.reject("keep them")))
+        raw = stream(server, "responses")
+        operator.join()
+    summaries = "".join(e["delta"] for e in sse_json(raw) if e.get("type") == "response.reasoning_summary_text.delta")
+    summaries += "".join(s["text"] for e in sse_json(raw) if e.get("type") == "response.output_item.done" and e["item"].get("type") == "reasoning"
+                         for s in e["item"].get("summary") or [])
+    assert len(upstream.requests) == 2 and KEY not in summaries and "Left it." in raw, summaries
+
+
+@pytest.mark.parametrize("index", [[0], {"a": 1}], ids=["a list", "an object"])
+def test_an_index_a_list_or_an_object_is_answered_not_raised(tmp_path: Path, index: Any) -> None:
+    body = {"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": index, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}
+    response = posted(tmp_path, "chat", "/v1/chat/completions", [(200, json.dumps(body).encode(), [("content-type", "application/json")])])
+    assert response.status_code < 500, (response.status_code, response.text)
+    raw = through(tmp_path, "chat", [chat([choice(index, {"role": "assistant", "content": "hi"}, "stop")]), b"data: [DONE]\n\n"])
+    assert "policy raised" not in raw and "Traceback" not in raw, raw
+
+
+def test_a_rebuilt_response_keeps_an_output_item_without_a_type(tmp_path: Path) -> None:
+    """A key spelled across two deltas makes the response rebuilt; an item without a `type` in it
+    was a 500 (`item["type"]`)."""
+    event = Numbered()
+    response = {"id": "resp_1", "object": "response", "created_at": 1, "status": "in_progress", "model": "m", "output": []}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+    at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    done = {**message, "status": "completed", "content": [{"type": "output_text", "text": "Here: " + KEY, "annotations": []}]}
+    script = [event({"type": "response.created", "response": response}), event({"type": "response.output_item.added", "output_index": 0, "item": message}),
+              event({"type": "response.output_text.delta", **at, "delta": "Here: " + KEY[:12]}), event({"type": "response.output_text.delta", **at, "delta": KEY[12:]}),
+              event({"type": "response.output_item.done", "output_index": 0, "item": done}),
+              event({"type": "response.completed", "response": {**response, "status": "completed", "output": [{"id": "odd"}, done]}})]
+    raw = through(tmp_path, "responses", script)
+    assert KEY not in raw and "response.completed" in raw, raw[-400:]
+
+
+@pytest.mark.parametrize("event", [
+    {"type": "content_block_start", "index": 3_000_000, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": -1, "delta": {"type": "text_delta", "text": "x"}},
+    {"type": "content_block_stop", "index": 7},
+], ids=["a block far ahead", "a negative block", "a stop of no block"])
+def test_an_anthropic_event_for_a_block_not_in_order_is_refused_at_once(event: dict[str, Any]) -> None:
+    """A block 3,000,000 ahead grew the message by as many blocks (688 MB for 10,000,000)."""
+    from engine.wires.anthropic import StreamReader
+    from engine.wires.neutral import WireError
+
+    reader = StreamReader(lambda _: None)
+    reader.feed("data: " + json.dumps({"type": "message_start", "message": {"id": "m", "content": []}}))
+    with pytest.raises(WireError):
+        reader.feed("data: " + json.dumps(event))
+    assert reader.reply.message is not None and reader.reply.message["content"] == []

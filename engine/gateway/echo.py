@@ -58,6 +58,10 @@ block `index`, the Responses API's `output_index`, `content_index`, `summary_ind
 _LISTED = frozenset({"choices", "candidates", "tool_calls"})
 """Lists whose items a client keeps apart, each by its `index` (else its place): a choice, a
 candidate, a call."""
+_THINKING_FIELDS = frozenset({"thinking", "reasoning", "reasoning_content"})
+_SUMMARY_KINDS = frozenset({"summary_text", "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done"})
+"""A Responses reasoning summary's pieces: its deltas, and its text in an item or a part."""
+_REASONING_KINDS = _SUMMARY_KINDS | {"reasoning_text", "response.reasoning_text.delta", "response.reasoning_text.done"}
 _PIECES = TEXT_FIELDS | {"delta", "partial_json", "signature", "name"}
 """Fields whose strings a client adds to what it has of a block, item or choice (a Responses
 event's `delta` is its text, summary or arguments)."""
@@ -65,7 +69,9 @@ event's `delta` is its text, summary or arguments)."""
 
 def _number(value: Any) -> Any:
     """An index as a client takes it: 0, 0.0 and "0" are the same block (a JavaScript array's
-    `[event.index]`, a Python dict's key); anything else as it is."""
+    `[event.index]`, a Python dict's key); anything else as it is (a list or an object as its text)."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
     if type(value) is bool:
         return value
     if isinstance(value, float) and value.is_integer():
@@ -91,7 +97,9 @@ class StreamEcho:
     summary's deltas apart from the text's); what a client keeps of each block, item, part, choice,
     candidate or call (the event's index fields, the lists' indexes, numbers as a client takes
     them), all its pieces together and each field's apart (a block's start text and its deltas);
-    Gemini's thoughts and its other text, of each candidate and of all; every text piece, and
+    Gemini's thoughts and its other text, of each candidate and of all; all the thinking, whatever
+    holds it (Anthropic's, chat completions' reasoning, a Responses summary's deltas and items),
+    and a Responses reasoning's summary and text together; every text piece, and
     every string under the choices; and two text fields one after the other (content, then
     arguments). `within`: the key of an event under which those strings are (`choices` for chat
     completions, `candidates` for Gemini; None: anywhere, as in a Messages stream)."""
@@ -142,6 +150,10 @@ class StreamEcho:
                 self._grow(("kind", kind, *across), value)
             if field in TEXT_FIELDS:
                 self._grow(("texts",), value)
+            if field in _THINKING_FIELDS or kind in _SUMMARY_KINDS and field in ("delta", "text"):
+                self._grow(("thinking",), value)  # all the thinking, whatever holds it (a client showing it apart from the text)
+            if kind in _REASONING_KINDS and field in ("delta", "text"):
+                self._grow(("reasoning",), value)
             if field in _PIECES and entity:  # what a client keeps of a block, item, choice...: the whole and the part
                 for held in {entity[:1], entity}:
                     self._grow(("entity", *held), value)

@@ -170,6 +170,7 @@ class UpstreamPolicy:
 
         reader = self.wire.stream_reader(on_delta, early.thinking if early is not None else None)
         echo = StreamEcho(self._mask, self.wire.ECHO_WITHIN)
+        keyed = bool(self._mask.span)
         lines: list[bytes] = []
         try:
             for line in self._client.lines(response):
@@ -178,14 +179,15 @@ class UpstreamPolicy:
                 reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
                 if early is not None:  # a call, or the reply's end (recorded before the agent sees it), waits
                     early.line(line, bool(reader.reply.tool_calls) or reader.complete,
-                               key=echo.spelled_key, key_begun=echo.could_complete_key)
+                               key=echo.spelled_key or keyed and not reader.plain, key_begun=echo.could_complete_key)
         finally:
             if early is not None:
                 early.end()
         if not reader.complete:
             raise WireError("the stream ended before the reply was complete")
         shown.close()
-        return UpstreamReply(reader.reply, True, b"".join(lines), raw_safe=not echo.carries_key)
+        # with a key, a stream not shaped as the API's servers write it goes rebuilt: its clients may join its pieces otherwise
+        return UpstreamReply(reader.reply, True, b"".join(lines), raw_safe=not echo.carries_key and (reader.plain or not keyed))
 
     def _read_whole(self, raw: bytes) -> UpstreamReply:
         try:

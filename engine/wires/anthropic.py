@@ -419,7 +419,11 @@ class StreamReader(StreamReading):
             started = event.get("message")
             if not isinstance(started, dict):
                 raise WireError("message_start carries no message")
-            self._message = {**started, "content": list(started.get("content") or [])}
+            had = started.get("content") or []
+            if not isinstance(had, list):
+                raise WireError("message_start's content is not a list")
+            self.plain = self.plain and not had
+            self._message = {**started, "content": list(had)}
             self.reply.message = self._message
             _usage(self.reply, self._message.get("usage"))
             return
@@ -429,21 +433,24 @@ class StreamReader(StreamReading):
         index = event.get("index")
         if kind == "content_block_start":
             block = event.get("content_block")
-            if not isinstance(block, dict) or not isinstance(index, int):
-                raise WireError("content_block_start carries no block")
-            while len(content) <= index:
+            if not isinstance(block, dict) or type(index) is not int or not 0 <= index <= len(content):
+                raise WireError(f"content_block_start carries no block, or starts block {index!r} where block {len(content)} comes next")
+            if index < len(content) or any(block.get(f) for f in ("text", "thinking")):  # started again, or begun with text
+                self.plain = False
+            if index == len(content):
                 content.append({})
             content[index] = copy.deepcopy(block)
             if block.get("type") == "tool_use":
                 self._json[index] = ""
         elif kind == "content_block_delta":
-            if not isinstance(index, int) or index >= len(content) or not isinstance(event.get("delta"), dict):
+            if type(index) is not int or not 0 <= index < len(content) or not isinstance(event.get("delta"), dict):
                 raise WireError("content_block_delta for a block that was not started")
             self._delta(content[index], index, event["delta"])
         elif kind == "content_block_stop":
-            if isinstance(index, int):
-                self.stopped.add(index)
-            if isinstance(index, int) and index in self._json and index < len(content):
+            if type(index) is not int or not 0 <= index < len(content):
+                raise WireError("content_block_stop for a block that was not started")
+            self.stopped.add(index)
+            if index in self._json:
                 self._tool_use_done(content[index], self._json.pop(index))
         elif kind == "message_delta":
             delta = event.get("delta")

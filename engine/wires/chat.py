@@ -204,10 +204,18 @@ class StreamReader(StreamReading):
         if error is not None:
             raise WireError(f"the server reported an error mid-stream: {error}")
         _read_usage(self.reply, chunk.get("usage"))
-        for choice in chunk.get("choices") or []:
+        choices = chunk.get("choices") or []
+        if not isinstance(choices, list):
+            raise WireError("a stream chunk's choices are not a list")
+        self.plain = self.plain and len(choices) <= 1
+        for choice in choices:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                self.plain = False  # another choice: a client reading `choices[0]` may join it with the first
                 continue
+            self.plain = self.plain and type(choice.get("index", 0)) is int
             delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):
+                raise WireError("a choice's delta is not a JSON object")
             text = _text_of(delta.get("content"))
             if text:
                 self.reply.content += text
@@ -224,6 +232,10 @@ class StreamReader(StreamReading):
         if not isinstance(call, dict):
             raise WireError("a tool call delta is not a JSON object")
         index = call.get("index", position)
+        if type(index) is not int:
+            if not isinstance(index, (int, float, str)) or isinstance(index, bool):
+                raise WireError("a tool call delta's index is not a number")
+            self.plain = False
         current = self._calls.get(index)
         if current is None:
             current = self._calls[index] = ToolCall()
@@ -231,6 +243,8 @@ class StreamReader(StreamReading):
         if call.get("id") and not current.id:
             current.id = str(call["id"])
         function = call.get("function") or {}
+        if not isinstance(function, dict):
+            raise WireError("a tool call delta's function is not a JSON object")
         name = function.get("name")
         if name and name != current.name:
             current.name += name

@@ -306,23 +306,31 @@ def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
 # -- replies --------------------------------------------------------------------
 
 
-def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_thinking: Callable[[str], None] | None = None) -> None:
+def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_thinking: Callable[[str], None] | None = None) -> bool:
     """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`; a streamed one's
-    text to `on_delta`, its thoughts' text to `on_thinking`."""
+    text to `on_delta`, its thoughts' text to `on_thinking`. Whether it is shaped as Google's
+    servers write it: one candidate, of index 0 (`StreamReading.plain`)."""
     data = reply_object(data)
     usage = data.get("usageMetadata")
     if isinstance(usage, dict) and isinstance(usage.get("promptTokenCount"), int):
         reply.input_tokens = usage["promptTokenCount"]
-        reply.output_tokens = int(usage.get("candidatesTokenCount") or 0)
+        written = usage.get("candidatesTokenCount") or 0
+        reply.output_tokens = written if type(written) is int else 0
     candidates = data.get("candidates") or []
     if not isinstance(candidates, list):
         raise WireError("the reply's candidates are not a list")
     if not candidates:
-        return
+        return True
     candidate = candidates[0]
     if not isinstance(candidate, dict):
         raise WireError("the reply's first candidate is not an object")
-    parts = (candidate.get("content") or {}).get("parts") or []
+    plain = len(candidates) == 1 and candidate.get("index", 0) == 0 and type(candidate.get("index", 0)) is int
+    content = candidate.get("content") or {}
+    if not isinstance(content, dict):
+        raise WireError("the reply's first candidate's content is not an object")
+    parts = content.get("parts") or []
+    if not isinstance(parts, list):
+        raise WireError("the reply's parts are not a list")
     message = reply.message if reply.message is not None else {"role": "model", "parts": []}
     reply.message = message
     for part in parts:
@@ -349,6 +357,7 @@ def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_th
     if candidate.get("finishReason"):
         message["finishReason"] = candidate["finishReason"]
         reply.finish_reason = "tool_calls" if reply.tool_calls else ("length" if candidate["finishReason"] == "MAX_TOKENS" else "stop")
+    return plain
 
 
 def _thought_text(part: Any) -> bool:
@@ -375,7 +384,7 @@ class StreamReader(StreamReading):
     def feed(self, line: str) -> None:
         payload = stream_payload(line)
         if payload is not None:
-            _fold(self.reply, stream_json(payload), self._on_delta, self._on_thinking)
+            self.plain = _fold(self.reply, stream_json(payload), self._on_delta, self._on_thinking) and self.plain
 
     @property
     def complete(self) -> bool:

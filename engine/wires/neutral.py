@@ -139,6 +139,11 @@ class StreamReading:
     def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
         self.reply = Reply(wire=self.WIRE)
         self.done = False
+        self.plain = True
+        """Every event so far shaped as the API's own servers write it (one choice or candidate,
+        blocks, items and parts numbered in the order they start, none begun with text): every
+        client then joins its pieces as this reader does. A stream that is not is passed on to
+        the agent only rebuilt, when a key is to be masked (`engine.gateway.upstream`)."""
         self._on_delta = on_delta
         self._on_thinking = on_thinking
 

@@ -275,6 +275,8 @@ class StreamReader(StreamReading):
     def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
         super().__init__(on_delta, on_thinking)
         self._calls: dict[Any, ToolCall] = {}
+        self._parts: list[dict[str, int]] = []
+        """Each output item added, in order: how many content parts and summary parts it has."""
 
     def feed(self, line: str) -> None:
         """One line of the event stream (`event:` lines, comments and blanks are ignored)."""
@@ -285,6 +287,8 @@ class StreamReader(StreamReading):
         if not isinstance(event, dict):
             raise WireError("a stream event is not a JSON object")
         kind = event.get("type")
+        if self.plain:
+            self.plain = self._in_order(kind, event)
         if kind == "error" or kind == "response.failed":
             error = event.get("message") or error_of(event.get("response") or {}) or error_of(event) or "the response failed"
             raise WireError(f"the server reported an error mid-stream: {error}")
@@ -300,7 +304,8 @@ class StreamReader(StreamReading):
         elif kind == "response.output_item.added" and _is_call(event.get("item")):
             self._call(event, event["item"])
         elif kind == "response.function_call_arguments.delta":
-            call = self._calls.get(event.get("output_index"))
+            index = event.get("output_index")
+            call = self._calls.get(index) if isinstance(index, (int, float, str, type(None))) else None
             if call is not None and isinstance(event.get("delta"), str):
                 call.arguments += event["delta"]
         elif kind == "response.output_item.done" and _is_call(event.get("item")):
@@ -318,8 +323,39 @@ class StreamReader(StreamReading):
             self.reply.finish_reason = _finish(self.reply, response)
             _usage(self.reply, response.get("usage"))
 
+    def _in_order(self, kind: Any, event: dict[str, Any]) -> bool:
+        """Whether the event is where the API's own servers put it: an item, a content part or a
+        summary part added at the next index, empty; a delta to one already added (a client adds
+        what comes to the item, part or summary it names, or to the last it added: the same then)."""
+        if not isinstance(kind, str) or not kind.startswith("response.") or kind in ("response.created", "response.in_progress"):
+            return True
+        index = event.get("output_index")
+        if kind in ("response.completed", "response.incomplete"):
+            return True
+        if type(index) is not int or index < 0:
+            return False
+        if kind == "response.output_item.added":
+            item = event.get("item")
+            empty = isinstance(item, dict) and isinstance(item.get("type"), str) and not any(item.get(f) for f in ("content", "summary", "arguments"))
+            self._parts.append({"content_index": 0, "summary_index": 0})
+            return empty and index == len(self._parts) - 1
+        if index >= len(self._parts):
+            return False
+        for field, added in (("content_index", "response.content_part.added"), ("summary_index", "response.reasoning_summary_part.added")):
+            if field in event:
+                at, parts = event[field], self._parts[index]
+                if kind == added:
+                    part = event.get("part")
+                    parts[field] += 1
+                    return type(at) is int and at == parts[field] - 1 and isinstance(part, dict) and not part.get("text")
+                if type(at) is not int or not 0 <= at < max(parts[field], 1):
+                    return False
+        return True
+
     def _call(self, event: dict[str, Any], item: dict[str, Any]) -> ToolCall:
         index = event.get("output_index")
+        if not isinstance(index, (int, float, str, type(None))) or isinstance(index, bool):
+            raise WireError("an output item's index is not a number")
         call = self._calls.get(index)
         if call is None:
             call = self._calls[index] = ToolCall(id=str(item.get("call_id") or ""), name=str(item.get("name") or ""))
@@ -414,14 +450,14 @@ def _item_events(index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
     """An output item's events at `index`, from its `output_item.added` to its `output_item.done`."""
     at = {"output_index": index}
     out: list[dict[str, Any]] = []
-    if item["type"] == "message":
+    if item.get("type") == "message":
         text = item["content"][0]["text"]
         where = {"item_id": item["id"], **at, "content_index": 0}
         out.append({"type": "response.output_item.added", **at, "item": {**item, "status": "in_progress", "content": []}})
         out.append({"type": "response.content_part.added", **where, "part": _EMPTY_TEXT})
         out.append({"type": "response.output_text.delta", **where, "delta": text, "logprobs": []})
         return out + _text_done(where, text, item)
-    if item["type"] == "function_call":
+    if item.get("type") == "function_call":
         out.append({"type": "response.output_item.added", **at, "item": {**item, "status": "in_progress", "arguments": ""}})
         out.append({"type": "response.function_call_arguments.delta", "item_id": item["id"], **at, "delta": item["arguments"]})
         out.append({"type": "response.function_call_arguments.done", "item_id": item["id"], **at, "arguments": item["arguments"]})
