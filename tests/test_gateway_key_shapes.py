@@ -435,3 +435,72 @@ def test_an_anthropic_event_for_a_block_not_in_order_is_refused_at_once(event: d
     with pytest.raises(WireError):
         reader.feed("data: " + json.dumps(event))
     assert reader.reply.message is not None and reader.reply.message["content"] == []
+
+
+def test_a_chat_call_at_an_index_a_client_takes_as_a_place_is_never_joined_apart(tmp_path: Path) -> None:
+    """The openai SDK adds a call's pieces at `tool_calls[index]` of its list: -2 is the first call
+    of three. The key's start as call 0's id, a call between, its rest at index -2."""
+    def call(index: int, ident: str) -> dict[str, Any]:
+        return {"index": index, "id": ident, "type": "function", "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}}
+    script = [chat([choice(0, {"role": "assistant", "tool_calls": [call(0, KEY[:15])]})]), chat([choice(0, {"tool_calls": [call(1, "zz")]})]),
+              chat([choice(0, {"tool_calls": [call(-2, KEY[15:])]})]), chat([choice(0, {}, "tool_calls")]), b"data: [DONE]\n\n"]
+    with Scripted([script]) as upstream, harness.gateway(upstream, tmp_path, "chat", key=Secret(KEY)) as (_, server):  # read_* calls allowed
+        client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, timeout=30)
+        with client.chat.completions.stream(model="m", messages=HI, tools=harness.TOOLS) as events:  # type: ignore[arg-type]
+            for _ in events:
+                pass
+            final = events.get_final_completion()
+    ids = [c.id for c in final.choices[0].message.tool_calls or []]
+    assert ids and not any(KEY in i for i in ids), ids
+
+
+def test_anthropic_blocks_whose_deltas_interleave_are_never_passed_on_as_they_came(tmp_path: Path) -> None:
+    """Block 1's delta before block 0's: a client shows the blocks in order (`get_final_text`)."""
+    script = [ant_start(), ant_block(0, "text"), ant_block(1, "text"), ant_delta(1, "text", KEY[15:] + " is the rest."),
+              ant_delta(0, "text", "Here: " + KEY[:15]), *ant_stop(0, 1), *ant_end()]
+    blocks = anthropic_blocks(sse_json(through(tmp_path, "anthropic", script)))
+    assert KEY not in "".join(b.get("text", "") for b in blocks), blocks
+
+
+def test_a_responses_stream_whose_items_interleave_and_whose_end_has_no_output_is_rebuilt(tmp_path: Path) -> None:
+    """Item 1's text and end before item 0's, and a `response.completed` without its output: the
+    openai SDK builds the output from the items, by index (`get_final_response().output_text`)."""
+    event = Numbered()
+    response = {"id": "resp_1", "object": "response", "created_at": 1, "status": "in_progress", "model": "m", "output": []}
+
+    def message(n: int, text: str | None = None) -> dict[str, Any]:
+        m = {"id": f"msg_{n}", "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+        return m if text is None else {**m, "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    first, second = "Here: " + KEY[:15], KEY[15:] + " is the rest."
+    ended = {k: v for k, v in response.items() if k != "output"} | {"status": "completed"}
+    script = [event({"type": "response.created", "response": response})]
+    for n in (0, 1):
+        script += [event({"type": "response.output_item.added", "output_index": n, "item": message(n)}),
+                   event({"type": "response.content_part.added", "item_id": f"msg_{n}", "output_index": n, "content_index": 0, "part": part})]
+    for n, text in ((1, second), (0, first)):
+        script += [event({"type": "response.output_text.delta", "item_id": f"msg_{n}", "output_index": n, "content_index": 0, "delta": text}),
+                   event({"type": "response.output_item.done", "output_index": n, "item": message(n, text)})]
+    script.append(event({"type": "response.completed", "response": ended}))
+    with Scripted([script]) as upstream, harness.gateway(upstream, tmp_path, "responses", key=Secret(KEY)) as (_, server):
+        client = openai.OpenAI(base_url=server.url, api_key="agent-key", max_retries=0, timeout=30)
+        with client.responses.stream(model="m", input="hi") as events:
+            for _ in events:
+                pass
+            final = events.get_final_response()
+    assert KEY not in final.output_text, final.output_text
+
+
+@pytest.mark.parametrize("arguments", [7, ["x"]], ids=["a number", "a list"])
+def test_a_calls_arguments_of_the_wrong_kind_are_read_as_their_json(tmp_path: Path, arguments: Any) -> None:
+    """As a chat stream's delta, a chat reply's call, a Responses item: they raised inside the policy."""
+    from engine.wires import chat as chat_wire
+    from engine.wires import responses
+
+    reader = chat_wire.StreamReader(lambda _: None)
+    reader.feed("data: " + json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": 5, "arguments": arguments}}]}}]}))
+    assert reader.reply.tool_calls[0].arguments == json.dumps(arguments) and reader.reply.tool_calls[0].name == "5"
+    whole = chat_wire.read_whole({"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "read_file", "arguments": arguments}}]}}]})
+    assert whole.tool_calls[0].arguments == json.dumps(arguments)
+    item = responses.read_whole({"output": [{"type": "function_call", "call_id": "c", "name": "read_file", "arguments": arguments}]})
+    assert item.tool_calls[0].arguments == json.dumps(arguments)

@@ -403,6 +403,8 @@ class StreamReader(StreamReading):
         self._json: dict[int, str] = {}
         self.stopped: set[int] = set()
         """The indices of the blocks whose `content_block_stop` came."""
+        self._open: int | None = None
+        """The block started and not stopped yet."""
 
     def feed(self, line: str) -> None:
         """One line of the event stream (`event:` lines, comments and blanks are ignored)."""
@@ -435,8 +437,9 @@ class StreamReader(StreamReading):
             block = event.get("content_block")
             if not isinstance(block, dict) or type(index) is not int or not 0 <= index <= len(content):
                 raise WireError(f"content_block_start carries no block, or starts block {index!r} where block {len(content)} comes next")
-            if index < len(content) or any(block.get(f) for f in ("text", "thinking")):  # started again, or begun with text
-                self.plain = False
+            if index < len(content) or any(block.get(f) for f in ("text", "thinking")) or self._open is not None:
+                self.plain = False  # started again, begun with text, or before the block before it stopped
+            self._open = index
             if index == len(content):
                 content.append({})
             content[index] = copy.deepcopy(block)
@@ -445,10 +448,13 @@ class StreamReader(StreamReading):
         elif kind == "content_block_delta":
             if type(index) is not int or not 0 <= index < len(content) or not isinstance(event.get("delta"), dict):
                 raise WireError("content_block_delta for a block that was not started")
+            self.plain = self.plain and index == self._open  # the blocks come one after the other
             self._delta(content[index], index, event["delta"])
         elif kind == "content_block_stop":
             if type(index) is not int or not 0 <= index < len(content):
                 raise WireError("content_block_stop for a block that was not started")
+            self.plain = self.plain and index == self._open
+            self._open = None
             self.stopped.add(index)
             if index in self._json:
                 self._tool_use_done(content[index], self._json.pop(index))

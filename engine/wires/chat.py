@@ -18,7 +18,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.core.content import content_text
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, messages_problem, stream_event, stream_json, stream_payload, without_original
+from engine.wires.neutral import arguments_text, ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, messages_problem, stream_event, stream_json, stream_payload, without_original
 
 NAME = "chat"
 ROUTES = ("/v1/chat/completions", "/chat/completions")
@@ -171,9 +171,7 @@ def reply_from_json(data: Any) -> Reply:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
             raise WireError("a tool call in the reply has no function")
-        arguments = function.get("arguments")
-        if isinstance(arguments, dict):  # some servers send an object instead of a JSON string
-            arguments = json.dumps(arguments)
+        arguments = arguments_text(function.get("arguments"))  # some servers send an object instead of a JSON string
         reply.tool_calls.append(
             ToolCall(id=str(call.get("id") or ""), name=str(function.get("name") or ""), arguments=arguments or "")
         )
@@ -236,6 +234,8 @@ class StreamReader(StreamReading):
             if not isinstance(index, (int, float, str)) or isinstance(index, bool):
                 raise WireError("a tool call delta's index is not a number")
             self.plain = False
+        elif not 0 <= index <= len(self._calls):  # a client adds a call at its index as a place in a list (-1: the last)
+            self.plain = False
         current = self._calls.get(index)
         if current is None:
             current = self._calls[index] = ToolCall()
@@ -247,12 +247,8 @@ class StreamReader(StreamReading):
             raise WireError("a tool call delta's function is not a JSON object")
         name = function.get("name")
         if name and name != current.name:
-            current.name += name
-        arguments = function.get("arguments")
-        if isinstance(arguments, dict):
-            current.arguments += json.dumps(arguments)
-        elif arguments:
-            current.arguments += arguments
+            current.name += str(name)
+        current.arguments += arguments_text(function.get("arguments"))
 
     @property
     def complete(self) -> bool:

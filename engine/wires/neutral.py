@@ -168,6 +168,14 @@ def split_lines(data: bytes, final: bool = False) -> tuple[list[bytes], bytes]:
     return lines, rest
 
 
+def arguments_text(value: Any) -> str:
+    """A call's arguments as the JSON text `ToolCall.arguments` holds: a string as it is, nothing as
+    none, anything else (an object some servers send, a number or a list a broken one does) as JSON."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 MASK = "***"
 """What a secret (the upstream's key) masked in a reply reads as (`engine.model.keymask`)."""
 MASKED_START = 3

@@ -25,7 +25,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers, reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, original_of, reply_message_of, split_lines, stream_event, stream_json, stream_payload
+from engine.wires.neutral import arguments_text, ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, original_of, reply_message_of, split_lines, stream_event, stream_json, stream_payload
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -236,10 +236,7 @@ def _usage(reply: Reply, usage: Any) -> None:
 
 
 def _call_of(item: dict[str, Any]) -> ToolCall:
-    arguments = item.get("arguments")
-    if isinstance(arguments, dict):
-        arguments = json.dumps(arguments)
-    return ToolCall(id=str(item.get("call_id") or ""), name=str(item.get("name") or ""), arguments=arguments or "")
+    return ToolCall(id=str(item.get("call_id") or ""), name=str(item.get("name") or ""), arguments=arguments_text(item.get("arguments")))
 
 
 def read_whole(data: Any) -> Reply:
@@ -331,7 +328,8 @@ class StreamReader(StreamReading):
             return True
         index = event.get("output_index")
         if kind in ("response.completed", "response.incomplete"):
-            return True
+            response = event.get("response")
+            return isinstance(response, dict) and isinstance(response.get("output"), list)  # else a client rebuilds it from the items, by index
         if type(index) is not int or index < 0:
             return False
         if kind == "response.output_item.added":
@@ -339,7 +337,7 @@ class StreamReader(StreamReading):
             empty = isinstance(item, dict) and isinstance(item.get("type"), str) and not any(item.get(f) for f in ("content", "summary", "arguments"))
             self._parts.append({"content_index": 0, "summary_index": 0})
             return empty and index == len(self._parts) - 1
-        if index >= len(self._parts):
+        if index != len(self._parts) - 1:  # the items come one after the other: a piece of one before the last is out of order
             return False
         for field, added in (("content_index", "response.content_part.added"), ("summary_index", "response.reasoning_summary_part.added")):
             if field in event:
