@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import wait_for
+
 ROOT = Path(__file__).resolve().parent.parent
 NUMBER = r"-?\d+\.\d\d"
 MARK = "AGENT_TUI_BENCH_TEST_MARK"
@@ -34,6 +36,16 @@ def marked(mark: str) -> list[int]:
         except OSError:  # ended meanwhile, or not ours
             pass
     return found
+
+
+def _running(pid: int, mark: str) -> bool:
+    """Whether the process `pid` still runs as one of the bench's: its entry is gone once it is
+    reaped, a zombie (state Z) has ended, and a number used again names another process."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state != "Z" and f"{MARK}={mark}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except (OSError, IndexError):
+        return False
 
 
 def run_bench(*argv: str) -> tuple[str, str]:
@@ -87,7 +99,7 @@ def test_an_interrupted_bench_stops_its_servers():
             bench.kill()
     assert bench.returncode != 0
     assert err.strip().splitlines() == ["bench: interrupted (Ctrl+C); its servers are stopped"], err
-    assert [pid for pid in children if Path(f"/proc/{pid}").exists()] == []
+    wait_for(lambda: not [pid for pid in children if _running(pid, mark)], f"the bench's servers {children} to end", timeout=10)
     assert marked(mark) == []
 
 
