@@ -575,15 +575,10 @@ def test_the_key_mask_finds_a_secret_holding_a_space_spelled_across_a_streams_ev
     assert echo.spelled_key and echo.carries_key
 
 
-@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
-@pytest.mark.parametrize("begun", [1, 3, 4, 14])
-@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
-def test_a_key_spelled_across_two_events_of_one_reply_reaches_the_agent_masked(tmp_path: Path, wire: str, begun: int, call: bool) -> None:
-    """One event of the reply ends with the key's first `begun` characters, the next begins with
-    its rest. Fewer than `MIN_SECRET` (4) do not hold the text back, so they go early; then the
-    key is spelled and the rest of the reply is rebuilt, masked as it follows what went: the agent
-    reads those few characters at most, then the mask, then the text after the key, once."""
-    upstream = GatedUpstream(wire, call=call, first="Here: " + KEY[:begun], then=KEY[begun:] + " is the key.")
+def _key_split(tmp_path: Path, wire: str, call: bool, first: str, then: str) -> tuple[str, str, list[dict[str, Any]], dict[int, Any]]:
+    """A reply of `first`, then `then` (and, with `call`, a call the operator approves) from an
+    upstream whose key the gateway holds: the agent's stream, its text and calls, and what ran."""
+    upstream = GatedUpstream(wire, call=call, first=first, then=then)
     upstream.go.set()
     with upstream, gateway(upstream, tmp_path, wire, key=Secret(KEY)) as (gw, server):
         url, body = _request(wire, f"http://127.0.0.1:{server.port}")
@@ -593,6 +588,18 @@ def test_a_key_spelled_across_two_events_of_one_reply_reaches_the_agent_masked(t
             operator.join()
         released = dict(gw.runs[0].engine.released)
     text, calls = _text_and_calls(wire, raw)
+    return raw, text, calls, released
+
+
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+@pytest.mark.parametrize("begun", [1, 3, 4, 14])
+@pytest.mark.parametrize("wire", ["chat", "gemini", "anthropic", "responses"])
+def test_a_key_spelled_across_two_events_of_one_reply_reaches_the_agent_masked(tmp_path: Path, wire: str, begun: int, call: bool) -> None:
+    """One event of the reply ends with the key's first `begun` characters, the next begins with
+    its rest. Fewer than `MIN_SECRET` (4) do not hold the text back, so they go early; then the
+    key is spelled and the rest of the reply is rebuilt, masked as it follows what went: the agent
+    reads those few characters at most, then the mask, then the text after the key, once."""
+    raw, text, calls, released = _key_split(tmp_path, wire, call, "Here: " + KEY[:begun], KEY[begun:] + " is the key.")
     assert KEY not in raw and KEY[:4] not in raw, raw
     went = KEY[:begun] if begun < 4 else ""  # what went before the key was spelled
     assert text == "Here: " + went + "*** is the key.", text
@@ -605,13 +612,5 @@ def test_a_key_spelled_across_two_events_of_one_reply_reaches_the_agent_masked(t
 def test_a_key_completed_by_a_piece_that_goes_on_long_after_it_is_held_back(tmp_path: Path, wire: str, after: int, call: bool) -> None:
     """The first event ends with the key's first 14 characters (held), the next completes the key
     and goes on for `after` characters: past what a join's end keeps, the key is still found whole."""
-    upstream = GatedUpstream(wire, call=call, first="Here: " + KEY[:14], then=KEY[14:] + " " + "z" * after)
-    upstream.go.set()
-    with upstream, gateway(upstream, tmp_path, wire, key=Secret(KEY)) as (gw, server):
-        url, body = _request(wire, f"http://127.0.0.1:{server.port}")
-        operator = Operator(gw, lambda g: g.answer(Answer.approve())) if call else None
-        raw = httpx.post(url, json=body, timeout=30).text
-        if operator is not None:
-            operator.join()
-    text, calls = _text_and_calls(wire, raw)
+    raw, text, calls, _ = _key_split(tmp_path, wire, call, "Here: " + KEY[:14], KEY[14:] + " " + "z" * after)
     assert KEY not in raw and text == "Here: *** " + "z" * after and len(calls) == int(call), text[:120]
