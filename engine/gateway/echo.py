@@ -112,7 +112,7 @@ class StreamEcho:
         self._tails: dict[tuple[Any, ...], tuple[str, bool]] = {}
         """The end of each join without its gaps, and whether a backslash was left out there (`KeyMask.grown`)."""
         self._open: set[tuple[Any, ...]] = set()
-        """The joins whose end could begin the key (`KeyMask.squeezed_state`)."""
+        """The joins whose end could begin the key (`KeyMask.begins`)."""
         self.spelled_key = False
         """A join's end, as the lines came, held the whole key: what `carries_key` finds, kept as
         each line is read (early text asks after every line; `carries_key` joins everything)."""
@@ -130,8 +130,7 @@ class StreamEcho:
             return raw
         self._collect(data, (), (), None, _marks(data) if isinstance(data, dict) else ())
         for join in self._changed:  # only the joins this line added to: a line costs what it holds (a key it completed: `_grow`)
-            begun = self._mask.squeezed_state(self._tails[join][0])[1]
-            (self._open.add if begun else self._open.discard)(join)
+            (self._open.add if self._mask.begins(self._tails[join][0]) else self._open.discard)(join)
         self._changed.clear()
         if not self._mask.may_hold(body):  # no string of it can: no escape in it, no secret in its text
             return raw
@@ -196,9 +195,11 @@ class StreamEcho:
         """Whether the pieces, joined in any of the ways a client may join them, hold the key:
         each join whole, and two text fields one after the other (only those where the first's
         end and the second's start could make a key are joined)."""
+        if self.spelled_key:
+            return True
         matches = self._mask.matches
         joined = {join: "".join(pieces) for join, pieces in self._joins.items()}
-        if self.spelled_key or any(matches(text) for text in joined.values()):
+        if any(matches(text) for text in joined.values()):
             return True
         texts = [text for join, text in joined.items() if join[0] == "across" and join[-1] in TEXT_FIELDS]
         return any(matches(a + b) for a, b in self._mask.meeting(texts))

@@ -18,6 +18,7 @@ import re
 from typing import Any, Callable, Iterator
 
 from engine.wires.neutral import MASK, Reply
+
 _GAP = r"(?:\s|\\[nrt]){0,8}"
 """Whitespace a server may put inside the key (a line break in a wrapped body), raw or
 escaped as JSON writes it (so the key is masked in a JSON body before it is parsed): at most 8
@@ -83,13 +84,12 @@ class KeyMask:
 
     def squeezed_state(self, tail: str) -> tuple[bool, bool]:
         """`tail_state` of a text's end already without its gaps (`grown`)."""
-        whole = begun = False
-        for secret in self._squeezed:  # without its own whitespace, as the tail is without its gaps
-            if not secret:
-                continue
-            whole = whole or secret in tail
-            begun = begun or bool(_begun(tail, secret, MIN_SECRET))
-        return whole, begun
+        return any(secret in tail for secret in self._squeezed if secret), self.begins(tail)
+
+    def begins(self, tail: str) -> bool:
+        """Whether a text's end without its gaps ends with a secret's first `MIN_SECRET` or more
+        characters (a stream asks it of each join a line grew, `grown` having said whether one is whole)."""
+        return any(_begun(tail, secret, MIN_SECRET) for secret in self._squeezed if secret)
 
     def grown(self, tail: str, pending: bool, piece: str) -> tuple[str, bool, bool]:
         """A text's end without its gaps (`tail`, as long as `squeezed_state` needs) with `piece`

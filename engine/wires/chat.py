@@ -18,7 +18,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.core.content import content_text
-from engine.wires.neutral import arguments_text, ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, messages_problem, stream_event, stream_json, stream_payload, without_original
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, arguments_text, messages_problem, stream_event, stream_json, stream_payload, without_original
 
 NAME = "chat"
 ROUTES = ("/v1/chat/completions", "/chat/completions")
@@ -173,7 +173,7 @@ def reply_from_json(data: Any) -> Reply:
             raise WireError("a tool call in the reply has no function")
         arguments = arguments_text(function.get("arguments"))  # some servers send an object instead of a JSON string
         reply.tool_calls.append(
-            ToolCall(id=str(call.get("id") or ""), name=str(function.get("name") or ""), arguments=arguments or "")
+            ToolCall(id=str(call.get("id") or ""), name=str(function.get("name") or ""), arguments=arguments)
         )
     _read_usage(reply, data.get("usage"))
     return reply

@@ -26,7 +26,7 @@ from typing import Any, Callable, Unpack
 
 from engine.wires.chat import error_detail as chat_error_detail
 from engine.wires.chat import reply_object
-from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, rest_after, split_lines, stream_event, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, listed_problem, original_of, reply_message_of, rest_after, stream_event, stream_events, stream_json, stream_payload
 
 NAME = "gemini"
 ROUTE = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
@@ -428,13 +428,8 @@ def error_response(status: int, message: str, kind: str = "", code: str | None =
 def _thoughts_shown(shown: bytes) -> str:
     """The thoughts of a stream's first events, `shown`, joined as the agent's client joins them."""
     text = ""
-    for line in split_lines(shown, final=True)[0]:
-        payload = stream_payload(line.decode("utf-8", "replace").rstrip("\r\n"))
-        try:
-            event = stream_json(payload) if payload is not None else None
-        except WireError:
-            continue
-        for candidate in (event.get("candidates") or [])[:1] if isinstance(event, dict) else []:
+    for event in stream_events(shown):
+        for candidate in (event.get("candidates") or [])[:1]:
             content = candidate.get("content") if isinstance(candidate, dict) else None
             for part in content.get("parts") or [] if isinstance(content, dict) else []:
                 if isinstance(part, dict) and part.get("thought") and isinstance(part.get("text"), str):

@@ -19,7 +19,8 @@ What every wire does alike lives here too, written once: JSON read from and writ
 the wire (`json_from_wire`, `json_to_wire`: pydantic's Rust reader and writer, each falling back
 to `json` where it refuses, so the values are `json`'s), a request's lists checked
 item by item (`listed_problem`, `first_problem`), a stream's lines split where an event stream's
-reader splits them (`split_lines`) and its `data:` lines read (`stream_payload`, `stream_json`) and an event written (`stream_event`), an upstream reply kept only in its own wire
+reader splits them (`split_lines`) and its `data:` lines read (`stream_payload`, `stream_json`,
+`stream_events`) and an event written (`stream_event`), an upstream reply kept only in its own wire
 (`reply_message_of`).
 """
 
@@ -29,7 +30,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from os.path import commonprefix
-from typing import Any, Callable, Required, TypedDict
+from typing import Any, Callable, Iterator, Required, TypedDict
 
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
@@ -203,6 +204,21 @@ def stream_payload(line: str) -> str | None:
     if not line.startswith("data:"):
         return None
     return line[5:].strip() or None
+
+
+def stream_events(data: bytes) -> Iterator[dict[str, Any]]:
+    """The JSON object of each `data:` line of a stream's bytes (what the agent has of a stream),
+    in order; a line that is none (`[DONE]`, broken JSON, not an object) left out."""
+    for raw in split_lines(data, final=True)[0]:
+        payload = stream_payload(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        if payload is None or payload == "[DONE]":
+            continue
+        try:
+            event = stream_json(payload)
+        except WireError:
+            continue
+        if isinstance(event, dict):
+            yield event
 
 
 def stream_json(payload: str) -> Any:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Unpack
 
 from engine.core.urls import endpoint as join_endpoint
 from engine.wires.chat import error_detail, error_of, error_response, headers, reply_object
-from engine.wires.neutral import arguments_text, ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, first_problem, original_of, reply_message_of, split_lines, stream_event, stream_json, stream_payload
+from engine.wires.neutral import ORIGINAL, Reply, ReplyOptions, Response, StreamReading, ToolCall, WireError, arguments_text, first_problem, original_of, reply_message_of, stream_event, stream_events, stream_json, stream_payload
 
 NAME = "responses"
 ROUTES = ("/v1/responses", "/responses")
@@ -483,15 +483,7 @@ def _continued(whole: dict[str, Any], shown: bytes) -> list[dict[str, Any]]:
     texts: dict[int, str] = {}
     done: set[int] = set()
     last = -1
-    for raw in split_lines(shown, final=True)[0]:
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        payload = stream_payload(line)
-        try:
-            event = stream_json(payload) if payload not in (None, "[DONE]") else None
-        except WireError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in stream_events(shown):
         last = event["sequence_number"] if isinstance(event.get("sequence_number"), int) else last
         kind, index = event.get("type"), event.get("output_index")
         if kind == "response.created" and isinstance(event.get("response"), dict):
