@@ -10,7 +10,8 @@ from engine.core.state import decision_text, decision_words
 
 ODD = ["", "plain", "two words", "tab\there", "new\nline", "nbsp\u00a0in", "next\x85line", "ideo\u3000space",
        "line\u2028sep", "unit\x1fsep", "quote\"s", "back\\slash", "lone\ud800", "émoji🙂", " lead", "trail "]
-VALUES = [*ODD, 0, -1.5, 1e300, float("nan"), True, None, [1, "a b"], {"k": "v w"}]
+VALUES = [*ODD, 0, -1.5, 1e300, float("nan"), True, None, [1, "a b"], {"k": "v w"}, [], ["wc", "-w", "f.txt"], [1, -2.5, None, True],
+          [[1]], [{"k": 1}], *([text] for text in ODD), *(["a", text, 3] for text in ODD)]
 
 
 @pytest.mark.parametrize("text", ODD)

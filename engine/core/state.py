@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy as _copy
 import math
 from dataclasses import dataclass, field, fields
-from typing import Hashable, Iterable, Literal
+from typing import Any, Hashable, Iterable, Literal
 
 from engine.core import events as ev
 from engine.core.approvals import always_rule
@@ -86,8 +86,10 @@ def written_words(raw: str | None, thought: str, actions: Iterable[Action], answ
 def _call_words(action: Action) -> int:
     """The words of `action.render()`: `tool(k=v, k=v)` splits at its ", " only, when no tool
     name, key or string value holds a character that is whitespace (each such is not printable,
-    but for the space) and the values are scalars (their JSON holds no whitespace either)."""
+    but for the space) and the values are scalars (their JSON holds no whitespace either) or
+    non-empty lists of them (`["wc", "-w"]` splits at its ", " too: a word an item)."""
     args, tool = action.args, action.tool
+    words = 0  # what lists add to a word a value
     if action.args_error is None and type(args) is dict and tool.isprintable() and " " not in tool:
         for key, value in args.items():
             if type(key) is not str or not key.isprintable() or " " in key:
@@ -96,11 +98,28 @@ def _call_words(action: Action) -> int:
             if kind is str:
                 if not value.isprintable() or " " in value:
                     break
+            elif kind is list and value:
+                if not _bare_items(value):
+                    break
+                words += len(value) - 1
             elif kind not in _BARE_SCALARS:
                 break
         else:
-            return len(args) or 1
+            return words + (len(args) or 1)
     return len(action.render().split())
+
+
+def _bare_items(values: list[Any]) -> bool:
+    """Every item a string without whitespace (nor any other character that is not printable) or
+    a scalar whose JSON holds none (a command's words, the usual list argument)."""
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            if not value.isprintable() or " " in value:
+                return False
+        elif kind not in _BARE_SCALARS:
+            return False
+    return True
 
 
 _BARE_SCALARS = (int, float, bool, type(None))
