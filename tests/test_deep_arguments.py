@@ -71,3 +71,22 @@ def test_a_value_that_holds_itself_is_too_deep():
     loop.append(loop)
     assert too_deep({"x": loop})
     assert not too_deep({"x": [[1, 2], {"y": [3]}]})
+
+
+def _depth(value) -> int:
+    """How many levels of objects and lists `value` nests (a scalar: 0), counted by recursion."""
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, (list, tuple)):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize("value", [
+    {}, {"k": "v"}, {"k": []}, {"k": ["wc", "-w", 1, None]}, {"k": {"a": 1}}, {"k": {}}, {"k": [[]]}, {"k": [{}]},
+    {"k": {"a": [1]}}, {"k": ["a", ["b"]]}, {"a": 1, "k": {"b": {"c": 2}}}, {1: "not a string key"}, {1: [2]},
+    ["top", "level", "list"], [], "a scalar", 3,
+])
+def test_how_deep_a_value_nests_is_counted_at_every_limit(value) -> None:
+    for limit in range(5):
+        assert too_deep(value, limit) == (_depth(value) > limit), (value, limit)

@@ -26,6 +26,23 @@ def _flat(args: dict[str, Any]) -> bool:
     return True
 
 
+def _two_levels(args: dict[str, Any]) -> bool:
+    """Every value a scalar, or a list or object of scalars (a command's words): two levels at most."""
+    for value in args.values():
+        kind = type(value)
+        if kind is list:
+            for item in value:
+                if type(item) not in _SCALARS:
+                    return False
+        elif kind is dict:
+            for item in value.values():
+                if type(item) not in _SCALARS:
+                    return False
+        elif kind not in _SCALARS:
+            return False
+    return True
+
+
 MAX_DEPTH = 100
 """How deep arguments may nest (objects and lists, the arguments themselves the first
 level). Deeper, the transcript's JSON writer (it stops near 255 levels) or Python's
@@ -35,7 +52,7 @@ recursion on the way raised out of the engine's step instead of a policy error."
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether `value` nests objects or lists more than `limit` deep; walked without
     recursion, and depth first, so a structure that holds itself is found quickly."""
-    if type(value) is dict and limit >= 1 and _flat(value):
+    if type(value) is dict and limit >= 2 and _two_levels(value):
         return False
     if not isinstance(value, (dict, list, tuple)):
         return False
