@@ -98,6 +98,12 @@ def plain(text: str | bytes) -> bool:
     return True
 
 
+def fast_loads(text: str | bytes) -> Any:
+    """What `loads` reads with first: alone only for a text `plain` holds no exception of (a whole
+    file of lines checked once); raises ValueError for what it refuses, which `loads` then reads."""
+    return from_json(text, allow_inf_nan=False, cache_strings="keys")  # a cache of values costs more than it saves
+
+
 def loads(text: str | bytes, *, known_plain: bool = False) -> Any:
     """JSON as another tool wrote it, with nothing lost and nothing that breaks what reads it next:
     a number too long for an int (over 4,300 digits) or too large for a float (1e400), and the
@@ -110,7 +116,7 @@ def loads(text: str | bytes, *, known_plain: bool = False) -> Any:
     when that fails or the text holds what it may read otherwise (`plain`; `known_plain`: already
     checked for the whole file), by `json` with the hooks above, which gives the answer and the error."""
     try:
-        value = from_json(text, allow_inf_nan=False, cache_strings="keys")  # a cache of values costs more than it saves
+        value = fast_loads(text)
     except (ValueError, TypeError):
         pass
     else:
@@ -273,7 +279,11 @@ class Step:
 
     def record_usage(self, input_tokens: Any, output_tokens: Any) -> None:
         """The source's token counts for this turn, when both are plausible counts (else left estimated)."""
-        if _count(input_tokens) and _count(output_tokens):
+        if type(input_tokens) is int and type(output_tokens) is int:  # as JSON gives them (`_count`'s first case, for both)
+            plausible = 0 <= input_tokens <= MAX_TOKENS and 0 <= output_tokens <= MAX_TOKENS
+        else:
+            plausible = _count(input_tokens) and _count(output_tokens)
+        if plausible:
             self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:
@@ -523,7 +533,7 @@ class Draft:
             elif counted:
                 words = written_words(raw, thought, actions, answer)
             # built as the engine builds its own (`trusted`) when every value read has its field's type, else validated
-            if plain and type(thought) is str and _str_or_none(answer) and _str_or_none(raw):
+            if plain and type(thought) is str and (answer is None or type(answer) is str) and (raw is None or type(raw) is str):
                 yield DecisionMade.trusted(step=number, policy=IMPORTED, thought=thought, actions=actions, answer=answer, raw=raw, usage=usage)
             else:
                 yield DecisionMade(step=number, policy=IMPORTED, thought=thought, actions=actions, answer=answer, raw=raw, usage=usage)
@@ -603,7 +613,8 @@ def new_action(*, tool: Any, args: Any, call_id: Any = None, args_error: Any = N
     """`Action(tool=..., args=..., call_id=..., args_error=...)`: built as the engine builds its own
     (`trusted`, without validation) when each value has its field's type (as read from JSON, the
     usual case), else validated (a value of another type converted or refused as pydantic does)."""
-    if (type(tool) is str and type(args) is dict and _str_or_none(call_id) and _str_or_none(args_error)
+    if (type(tool) is str and type(args) is dict and (call_id is None or type(call_id) is str)
+            and (args_error is None or type(args_error) is str)
             and (not args or set(map(type, args)) == _STR_ONLY)):
         return Action.trusted(tool=tool, args=args, call_id=call_id, args_error=args_error)
     return Action(tool=tool, args=args, call_id=call_id, args_error=args_error)
@@ -614,10 +625,6 @@ _STR_ONLY = frozenset({str})
 
 def _first(observation: tuple[int, str, bool | None]) -> int:
     return observation[0]
-
-
-def _str_or_none(value: Any) -> bool:
-    return value is None or type(value) is str
 
 
 def _writable(action: Action) -> Action:
