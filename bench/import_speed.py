@@ -15,7 +15,9 @@ is the median wall and CPU time of `--runs` fresh processes taken in turns
 import within 2x the show. A transcript "of the same size" read as bytes, not
 lines, is timed too: `show` of an engine transcript of as many bytes as the
 format's file (`x bytes`; a Gemini CLI line holds a whole step, a call with its
-result, where an engine line holds a third of one).
+result, where an engine line holds a third of one). With Gemini CLI, its floor is timed in
+the same rounds: `bench/bare_import.py`, the same file written as a transcript with no
+mapping at all (parsed, four objects a step built and written by the one writer).
 
 `--stages`: each format's import in this process instead, stage by stage (CPU,
 collector off, the least of `--runs`): reading, detecting, parsing and mapping
@@ -169,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             make_transcript(sized[fmt], max(1, round(path.stat().st_size / bytes_a_step)))
         show = [*AGENT_TUI, "show", str(transcript)]
         imports = {fmt: [*AGENT_TUI, "import", str(path), "-o", str(folder / f"out-{fmt}.jsonl")] for fmt, path in files.items()}
+        bare = [sys.executable, str(ROOT / "bench" / "bare_import.py"), str(files.get("gemini-cli")), str(folder / "bare.jsonl")]
         wall(show)  # the bytecode cache
         times: dict[str, list[tuple[float, float]]] = {"show": [], **{fmt: [] for fmt in files}}
         for _ in range(args.runs):
@@ -177,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
                 for out in folder.glob(f"out-{fmt}*.jsonl"):
                     out.unlink()
                 times[fmt].append(wall(command))
+            if "gemini-cli" in files:
+                (folder / "bare.jsonl").unlink(missing_ok=True)
+                times.setdefault("bare", []).append(wall(bare))
             for fmt in files:
                 times.setdefault(f"show {fmt}", []).append(wall([*AGENT_TUI, "show", str(folder / f"out-{fmt}.jsonl")]))
                 times.setdefault(f"bytes {fmt}", []).append(wall([*AGENT_TUI, "show", str(sized[fmt])]))
@@ -194,6 +200,11 @@ def main(argv: list[str] | None = None) -> int:
             same_bytes = statistics.median(t[1] for t in times[f"bytes {fmt}"])
             print(f"{fmt:<12} {count:>8,} {path.stat().st_size / 1e6:>6.1f} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
                   f" {own:>11.2f} s {c / own:>5.2f}x {same_bytes:>18.2f} s {c / same_bytes:>7.2f}x")
+        if "bare" in times:
+            w = statistics.median(t[0] for t in times["bare"])
+            c = statistics.median(t[1] for t in times["bare"])
+            print(f"{'(its floor)':<12} {'':>8} {'':>6} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
+                  f"   Gemini CLI's file with no mapping (bench/bare_import.py)")
     return 0
 
 
