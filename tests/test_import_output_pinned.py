@@ -153,7 +153,8 @@ def test_the_import_of_each_bench_shape_is_unchanged(fmt: str, tmp_path: Path, m
 @pytest.fixture(scope="module")
 def mutants_digests() -> dict[str, str]:
     """Every format's `_mutants_digest`, made in a fresh interpreter: what other tests of this
-    process left behind reaches none of them (the inspect digest differed once in a full run)."""
+    process left behind reaches none of them. (The Inspect digest once differed in about one run
+    in 25: the mutants' zip members carried the clock's time, `tests.support.mutation._member`.)"""
     code = ("import json, sys; from tests.test_import_output_pinned import SOURCES, _mutants_digest; "
             "json.dump({fmt: _mutants_digest(fmt) for fmt in sorted(SOURCES)}, sys.stdout)")
     done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent,

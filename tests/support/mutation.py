@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,6 @@ def mutate_tree(data: bytes, rng: random.Random) -> bytes:
 def mutate_zip(data: bytes, rng: random.Random) -> bytes:
     """An .eval archive with one member's JSON mutated, or its bytes damaged."""
     import io
-    import zipfile
 
     if rng.random() < 0.3:
         return mutate(data, rng)
@@ -104,8 +104,16 @@ def mutate_zip(data: bytes, rng: random.Random) -> bytes:
             body = source.read(name)
             if name == victim:
                 body = mutate_tree(body, rng) if rng.random() < 0.7 else mutate(body, rng)
-            target.writestr(name, body)
+            target.writestr(_member(name), body)
     return out.getvalue()
+
+
+def _member(name: str, compress_type: int = zipfile.ZIP_STORED) -> zipfile.ZipInfo:
+    """A zip member with a fixed time: `writestr(name, ...)` stamps the clock's, and a mutant whose
+    flipped bit or cut lands in it would then be another file at another time."""
+    info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+    info.compress_type = compress_type
+    return info
 
 
 def _trim(value: Any) -> Any:
@@ -120,14 +128,13 @@ def small(data: bytes) -> bytes:
     """A short version of a sample with the same structure (lists of 8, strings of 300 characters,
     14 lines), so 2,000 mutants take seconds, not minutes."""
     import io
-    import zipfile
 
     if data.startswith(b"PK\x03\x04"):
         source = zipfile.ZipFile(io.BytesIO(data))
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
             for name in source.namelist():
-                target.writestr(name, small(source.read(name)))
+                target.writestr(_member(name, zipfile.ZIP_DEFLATED), small(source.read(name)))
         return out.getvalue()
     try:
         return json.dumps(_trim(json.loads(data))).encode()
