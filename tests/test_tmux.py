@@ -33,8 +33,7 @@ def test_step_to_the_approval_and_approve_in_a_real_terminal(tmux: Tmux, tmp_pat
     tmux.keys("n")
     tmux.wait_for("1187 — delivered")
     tmux.keys("n")
-    screen = tmux.wait_for("Approve open_return_request")
-    assert "irreversible" in screen
+    tmux.wait_for_all("Approve open_return_request", "irreversible")
     # Enter must not approve: the key after it opens the edit dialog only while the call
     # is still pending, and the call still waits when that dialog is left.
     tmux.keys("Enter")
@@ -45,8 +44,7 @@ def test_step_to_the_approval_and_approve_in_a_real_terminal(tmux: Tmux, tmp_pat
     tmux.keys("a")
     tmux.wait_for("R-1 for 1187")
     tmux.keys("n")
-    screen = tmux.wait_for("ended: answer")
-    assert "R-1" in screen
+    tmux.wait_for_all("ended: answer", "R-1")
     tmux.keys("q")
     assert tmux.wait_for_exit(rc_file) == "0"
 

@@ -69,14 +69,12 @@ def test_gateway_cockpit_step_approve_reject(tmux: Tmux, tmp_path: Path) -> None
             tmux.wait_for("keep me")  # read_file passed by the rule; the agent sent its result
             tmux.wait_for("request held")
             tmux.keys("n")
-            screen = tmux.wait_for("Approve delete_file")
-            assert "old.txt" in screen
+            tmux.wait_for_all("Approve delete_file", "old.txt")
             tmux.keys("a")
             tmux.wait_for("deleted old.txt")
             tmux.wait_for("request held")
             tmux.keys("n")
-            screen = tmux.wait_for("Approve delete_file")
-            assert "notes.txt" in screen
+            tmux.wait_for_all("Approve delete_file", "notes.txt")
             tmux.keys("r")
             tmux.wait_for("Why?")
             tmux.keys("-l", "notes.txt is still needed")
@@ -110,8 +108,7 @@ def test_gateway_cockpit_at_80x24_shows_a_held_call_and_approves_it_with_a(tmux:
     with FakeOpenAI() as fake:
         fake.add(call("delete_file", path="old.txt", id="c1"), say("Removed old.txt."))
         rc_file = _start_gateway(tmux, tmp_path, f"--upstream {fake.url} --listen 127.0.0.1:{port} --out {shlex.quote(str(out))}", (80, 24))
-        screen = tmux.wait_for("waiting for the agent")
-        assert "? help" in screen
+        tmux.wait_for_all("waiting for the agent", "? help")
         tmux.keys("?")
         tmux.wait_for("agent-tui keys")
         tmux.keys("q")
@@ -121,8 +118,7 @@ def test_gateway_cockpit_at_80x24_shows_a_held_call_and_approves_it_with_a(tmux:
         try:
             tmux.wait_for("request held")
             tmux.keys("n")
-            screen = tmux.wait_for("Approve delete_file")
-            assert "old.txt" in screen and "awaiting approval: delete_file" in screen
+            screen = tmux.wait_for_all("Approve delete_file", "old.txt", "awaiting approval: delete_file")
             assert "awaiting_approval" not in screen
             tmux.keys("a")
             tmux.wait_for("approved by operator")

@@ -27,9 +27,8 @@ def test_filesystem_server_step_pause_approve(tmux: Tmux, tmp_path: Path) -> Non
         f"run {shlex.quote(NOTES_SCENARIO)} --task files --policy files --option dir={shlex.quote(str(folder))} "
         f"{shlex.join(trusted_flags(tmp_path, 'filesystem', filesystem_bin(), str(folder)))}",
     )
-    screen = tmux.wait_for("n step", timeout=60)
-    assert "── filesystem" in screen and "write_file" in screen  # the tool panel groups the server's tools
-    assert "mcp: filesystem log: " in screen  # the header names the server's log
+    # the tool panel groups the server's tools; the header names the server's log
+    tmux.wait_for_all("n step", "── filesystem", "write_file", "mcp: filesystem log: ", timeout=60)
     tmux.keys("n")
     tmux.wait_for("[FILE] notes.txt")
     tmux.keys("n")

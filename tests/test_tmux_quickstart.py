@@ -46,8 +46,7 @@ def test_the_quick_start_as_written_at_80x24(tmux: Tmux, tmp_path: Path) -> None
     rc_file = tmp_path / "rc"
     tmux("respawn-pane", "-k", "-t", "cockpit", recording_exit(command, rc_file))
 
-    screen = tmux.wait_for("n step")
-    assert "transcript" in screen and "steps" in screen  # the transcript, and the gauges in their strip
+    tmux.wait_for_all("n step", "transcript", "steps")  # the transcript, and the gauges in their strip
     tmux.keys("n")
     tmux.wait_for("1187 — delivered")
     tmux.keys("n")

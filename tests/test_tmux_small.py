@@ -22,7 +22,13 @@ def test_one_step_at_80x24_shows_the_action_whole_and_help_and_quit(tmux: Tmux, 
     tmux.wait_for("n step")
     tmux.keys("n")
     tmux.wait_for("1187 — delivered")
-    screen = tmux.wait_for("c continue")
+
+    def drawn(screen: str) -> bool:  # the step's action and the whole footer (a frame is drawn in parts)
+        lines = screen.splitlines()
+        return ("c continue" in screen and any("Action    get_order_status" in line for line in lines)
+                and bool(lines) and all(key in lines[-1] for key in ("? help", "q quit", "n step")))
+
+    screen = tmux.wait_until(drawn, "the paused step and its footer did not appear")
     lines = screen.splitlines()
     assert any('Action    get_order_status(order_id="1187")' in line for line in lines), screen
     footer = lines[-1]
@@ -78,8 +84,8 @@ def test_save_a_copy_onto_an_existing_file_asks_and_enter_keeps_it(tmux: Tmux, t
 
 def test_40x10_shows_the_too_small_screen(tmux: Tmux, tmp_path: Path) -> None:
     start_cockpit(tmux, tmp_path, 40, 10)
-    screen = tmux.wait_for("terminal too small")
-    assert "needs at least 60x16" in screen.replace("\n", " ")
+    tmux.wait_until(lambda screen: "terminal too small" in screen and "needs at least 60x16" in screen.replace("\n", " "),
+                    "the too-small notice did not appear whole")
     tmux("resize-window", "-t", "cockpit", "-x", "80", "-y", "24")
     tmux.wait_for("n step")
     assert "terminal too small" not in tmux.screen()

@@ -53,6 +53,11 @@ class Tmux:
     def wait_for(self, text: str, timeout: float = 20.0) -> str:
         return self.wait_until(lambda screen: text in screen, f"{text!r} did not appear", timeout)
 
+    def wait_for_all(self, *texts: str, timeout: float = 20.0) -> str:
+        """The first screen that shows every one of `texts`. A frame reaches the terminal in
+        parts: the first screen with one of them may be captured before the rest is drawn."""
+        return self.wait_until(lambda screen: all(text in screen for text in texts), f"{texts!r} did not all appear", timeout)
+
     def wait_until(self, ready: Callable[[str], bool], failure: str, timeout: float = 20.0) -> str:
         """The first screen for which `ready` holds (polled; never a fixed wait)."""
         deadline = time.monotonic() + timeout
