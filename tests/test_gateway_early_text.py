@@ -614,3 +614,23 @@ def test_a_key_completed_by_a_piece_that_goes_on_long_after_it_is_held_back(tmp_
     and goes on for `after` characters: past what a join's end keeps, the key is still found whole."""
     raw, text, calls, _ = _key_split(tmp_path, wire, call, "Here: " + KEY[:14], KEY[14:] + " " + "z" * after)
     assert KEY not in raw and text == "Here: *** " + "z" * after and len(calls) == int(call), text[:120]
+
+
+def test_the_text_read_piece_by_piece_is_sliced_as_the_whole_text() -> None:
+    """`EarlyStream` keeps a stream's text as its pieces (a string added to is copied whole: a
+    16 MB stream would cost its length squared); every slice of them is the whole text's."""
+    import random
+
+    from engine.gateway.early import _Grown
+
+    rng = random.Random("grown")
+    for _ in range(200):
+        grown, whole = _Grown(), ""
+        for _ in range(rng.randrange(0, 12)):
+            piece = "".join(rng.choice("ab\u00e9🙂") for _ in range(rng.randrange(0, 5)))
+            grown.add(piece)
+            whole += piece
+        assert grown.length == len(whole)
+        for start in range(len(whole) + 1):
+            for end in range(start, len(whole) + 1):
+                assert grown.between(start, end) == whole[start:end], (whole, start, end)

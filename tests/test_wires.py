@@ -136,3 +136,33 @@ def test_json_text_the_wire_reads_holding_a_lone_surrogate_is_what_json_reads(ra
     from engine.wires.neutral import json_from_wire, stream_json
 
     assert json_from_wire(raw) == json.loads(raw) == stream_json(raw)
+
+
+@pytest.mark.parametrize("wire", WIRES.values(), ids=list(WIRES))
+def test_a_streams_text_read_in_pieces_is_whole_however_often_the_reply_is_asked_for(wire: Wire) -> None:
+    """A stream reader keeps the text's pieces and joins them when its reply is asked for (a string
+    added to is copied whole); asked after every line or only at the end, the text is the same."""
+    text = "I'll read it. " * 50
+    lines = wire.built_reply(text, [CALL], model="m", stream=True).body.decode().splitlines()
+    asked, once = wire.stream_reader(lambda delta: None), wire.stream_reader(lambda delta: None)
+    for line in lines:
+        asked.feed(line)
+        assert text.startswith(asked.reply.content)
+        once.feed(line)
+    assert asked.reply.content == once.reply.content == text
+    assert asked.calling and once.calling
+
+
+def test_a_chat_streams_many_pieces_are_kept_until_its_reply_is_asked_for() -> None:
+    """4,096 pieces of 4,000 characters (the 16 MB an upstream may send) fold into one text; asked
+    after each line whether a call began (as the gateway asks), nothing is joined until the end."""
+    from engine.wires.chat import StreamReader
+    from tests.support.streams import chat
+
+    line = chat({"content": "x" * 4000}).decode().strip()
+    reader = StreamReader(lambda delta: None)
+    for _ in range(4096):
+        reader.feed(line)
+        assert not reader.calling and not reader.complete
+    assert reader._texts and len(reader._texts) == 4096  # the pieces, not yet joined
+    assert reader.reply.content == "x" * 4000 * 4096 and not reader._texts

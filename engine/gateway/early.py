@@ -19,6 +19,7 @@ and what follows them is masked as it continues them: the rest of the same reply
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import replace
 from typing import Callable
 
@@ -36,6 +37,33 @@ under another choice than the one read, a key name written with escapes, the end
 Anthropic message or a response, which the decision writes)."""
 
 
+class _Grown:
+    """A text read piece by piece: each piece kept as it came (a string added to is copied whole,
+    so a long stream would cost its length squared), a slice joined from the pieces it spans."""
+
+    __slots__ = ("_pieces", "_starts", "length")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._starts: list[int] = []
+        self.length = 0
+
+    def add(self, piece: str) -> None:
+        if piece:
+            self._pieces.append(piece)
+            self._starts.append(self.length)
+            self.length += len(piece)
+
+    def between(self, start: int, end: int) -> str:
+        """`text[start:end]` of the whole text read, for 0 <= start <= end <= length."""
+        if start >= end:
+            return ""
+        first = bisect_right(self._starts, start) - 1
+        last = bisect_right(self._starts, end - 1)
+        offset = self._starts[first]
+        return "".join(self._pieces[first:last])[start - offset : end - offset]
+
+
 class EarlyStream:
     """The channel of one held streamed request: `push` hands bytes to the agent's connection
     (from the gateway's thread); `sent` and `chars` count the current reply's bytes and text
@@ -47,7 +75,7 @@ class EarlyStream:
         self.started = False
         self.sent = 0
         self.chars = 0
-        self.shown = b""
+        self._shown: list[bytes] = []
         self._text_tail = ""
         self._thought_tail = ""
         self._said_tail = ""
@@ -59,8 +87,8 @@ class EarlyStream:
         self._within: str | None = None
         self._pending: list[tuple[bytes, int, int]] = []
         """The lines read and not sent, each with the text and thinking characters read up to it."""
-        self._text = ""
-        self._thought = ""
+        self._text = _Grown()
+        self._thought = _Grown()
         self._thought_sent = 0
 
     def begin(self, mask: KeyMask, within: str | None = None) -> None:
@@ -79,16 +107,23 @@ class EarlyStream:
 
     def _new_reply(self) -> None:
         """Nothing of the current reply read or sent yet."""
-        self.sent, self.chars, self._pending, self._text = 0, 0, [], ""
-        self._thought, self._thought_sent = "", 0
+        self.sent, self.chars, self._pending, self._text = 0, 0, [], _Grown()
+        self._thought, self._thought_sent = _Grown(), 0
+
+    @property
+    def shown(self) -> bytes:
+        """All the bytes sent, joined (when asked: once a reply)."""
+        if len(self._shown) > 1:
+            self._shown[:] = [b"".join(self._shown)]
+        return self._shown[0] if self._shown else b""
 
     def text(self, delta: str) -> None:
         """A piece of the reply's text as its reader found it (what the agent's client shows)."""
-        self._text += delta
+        self._text.add(delta)
 
     def thinking(self, delta: str) -> None:
         """A piece of the reply's thinking (or reasoning summary, or thought) as its reader found it."""
-        self._thought += delta
+        self._thought.add(delta)
 
     def line(self, raw: bytes, stop: bool, *, key: bool = False, key_begun: bool = False) -> None:
         """One line of the stream as it goes into the reply's bytes; `stop`: the reply read so far
@@ -102,15 +137,15 @@ class EarlyStream:
         if stop or key or any(word in raw for word in _CALL_WORDS):
             self.end()
             return
-        self._pending.append((raw, len(self._text), len(self._thought)))
-        if raw.strip() or key_begun or not self._text and not self._thought:  # an event begun, a key's start, nothing to show
+        self._pending.append((raw, self._text.length, self._thought.length))
+        if raw.strip() or key_begun or not self._text.length and not self._thought.length:  # an event begun, a key's start, nothing to show
             return
         going, self._pending = self._pending, []
         data = b"".join(line for line, _, _ in going)
         self._push(data)
         self.started = True
         self.sent += len(data)
-        self.shown += data
+        self._shown.append(data)
         if self._mask is not None and self._mask.span:
             self._keep_tails(going, self._mask.span)
         self.chars, self._thought_sent = going[-1][1], going[-1][2]
@@ -121,18 +156,18 @@ class EarlyStream:
         said = [self._said_tail]
         at_text, at_thought = self.chars, self._thought_sent
         for _, upto_text, upto_thought in going:
-            said += (self._thought[at_thought:upto_thought], self._text[at_text:upto_text])
+            said += (self._thought.between(at_thought, upto_thought), self._text.between(at_text, upto_text))
             at_text, at_thought = upto_text, upto_thought
         self._said_tail = "".join(said)[-span:]
-        self._text_tail = (self._text_tail + self._text[self.chars : at_text])[-span:]
-        self._thought_tail = (self._thought_tail + self._thought[self._thought_sent : at_thought])[-span:]
+        self._text_tail = (self._text_tail + self._text.between(self.chars, at_text))[-span:]
+        self._thought_tail = (self._thought_tail + self._thought.between(self._thought_sent, at_thought))[-span:]
 
     def rest(self, text: str) -> tuple[str, bool]:
         """What follows what went early of `text`, the current reply's whole text as decided (the
         key masked in it: `rest_after`, which goes on from the mask where a key's first characters
         went), as it follows what the agent has (`following`); and whether `following` changed it
         (the reply is then written anew from it, not from the upstream's own)."""
-        rest = rest_after(text, self._text[: self.chars])
+        rest = rest_after(text, self._text.between(0, self.chars))
         if rest is None:
             rest = text[self.chars :]
         following = self.following(rest)

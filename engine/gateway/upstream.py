@@ -178,7 +178,7 @@ class UpstreamPolicy:
                 lines.append(line)
                 reader.feed(line.decode("utf-8", "replace").rstrip("\r\n"))
                 if early is not None:  # a call, or the reply's end (recorded before the agent sees it), waits
-                    early.line(line, bool(reader.reply.tool_calls) or reader.complete,
+                    early.line(line, reader.calling or reader.complete,
                                key=echo.spelled_key or keyed and not reader.plain, key_begun=echo.could_complete_key)
         finally:
             if early is not None:

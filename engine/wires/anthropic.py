@@ -426,8 +426,8 @@ class StreamReader(StreamReading):
                 raise WireError("message_start's content is not a list")
             self.plain = self.plain and not had
             self._message = {**started, "content": list(had)}
-            self.reply.message = self._message
-            _usage(self.reply, self._message.get("usage"))
+            self._reply.message = self._message
+            _usage(self._reply, self._message.get("usage"))
             return
         if kind in (None, "ping") or self._message is None:
             return
@@ -463,11 +463,11 @@ class StreamReader(StreamReading):
             if isinstance(delta, dict):
                 self._message.update(delta)
                 if delta.get("stop_reason"):
-                    self.reply.finish_reason = _STOP_REASONS.get(delta["stop_reason"], delta["stop_reason"])
+                    self._reply.finish_reason = _STOP_REASONS.get(delta["stop_reason"], delta["stop_reason"])
             usage = event.get("usage")
             if isinstance(usage, dict):
                 self._message["usage"] = {**(self._message.get("usage") or {}), **usage}
-                _usage(self.reply, self._message["usage"])
+                _usage(self._reply, self._message["usage"])
         elif kind == "message_stop":
             self.done = True
 
@@ -476,7 +476,7 @@ class StreamReader(StreamReading):
         if kind == "text_delta":
             text = str(delta.get("text") or "")
             block["text"] = str(block.get("text") or "") + text
-            self.reply.content += text
+            self._add_text(text)
             if text:
                 self._on_delta(text)
         elif kind == "input_json_delta":
@@ -499,7 +499,7 @@ class StreamReader(StreamReading):
             block["input"] = json.loads(arguments)
         except (ValueError, RecursionError):
             block["input"] = arguments  # unreadable: the engine reports it as the call's args_error
-        self.reply.tool_calls.append(ToolCall(id=str(block.get("id") or ""), name=str(block.get("name") or ""), arguments=arguments))
+        self._reply.tool_calls.append(ToolCall(id=str(block.get("id") or ""), name=str(block.get("name") or ""), arguments=arguments))
 
     @property
     def complete(self) -> bool:

@@ -201,7 +201,7 @@ class StreamReader(StreamReading):
         error = error_of(chunk)
         if error is not None:
             raise WireError(f"the server reported an error mid-stream: {error}")
-        _read_usage(self.reply, chunk.get("usage"))
+        _read_usage(self._reply, chunk.get("usage"))
         choices = chunk.get("choices") or []
         if not isinstance(choices, list):
             raise WireError("a stream chunk's choices are not a list")
@@ -216,7 +216,7 @@ class StreamReader(StreamReading):
                 raise WireError("a choice's delta is not a JSON object")
             text = _text_of(delta.get("content"))
             if text:
-                self.reply.content += text
+                self._add_text(text)
                 self._on_delta(text)
             thought = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(thought, str) and thought and self._on_thinking is not None:
@@ -224,7 +224,7 @@ class StreamReader(StreamReading):
             for n, call in enumerate(delta.get("tool_calls") or []):
                 self._tool_call_delta(n, call)
             if choice.get("finish_reason"):
-                self.reply.finish_reason = choice["finish_reason"]
+                self._reply.finish_reason = choice["finish_reason"]
 
     def _tool_call_delta(self, position: int, call: Any) -> None:
         if not isinstance(call, dict):
@@ -239,7 +239,7 @@ class StreamReader(StreamReading):
         current = self._calls.get(index)
         if current is None:
             current = self._calls[index] = ToolCall()
-            self.reply.tool_calls.append(current)
+            self._reply.tool_calls.append(current)
         if call.get("id") and not current.id:
             current.id = str(call["id"])
         function = call.get("function") or {}
@@ -253,7 +253,7 @@ class StreamReader(StreamReading):
     @property
     def complete(self) -> bool:
         """The stream ended properly (a `[DONE]` line or a finish reason), not cut."""
-        return self.done or self.reply.finish_reason is not None
+        return self.done or self._reply.finish_reason is not None
 
 
 # -- what goes back to the agent ----------------------------------------------------

@@ -306,7 +306,8 @@ def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
 # -- replies --------------------------------------------------------------------
 
 
-def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_thinking: Callable[[str], None] | None = None) -> bool:
+def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_thinking: Callable[[str], None] | None = None,
+          add_text: Callable[[str], None] | None = None) -> bool:
     """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`; a streamed one's
     text to `on_delta`, its thoughts' text to `on_thinking`. Whether it is shaped as Google's
     servers write it: one candidate, of index 0 (`StreamReading.plain`)."""
@@ -351,7 +352,10 @@ def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_th
             arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
             reply.tool_calls.append(ToolCall(id=f"call_{len(reply.tool_calls)}", name=str(call.get("name") or ""), arguments=arguments))
         elif isinstance(part.get("text"), str) and not part.get("thought") and part["text"]:
-            reply.content += part["text"]
+            if add_text is None:
+                reply.content += part["text"]
+            else:  # a stream's reader keeps the pieces
+                add_text(part["text"])
             if on_delta is not None:
                 on_delta(part["text"])
     if candidate.get("finishReason"):
@@ -384,12 +388,12 @@ class StreamReader(StreamReading):
     def feed(self, line: str) -> None:
         payload = stream_payload(line)
         if payload is not None:
-            self.plain = _fold(self.reply, stream_json(payload), self._on_delta, self._on_thinking) and self.plain
+            self.plain = _fold(self._reply, stream_json(payload), self._on_delta, self._on_thinking, self._add_text) and self.plain
 
     @property
     def complete(self) -> bool:
         """The stream reached a candidate's `finishReason`, not cut."""
-        return self.reply.finish_reason is not None
+        return self._reply.finish_reason is not None
 
 
 def stream_reader(on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> StreamReader:

@@ -138,7 +138,8 @@ class StreamReading:
     WIRE = "chat"
 
     def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
-        self.reply = Reply(wire=self.WIRE)
+        self._reply = Reply(wire=self.WIRE)
+        self._texts: list[str] = []
         self.done = False
         self.plain = True
         """Every event so far shaped as the API's own servers write it (one choice or candidate,
@@ -147,6 +148,24 @@ class StreamReading:
         the agent only rebuilt, when a key is to be masked (`engine.gateway.upstream`)."""
         self._on_delta = on_delta
         self._on_thinking = on_thinking
+
+    @property
+    def reply(self) -> Reply:
+        """The reply folded so far, its text joined from the pieces read since it was last asked
+        for (a string added to is copied whole: a long stream's text would cost its length squared)."""
+        if self._texts:
+            self._reply.content += "".join(self._texts)
+            self._texts.clear()
+        return self._reply
+
+    @property
+    def calling(self) -> bool:
+        """Whether a tool call was read (asked after each line: the text is not joined for it)."""
+        return bool(self._reply.tool_calls)
+
+    def _add_text(self, text: str) -> None:
+        """A piece of the reply's text, read."""
+        self._texts.append(text)
 
 
 _LINE_END = re.compile(rb"\r\n|\n|\r(?=.)", re.S)

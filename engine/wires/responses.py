@@ -292,7 +292,7 @@ class StreamReader(StreamReading):
         if kind == "response.output_text.delta":
             delta = event.get("delta")
             if isinstance(delta, str) and delta:
-                self.reply.content += delta
+                self._add_text(delta)
                 self._on_delta(delta)
         elif kind == "response.reasoning_summary_text.delta":
             delta = event.get("delta")
@@ -316,9 +316,9 @@ class StreamReader(StreamReading):
             if not isinstance(response, dict):
                 raise WireError(f"a {kind} event without its response")
             self.done = True
-            self.reply.message = response
-            self.reply.finish_reason = _finish(self.reply, response)
-            _usage(self.reply, response.get("usage"))
+            self._reply.message = response
+            self._reply.finish_reason = _finish(self._reply, response)
+            _usage(self._reply, response.get("usage"))
 
     def _in_order(self, kind: Any, event: dict[str, Any]) -> bool:
         """Whether the event is where the API's own servers put it: an item, a content part or a
@@ -357,7 +357,7 @@ class StreamReader(StreamReading):
         call = self._calls.get(index)
         if call is None:
             call = self._calls[index] = ToolCall(id=str(item.get("call_id") or ""), name=str(item.get("name") or ""))
-            self.reply.tool_calls.append(call)
+            self._reply.tool_calls.append(call)
         return call
 
     @property
