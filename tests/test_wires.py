@@ -166,3 +166,42 @@ def test_a_chat_streams_many_pieces_are_kept_until_its_reply_is_asked_for() -> N
         assert not reader.calling and not reader.complete
     assert reader._texts and len(reader._texts) == 4096  # the pieces, not yet joined
     assert reader.reply.content == "x" * 4000 * 4096 and not reader._texts
+
+
+def test_an_anthropic_streams_blocks_read_in_pieces_are_whole_however_often_the_reply_is_asked_for() -> None:
+    """The Anthropic reader keeps each block's text, thinking, signature and a call's JSON as pieces
+    (a block's text added to piece by piece cost its length squared: 16 MB, 18 s); the message it
+    rebuilds is the same asked after every line, at the end, or with a block started again."""
+    from engine.wires.anthropic import StreamReader
+    from tests.support.streams import ant, ant_block, ant_delta, ant_end, ant_start, ant_stop
+
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}
+    events = [
+        ant_start(), ant_block(0, "thinking"), *(ant_delta(0, "thinking", f"t{n} ") for n in range(5)),
+        ant_delta(0, "signature", "sig-"), ant_delta(0, "signature", "nature"), *ant_stop(0),
+        ant_block(1, "text"), *(ant_delta(1, "text", f"w{n} ") for n in range(7)), *ant_stop(1),
+        ant({"type": "content_block_start", "index": 2, "content_block": tool}),
+        *(ant({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": p}})
+          for p in ('{"pa', 'th": "a', '.txt"}')),
+        *ant_stop(2), *ant_end("tool_use"),
+    ]
+    lines = [line for event in events for line in event.decode().splitlines()]
+    asked, once = StreamReader(lambda delta: None), StreamReader(lambda delta: None)
+    for line in lines:
+        asked.feed(line)
+        asked.reply
+        once.feed(line)
+    blocks = [
+        {"type": "thinking", "thinking": "t0 t1 t2 t3 t4 ", "signature": "sig-nature"},
+        {"type": "text", "text": "w0 w1 w2 w3 w4 w5 w6 "},
+        {**tool, "input": {"path": "a.txt"}},
+    ]
+    for reader in (asked, once):
+        assert reader.reply.message["content"] == blocks
+        assert reader.reply.content == "w0 w1 w2 w3 w4 w5 w6 "
+        assert [(c.name, c.arguments) for c in reader.reply.tool_calls] == [("read_file", '{"path": "a.txt"}')]
+    again = StreamReader(lambda delta: None)  # block 1 started again after some of its text: the new block replaces it
+    for line in [l for e in [ant_start(), ant_block(0, "text"), ant_delta(0, "text", "old"), ant_block(0, "text"),
+                             ant_delta(0, "text", "new"), *ant_stop(0), *ant_end()] for l in e.decode().splitlines()]:
+        again.feed(line)
+    assert again.reply.message["content"] == [{"type": "text", "text": "new"}]

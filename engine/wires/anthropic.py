@@ -400,7 +400,9 @@ class StreamReader(StreamReading):
     def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
         super().__init__(on_delta, on_thinking)
         self._message: dict[str, Any] | None = None
-        self._json: dict[int, str] = {}
+        self._json: dict[int, list[str]] = {}
+        self._growing: dict[tuple[int, str], list[str]] = {}
+        """Pieces of a block's text, thinking or signature read and not added to it yet (`_settle`)."""
         self.stopped: set[int] = set()
         """The indices of the blocks whose `content_block_stop` came."""
         self._open: int | None = None
@@ -425,6 +427,7 @@ class StreamReader(StreamReading):
             if not isinstance(had, list):
                 raise WireError("message_start's content is not a list")
             self.plain = self.plain and not had
+            self._settle()  # into the blocks of the message read so far, which this one replaces
             self._message = {**started, "content": list(had)}
             self._reply.message = self._message
             _usage(self._reply, self._message.get("usage"))
@@ -442,9 +445,10 @@ class StreamReader(StreamReading):
             self._open = index
             if index == len(content):
                 content.append({})
+            self._settle_block(content, index)  # into the block this one replaces
             content[index] = copy.deepcopy(block)
             if block.get("type") == "tool_use":
-                self._json[index] = ""
+                self._json[index] = []
         elif kind == "content_block_delta":
             if type(index) is not int or not 0 <= index < len(content) or not isinstance(event.get("delta"), dict):
                 raise WireError("content_block_delta for a block that was not started")
@@ -456,8 +460,9 @@ class StreamReader(StreamReading):
             self.plain = self.plain and index == self._open
             self._open = None
             self.stopped.add(index)
+            self._settle_block(content, index)
             if index in self._json:
-                self._tool_use_done(content[index], self._json.pop(index))
+                self._tool_use_done(content[index], "".join(self._json.pop(index)))
         elif kind == "message_delta":
             delta = event.get("delta")
             if isinstance(delta, dict):
@@ -475,23 +480,47 @@ class StreamReader(StreamReading):
         kind = delta.get("type")
         if kind == "text_delta":
             text = str(delta.get("text") or "")
-            block["text"] = str(block.get("text") or "") + text
+            self._grow(block, index, "text", text)
             self._add_text(text)
             if text:
                 self._on_delta(text)
         elif kind == "input_json_delta":
-            self._json[index] = self._json.get(index, "") + str(delta.get("partial_json") or "")
+            self._json.setdefault(index, []).append(str(delta.get("partial_json") or ""))
         elif kind == "thinking_delta":
             thought = str(delta.get("thinking") or "")
-            block["thinking"] = str(block.get("thinking") or "") + thought
+            self._grow(block, index, "thinking", thought)
             if thought and self._on_thinking is not None:
                 self._on_thinking(thought)
         elif kind == "signature_delta":
-            block["signature"] = str(block.get("signature") or "") + str(delta.get("signature") or "")
+            self._grow(block, index, "signature", str(delta.get("signature") or ""))
         elif kind == "citations_delta":
             block.setdefault("citations", []).append(delta.get("citation"))
         else:  # a delta this module does not know: kept on the block as it came
             block.setdefault(ORIGINAL, []).append(delta)
+
+    def _grow(self, block: dict[str, Any], index: int, field: str, piece: str) -> None:
+        """`piece` of block `index`'s `field`, kept until the block is settled (the field in its
+        place among the block's keys from the first piece, as a string added to would be)."""
+        pieces = self._growing.get((index, field))
+        if pieces is None:
+            block.setdefault(field, "")
+            pieces = self._growing[(index, field)] = []
+        pieces.append(piece)
+
+    def _settle(self) -> None:
+        """The reply's text, and each block's pieces added to it (`_settle_block`)."""
+        super()._settle()
+        if self._growing and self._message is not None:
+            for index in sorted({index for index, _ in self._growing}):
+                self._settle_block(self._message["content"], index)
+
+    def _settle_block(self, content: list[dict[str, Any]], index: int) -> None:
+        """The text, thinking and signature pieces read for block `index` added to it."""
+        for field in ("text", "thinking", "signature"):
+            pieces = self._growing.pop((index, field), None)
+            if pieces is not None:
+                block = content[index]
+                block[field] = str(block.get(field) or "") + "".join(pieces)
 
     def _tool_use_done(self, block: dict[str, Any], raw: str) -> None:
         arguments = raw if raw.strip() else json.dumps(block.get("input") or {})

@@ -151,12 +151,17 @@ class StreamReading:
 
     @property
     def reply(self) -> Reply:
-        """The reply folded so far, its text joined from the pieces read since it was last asked
-        for (a string added to is copied whole: a long stream's text would cost its length squared)."""
+        """The reply folded so far, what was read in pieces joined into it (`_settle`)."""
+        self._settle()
+        return self._reply
+
+    def _settle(self) -> None:
+        """The pieces read since the reply was last asked for joined into it: its text (a wire's
+        reader adds what else it keeps in pieces). A string added to is copied whole, so a long
+        stream's text added piece by piece would cost its length squared."""
         if self._texts:
             self._reply.content += "".join(self._texts)
             self._texts.clear()
-        return self._reply
 
     @property
     def calling(self) -> bool:
