@@ -205,3 +205,36 @@ def test_an_anthropic_streams_blocks_read_in_pieces_are_whole_however_often_the_
                              ant_delta(0, "text", "new"), *ant_stop(0), *ant_end()] for l in e.decode().splitlines()]:
         again.feed(line)
     assert again.reply.message["content"] == [{"type": "text", "text": "new"}]
+
+
+def test_a_calls_arguments_read_in_pieces_are_whole_and_a_responses_final_item_still_decides() -> None:
+    """A call's arguments are kept as pieces too (16 MB of them cost 18 s added piece by piece):
+    whole however often the reply is asked for; a Responses item's `done` with its arguments
+    replaces the pieces, one without them keeps them."""
+    from engine.wires.chat import StreamReader as ChatReader
+    from engine.wires.responses import StreamReader as ResponsesReader
+    from tests.support.streams import chat
+
+    pieces = ['{"pa', 'th": ', '"a.txt"}']
+    lines = [chat({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "read_file", "arguments": ""}}]}),
+             *(chat({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in pieces), chat({}, "tool_calls")]
+    asked, once = ChatReader(lambda delta: None), ChatReader(lambda delta: None)
+    for line in (text for raw in lines for text in raw.decode().splitlines()):
+        asked.feed(line)
+        asked.reply
+        once.feed(line)
+    for reader in (asked, once):
+        assert [(c.id, c.name, c.arguments) for c in reader.reply.tool_calls] == [("c1", "read_file", '{"path": "a.txt"}')]
+
+    def responses(final_arguments: str) -> str:
+        reader = ResponsesReader(lambda delta: None)
+        item = {"type": "function_call", "call_id": "c1", "name": "read_file", "arguments": ""}
+        events = [{"type": "response.output_item.added", "output_index": 0, "item": item},
+                  *({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": p} for p in pieces),
+                  {"type": "response.output_item.done", "output_index": 0, "item": {**item, "arguments": final_arguments}}]
+        for event in events:
+            reader.feed("data: " + json.dumps(event))
+        return reader.reply.tool_calls[0].arguments
+
+    assert responses('{"path": "b.txt"}') == '{"path": "b.txt"}'
+    assert responses("") == '{"path": "a.txt"}'

@@ -248,7 +248,7 @@ class StreamReader(StreamReading):
         name = function.get("name")
         if name and name != current.name:
             current.name += str(name)
-        current.arguments += arguments_text(function.get("arguments"))
+        self._add_arguments(current, arguments_text(function.get("arguments")))
 
     @property
     def complete(self) -> bool:

@@ -306,10 +306,10 @@ def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
 # -- replies --------------------------------------------------------------------
 
 
-def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_thinking: Callable[[str], None] | None = None,
-          add_text: Callable[[str], None] | None = None) -> bool:
-    """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`; a streamed one's
-    text to `on_delta`, its thoughts' text to `on_thinking`. Whether it is shaped as Google's
+def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_thinking: Callable[[str], None] | None = None, *,
+          add_text: Callable[[str], None]) -> bool:
+    """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`, its text to
+    `add_text` (which keeps the pieces); a streamed one's text to `on_delta`, its thoughts' text to `on_thinking`. Whether it is shaped as Google's
     servers write it: one candidate, of index 0 (`StreamReading.plain`)."""
     data = reply_object(data)
     usage = data.get("usageMetadata")
@@ -352,10 +352,7 @@ def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_th
             arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
             reply.tool_calls.append(ToolCall(id=f"call_{len(reply.tool_calls)}", name=str(call.get("name") or ""), arguments=arguments))
         elif isinstance(part.get("text"), str) and not part.get("thought") and part["text"]:
-            if add_text is None:
-                reply.content += part["text"]
-            else:  # a stream's reader keeps the pieces
-                add_text(part["text"])
+            add_text(part["text"])
             if on_delta is not None:
                 on_delta(part["text"])
     if candidate.get("finishReason"):
@@ -371,7 +368,9 @@ def _thought_text(part: Any) -> bool:
 def read_whole(data: Any) -> Reply:
     """Read a whole `GenerateContentResponse`."""
     reply = Reply(wire=NAME)
-    _fold(reply, data, None)
+    texts: list[str] = []
+    _fold(reply, data, None, add_text=texts.append)
+    reply.content = "".join(texts)
     if reply.message is None:
         raise WireError("the reply has no candidates")
     reply.finish_reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
@@ -388,7 +387,7 @@ class StreamReader(StreamReading):
     def feed(self, line: str) -> None:
         payload = stream_payload(line)
         if payload is not None:
-            self.plain = _fold(self._reply, stream_json(payload), self._on_delta, self._on_thinking, self._add_text) and self.plain
+            self.plain = _fold(self._reply, stream_json(payload), self._on_delta, self._on_thinking, add_text=self._add_text) and self.plain
 
     @property
     def complete(self) -> bool:

@@ -140,6 +140,8 @@ class StreamReading:
     def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
         self._reply = Reply(wire=self.WIRE)
         self._texts: list[str] = []
+        self._arguments: dict[int, tuple[ToolCall, list[str]]] = {}
+        """Each call's argument pieces read and not added to it yet, by the call's `id()`."""
         self.done = False
         self.plain = True
         """Every event so far shaped as the API's own servers write it (one choice or candidate,
@@ -162,6 +164,21 @@ class StreamReading:
         if self._texts:
             self._reply.content += "".join(self._texts)
             self._texts.clear()
+        for call, _ in list(self._arguments.values()):
+            self._settle_call(call)
+
+    def _settle_call(self, call: ToolCall) -> None:
+        """The argument pieces read for `call` added to it (before anything else is)."""
+        kept = self._arguments.pop(id(call), None)
+        if kept is not None:
+            call.arguments += "".join(kept[1])
+
+    def _add_arguments(self, call: ToolCall, piece: str) -> None:
+        """A piece of `call`'s arguments, read."""
+        kept = self._arguments.get(id(call))
+        if kept is None:
+            kept = self._arguments[id(call)] = (call, [])
+        kept[1].append(piece)
 
     @property
     def calling(self) -> bool:

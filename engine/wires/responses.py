@@ -304,9 +304,10 @@ class StreamReader(StreamReading):
             index = event.get("output_index")
             call = self._calls.get(index) if isinstance(index, (int, float, str, type(None))) else None
             if call is not None and isinstance(event.get("delta"), str):
-                call.arguments += event["delta"]
+                self._add_arguments(call, event["delta"])
         elif kind == "response.output_item.done" and _is_call(event.get("item")):
             call = self._call(event, event["item"])
+            self._settle_call(call)
             final = _call_of(event["item"])
             call.id, call.name = final.id or call.id, final.name or call.name
             if final.arguments:
