@@ -98,13 +98,7 @@ def plain(text: str | bytes) -> bool:
     return True
 
 
-def fast_loads(text: str | bytes) -> Any:
-    """What `loads` reads with first: alone only for a text `plain` holds no exception of (a whole
-    file of lines checked once); raises ValueError for what it refuses, which `loads` then reads."""
-    return from_json(text, allow_inf_nan=False, cache_strings="keys")  # a cache of values costs more than it saves
-
-
-def loads(text: str | bytes, *, known_plain: bool = False) -> Any:
+def loads(text: str | bytes) -> Any:
     """JSON as another tool wrote it, with nothing lost and nothing that breaks what reads it next:
     a number too long for an int (over 4,300 digits) or too large for a float (1e400), and the
     NaN / Infinity that Python's JSON accepts, are kept as their text; a lone surrogate (half an
@@ -113,16 +107,19 @@ def loads(text: str | bytes, *, known_plain: bool = False) -> Any:
 
     Read first by pydantic's JSON parser (twice as fast as `json`; it refuses the long ints, NaN
     and Infinity, nests at most 200 levels and reads every other document as `json` does), then,
-    when that fails or the text holds what it may read otherwise (`plain`; `known_plain`: already
-    checked for the whole file), by `json` with the hooks above, which gives the answer and the error."""
+    when that fails or the text holds what it may read otherwise (`plain`), by `json` with the
+    hooks above, which gives the answer and the error."""
+    value = plain_loads(text)
+    return value if plain(text) else _exact_loads(text)
+
+
+def plain_loads(text: str | bytes) -> Any:
+    """`loads` of a text `plain` holds no exception of (each line of a file checked whole, once):
+    pydantic's parser, or `json` with the hooks where it refuses the text."""
     try:
-        value = fast_loads(text)
+        return from_json(text, allow_inf_nan=False, cache_strings="keys")  # a cache of values costs more than it saves
     except (ValueError, TypeError):
-        pass
-    else:
-        if known_plain or plain(text):
-            return value
-    return _exact_loads(text)
+        return _exact_loads(text)
 
 
 def _exact_loads(text: str | bytes) -> Any:

@@ -14,7 +14,7 @@ import json
 from itertools import islice
 from typing import Any, Callable, Iterator
 
-from engine.stored.importers.build import fast_loads, found, loads, plain, preview
+from engine.stored.importers.build import found, loads, plain, plain_loads, preview
 from engine.stored.importers.claude_code import is_claude_code
 from engine.stored.importers.codex import is_codex
 from engine.stored.importers.formats import TRIED, ZIP_MAGIC, Sniffed, starts_with_header
@@ -42,7 +42,7 @@ def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | N
     """Every non-blank line parsed as JSON, with its number, one at a time (a reader that maps each
     as it comes keeps no parsed line it is done with); `lines`: `text.splitlines()`, if made already."""
     lines = text.splitlines() if lines is None else lines
-    read = fast_loads if plain(text) else loads  # the whole text checked once
+    read = plain_loads if plain(text) else loads  # the whole text checked once
     last = len(lines)
     torn_allowed = not strict and not text.endswith("\n")
     for number, line in enumerate(lines, 1):
@@ -50,13 +50,10 @@ def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | N
             continue
         try:
             value = read(line)
-        except ValueError:  # what the fast reading refuses, `loads` reads (or says why not)
-            try:
-                value = loads(line)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                if torn_allowed and number == last:
-                    continue  # a torn last line
-                raise TranscriptError(f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
+        except (json.JSONDecodeError, RecursionError) as exc:
+            if torn_allowed and number == last:
+                continue  # a torn last line
+            raise TranscriptError(f"{name}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
         yield number, value
 
 
