@@ -238,3 +238,24 @@ def test_a_calls_arguments_read_in_pieces_are_whole_and_a_responses_final_item_s
 
     assert responses('{"path": "b.txt"}') == '{"path": "b.txt"}'
     assert responses("") == '{"path": "a.txt"}'
+
+
+def test_a_gemini_thought_read_in_pieces_is_one_part_however_often_the_reply_is_asked_for() -> None:
+    """The pieces of a thought Gemini streams are one part (as a client joins them), kept as pieces
+    until the reply is asked for (16 MB of them cost 19 s added piece by piece); the same asked
+    after every line or at the end, and in a whole reply holding the pieces as parts."""
+    from engine.wires.gemini import StreamReader, read_whole
+
+    thought = [{"text": f"t{n} ", "thought": True} for n in range(6)]
+    last = {"text": "t6", "thought": True, "thoughtSignature": "sig"}
+    chunks = [[p] for p in thought] + [[last], [{"text": "Done."}]]
+    lines = ["data: " + json.dumps({"candidates": [{"content": {"role": "model", "parts": parts}}]}) for parts in chunks]
+    asked, once = StreamReader(lambda delta: None), StreamReader(lambda delta: None)
+    for line in lines:
+        asked.feed(line)
+        asked.reply
+        once.feed(line)
+    whole = read_whole({"candidates": [{"content": {"role": "model", "parts": [p for parts in chunks for p in parts]}}]})
+    expected = [{"text": "t0 t1 t2 t3 t4 t5 t6", "thought": True, "thoughtSignature": "sig"}, {"text": "Done."}]
+    for reply in (asked.reply, once.reply, whole):
+        assert reply.message["parts"] == expected and reply.content == "Done."

@@ -307,9 +307,10 @@ def headers(key: str | None, body: dict[str, Any]) -> dict[str, str]:
 
 
 def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_thinking: Callable[[str], None] | None = None, *,
-          add_text: Callable[[str], None]) -> bool:
+          add_text: Callable[[str], None], thoughts: dict[int, list[str]]) -> bool:
     """One `GenerateContentResponse` (whole, or a streamed chunk) into `reply`, its text to
-    `add_text` (which keeps the pieces); a streamed one's text to `on_delta`, its thoughts' text to `on_thinking`. Whether it is shaped as Google's
+    `add_text` (which keeps the pieces) and the pieces of a thought merged into one before it to
+    `thoughts` (by the part's place, `_join_thoughts`); a streamed one's text to `on_delta`, its thoughts' text to `on_thinking`. Whether it is shaped as Google's
     servers write it: one candidate, of index 0 (`StreamReading.plain`)."""
     data = reply_object(data)
     usage = data.get("usageMetadata")
@@ -344,7 +345,8 @@ def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_th
             on_thinking(part["text"])
         if thought is not None and "thoughtSignature" not in kept[thought]:
             # a thought streamed in pieces is one thought, as a client joins its pieces: kept (and masked) whole
-            kept[thought] = {**kept[thought], **part, "text": kept[thought]["text"] + part["text"]}
+            kept[thought] = {**kept[thought], **part, "text": kept[thought]["text"]}
+            thoughts.setdefault(thought, []).append(part["text"])
             continue
         kept.append(part)
         call = part.get("functionCall")
@@ -361,6 +363,15 @@ def _fold(reply: Reply, data: Any, on_delta: Callable[[str], None] | None, on_th
     return plain
 
 
+def _join_thoughts(message: dict[str, Any] | None, thoughts: dict[int, list[str]]) -> None:
+    """Each thought's pieces (`_fold`'s `thoughts`) added to its text in `message`, once: a string
+    added to piece by piece is copied whole each time."""
+    if message is not None:
+        for index, pieces in thoughts.items():
+            message["parts"][index]["text"] += "".join(pieces)
+    thoughts.clear()
+
+
 def _thought_text(part: Any) -> bool:
     return isinstance(part, dict) and bool(part.get("thought")) and isinstance(part.get("text"), str)
 
@@ -369,8 +380,10 @@ def read_whole(data: Any) -> Reply:
     """Read a whole `GenerateContentResponse`."""
     reply = Reply(wire=NAME)
     texts: list[str] = []
-    _fold(reply, data, None, add_text=texts.append)
+    thoughts: dict[int, list[str]] = {}
+    _fold(reply, data, None, add_text=texts.append, thoughts=thoughts)
     reply.content = "".join(texts)
+    _join_thoughts(reply.message, thoughts)
     if reply.message is None:
         raise WireError("the reply has no candidates")
     reply.finish_reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
@@ -384,10 +397,21 @@ class StreamReader(StreamReading):
 
     WIRE = NAME
 
+    def __init__(self, on_delta: Callable[[str], None], on_thinking: Callable[[str], None] | None = None) -> None:
+        super().__init__(on_delta, on_thinking)
+        self._thoughts: dict[int, list[str]] = {}
+
+    def _settle(self) -> None:
+        """The reply's text, and each thought's pieces added to it (`_join_thoughts`)."""
+        super()._settle()
+        if self._thoughts:
+            _join_thoughts(self._reply.message, self._thoughts)
+
     def feed(self, line: str) -> None:
         payload = stream_payload(line)
         if payload is not None:
-            self.plain = _fold(self._reply, stream_json(payload), self._on_delta, self._on_thinking, add_text=self._add_text) and self.plain
+            self.plain = _fold(self._reply, stream_json(payload), self._on_delta, self._on_thinking,
+                                add_text=self._add_text, thoughts=self._thoughts) and self.plain
 
     @property
     def complete(self) -> bool:
