@@ -4,20 +4,24 @@
 
 For each format a file of about `--lines` lines is written in that format's
 own shape (one tool call and its result a step, as the real samples in
-tests/data/traces hold them, with fresh call ids), then timed:
+tests/data/traces hold them, with fresh call ids; Gemini CLI's as the real
+0.61 binary writes a chat, five lines a step), then timed:
 `agent-tui import FILE -o OUT.jsonl` (read, map, write the transcript) next
 to `agent-tui show TRANSCRIPT` of an agent-tui transcript of the same number
 of lines made by the real engine (bench/worlds/lookup_world.py), and to `show`
-of the transcript the import wrote (the same run: as many steps, where a
-format's line holds a whole step and the engine's holds a third). Each figure
-is the median wall and CPU time of `--runs` fresh processes taken in turns
-(a first, untimed run of each writes Python's bytecode cache). The goal: each
-import within 2x the show. A transcript "of the same size" read as bytes, not
-lines, is timed too: `show` of an engine transcript of as many bytes as the
-format's file (`x bytes`; a Gemini CLI line holds a whole step, a call with its
-result, where an engine line holds a third of one). With Gemini CLI, its floor is timed in
-the same rounds: `bench/bare_import.py`, the same file written as a transcript with no
-mapping at all (parsed, four objects a step built and written by the one writer).
+of the transcript the import wrote (the same run). Each figure is the median
+wall and CPU time of `--runs` fresh processes taken in turns (a first, untimed
+run of each writes Python's bytecode cache). The goal: each import within 2x
+the show. A transcript "of the same size" read as bytes, not lines, is timed
+too: `show` of an engine transcript of as many bytes as the format's file
+(`x bytes`).
+
+`gemini-cli-dense` is the same chat's steps in the fewest lines the importer
+reads, a line a step (a call with its result, where an engine line holds a
+third of a step): the cost of a step, not a file Gemini CLI writes. Its floor
+is timed in the same rounds: `bench/bare_import.py`, the same file written as a
+transcript with no mapping at all (parsed, four objects a step built and
+written by the one writer).
 
 `--stages`: each format's import in this process instead, stage by stage (CPU,
 collector off, the least of `--runs`): reading, detecting, parsing and mapping
@@ -35,7 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -67,6 +71,38 @@ def _codex(steps: int) -> Iterator[str]:
 
 
 def _gemini(steps: int) -> Iterator[str]:
+    """A chat as Gemini CLI 0.61 writes it (tests/test_import_speed_files.py compares it with a
+    fresh chat of the real binary, line by line): the session, its context and the task (each
+    followed by an update of the chat), then five lines a step: the model's turn, an update, the
+    turn written again with its call and the call's result, the result again in a user record
+    (which the import skips: the call holds it), an update."""
+    clock = "2026-12-01T00:00:00.000Z"
+
+    def update(**values: object) -> str:
+        return json.dumps({"$set": values})
+
+    yield json.dumps({"sessionId": "s", "projectHash": "p", "startTime": clock, "lastUpdated": clock, "kind": "main"})
+    context = {"id": "context", "timestamp": clock, "type": "user", "content": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}]}
+    yield update(messages=[context], lastUpdated=clock)
+    yield json.dumps({"id": "task", "timestamp": clock, "type": "user", "content": [{"text": TASK}]})
+    yield update(lastUpdated=clock)
+    tokens = {"input": 10, "output": 5, "cached": 0, "thoughts": 0, "tool": 0, "total": 15}
+    for n in range(steps):
+        turn = {"id": f"g{n}", "timestamp": clock, "type": "gemini", "content": "", "thoughts": [], "tokens": tokens, "model": "gemini"}
+        result = [{"functionResponse": {"id": f"c{n}", "name": "read_file", "response": {"output": "42 words"}}}]
+        call = {"id": f"c{n}", "name": "read_file", "args": {"file_path": f"f{n}.txt"}, "result": result, "status": "success",
+                "timestamp": clock, "resultDisplay": "", "description": f"f{n}.txt", "displayName": "ReadFile", "renderOutputAsMarkdown": True}
+        yield json.dumps(turn)
+        yield update(lastUpdated=clock)
+        yield json.dumps({**turn, "toolCalls": [call]})
+        yield json.dumps({"id": f"r{n}", "timestamp": clock, "type": "user", "content": result})
+        yield update(lastUpdated=clock)
+
+
+def _gemini_dense(steps: int) -> Iterator[str]:
+    """The same steps in the fewest lines the importer reads: a line a step, the turn with its call
+    and result (no update, no turn written twice), which Gemini CLI 0.61 does not write; timed for
+    the cost of a step, next to its floor (`bench/bare_import.py`)."""
     yield json.dumps({"sessionId": "s", "projectHash": "p", "startTime": "2026-12-01T00:00:00Z", "kind": "main"})
     yield json.dumps({"id": "task", "type": "user", "content": [{"text": TASK}]})
     for n in range(steps):
@@ -99,14 +135,24 @@ def _opencode(steps: int) -> Iterator[str]:
     yield from json.dumps({"info": {"id": "ses_bench", "title": "bench"}, "messages": messages}, indent=1).splitlines()
 
 
-FORMATS: dict[str, tuple[str, Callable[[int], Iterator[str]], float]] = {
-    # name: (file suffix, writer, lines a step)
-    "claude-code": (".jsonl", _claude, 2),
-    "codex": (".jsonl", _codex, 2),
-    "gemini-cli": (".jsonl", _gemini, 1),
-    "react": (".txt", _react, 3),
-    "alfworld": (".txt", _alfworld, 2),
-    "opencode": (".json", _opencode, 31),
+class Shape(NamedTuple):
+    """A file the bench writes: its suffix, its writer (the lines of so many steps), how many lines a
+    step takes, and the format it is in."""
+
+    suffix: str
+    writer: Callable[[int], Iterator[str]]
+    per_step: float
+    fmt: str
+
+
+FORMATS: dict[str, Shape] = {
+    "claude-code": Shape(".jsonl", _claude, 2, "claude-code"),
+    "codex": Shape(".jsonl", _codex, 2, "codex"),
+    "gemini-cli": Shape(".jsonl", _gemini, 5, "gemini-cli"),
+    "gemini-cli-dense": Shape(".jsonl", _gemini_dense, 1, "gemini-cli"),
+    "react": Shape(".txt", _react, 3, "react"),
+    "alfworld": Shape(".txt", _alfworld, 2, "alfworld"),
+    "opencode": Shape(".json", _opencode, 31, "opencode"),
 }
 
 
@@ -153,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         lines = sum(1 for _ in transcript.open("rb"))
         files = {}
         for fmt in args.only:
-            suffix, writer, per_step = FORMATS[fmt]
+            suffix, writer, per_step, _ = FORMATS[fmt]
             path = folder / f"{fmt}{suffix}"
             path.write_text("\n".join(writer(max(1, int(args.lines / per_step)))) + "\n")
             files[fmt] = path
@@ -161,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"least CPU of {args.runs} round{'s' if args.runs != 1 else ''} in this process, collector off:")
             for fmt, path in files.items():
                 least = stages(path, args.runs)
-                print(f"{fmt:<12} " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in least.items())
+                print(f"{fmt:<16} " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in least.items())
                       + f"; in all {sum(least.values()):.3f} s")
             return 0
         bytes_a_step = transcript.stat().st_size / max(1, args.lines // 3)
@@ -171,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
             make_transcript(sized[fmt], max(1, round(path.stat().st_size / bytes_a_step)))
         show = [*AGENT_TUI, "show", str(transcript)]
         imports = {fmt: [*AGENT_TUI, "import", str(path), "-o", str(folder / f"out-{fmt}.jsonl")] for fmt, path in files.items()}
-        if "gemini-cli" in files:  # its floor, timed in the same rounds
-            imports["bare"] = [sys.executable, str(ROOT / "bench" / "bare_import.py"), str(files["gemini-cli"]), str(folder / "out-bare.jsonl")]
+        if "gemini-cli-dense" in files:  # its floor, timed in the same rounds
+            imports["bare"] = [sys.executable, str(ROOT / "bench" / "bare_import.py"), str(files["gemini-cli-dense"]), str(folder / "out-bare.jsonl")]
         wall(show)  # the bytecode cache
         times: dict[str, list[tuple[float, float]]] = {"show": [], **{fmt: [] for fmt in files}}
         for _ in range(args.runs):
@@ -188,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         base_cpu = statistics.median(t[1] for t in times["show"])
         print(f"show of an agent-tui transcript of {lines:,} lines ({transcript.stat().st_size / 1e6:.1f} MB): {base_wall:.2f} s wall,"
               f" {base_cpu:.2f} s CPU (median of {args.runs})")
-        print(f"{'format':<12} {'lines':>8} {'MB':>6} {'import wall':>12} {'x show':>7} {'import CPU':>11} {'x show':>7}"
+        print(f"{'format':<16} {'lines':>8} {'MB':>6} {'import wall':>12} {'x show':>7} {'import CPU':>11} {'x show':>7}"
               f" {'its show CPU':>13} {'x it':>6} {'show, as many bytes':>20} {'x bytes':>8}")
         for fmt, path in files.items():
             count = sum(1 for _ in path.open("rb"))
@@ -196,12 +242,12 @@ def main(argv: list[str] | None = None) -> int:
             c = statistics.median(t[1] for t in times[fmt])
             own = statistics.median(t[1] for t in times[f"show {fmt}"])
             same_bytes = statistics.median(t[1] for t in times[f"bytes {fmt}"])
-            print(f"{fmt:<12} {count:>8,} {path.stat().st_size / 1e6:>6.1f} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
+            print(f"{fmt:<16} {count:>8,} {path.stat().st_size / 1e6:>6.1f} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
                   f" {own:>11.2f} s {c / own:>5.2f}x {same_bytes:>18.2f} s {c / same_bytes:>7.2f}x")
         if "bare" in times:
             w = statistics.median(t[0] for t in times["bare"])
             c = statistics.median(t[1] for t in times["bare"])
-            print(f"{'(its floor)':<12} {'':>8} {'':>6} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
+            print(f"{'(its floor)':<16} {'':>8} {'':>6} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
                   f"   Gemini CLI's file with no mapping (bench/bare_import.py)")
     return 0
 

@@ -34,7 +34,7 @@ def _drafts_alive() -> int:
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_nothing_an_import_read_outlives_its_runs(fmt: str, collector_off: None) -> None:
-    _, writer, _ = FORMATS[fmt]
+    _, writer, _, _ = FORMATS[fmt]
     data = ("\n".join(writer(5)) + "\n").encode()
     before = _drafts_alive()
     runs = runs_from_bytes(f"five.{fmt}", data)
@@ -52,7 +52,7 @@ def test_the_import_command_writes_each_event_as_it_is_made(fmt: str, tmp_path: 
                                                              collector_off: None) -> None:
     """Half way through writing a 400-step run, the steps written are gone: the command holds
     the draft, not every event of the run at once."""
-    suffix, writer, _ = FORMATS[fmt]
+    suffix, writer, _, _ = FORMATS[fmt]
     source = tmp_path / f"long{suffix}"
     source.write_text("\n".join(writer(400)) + "\n")
     alive: list[int] = []
@@ -78,7 +78,7 @@ def test_a_session_s_lines_are_parsed_as_they_are_mapped(fmt: str, reader: type,
                                                          collector_off: None) -> None:
     """While a 400-step session's line 600 is mapped, the lines mapped before it are no longer held
     parsed (only what the draft keeps of them: a call's arguments)."""
-    _, writer, _ = FORMATS[fmt]
+    _, writer, _, _ = FORMATS[fmt]
     data = ("\n".join(writer(400)) + "\n").encode()
     alive: list[int] = []
     line = reader.line

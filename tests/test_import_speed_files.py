@@ -3,6 +3,7 @@ files is read as the format it claims, with every call and result, so the figure
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,11 +15,11 @@ from tests.support.samples import import_counts
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_a_generated_file_is_read_as_its_format_with_every_call(fmt: str, tmp_path: Path) -> None:
-    suffix, writer, _ = FORMATS[fmt]
-    path = tmp_path / f"five{suffix}"
-    path.write_text("\n".join(writer(5)) + "\n")
+    shape = FORMATS[fmt]
+    path = tmp_path / f"five{shape.suffix}"
+    path.write_text("\n".join(shape.writer(5)) + "\n")
     runs = load_runs(path)
-    assert {r.header.options["format"] for r in runs} == {fmt}
+    assert {r.header.options["format"] for r in runs} == {shape.fmt}
     assert import_counts(runs)[:3] == (1, 5, 5)
 
 
@@ -39,15 +40,14 @@ def test_the_stages_of_each_import_are_timed_in_the_benchs_own_process(capsys: p
 def test_the_floor_of_a_gemini_import_writes_the_calls_and_results_the_import_writes(tmp_path: Path) -> None:
     """`bench/bare_import.py` (no mapping) writes each step's call and result as `agent-tui import`
     does, so the floor the bench prints next to the import is of the same work."""
-    import json
     import subprocess
     import sys
 
-    from bench.import_speed import ROOT, _gemini
+    from bench.import_speed import ROOT, _gemini_dense
     from tests.support.samples import import_counts
 
     source = tmp_path / "chat.jsonl"
-    source.write_text("\n".join(_gemini(40)) + "\n")
+    source.write_text("\n".join(_gemini_dense(40)) + "\n")
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "bare_import.py"), str(source), str(tmp_path / "bare.jsonl")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -61,3 +61,35 @@ def test_the_floor_of_a_gemini_import_writes_the_calls_and_results_the_import_wr
 
     assert essentials(bare.events) == essentials(imported.events)
     assert bare.header.task_text == imported.header.task_text
+
+
+def _skeleton(value: object, key: str | None = None) -> object:
+    """What a JSON line is made of: its keys, nested, each value's type (a call's arguments aside)."""
+    if key == "args":
+        return "args"
+    if isinstance(value, dict):
+        return {k: _skeleton(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_skeleton(v) for v in value]
+    return type(value).__name__
+
+
+def test_the_gemini_cli_chat_timed_is_shaped_as_the_real_binary_writes_one(tmp_path: Path) -> None:
+    """The bench's Gemini CLI file is the chat the real binary (0.61.0, offline against the fake
+    model) writes for as many steps: the same kinds of line in the same order, each of the same
+    keys and types, five lines a step (the model's answer and its update, which the bench does
+    not write, aside)."""
+    import tempfile
+
+    from tests.support import agent_sessions as record
+    from tests.support.cli_agents import AGENTS, INSTALL
+
+    program = AGENTS / "gemini"
+    if not program.exists():
+        pytest.fail(f"{program} is not installed: {INSTALL} (.ci/run does)")
+    home, work = Path(tempfile.mkdtemp(dir=tmp_path)), Path(tempfile.mkdtemp(dir=tmp_path))
+    real = record.gemini(str(program), home, work, calls=3).read_text().splitlines()
+    shape = FORMATS["gemini-cli"]
+    bench = list(shape.writer(3))
+    assert [_skeleton(json.loads(line)) for line in real[:-2]] == [_skeleton(json.loads(line)) for line in bench]
+    assert len(real) - 2 - 4 == 3 * shape.per_step  # after the session, its context, the task and an update

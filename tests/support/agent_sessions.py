@@ -42,8 +42,9 @@ def claude(binary: str, home: Path, work: Path) -> Path:
     return session
 
 
-def gemini(binary: str, home: Path, work: Path) -> Path:
-    turns = [fake_gemini.Turn(text="I'll write the note.", calls=[("run_shell_command", SHELL)]), fake_gemini.Turn(text="I wrote hello to note.txt.")]
+def gemini(binary: str, home: Path, work: Path, calls: int = 1) -> Path:
+    """`calls`: how many turns make the shell call (each the same) before the answer."""
+    turns = [fake_gemini.Turn(text="I'll write the note.", calls=[("run_shell_command", SHELL)])] * calls + [fake_gemini.Turn(text="I wrote hello to note.txt.")]
     with fake_gemini.FakeGemini(turns) as fake:
         env = cli_agents.gemini_home(home, fake.url, KEY)
         _run([binary, *cli_agents.gemini_argv(TASK)[1:]], home, work, env)
