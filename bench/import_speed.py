@@ -247,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         if "bare" in times:
             w = statistics.median(t[0] for t in times["bare"])
             c = statistics.median(t[1] for t in times["bare"])
-            print(f"{'(its floor)':<16} {'':>8} {'':>6} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
-                  f"   Gemini CLI's file with no mapping (bench/bare_import.py)")
+            print(f"{'(dense floor)':<16} {'':>8} {'':>6} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
+                  f"   gemini-cli-dense's file with no mapping (bench/bare_import.py)")
     return 0
 
 

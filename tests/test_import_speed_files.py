@@ -93,3 +93,16 @@ def test_the_gemini_cli_chat_timed_is_shaped_as_the_real_binary_writes_one(tmp_p
     bench = list(shape.writer(3))
     assert [_skeleton(json.loads(line)) for line in real[:-2]] == [_skeleton(json.loads(line)) for line in bench]
     assert len(real) - 2 - 4 == 3 * shape.per_step  # after the session, its context, the task and an update
+
+
+def test_the_commands_are_timed_a_row_a_shape_and_the_dense_floor_beside_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """The timed rounds (fresh processes, small files): a row for each shape asked for, with its
+    ratios, and the floor of the dense Gemini CLI file when that shape is timed."""
+    from bench.import_speed import main
+
+    assert main(["--lines", "300", "--runs", "1", "--only", "gemini-cli", "gemini-cli-dense"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0].startswith("show of an agent-tui transcript of ")
+    assert [row.split()[0] for row in rows[2:]] == ["gemini-cli", "gemini-cli-dense", "(dense"]
+    assert all(row.count("x") >= 2 for row in rows[2:])
+    assert "bench/bare_import.py" in rows[-1]
