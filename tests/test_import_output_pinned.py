@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -173,6 +174,8 @@ EDGE_JSON = [
     "-" + "1" * 4300, "1" * 4301, "1" * 5000, "NaN", "[Infinity, -Infinity]", '"\\ud800"', '{"\\udc00": 1}', '"\\ud83d\\ude00"',
     '{"a": 1, "b": 2, "a": 3}', "[" * 199 + "]" * 199, "[" * 250 + "]" * 250, "[" * 5000 + "]" * 5000, "\ufeff{}", '"a\x01b"',
     "{} x", "", " ", "[1,]", "\x0c{}", '"\\u0000\\/"', "0e0", "-0", "5e-324", "1e-400", '{"a": 1}\n{"b": 2}', "tru", '"\ud800"',
+    '{"a":1e400}', '[0,\n-1.5e400]', '[\t2E+401]', '{"id": "1be391", "n": 1e400}', '"40c0-8e402"', '["a,1e400"]', "[1.e400]",
+    "\ufeff1e400", "\x0c1e400", "[+1e400]", '{"uuid": "0030898d-d83c-401e-a2b0-1be391afcdfa"}', '["e400", "1e40"]',
 ]
 
 
@@ -223,6 +226,62 @@ def test_a_long_text_is_read_fast_only_when_the_exact_reading_agrees() -> None:
                     assert _outcome(plain_loads, each) == _outcome(_exact_loads, each), edge[:200]
     assert not plain(" " * SHORT + "1e400") and not plain(" " * SHORT + "[1.5E+400]") and not plain(" " * SHORT + '"\\ud800"')
     assert not plain(" " * SHORT + "-" + "9" * 210 + "e2") and plain(" " * SHORT + '["e5", 1e5]')
+
+
+def test_an_exponent_in_a_word_leaves_a_text_plain_and_one_ending_a_number_does_not() -> None:
+    """An id's letters (`1be391`) are no number: a text of them is read fast; a number's exponent
+    of three digits, in any place JSON puts a number, is read exactly. Random documents of both,
+    short and long, str and bytes: wherever one is plain, the fast reading gives what the exact one
+    gives."""
+    import uuid
+
+    from engine.stored.importers.build import SHORT, _exact_loads, plain, plain_loads
+
+    rng = random.Random("exponents")
+    ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(400)]
+    worded = [i for i in ids if re.search(r"[eE][+-]?[0-9]{3}", i)]
+    assert len(worded) > 50  # a third of random uuids hold one
+    for each in worded:
+        assert plain(f'{{"uuid": "{each}", "n": 1.5e3}}') and plain(f'{{"uuid": "{each}"}}'.encode())
+    session = "\n".join(f'{{"uuid": "{i}", "parentUuid": "{j}"}}' for i, j in zip(ids, ids[1:]))
+    assert len(session) > SHORT and plain(session) and plain(session.encode())
+
+    def number() -> str:
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 4)))
+        point = rng.choice(["", "." + str(rng.randint(0, 99))])
+        exponent = rng.choice(["", "e", "E"]) + rng.choice(["", "+", "-"]) + str(rng.randint(0, 1200)).zfill(rng.choice([1, 3, 4]))
+        return rng.choice(["", "-"]) + digits + point + (exponent if exponent[:1] in ("e", "E") else "")
+
+    def value(depth: int = 0) -> str:
+        kind = rng.choice(["number", "word", "list", "object"] if depth < 3 else ["number", "word"])
+        if kind == "number":
+            return number()
+        if kind == "word":
+            return json.dumps(rng.choice(ids) + rng.choice(["", "e123", "1e400", " 9E+999"]))
+        space = rng.choice(["", " ", "\n", "\t"])
+        items = [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        if kind == "list":
+            return "[" + f",{space}".join(items) + "]"
+        return "{" + f",{space}".join(f'"k{n}":{space}{item}' for n, item in enumerate(items)) + "}"
+
+    texts = [value() for _ in range(1500)]
+    texts += [" " * SHORT + t for t in texts[:200]] + ["[" + ",".join(texts[:300]) + "]"]
+    for text in texts:
+        for each in (text, text.encode()):
+            if plain(each):
+                assert _outcome(plain_loads, each) == _outcome(_exact_loads, each), text[:200]
+    assert sum(map(plain, texts)) > len(texts) // 4  # not all refused: the check reads the words
+
+
+def test_a_text_of_ever_more_words_with_exponents_stops_being_checked_word_by_word() -> None:
+    """Past one exponent in a word every 64 characters the text counts as not plain (read exactly):
+    the check of each costs no more than the characters read."""
+    from engine.stored.importers.build import _exact_loads, loads, plain
+
+    dense = json.dumps(["x1e123"] * 20_000)
+    sparse = json.dumps(["x1e123" + "x" * 80] * 2_000)
+    assert not plain(dense) and plain(sparse)
+    assert _outcome(loads, dense) == _outcome(_exact_loads, dense)
 
 
 def _print_digests() -> None:  # pragma: no cover - run by hand when the output is meant to change
