@@ -2,15 +2,15 @@
 
     python bench/bare_import.py CHAT.jsonl OUT.jsonl
 
-What any import of the dense chats `bench/import_speed.py` writes (`gemini-cli-dense`: a session
-line, the task, then a line a step: one call with its result and the step's tokens) costs with
-the parts an import cannot do without, and nothing of its own: the file read and split into
-lines, each line parsed by the JSON reader the importers use (pydantic's, the same options), the
-step's four objects built as the engine builds its own (`trusted`: the call, the usage, the
-decision, the observation) and written by the one transcript writer (`write_transcript`: each
-event serialised as the engine serialises it). No detection, no check that the file is plain
-JSON, no Draft, no first look at the calls (the header names no tool), no word counts, no test
-of any value's type: a line of any other shape raises. `import_speed.py` times it as a process
+What any import of the `gemini-cli` chats `bench/import_speed.py` writes (a session line, the
+task, then a line a step: one call with its result and the step's tokens) costs with the parts an import
+cannot do without, and nothing of its own: the file read and split into lines, each line
+parsed by the JSON reader the importers use (pydantic's, the same options), the step's four
+objects built as the engine builds its own (`trusted`: the call, the usage, the decision, the
+observation) and written by the one transcript writer (`write_transcript`: each event
+serialised as the engine serialises it). No detection, no check that the file is plain JSON,
+no Draft, no first look at the calls (the header names no tool), no word counts, no test of
+any value's type: a line of any other shape raises. `import_speed.py` times it as a process
 in the same rounds as `agent-tui import` of the same file and `show`.
 """
 

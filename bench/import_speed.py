@@ -3,25 +3,25 @@
     python bench/import_speed.py [--lines 100000] [--runs 3] [--only FORMAT ...] [--stages]
 
 For each format a file of about `--lines` lines is written in that format's
-own shape (one tool call and its result a step, as the real samples in
-tests/data/traces hold them, with fresh call ids; Gemini CLI's as the real
-0.61 binary writes a chat, five lines a step), then timed:
-`agent-tui import FILE -o OUT.jsonl` (read, map, write the transcript) next
-to `agent-tui show TRANSCRIPT` of an agent-tui transcript of the same number
-of lines made by the real engine (bench/worlds/lookup_world.py), and to `show`
-of the transcript the import wrote (the same run). Each figure is the median
-wall and CPU time of `--runs` fresh processes taken in turns (a first, untimed
-run of each writes Python's bytecode cache). The goal: each import within 2x
-the show. A transcript "of the same size" read as bytes, not lines, is timed
-too: `show` of an engine transcript of as many bytes as the format's file
-(`x bytes`).
+own shape, in the fewest lines it takes (one tool call and its result a step,
+with fresh call ids), then timed: `agent-tui import FILE -o OUT.jsonl` (read,
+map, write the transcript) next to `agent-tui show TRANSCRIPT` of an agent-tui
+transcript of the same number of lines made by the real engine
+(bench/worlds/lookup_world.py), and to `show` of the transcript the import
+wrote (the same run). Each figure is the median wall and CPU time of `--runs`
+fresh processes taken in turns (a first, untimed run of each writes Python's
+bytecode cache). The goal: each import within 2x the show. A transcript "of the
+same size" read as bytes, not lines, is timed too: `show` of an engine
+transcript of as many bytes as the format's file (`x bytes`).
 
-`gemini-cli-dense` is the same chat's steps in the fewest lines the importer
-reads, a line a step (a call with its result, where an engine line holds a
-third of a step): the cost of a step, not a file Gemini CLI writes. Its floor
-is timed in the same rounds: `bench/bare_import.py`, the same file written as a
-transcript with no mapping at all (parsed, four objects a step built and
-written by the one writer).
+Two formats are also written as their real programs write them, line for line
+(`-recorded`; tests/test_import_speed_files.py compares the lines' keys with
+the programs' own): Claude Code 2.1.197, three lines a step of about 870 bytes
+each (a gemini-cli line is 300, an engine line 234), and Gemini CLI 0.61, five
+lines a step (the turn written twice, the result repeated, two updates). With
+`gemini-cli`, a line a step, its floor is timed in the same rounds:
+`bench/bare_import.py`, the same file written as a transcript with no mapping
+at all (parsed, four objects a step built and written by the one writer).
 
 `--stages`: each format's import in this process instead, stage by stage (CPU,
 collector off, the least of `--runs`): reading, detecting, parsing and mapping
@@ -34,12 +34,14 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import random
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
+from uuid import UUID
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -60,6 +62,45 @@ def _claude(steps: int) -> Iterator[str]:
         yield row("user", [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"file {n}: 42 words"}], n)
 
 
+def _claude_recorded(steps: int) -> Iterator[str]:
+    """A session as Claude Code 2.1.197 writes one (tests/test_import_speed_files.py compares its
+    lines with the recorded sample's, key by key): the task, then three lines a step, the model's
+    text and its call (one message, a line each block, the usage repeated) and the call's result;
+    every line with its uuid, its parent's, the session's and the working folder. The ids are
+    random (seeded), as real ones are: a third of them hold an `e` and three digits."""
+    rng = random.Random("claude-code-recorded")
+
+    def uuid() -> str:
+        return str(UUID(int=rng.getrandbits(128), version=4))
+
+    session, clock = uuid(), "2026-12-01T14:51:26.262Z"
+    where = {"userType": "external", "entrypoint": "sdk-cli", "cwd": "/tmp/cc-work", "sessionId": session, "version": "2.1.197", "gitBranch": "HEAD"}
+    usage = {"input_tokens": 120, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 24,
+             "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": "standard",
+             "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0}, "inference_geo": "", "iterations": [], "speed": "standard"}
+
+    def assistant(parent: str, me: str, message_id: str, block: dict) -> str:
+        message = {"id": message_id, "type": "message", "role": "assistant", "model": "claude-opus-4-8", "content": [block],
+                   "stop_reason": "tool_use", "stop_sequence": None, "usage": usage, "stop_details": None}
+        return json.dumps({"parentUuid": parent, "isSidechain": False, "message": message, "type": "assistant", "uuid": me, "timestamp": clock, **where},
+                          separators=(",", ":"))
+
+    parent = uuid()
+    yield json.dumps({"parentUuid": None, "isSidechain": False, "promptId": uuid(), "type": "user", "message": {"role": "user", "content": TASK},
+                      "uuid": parent, "timestamp": clock, "permissionMode": "default", "promptSource": "sdk", **where}, separators=(",", ":"))
+    for n in range(steps):
+        text, call, result = uuid(), uuid(), uuid()
+        message_id, tool_id = f"msg_{uuid().replace('-', '')[:24]}", f"toolu_{uuid().replace('-', '')[:24]}"
+        yield assistant(parent, text, message_id, {"type": "text", "text": f"I'll read f{n}.txt."})
+        yield assistant(text, call, message_id, {"type": "tool_use", "id": tool_id, "name": "Read", "input": {"file_path": f"/data/f{n}.txt"}})
+        yield json.dumps({"parentUuid": call, "isSidechain": False, "promptId": uuid(), "type": "user",
+                          "message": {"role": "user", "content": [{"tool_use_id": tool_id, "type": "tool_result", "content": "42 words", "is_error": False}]},
+                          "uuid": result, "timestamp": clock, "toolUseResult": {"stdout": "42 words", "stderr": "", "interrupted": False, "isImage": False,
+                                                                               "noOutputExpected": False},
+                          "sourceToolAssistantUUID": call, **where}, separators=(",", ":"))
+        parent = result
+
+
 def _codex(steps: int) -> Iterator[str]:
     def item(payload: dict) -> str:
         return json.dumps({"timestamp": "2026-12-01T00:00:00Z", "type": "response_item", "payload": payload})
@@ -71,11 +112,23 @@ def _codex(steps: int) -> Iterator[str]:
 
 
 def _gemini(steps: int) -> Iterator[str]:
+    """A chat in the fewest lines the importer reads: a line a step, the turn with its call and
+    result (no update, no turn written twice; Gemini CLI 0.61 writes five lines a step, as
+    `_gemini_recorded` does)."""
+    yield json.dumps({"sessionId": "s", "projectHash": "p", "startTime": "2026-12-01T00:00:00Z", "kind": "main"})
+    yield json.dumps({"id": "task", "type": "user", "content": [{"text": TASK}]})
+    for n in range(steps):
+        call = {"id": f"c{n}", "name": "read_file", "args": {"file_path": f"f{n}.txt"}, "status": "success",
+                "result": [{"functionResponse": {"id": f"c{n}", "name": "read_file", "response": {"output": "42 words"}}}]}
+        yield json.dumps({"id": f"g{n}", "type": "gemini", "content": "", "toolCalls": [call], "tokens": {"input": 10, "output": 5}})
+
+
+def _gemini_recorded(steps: int) -> Iterator[str]:
     """A chat as Gemini CLI 0.61 writes it (tests/test_import_speed_files.py compares it with a
     fresh chat of the real binary, line by line): the session, its context and the task (each
     followed by an update of the chat), then five lines a step: the model's turn, an update, the
     turn written again with its call and the call's result, the result again in a user record
-    (which the import skips: the call holds it), an update."""
+    (which the import skips: the call holds it), an update. A 100,000-line chat is 20,000 steps."""
     clock = "2026-12-01T00:00:00.000Z"
 
     def update(**values: object) -> str:
@@ -97,18 +150,6 @@ def _gemini(steps: int) -> Iterator[str]:
         yield json.dumps({**turn, "toolCalls": [call]})
         yield json.dumps({"id": f"r{n}", "timestamp": clock, "type": "user", "content": result})
         yield update(lastUpdated=clock)
-
-
-def _gemini_dense(steps: int) -> Iterator[str]:
-    """The same steps in the fewest lines the importer reads: a line a step, the turn with its call
-    and result (no update, no turn written twice), which Gemini CLI 0.61 does not write; timed for
-    the cost of a step, next to its floor (`bench/bare_import.py`)."""
-    yield json.dumps({"sessionId": "s", "projectHash": "p", "startTime": "2026-12-01T00:00:00Z", "kind": "main"})
-    yield json.dumps({"id": "task", "type": "user", "content": [{"text": TASK}]})
-    for n in range(steps):
-        call = {"id": f"c{n}", "name": "read_file", "args": {"file_path": f"f{n}.txt"}, "status": "success",
-                "result": [{"functionResponse": {"id": f"c{n}", "name": "read_file", "response": {"output": "42 words"}}}]}
-        yield json.dumps({"id": f"g{n}", "type": "gemini", "content": "", "toolCalls": [call], "tokens": {"input": 10, "output": 5}})
 
 
 def _react(steps: int) -> Iterator[str]:
@@ -147,9 +188,10 @@ class Shape(NamedTuple):
 
 FORMATS: dict[str, Shape] = {
     "claude-code": Shape(".jsonl", _claude, 2, "claude-code"),
+    "claude-code-recorded": Shape(".jsonl", _claude_recorded, 3, "claude-code"),
     "codex": Shape(".jsonl", _codex, 2, "codex"),
-    "gemini-cli": Shape(".jsonl", _gemini, 5, "gemini-cli"),
-    "gemini-cli-dense": Shape(".jsonl", _gemini_dense, 1, "gemini-cli"),
+    "gemini-cli": Shape(".jsonl", _gemini, 1, "gemini-cli"),
+    "gemini-cli-recorded": Shape(".jsonl", _gemini_recorded, 5, "gemini-cli"),
     "react": Shape(".txt", _react, 3, "react"),
     "alfworld": Shape(".txt", _alfworld, 2, "alfworld"),
     "opencode": Shape(".json", _opencode, 31, "opencode"),
@@ -207,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"least CPU of {args.runs} round{'s' if args.runs != 1 else ''} in this process, collector off:")
             for fmt, path in files.items():
                 least = stages(path, args.runs)
-                print(f"{fmt:<16} " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in least.items())
+                print(f"{fmt:<20} " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in least.items())
                       + f"; in all {sum(least.values()):.3f} s")
             return 0
         bytes_a_step = transcript.stat().st_size / max(1, args.lines // 3)
@@ -217,8 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             make_transcript(sized[fmt], max(1, round(path.stat().st_size / bytes_a_step)))
         show = [*AGENT_TUI, "show", str(transcript)]
         imports = {fmt: [*AGENT_TUI, "import", str(path), "-o", str(folder / f"out-{fmt}.jsonl")] for fmt, path in files.items()}
-        if "gemini-cli-dense" in files:  # its floor, timed in the same rounds
-            imports["bare"] = [sys.executable, str(ROOT / "bench" / "bare_import.py"), str(files["gemini-cli-dense"]), str(folder / "out-bare.jsonl")]
+        if "gemini-cli" in files:  # its floor, timed in the same rounds
+            imports["bare"] = [sys.executable, str(ROOT / "bench" / "bare_import.py"), str(files["gemini-cli"]), str(folder / "out-bare.jsonl")]
         wall(show)  # the bytecode cache
         times: dict[str, list[tuple[float, float]]] = {"show": [], **{fmt: [] for fmt in files}}
         for _ in range(args.runs):
@@ -234,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         base_cpu = statistics.median(t[1] for t in times["show"])
         print(f"show of an agent-tui transcript of {lines:,} lines ({transcript.stat().st_size / 1e6:.1f} MB): {base_wall:.2f} s wall,"
               f" {base_cpu:.2f} s CPU (median of {args.runs})")
-        print(f"{'format':<16} {'lines':>8} {'MB':>6} {'import wall':>12} {'x show':>7} {'import CPU':>11} {'x show':>7}"
+        print(f"{'format':<20} {'lines':>8} {'MB':>6} {'import wall':>12} {'x show':>7} {'import CPU':>11} {'x show':>7}"
               f" {'its show CPU':>13} {'x it':>6} {'show, as many bytes':>20} {'x bytes':>8}")
         for fmt, path in files.items():
             count = sum(1 for _ in path.open("rb"))
@@ -242,13 +284,13 @@ def main(argv: list[str] | None = None) -> int:
             c = statistics.median(t[1] for t in times[fmt])
             own = statistics.median(t[1] for t in times[f"show {fmt}"])
             same_bytes = statistics.median(t[1] for t in times[f"bytes {fmt}"])
-            print(f"{fmt:<16} {count:>8,} {path.stat().st_size / 1e6:>6.1f} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
+            print(f"{fmt:<20} {count:>8,} {path.stat().st_size / 1e6:>6.1f} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
                   f" {own:>11.2f} s {c / own:>5.2f}x {same_bytes:>18.2f} s {c / same_bytes:>7.2f}x")
         if "bare" in times:
             w = statistics.median(t[0] for t in times["bare"])
             c = statistics.median(t[1] for t in times["bare"])
-            print(f"{'(dense floor)':<16} {'':>8} {'':>6} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
-                  f"   gemini-cli-dense's file with no mapping (bench/bare_import.py)")
+            print(f"{'(gemini floor)':<20} {'':>8} {'':>6} {w:>10.2f} s {w / base_wall:>6.2f}x {c:>9.2f} s {c / base_cpu:>6.2f}x"
+                  f"   gemini-cli's file with no mapping (bench/bare_import.py)")
     return 0
 
 

@@ -66,9 +66,10 @@ PINNED_SAMPLES = {
 PINNED_BENCH = {
     'alfworld': 'eb87ba5dacca87484fc6ad2f55f9eec08ad5029bf9e149d021942a26e537c747',
     'claude-code': '7ffe58c8084461014ad435b3c4ce6bf7bbdf421de972e490e1b926acf2f30862',
+    'claude-code-recorded': '682c6c7eee06c16cd08e1a250f741ef3e51345d0aa876a9febc1078f0f2fc370',
     'codex': 'a97ec03281f23381635658a95ad0b7a04908ce50a8d8d8dd35a06dfdce5e1727',
-    'gemini-cli': 'd4be36e203ee3e78ab681c91621c657b8f754f4e7350cf3c49036d67063eb54b',
-    'gemini-cli-dense': '877f71c19d590a6e69a52501aa9cd3d80e531940dbc0e333f05704c275f46741',
+    'gemini-cli': '877f71c19d590a6e69a52501aa9cd3d80e531940dbc0e333f05704c275f46741',
+    'gemini-cli-recorded': 'd4be36e203ee3e78ab681c91621c657b8f754f4e7350cf3c49036d67063eb54b',
     'opencode': '2e740567035d9ab55dd4356274d037f6e7ddd5581be95ecb59e2674d41ed818e',
     'react': 'cadeed6d7a7ca0f861a74a0611f1c0ce080971f387c7d6f2e8d63a8fe2ece183',
 }

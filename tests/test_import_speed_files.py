@@ -43,11 +43,11 @@ def test_the_floor_of_a_gemini_import_writes_the_calls_and_results_the_import_wr
     import subprocess
     import sys
 
-    from bench.import_speed import ROOT, _gemini_dense
+    from bench.import_speed import ROOT, _gemini
     from tests.support.samples import import_counts
 
     source = tmp_path / "chat.jsonl"
-    source.write_text("\n".join(_gemini_dense(40)) + "\n")
+    source.write_text("\n".join(_gemini(40)) + "\n")
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "bare_import.py"), str(source), str(tmp_path / "bare.jsonl")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -64,9 +64,10 @@ def test_the_floor_of_a_gemini_import_writes_the_calls_and_results_the_import_wr
 
 
 def _skeleton(value: object, key: str | None = None) -> object:
-    """What a JSON line is made of: its keys, nested, each value's type (a call's arguments aside)."""
-    if key == "args":
-        return "args"
+    """What a JSON line is made of: its keys, nested, each value's type (a call's arguments aside:
+    Gemini CLI's `args`, Claude Code's `input`)."""
+    if key in ("args", "input") and isinstance(value, dict):
+        return "arguments"
     if isinstance(value, dict):
         return {k: _skeleton(v, k) for k, v in value.items()}
     if isinstance(value, list):
@@ -89,20 +90,41 @@ def test_the_gemini_cli_chat_timed_is_shaped_as_the_real_binary_writes_one(tmp_p
         pytest.fail(f"{program} is not installed: {INSTALL} (.ci/run does)")
     home, work = Path(tempfile.mkdtemp(dir=tmp_path)), Path(tempfile.mkdtemp(dir=tmp_path))
     real = record.gemini(str(program), home, work, calls=3).read_text().splitlines()
-    shape = FORMATS["gemini-cli"]
+    shape = FORMATS["gemini-cli-recorded"]
     bench = list(shape.writer(3))
     assert [_skeleton(json.loads(line)) for line in real[:-2]] == [_skeleton(json.loads(line)) for line in bench]
     assert len(real) - 2 - 4 == 3 * shape.per_step  # after the session, its context, the task and an update
 
 
-def test_the_commands_are_timed_a_row_a_shape_and_the_dense_floor_beside_them(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_commands_are_timed_a_row_a_shape_and_the_gemini_floor_beside_them(capsys: pytest.CaptureFixture[str]) -> None:
     """The timed rounds (fresh processes, small files): a row for each shape asked for, with its
-    ratios, and the floor of the dense Gemini CLI file when that shape is timed."""
+    ratios, and the floor of the `gemini-cli` file (a line a step) when that shape is timed."""
     from bench.import_speed import main
 
-    assert main(["--lines", "300", "--runs", "1", "--only", "gemini-cli", "gemini-cli-dense"]) == 0
+    assert main(["--lines", "300", "--runs", "1", "--only", "gemini-cli", "gemini-cli-recorded"]) == 0
     rows = capsys.readouterr().out.splitlines()
     assert rows[0].startswith("show of an agent-tui transcript of ")
-    assert [row.split()[0] for row in rows[2:]] == ["gemini-cli", "gemini-cli-dense", "(dense"]
+    assert [row.split()[0] for row in rows[2:]] == ["gemini-cli", "gemini-cli-recorded", "(gemini"]
     assert all(row.count("x") >= 2 for row in rows[2:])
     assert "bench/bare_import.py" in rows[-1]
+
+
+def test_the_claude_code_session_timed_is_shaped_as_the_recorded_one() -> None:
+    """The bench's Claude Code 2.1.197 session has the lines of the one the real binary recorded
+    (tests/data/traces): its task line, then each step's text, call and result lines with the
+    same keys and value types as the sample's (a call's arguments aside); its ids are uuids as
+    the binary writes them, a third of them holding an exponent-like `e` and three digits."""
+    import re
+
+    from tests.support.mutation import TRACES
+
+    sample = (TRACES / "claude_code_2_1_197_recorded.jsonl").read_text().splitlines()
+    shape = FORMATS["claude-code-recorded"]
+    bench = list(shape.writer(4))
+    assert len(bench) == 1 + 4 * shape.per_step
+    assert _skeleton(json.loads(bench[0])) == _skeleton(json.loads(sample[2]))
+    step = [_skeleton(json.loads(line)) for line in sample[5:8]]  # the text, the call, the result
+    assert [_skeleton(json.loads(line)) for line in bench[1:]] == step * 4
+    uuids = [json.loads(line)["uuid"] for line in shape.writer(300)]
+    assert len(set(uuids)) == len(uuids) and all(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", u) for u in uuids)
+    assert sum(bool(re.search(r"e[0-9]{3}", u)) for u in uuids) > 60
