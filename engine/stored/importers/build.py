@@ -51,21 +51,29 @@ def _float(text: str) -> float | str:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+def _exponent(letter: str) -> str:
+    """An exponent's letter (`letter`: e, E or both) after a digit or a point, unless the digits
+    before it stand in a word (one to three after a letter, one or two after a letter or digit and
+    a hyphen: a uuid's `a8e3`, `40c0-8e39`): after 210 digits, or with three digits of its own
+    (maybe past a float's range; `_ends_a_number` checks what stands before it)."""
+    word = "".join(f"(?<![A-Za-z_][0-9]{{{n}}}{letter})" for n in (1, 2, 3))
+    word += "".join(f"(?<![A-Za-z0-9_]-[0-9]{{{n}}}{letter})" for n in (1, 2))
+    return f"{letter}(?<=[0-9.]{letter}){word}(?:(?<=[0-9]{{210}}{letter})|(?P<exponent>[+-]?[0-9]{{3}}))"
+
+
 _EXACT_ONLY = (
     r"\\u[dD][89a-fA-F]",  # a surrogate escape: maybe a lone one
     r"\.(?<=[0-9]{210}\.)",  # a point after 210 digits: a number maybe past a float's range
-    # an exponent's letter after a digit: after 210 digits, or with three digits of its own (maybe past a float's range)
-    r"e(?<=[0-9.]e)(?:(?<=[0-9]{210}e)|(?P<exponent>[+-]?[0-9]{3}))",
-    r"E(?<=[0-9.]E)(?:(?<=[0-9]{210}E)|(?P<exponent>[+-]?[0-9]{3}))",
+    _exponent("e"),
+    _exponent("E"),
 )
 """What only the exact reading of `loads` gets right: a number that may be too large for a float
 and a surrogate escape. Searched for one at a time in a long text: each starts with a fixed
 character, which the regular expression engine finds quickly, and an exponent's letter is tried
-further only after a digit (a 25 MB file in a tenth of a second; 87 MB of a Claude Code session,
-an `e` after a digit in every other line, in 0.35 s). An exponent of three digits counts where it
-ends a number (`_ends_a_number`), not in a string's word: the ids of a Claude Code session
-(`8e391`) hold one in most lines."""
-_SHORT_PATTERN = "|".join((*_EXACT_ONLY[:2], r"[eE](?<=[0-9.][eE])(?:(?<=[0-9]{210}[eE])|(?P<exponent>[+-]?[0-9]{3}))"))
+further only after a digit that is not a word's (a 25 MB file in a tenth of a second, as 87 MB of
+a Claude Code session whose ids hold an `e` after a digit in most lines). An exponent of three
+digits counts where it ends a number (`_ends_a_number`), not in a string's word."""
+_SHORT_PATTERN = "|".join((*_EXACT_ONLY[:2], _exponent("[eE]")))
 _EXACT_ONLY_SHORT = (re.compile(_SHORT_PATTERN), re.compile(_SHORT_PATTERN.encode()))
 """All of them in one expression: quicker for a short text (a call's arguments), where each search's
 own cost counts more than the characters it reads."""
