@@ -66,9 +66,11 @@ def _usage(step: Step, usage: Any) -> None:
     repeats a message's usage on each of its lines, and the last line's is the final count."""
     if not isinstance(usage, dict):
         return
-    parts = [usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in parts):
-        step.record_usage(sum(parts), usage.get("output_tokens"))
+    get = usage.get
+    fresh, created, read = get("input_tokens", 0), get("cache_creation_input_tokens", 0), get("cache_read_input_tokens", 0)
+    if (type(fresh) is int and type(created) is int and type(read) is int) or all(  # as JSON gives them, checked inline
+            isinstance(v, int) and not isinstance(v, bool) for v in (fresh, created, read)):
+        step.record_usage(fresh + created + read, get("output_tokens"))
 
 
 def _attachment_text(attachment: dict[str, Any]) -> str:
