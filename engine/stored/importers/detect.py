@@ -38,10 +38,23 @@ def decode(name: str, data: bytes) -> str:
         raise TranscriptError(f"{name}:{line}: not UTF-8 text (byte {exc.start}); {TRIED}") from None
 
 
+def json_lines(text: str) -> list[str]:
+    """The lines of a file of JSON lines: split at each newline only (a line of Windows' ends with
+    `\\r`, which JSON reads as a space). Not `str.splitlines`, which also splits at U+2028, U+2029
+    and U+0085, which JSON (and so Node's `JSON.stringify`, in a Claude Code session) writes
+    unescaped inside a string; a file with no newline at all is split at each carriage return."""
+    if "\n" not in text:
+        return text.splitlines()
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None) -> Iterator[tuple[int, Any]]:
     """Every non-blank line parsed as JSON, with its number, one at a time (a reader that maps each
-    as it comes keeps no parsed line it is done with); `lines`: `text.splitlines()`, if made already."""
-    lines = text.splitlines() if lines is None else lines
+    as it comes keeps no parsed line it is done with); `lines`: `json_lines(text)`, if made already."""
+    lines = json_lines(text) if lines is None else lines
     read = plain_loads if plain(text) else loads  # the whole text checked once
     last = len(lines)
     torn_allowed = not strict and not text.endswith("\n")
@@ -122,7 +135,7 @@ def sniff(name: str, data: bytes) -> Sniffed:
     text = decode(name, data)
     if "\x1b[" in text:  # coloured console output (LangChain's verbose=True)
         text = decolour(text)
-    lines = text.splitlines()
+    lines = json_lines(text)
     first_number, first = next(((n, line) for n, line in enumerate(lines, 1) if line.strip()), (0, ""))
     if not first:
         raise TranscriptError(f"{name}: the file is empty")

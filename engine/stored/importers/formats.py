@@ -43,7 +43,7 @@ class Sniffed:
     document: Any = None
     rows: list[tuple[int, Any]] | None = None
     lines: list[str] | None = None
-    """`text.splitlines()`, when detection made it."""
+    """`detect.json_lines(text)`, when detection made it."""
 
 
 def starts_with_header(data: bytes) -> bool:
