@@ -266,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.runs):
             times["show"].append(wall(show))
             for fmt, command in imports.items():
-                for out in folder.glob(f"out-{fmt}*.jsonl"):
-                    out.unlink()
+                for out in (folder / f"out-{fmt}.jsonl", *folder.glob(f"out-{fmt}-[0-9]*.jsonl")):  # its runs, not another shape's
+                    out.unlink(missing_ok=True)
                 times.setdefault(fmt, []).append(wall(command))
             for fmt in files:
                 times.setdefault(f"show {fmt}", []).append(wall([*AGENT_TUI, "show", str(folder / f"out-{fmt}.jsonl")]))
