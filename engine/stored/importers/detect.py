@@ -22,7 +22,7 @@ from engine.stored.importers.gemini_cli import is_gemini_session
 from engine.stored.importers.opencode import is_opencode_export
 from engine.stored.importers.inspect_log import is_inspect, is_inspect_messages
 from engine.stored.importers.alfworld import is_alfworld
-from engine.stored.importers.react import KEYWORD, decolour, dialect
+from engine.stored.importers.react import KEYWORD, decolour, dialect, has_colour
 from engine.stored.importers.swe_agent import is_mini, is_swe_agent
 from engine.stored.reader import as_utf8
 from engine.stored.transcript import TranscriptError
@@ -133,7 +133,7 @@ def sniff(name: str, data: bytes) -> Sniffed:
     if starts_with_header(data):
         return Sniffed("jsonl")  # the reader checks every line; nothing here decodes the whole file
     text = decode(name, data)
-    if "\x1b[" in text:  # coloured console output (LangChain's verbose=True)
+    if has_colour(text):  # coloured console output (LangChain's verbose=True)
         text = decolour(text)
     lines = json_lines(text)
     first_number, first = next(((n, line) for n, line in enumerate(lines, 1) if line.strip()), (0, ""))
