@@ -14,11 +14,12 @@ bytecode cache). The goal: each import within 2x the show. A transcript "of the
 same size" read as bytes, not lines, is timed too: `show` of an engine
 transcript of as many bytes as the format's file (`x bytes`).
 
-Two formats are also written as their real programs write them, line for line
-(`-recorded`; tests/test_import_speed_files.py compares the lines' keys with
-the programs' own): Claude Code 2.1.197, three lines a step of about 870 bytes
-each (a gemini-cli line is 300, an engine line 234), and Gemini CLI 0.61, five
-lines a step (the turn written twice, the result repeated, two updates). With
+Three formats are also written as their real programs write them, line for
+line (`-recorded`; tests/test_import_speed_files.py compares the lines' keys
+with the programs' own): Claude Code 2.1.197, three lines a step of about 870
+bytes each (a gemini-cli line is 300, an engine line 234), Codex CLI 0.171,
+seven lines a step of about 600 bytes, and Gemini CLI 0.61, five lines a step
+(the turn written twice, the result repeated, two updates). With
 `gemini-cli`, a line a step, its floor is timed in the same rounds:
 `bench/bare_import.py`, the same file written as a transcript with no mapping
 at all (parsed, four objects a step built and written by the one writer).
@@ -111,6 +112,57 @@ def _codex(steps: int) -> Iterator[str]:
         yield item({"type": "function_call_output", "call_id": f"call_{n}", "output": f"42 f{n}.txt"})
 
 
+def _codex_recorded(steps: int) -> Iterator[str]:
+    """A rollout as Codex CLI 0.171 writes one (tests/test_import_speed_files.py compares it with a
+    fresh rollout of the real binary, line by line): the session and the task, then seven lines a
+    step: the agent's message as an event, the message and the call as response items, the turn's
+    token usage, the command's execution as an event, the call's output, a token count."""
+    rng = random.Random("codex-recorded")
+
+    def uuid() -> str:
+        return str(UUID(int=rng.getrandbits(128), version=4))
+
+    thread, turn, clock, ordinal = uuid(), uuid(), "2026-12-07T06:25:45.335Z", 0
+
+    def line(kind: str, payload: dict, **more: object) -> str:
+        nonlocal ordinal
+        ordinal += 1
+        return json.dumps({"timestamp": clock, "ordinal": ordinal - 1, "type": kind, "payload": payload, **more}, separators=(",", ":"))
+
+    usage = {"input_tokens": 120, "cached_input_tokens": 0, "cache_write_input_tokens": 0, "output_tokens": 24, "reasoning_output_tokens": 0, "total_tokens": 144}
+    limits = {"limit_id": "codex", **dict.fromkeys(("limit_name", "primary", "secondary", "credits", "individual_limit", "spend_control_reached",
+                                                     "plan_type", "rate_limit_reached_type"))}
+    yield line("session_meta", {"session_id": thread, "id": thread, "timestamp": clock, "cwd": "/data", "originator": "codex_exec", "cli_version": "0.171.0"})
+    yield line("response_item", {"type": "message", "id": f"msg_{uuid()}", "role": "user", "content": [{"type": "input_text", "text": TASK}]})
+    for n in range(1, steps + 1):
+        said, call_id, command = f"I'll count the words of f{n}.txt.", f"call_{n}_0", f"wc -w f{n}.txt"
+        done = {"started_at_ms": 1796624745334, "completed_at_ms": 1796624745335}
+        yield line("event_msg", {"type": "item_completed", "thread_id": thread, "turn_id": turn,
+                                 "item": {"type": "AgentMessage", "id": f"msg_{n}", "content": [{"type": "Text", "text": said}]}, **done})
+        yield line("response_item", {"type": "message", "status": "completed", "id": f"msg_{n}", "role": "assistant",
+                                     "content": [{"type": "output_text", "text": said, "annotations": []}],
+                                     "internal_chat_message_metadata_passthrough": {"turn_id": turn, "content_item_kinds": ["unknown"]}},
+                   metadata={"history_sequence": 3 * n + 1, "sampled_through_sequence": 3 * n,
+                             "retained_source": {"id": {"message_id": f"msg_{n}", "turn_id": turn, "role": "assistant"}, "revision": f"retained_{uuid()}", "complete": True},
+                             "client_authored": False, "user_input_order": 1, "model_search_state": "unused"})
+        yield line("response_item", {"type": "function_call", "status": "completed", "id": f"fc_{n}_0", "name": "exec_command",
+                                     "arguments": json.dumps({"cmd": command}), "call_id": call_id, "internal_chat_message_metadata_passthrough": {"turn_id": turn}},
+                   metadata={"history_sequence": 3 * n + 2, "sampled_through_sequence": 3 * n, "client_authored": False, "user_input_order": 2, "model_search_state": "unused"})
+        yield line("token_usage_record", {"thread_id": thread, "turn_id": turn, "session_id": thread, "root_turn_id": turn, "response_id": f"resp_{n}",
+                                          "usage": usage, "turn_token_usage": usage, "thread_token_usage": usage})
+        yield line("event_msg", {"type": "item_completed", "thread_id": thread, "turn_id": turn,
+                                 "item": {"type": "CommandExecution", "id": call_id, "process_id": str(1000 + n), "command": ["/bin/bash", "-lc", command],
+                                          "cwd": "file:///data", "parsed_cmd": [{"type": "unknown", "cmd": command}], "source": "unified_exec_startup",
+                                          "status": "completed", "aggregated_output": "42", "exit_code": 0, "duration": {"secs": 0, "nanos": 4776}}, **done})
+        yield line("response_item", {"type": "function_call_output", "id": f"fco_{uuid()}", "call_id": call_id,
+                                     "output": "Chunk ID: 4ac14a\nWall time: 0.0000 seconds\nProcess exited with code 0\nOriginal token count: 1\nOutput:\n42\n",
+                                     "internal_chat_message_metadata_passthrough": {"turn_id": turn, "create_time": 1796624745.418834}},
+                   metadata={"history_sequence": 3 * n + 3, "sampled_through_sequence": 3 * n, "client_authored": False,
+                             "fallback_token_limit_override": 3000, "model_search_state": "unused"})
+        yield line("event_msg", {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage, "last_usage_includes_reasoning": False,
+                                                                 "model_context_window": 258400}, "rate_limits": limits})
+
+
 def _gemini(steps: int) -> Iterator[str]:
     """A chat in the fewest lines the importer reads: a line a step, the turn with its call and
     result (no update, no turn written twice; Gemini CLI 0.61 writes five lines a step, as
@@ -190,6 +242,7 @@ FORMATS: dict[str, Shape] = {
     "claude-code": Shape(".jsonl", _claude, 2, "claude-code"),
     "claude-code-recorded": Shape(".jsonl", _claude_recorded, 3, "claude-code"),
     "codex": Shape(".jsonl", _codex, 2, "codex"),
+    "codex-recorded": Shape(".jsonl", _codex_recorded, 7, "codex"),
     "gemini-cli": Shape(".jsonl", _gemini, 1, "gemini-cli"),
     "gemini-cli-recorded": Shape(".jsonl", _gemini_recorded, 5, "gemini-cli"),
     "react": Shape(".txt", _react, 3, "react"),

@@ -128,3 +128,25 @@ def test_the_claude_code_session_timed_is_shaped_as_the_recorded_one() -> None:
     uuids = [json.loads(line)["uuid"] for line in shape.writer(300)]
     assert len(set(uuids)) == len(uuids) and all(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", u) for u in uuids)
     assert sum(bool(re.search(r"e[0-9]{3}", u)) for u in uuids) > 60
+
+
+def test_the_codex_rollout_timed_is_shaped_as_the_real_binary_writes_one(tmp_path: Path) -> None:
+    """The bench's Codex CLI rollout has each step's lines as the real binary (0.171.0, offline
+    against the fake model) writes them for three calls: the same kinds in the same order, each of
+    the same keys and types, seven lines a step."""
+    import tempfile
+
+    from tests.support import agent_sessions as record
+    from tests.support.cli_agents import AGENTS, INSTALL
+
+    program = AGENTS / "codex"
+    if not program.exists():
+        pytest.fail(f"{program} is not installed: {INSTALL} (.ci/run does)")
+    home, work = Path(tempfile.mkdtemp(dir=tmp_path)), Path(tempfile.mkdtemp(dir=tmp_path))
+    real = [json.loads(line) for line in record.codex(str(program), home, work, calls=3).read_text().splitlines()]
+    shape = FORMATS["codex-recorded"]
+    bench = [json.loads(line) for line in shape.writer(3)]
+    first = next(n for n, line in enumerate(real) if line["payload"].get("item", {}).get("type") == "AgentMessage")
+    steps = real[first:first + 3 * int(shape.per_step)]
+    assert [_skeleton(line) for line in steps] == [_skeleton(line) for line in bench[2:]]
+    assert real[first + 3 * int(shape.per_step)]["payload"]["item"]["type"] == "AgentMessage"  # the answer: no fourth call

@@ -52,8 +52,9 @@ def gemini(binary: str, home: Path, work: Path, calls: int = 1) -> Path:
     return session
 
 
-def codex(binary: str, home: Path, work: Path) -> Path:
-    turns = [fake_responses.Turn(text="I'll write the note.", calls=[("exec_command", {"cmd": SHELL["command"]})]), fake_responses.Turn(text="I wrote hello to note.txt.")]
+def codex(binary: str, home: Path, work: Path, calls: int = 1) -> Path:
+    """`calls`: how many turns make the shell call (each the same) before the answer."""
+    turns = [fake_responses.Turn(text="I'll write the note.", calls=[("exec_command", {"cmd": SHELL["command"]})])] * calls + [fake_responses.Turn(text="I wrote hello to note.txt.")]
     with fake_responses.FakeResponses(turns) as fake:
         env = cli_agents.codex_home(home, fake.url + "/v1", KEY)
         _run([binary, *cli_agents.codex_argv(TASK)[1:]], home, work, env)
