@@ -68,7 +68,7 @@ def _claude_recorded(steps: int) -> Iterator[str]:
     lines with the recorded sample's, key by key): the task, then three lines a step, the model's
     text and its call (one message, a line each block, the usage repeated) and the call's result;
     every line with its uuid, its parent's, the session's and the working folder. The ids are
-    random (seeded), as real ones are: a third of them hold an `e` and three digits."""
+    random (seeded), as real ones are: a quarter of them hold an `e` and three digits."""
     rng = random.Random("claude-code-recorded")
 
     def uuid() -> str:

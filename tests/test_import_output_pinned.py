@@ -243,7 +243,7 @@ def test_an_exponent_in_a_word_leaves_a_text_plain_and_one_ending_a_number_does_
     rng = random.Random("exponents")
     ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(400)]
     worded = [i for i in ids if re.search(r"[eE][+-]?[0-9]{3}", i)]
-    assert len(worded) > 50  # a third of random uuids hold one
+    assert len(worded) > 50  # a quarter of random uuids hold one
     for each in worded:
         assert plain(f'{{"uuid": "{each}", "n": 1.5e3}}') and plain(f'{{"uuid": "{each}"}}'.encode())
     session = "\n".join(f'{{"uuid": "{i}", "parentUuid": "{j}"}}' for i, j in zip(ids, ids[1:]))

@@ -113,7 +113,7 @@ def test_the_claude_code_session_timed_is_shaped_as_the_recorded_one() -> None:
     """The bench's Claude Code 2.1.197 session has the lines of the one the real binary recorded
     (tests/data/traces): its task line, then each step's text, call and result lines with the
     same keys and value types as the sample's (a call's arguments aside); its ids are uuids as
-    the binary writes them, a third of them holding an exponent-like `e` and three digits."""
+    the binary writes them, a quarter of them holding an exponent-like `e` and three digits."""
     import re
 
     from tests.support.mutation import TRACES

@@ -70,9 +70,9 @@ _EXACT_ONLY = (
 """What only the exact reading of `loads` gets right: a number that may be too large for a float
 and a surrogate escape. Searched for one at a time in a long text: each starts with a fixed
 character, which the regular expression engine finds quickly, and an exponent's letter is tried
-further only after a digit that is not a word's (a 25 MB file in a tenth of a second, as 87 MB of
-a Claude Code session whose ids hold an `e` after a digit in most lines). An exponent of three
-digits counts where it ends a number (`_ends_a_number`), not in a string's word."""
+further only after a digit that is not a word's (31 MB of Gemini CLI lines in 0.07 s, 87 MB of a
+Claude Code session, whose ids hold an `e` after a digit in most lines, in 0.32 s). An exponent
+of three digits counts where it ends a number (`_ends_a_number`), not in a string's word."""
 _SHORT_PATTERN = "|".join((*_EXACT_ONLY[:2], _exponent("[eE]")))
 _EXACT_ONLY_SHORT = (re.compile(_SHORT_PATTERN), re.compile(_SHORT_PATTERN.encode()))
 """All of them in one expression: quicker for a short text (a call's arguments), where each search's
