@@ -47,7 +47,7 @@ def test_a_file_split_by_carriage_returns_alone_is_read_line_by_line(tmp_path: P
 
 @pytest.mark.parametrize("text, lines", [
     ("a\nb\n", ["a", "b"]), ("a\nb", ["a", "b"]), ("a\r\nb\r\n", ["a\r", "b\r"]), ("a\n\nb\n", ["a", "", "b"]),
-    ("a\u2028b\nc", ["a\u2028b", "c"]), ("a\rb", ["a", "b"]), ("", []), ("\n", [""]),
+    ("a\u2028b\nc", ["a\u2028b", "c"]), ("a\u2028b", ["a\u2028b"]), ("a\rb", ["a", "b"]), ("a\rb\r", ["a", "b"]), ("", []), ("\n", [""]),
 ])
 def test_json_lines_splits_at_newlines(text: str, lines: list[str]) -> None:
     assert json_lines(text) == lines

@@ -51,6 +51,8 @@ def _float(text: str) -> float | str:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
 def _exponent(letter: str) -> str:
     """An exponent's letter (`letter`: e, E or both) after a digit or a point, unless the digits
     before it stand in a word (one to three after a letter, one or two after a letter or digit and

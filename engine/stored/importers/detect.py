@@ -43,9 +43,7 @@ def json_lines(text: str) -> list[str]:
     `\\r`, which JSON reads as a space). Not `str.splitlines`, which also splits at U+2028, U+2029
     and U+0085, which JSON (and so Node's `JSON.stringify`, in a Claude Code session) writes
     unescaped inside a string; a file with no newline at all is split at each carriage return."""
-    if "\n" not in text:
-        return text.splitlines()
-    lines = text.split("\n")
+    lines = text.split("\n" if "\n" in text else "\r")
     if not lines[-1]:
         lines.pop()
     return lines
