@@ -133,12 +133,11 @@ def loads(text: str | bytes) -> Any:
     emoji, which a JavaScript tool that cut a string writes as an escape, and which no UTF-8
     output can hold) becomes U+FFFD. Raises JSONDecodeError and RecursionError as json.loads does.
 
-    Read first by pydantic's JSON parser (twice as fast as `json`; it refuses the long ints, NaN
-    and Infinity, nests at most 200 levels and reads every other document as `json` does), then,
-    when that fails or the text holds what it may read otherwise (`plain`), by `json` with the
-    hooks above, which gives the answer and the error."""
-    value = plain_loads(text)
-    return value if plain(text) else _exact_loads(text)
+    A text that holds what pydantic's JSON parser may read otherwise (not `plain`) is read by
+    `json` with the hooks above, which gives the answer and the error; any other by pydantic's
+    parser (twice as fast as `json`; it refuses the long ints, NaN and Infinity, nests at most 200
+    levels and reads every other document as `json` does), and by `json` where that refuses it."""
+    return plain_loads(text) if plain(text) else _exact_loads(text)
 
 
 def plain_loads(text: str | bytes) -> Any:
