@@ -19,7 +19,8 @@ import zipfile
 from typing import Any
 
 from engine.core.events import RunEnded
-from engine.stored.importers.build import Draft, Step, arguments, found, loads, new_action, preview, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, new_action, preview, text_of
+from engine.stored.importers.jsontext import loads
 from engine.stored.reader import MAX_LINE_BYTES
 from engine.stored.transcript import TranscriptError
 

@@ -25,7 +25,8 @@ import re
 from typing import Any
 
 from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, answer_text, arguments, found, loads, new_action, text_of
+from engine.stored.importers.build import Draft, answer_text, arguments, found, new_action, text_of
+from engine.stored.importers.jsontext import loads
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
 

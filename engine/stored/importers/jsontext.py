@@ -1,0 +1,164 @@
+"""JSON as other tools wrote it, read with nothing lost (`loads`): quickly by pydantic's parser
+where it reads the text as Python's `json` would (`plain`), else by `json` with hooks.
+
+Every importer reads its files through here: a whole document, each line of a file of JSON lines
+(`plain_loads` once the whole file is known plain), a call's arguments written as a string.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Callable
+
+from pydantic_core import from_json
+
+MAX_DIGITS = 4300
+"""Python's own limit for turning digits into an int (json.loads raises ValueError past it)."""
+
+
+def _int(digits: str) -> int | str:
+    return int(digits) if len(digits) <= MAX_DIGITS + 1 else digits
+
+
+def _float(text: str) -> float | str:
+    value = float(text)
+    return value if math.isfinite(value) else text
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _exponent(letter: str) -> str:
+    """An exponent's letter (`letter`: e, E or both) after a digit or a point, unless the digits
+    before it stand in a word (one to three after a letter, one or two after a letter or digit and
+    a hyphen: a uuid's `a8e3`, `40c0-8e39`): after 210 digits, or with three digits of its own
+    (maybe past a float's range; `_ends_a_number` checks what stands before it)."""
+    word = "".join(f"(?<![A-Za-z_][0-9]{{{n}}}{letter})" for n in (1, 2, 3))
+    word += "".join(f"(?<![A-Za-z0-9_]-[0-9]{{{n}}}{letter})" for n in (1, 2))
+    return f"{letter}(?<=[0-9.]{letter}){word}(?:(?<=[0-9]{{210}}{letter})|(?P<exponent>[+-]?[0-9]{{3}}))"
+
+
+_EXACT_ONLY = (
+    r"\\u[dD][89a-fA-F]",  # a surrogate escape: maybe a lone one
+    r"\.(?<=[0-9]{210}\.)",  # a point after 210 digits: a number maybe past a float's range
+    _exponent("e"),
+    _exponent("E"),
+)
+"""What only the exact reading of `loads` gets right: a number that may be too large for a float
+and a surrogate escape. Searched for one at a time in a long text: each starts with a fixed
+character, which the regular expression engine finds quickly, and an exponent's letter is tried
+further only after a digit that is not a word's (31 MB of Gemini CLI lines in 0.07 s, 87 MB of a
+Claude Code session, whose ids hold an `e` after a digit in most lines, in 0.32 s). An exponent
+of three digits counts where it ends a number (`_ends_a_number`), not in a string's word."""
+_SHORT_PATTERN = "|".join((*_EXACT_ONLY[:2], _exponent("[eE]")))
+_EXACT_ONLY_SHORT = (re.compile(_SHORT_PATTERN), re.compile(_SHORT_PATTERN.encode()))
+"""All of them in one expression: quicker for a short text (a call's arguments), where each search's
+own cost counts more than the characters it reads."""
+_EXACT_ONLY_LONG = (tuple(map(re.compile, _EXACT_ONLY)), tuple(re.compile(p.encode()) for p in _EXACT_ONLY))
+SHORT = 4096
+_MANTISSA = frozenset("0123456789.")
+_BEFORE_A_NUMBER = frozenset(map(chr, range(33))) | frozenset(":,[\ufeff\xbf")
+"""What may stand before a number's digits (or its sign) in JSON: whitespace, `:`, `,`, `[`, or the
+text's start; to be safe, any control character and a byte-order mark too (0xBF, its last byte)."""
+
+
+def _ends_a_number(text: str | bytes, at: int) -> bool:
+    """Whether the exponent's letter at `at` (after a digit or a point) ends the digits of a number
+    as JSON writes one (digits and a point, maybe a sign, after what may stand before a number),
+    rather than a word's in a string (a uuid's `8e391`, `40c0-8e402`)."""
+    char: Callable[[int], str] = (lambda i: chr(text[i])) if isinstance(text, bytes) else text.__getitem__  # type: ignore[index]
+    i = at
+    while i > 0 and char(i - 1) in _MANTISSA:
+        i -= 1
+    if i > 0 and char(i - 1) == "-":
+        i -= 1
+    return i == 0 or char(i - 1) in _BEFORE_A_NUMBER
+
+
+def _exact_only(pattern: re.Pattern[Any], text: str | bytes) -> bool:
+    """Whether `pattern` finds in `text` what only the exact reading gets right; a match of its
+    `exponent` group counts only where it ends a number. Past a budget of exponents in words (one
+    in 64 characters, 16 more in a short text) the text counts as holding one: the search then
+    costs no more than the characters read."""
+    budget = 16 + len(text) // 64
+    found = pattern.search(text)
+    while found is not None:
+        if found.lastgroup != "exponent" or _ends_a_number(text, found.start()):
+            return True
+        budget -= 1
+        if budget <= 0:
+            return True
+        found = pattern.search(text, found.start() + 1)
+    return False
+
+
+def plain(text: str | bytes) -> bool:
+    """Whether `text` holds none of what only the exact reading of `loads` gets right (see
+    `_EXACT_ONLY`), so the fast one reads it the same: checked once for a whole file of lines."""
+    binary = isinstance(text, bytes)
+    if len(text) < SHORT:
+        return not _exact_only(_EXACT_ONLY_SHORT[binary], text)
+    return not any(_exact_only(pattern, text) for pattern in _EXACT_ONLY_LONG[binary])
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON as another tool wrote it, with nothing lost and nothing that breaks what reads it next:
+    a number too long for an int (over 4,300 digits) or too large for a float (1e400), and the
+    NaN / Infinity that Python's JSON accepts, are kept as their text; a lone surrogate (half an
+    emoji, which a JavaScript tool that cut a string writes as an escape, and which no UTF-8
+    output can hold) becomes U+FFFD. Raises JSONDecodeError and RecursionError as json.loads does.
+
+    A text that holds what pydantic's JSON parser may read otherwise (not `plain`) is read by
+    `json` with the hooks above, which gives the answer and the error; any other by pydantic's
+    parser (twice as fast as `json`; it refuses the long ints, NaN and Infinity, nests at most 200
+    levels and reads every other document as `json` does), and by `json` where that refuses it."""
+    return plain_loads(text) if plain(text) else _exact_loads(text)
+
+
+def plain_loads(text: str | bytes) -> Any:
+    """`loads` of a text `plain` holds no exception of (each line of a file checked whole, once):
+    pydantic's parser, or `json` with the hooks where it refuses the text."""
+    try:
+        return from_json(text, allow_inf_nan=False, cache_strings="keys")  # a cache of values costs more than it saves
+    except (ValueError, TypeError):
+        return _exact_loads(text)
+
+
+def _exact_loads(text: str | bytes) -> Any:
+    value = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=str)
+    escaped = (_SURROGATE_ESCAPE_BYTES if isinstance(text, bytes) else _SURROGATE_ESCAPE).search(text)
+    return _without_lone_surrogates(value) if escaped else value
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings and keys replaced (iteratively: no recursion limit)."""
+    def fixed(s: str) -> str:
+        return _LONE_SURROGATE.sub("\ufffd", s) if _LONE_SURROGATE.search(s) else s
+
+    if isinstance(value, str):
+        return fixed(value)
+    stack = [value] if isinstance(value, (dict, list)) else []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            for i, child in enumerate(item):
+                if isinstance(child, str):
+                    item[i] = fixed(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+        else:
+            for key in list(item):
+                child = item[key]
+                if isinstance(key, str) and _LONE_SURROGATE.search(key):
+                    del item[key]
+                    key = fixed(key)
+                    item[key] = child
+                if isinstance(child, str):
+                    item[key] = fixed(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+    return value
