@@ -53,6 +53,12 @@ AGENT_TUI = [sys.executable, "-m", "tui.cli"]
 TASK = "Read every file and count the words."
 
 
+def _uuids(seed: str) -> Callable[[], str]:
+    """Random uuids (version 4) as the agents write them, the same for the same seed."""
+    rng = random.Random(seed)
+    return lambda: str(UUID(int=rng.getrandbits(128), version=4))
+
+
 def _claude(steps: int) -> Iterator[str]:
     def row(kind: str, content: object, n: int) -> str:
         return json.dumps({"type": kind, "uuid": f"u{n}", "sessionId": "s", "version": "2.1.197", "isSidechain": False,
@@ -69,10 +75,7 @@ def _claude_recorded(steps: int) -> Iterator[str]:
     text and its call (one message, a line each block, the usage repeated) and the call's result;
     every line with its uuid, its parent's, the session's and the working folder. The ids are
     random (seeded), as real ones are: a quarter of them hold an `e` and three digits."""
-    rng = random.Random("claude-code-recorded")
-
-    def uuid() -> str:
-        return str(UUID(int=rng.getrandbits(128), version=4))
+    uuid = _uuids("claude-code-recorded")
 
     session, clock = uuid(), "2026-12-01T14:51:26.262Z"
     where = {"userType": "external", "entrypoint": "sdk-cli", "cwd": "/tmp/cc-work", "sessionId": session, "version": "2.1.197", "gitBranch": "HEAD"}
@@ -117,10 +120,7 @@ def _codex_recorded(steps: int) -> Iterator[str]:
     fresh rollout of the real binary, line by line): the session and the task, then seven lines a
     step: the agent's message as an event, the message and the call as response items, the turn's
     token usage, the command's execution as an event, the call's output, a token count."""
-    rng = random.Random("codex-recorded")
-
-    def uuid() -> str:
-        return str(UUID(int=rng.getrandbits(128), version=4))
+    uuid = _uuids("codex-recorded")
 
     thread, turn, clock, ordinal = uuid(), uuid(), "2026-12-07T06:25:45.335Z", 0
 
