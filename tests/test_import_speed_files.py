@@ -75,21 +75,27 @@ def _skeleton(value: object, key: str | None = None) -> object:
     return type(value).__name__
 
 
-def test_the_gemini_cli_chat_timed_is_shaped_as_the_real_binary_writes_one(tmp_path: Path) -> None:
-    """The bench's Gemini CLI file is the chat the real binary (0.61.0, offline against the fake
-    model) writes for as many steps: the same kinds of line in the same order, each of the same
-    keys and types, five lines a step (the model's answer and its update, which the bench does
-    not write, aside)."""
+def _fresh_session(agent: str, tmp_path: Path) -> Path:
+    """The session file the installed real `agent` (`gemini`, `codex`) writes for three shell calls
+    against its fake model (tests/support/agent_sessions.py)."""
     import tempfile
 
     from tests.support import agent_sessions as record
     from tests.support.cli_agents import AGENTS, INSTALL
 
-    program = AGENTS / "gemini"
+    program = AGENTS / agent
     if not program.exists():
         pytest.fail(f"{program} is not installed: {INSTALL} (.ci/run does)")
     home, work = Path(tempfile.mkdtemp(dir=tmp_path)), Path(tempfile.mkdtemp(dir=tmp_path))
-    real = record.gemini(str(program), home, work, calls=3).read_text().splitlines()
+    return getattr(record, agent)(str(program), home, work, calls=3)
+
+
+def test_the_gemini_cli_chat_timed_is_shaped_as_the_real_binary_writes_one(tmp_path: Path) -> None:
+    """The bench's Gemini CLI file is the chat the real binary (0.61.0, offline against the fake
+    model) writes for as many steps: the same kinds of line in the same order, each of the same
+    keys and types, five lines a step (the model's answer and its update, which the bench does
+    not write, aside)."""
+    real = _fresh_session("gemini", tmp_path).read_text().splitlines()
     shape = FORMATS["gemini-cli-recorded"]
     bench = list(shape.writer(3))
     assert [_skeleton(json.loads(line)) for line in real[:-2]] == [_skeleton(json.loads(line)) for line in bench]
@@ -134,16 +140,7 @@ def test_the_codex_rollout_timed_is_shaped_as_the_real_binary_writes_one(tmp_pat
     """The bench's Codex CLI rollout has each step's lines as the real binary (0.171.0, offline
     against the fake model) writes them for three calls: the same kinds in the same order, each of
     the same keys and types, seven lines a step."""
-    import tempfile
-
-    from tests.support import agent_sessions as record
-    from tests.support.cli_agents import AGENTS, INSTALL
-
-    program = AGENTS / "codex"
-    if not program.exists():
-        pytest.fail(f"{program} is not installed: {INSTALL} (.ci/run does)")
-    home, work = Path(tempfile.mkdtemp(dir=tmp_path)), Path(tempfile.mkdtemp(dir=tmp_path))
-    real = [json.loads(line) for line in record.codex(str(program), home, work, calls=3).read_text().splitlines()]
+    real = [json.loads(line) for line in _fresh_session("codex", tmp_path).read_text().splitlines()]
     shape = FORMATS["codex-recorded"]
     bench = [json.loads(line) for line in shape.writer(3)]
     first = next(n for n, line in enumerate(real) if line["payload"].get("item", {}).get("type") == "AgentMessage")
