@@ -51,3 +51,27 @@ def test_a_file_split_by_carriage_returns_alone_is_read_line_by_line(tmp_path: P
 ])
 def test_json_lines_splits_at_newlines(text: str, lines: list[str]) -> None:
     assert json_lines(text) == lines
+
+
+def test_a_file_of_json_lines_is_searched_whole_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Detection tries the whole text as one document; pydantic's parser refuses a file of JSON
+    lines at its second line, so only the reading of its lines searches the whole text (`plain`)."""
+    from engine.stored.importers import detect, jsontext
+
+    lines = _claude("1e400 and 8e391") * 50
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / "session.jsonl"
+    path.write_text(text, encoding="utf-8")
+    searched: list[int] = []
+    plain = jsontext.plain
+
+    def counted(value: str | bytes) -> bool:
+        if len(value) == len(text):
+            searched.append(len(value))
+        return plain(value)
+
+    monkeypatch.setattr(jsontext, "plain", counted)
+    monkeypatch.setattr(detect, "plain", counted)
+    (run,) = load_runs(path)
+    assert sum(e.type == "decision" for e in run.events) == 100
+    assert searched == [len(text)]
