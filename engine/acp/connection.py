@@ -129,6 +129,12 @@ class AgentProcess:
         """Why the agent went away (its process exited, its connection ended), once it has."""
         """The `Served` handlers (terminals' results live there)."""
 
+    @property
+    def group(self) -> int | None:
+        """The process group of the agent and all it started (the guard's PID: see
+        `engine.mcp.guard`), once it has started."""
+        return self._process.pid if self._process is not None else None
+
     # -- start ---------------------------------------------------------------
 
     def start(self) -> None:

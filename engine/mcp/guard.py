@@ -1,11 +1,14 @@
 """Start an MCP server so that it dies with agent-tui, and cap its messages and its log:
 `python guard.py PARENT_PID PIDFILE MAX_LINE COMMAND ARGS...`.
 
-Run by the stdio client in place of the server's command. It writes its own
-PID to PIDFILE (the group's leader: the server runs in its process group),
-asks Linux to send it SIGKILL when the parent dies (PR_SET_PDEATHSIG: even a
-SIGKILL of agent-tui leaves no orphan), and starts the server as its child,
-armed the same way against the guard's own death. The server's stdin is its
+Run by the stdio client in place of the server's command (an MCP server's or
+an ACP agent's). It leads a session of its own, so that the server and all it
+starts are its process group, writes its PID to PIDFILE (the group's), asks
+Linux to send it SIGTERM when the parent dies (PR_SET_PDEATHSIG) and starts the
+server as its child, armed with SIGKILL against the guard's own death. SIGTERM
+stops the whole group: SIGTERM to each, then SIGKILL once the server has exited
+or GRACE has passed. So even a SIGKILL of agent-tui leaves no orphan, nor does
+a launcher whose program outlives it (codex-acp's). The server's stdin is its
 own; its stdout and stderr pass through the guard.
 
 stdout is relayed as it comes, counting the bytes since the last line break:
@@ -29,6 +32,7 @@ import os
 import select
 import signal
 import sys
+import time
 
 TOO_LONG = "agent-tui: the server sent a message over"
 """How the log line of a server stopped for a message over the cap starts (engine.mcp.hub reads it)."""
@@ -36,6 +40,8 @@ EXIT_TOO_LONG = 75
 NOISE = ".noise"
 """The suffix of the file that says the server printed something other than JSON-RPC on stdout."""
 NOISE_LINE = "agent-tui: the server printed text that is not JSON-RPC on stdout; such lines are in this log, not passed on"
+GRACE = 1.0
+"""Seconds a server has to exit after SIGTERM before its group is killed."""
 LOG_HEAD_BYTES = 1 << 20
 LOG_TAIL_BYTES = 4 << 20
 _CHUNK = 1 << 16
@@ -43,15 +49,52 @@ _JSON_STARTS = b"{["
 _SPACE = b" \t\r"
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """`sig` sent to this process when its parent dies (Linux)."""
     if sys.platform.startswith("linux"):
         try:
             import ctypes
 
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+            libc.prctl(1, sig, 0, 0, 0)  # PR_SET_PDEATHSIG
         except (OSError, AttributeError):
             pass
+
+
+def _lead_a_group() -> None:
+    """This process the leader of a session of its own, so that its group is the server and all
+    it starts (the MCP SDK starts it so already; the ACP SDK does not)."""
+    if os.getsid(0) != os.getpid():
+        try:
+            os.setsid()
+        except OSError:
+            pass
+
+
+def _stopper(child: int) -> "Callable[[int, object], None]":  # (typing not imported: it costs 13 ms)
+    """What SIGTERM does to the guard: the same to the whole group, then, once the server has
+    exited or GRACE seconds have passed, SIGKILL to what is left of the group, the guard with it.
+    A server's own children die with it even when they outlive their parent (codex-acp's launcher
+    starts the binary that does the work, which does not exit when its stdin ends)."""
+
+    def stop(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        group = os.getpgrp()
+        if group != os.getpid():  # not a group of its own: the server alone
+            os.kill(child, signal.SIGKILL)
+            os._exit(128 + signal.SIGTERM)
+        os.killpg(group, signal.SIGTERM)
+        deadline = time.monotonic() + GRACE
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(child, os.WNOHANG)[0] != 0:
+                    break
+            except ChildProcessError:
+                break
+            time.sleep(0.02)
+        os.killpg(group, signal.SIGKILL)
+
+    return stop
 
 
 def _size(limit: int) -> str:
@@ -203,9 +246,10 @@ def main(argv: list) -> int:
         print("usage: guard.py PARENT_PID PIDFILE MAX_LINE COMMAND [ARGS...]", file=sys.stderr)
         return 2
     parent, pidfile, limit, command = int(argv[0]), argv[1], int(argv[2]), argv[3:]
+    _lead_a_group()
     with open(pidfile, "w") as f:
         f.write(str(os.getpid()))
-    _die_with_parent()
+    _die_with_parent(signal.SIGTERM)  # which stops the whole group, below
     if os.getppid() != parent:  # agent-tui died before the signal was armed
         return 1
     guard = os.getpid()
@@ -228,6 +272,7 @@ def main(argv: list) -> int:
             print(f"agent-tui: cannot start {command[0]!r}: {exc.strerror or exc}", file=sys.stderr)
             sys.stderr.flush()
         os._exit(127)
+    signal.signal(signal.SIGTERM, _stopper(child))
     os.close(out_write)
     os.close(err_write)
     os.close(0)  # the server's stdin is its own: its end comes when agent-tui closes it
