@@ -36,23 +36,32 @@ class Agent:
 
 
 @contextlib.contextmanager
+def _folders() -> Iterator[tuple[Path, Path]]:
+    """A fresh home and working folder for one agent, and beside them its run's transcript and log
+    (`open_run`), all removed at the end (an agent may still be writing there: what is left goes too)."""
+    with tempfile.TemporaryDirectory(prefix="acp-", ignore_cleanup_errors=True) as root:
+        home, work = Path(root) / "home", Path(root) / "work"
+        home.mkdir()
+        work.mkdir()
+        yield home, work
+
+
+@contextlib.contextmanager
 def gemini_agent(turns: list[fake_gemini.Turn]) -> Iterator[Agent]:
-    home, work = Path(tempfile.mkdtemp(prefix="acp-home-")), Path(tempfile.mkdtemp(prefix="acp-work-"))
-    (home / ".gemini").mkdir()
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False},
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True}, "telemetry": {"enabled": False},
     }
-    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
-    with fake_gemini.FakeGemini(turns) as fake:
+    with _folders() as (home, work), fake_gemini.FakeGemini(turns) as fake:
+        (home / ".gemini").mkdir()
+        (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
         env = {"HOME": str(home), "GOOGLE_GEMINI_BASE_URL": fake.url, "GEMINI_API_KEY": KEY}
         yield Agent([str(BIN / "gemini"), "--acp", "--skip-trust"], env, work, fake)
 
 
 @contextlib.contextmanager
 def claude_agent(turns: list[fake_anthropic.Turn]) -> Iterator[Agent]:
-    home, work = Path(tempfile.mkdtemp(prefix="acp-home-")), Path(tempfile.mkdtemp(prefix="acp-work-"))
-    with fake_anthropic.FakeAnthropic(turns) as fake:
+    with _folders() as (home, work), fake_anthropic.FakeAnthropic(turns) as fake:
         env = {
             "HOME": str(home), **claude_env(fake.url, KEY), "CLAUDE_CODE_EXECUTABLE": str(BIN / "claude"),
             **({"IS_SANDBOX": "1"} if os.geteuid() == 0 else {}),
@@ -62,8 +71,7 @@ def claude_agent(turns: list[fake_anthropic.Turn]) -> Iterator[Agent]:
 
 @contextlib.contextmanager
 def codex_agent(turns: list[fake_responses.Turn]) -> Iterator[Agent]:
-    home, work = Path(tempfile.mkdtemp(prefix="acp-home-")), Path(tempfile.mkdtemp(prefix="acp-work-"))
-    with fake_responses.FakeResponses(turns) as fake:
+    with _folders() as (home, work), fake_responses.FakeResponses(turns) as fake:
         (home / "config.toml").write_text(
             'model = "gpt-fake"\nmodel_provider = "fake"\napproval_policy = "untrusted"\n'
             f'[model_providers.fake]\nname = "fake"\nbase_url = "{fake.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_KEY"\n')
