@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 from engine.acp.run import start_agent
 from tests.support.acp_harness import ROOT, codex_agent, drive, open_run
+from tests.support.mcp_helpers import group_members, wait_group_gone
 from tests.support.fake_responses import Turn
 
 RUN_SHELL = [Turn(text="I'll run it.", calls=[("shell_command", {"command": "echo hi > made.txt"})]), Turn(text="Done.")]
@@ -26,27 +25,6 @@ def test_a_refused_command_never_runs_and_the_model_reads_the_reason():
         assert "use printf instead" in json.dumps(agent.fake.requests)
 
 
-def _members(group: int) -> list[str]:
-    """The command lines of the living processes of process group `group` (a zombie is not one)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, _, pgrp = stat.read_bytes().rsplit(b")", 1)[1].split()[:3]
-            if int(pgrp) == group and state != b"Z":
-                found.append((stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
-        except (OSError, ValueError):
-            continue
-    return found
-
-
-def _gone(group: int, seconds: float = 20.0) -> list[str]:
-    """What is left of `group` once it is empty, or after `seconds`."""
-    deadline = time.monotonic() + seconds
-    while (left := _members(group)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
-
 def test_closing_the_agent_stops_every_process_it_started():
     """codex-acp's launcher (node) runs the binary that does the work, which does not exit when its
     stdin ends: closing the agent stops it too, not only the launcher."""
@@ -54,10 +32,10 @@ def test_closing_the_agent_stops_every_process_it_started():
         process = start_agent(agent.command, agent.work, env=agent.env, log_path=agent.work.parent / "agent.log")
         group = process.group
         try:
-            assert group is not None and any("codex-acp-linux" in line for line in _members(group)), _members(group or 0)
+            assert group is not None and any("codex-acp-linux" in line for line in group_members(group)), group_members(group or 0)
         finally:
             process.close()
-        assert _gone(group) == []
+        assert wait_group_gone(group) == []
 
 
 def test_an_agent_tui_killed_outright_leaves_none_of_the_agents_processes():
@@ -76,9 +54,9 @@ def test_an_agent_tui_killed_outright_leaves_none_of_the_agents_processes():
         holder = subprocess.Popen([sys.executable, "-c", program, arguments], cwd=ROOT, stdout=subprocess.PIPE, text=True)
         try:
             group = int(holder.stdout.readline())
-            assert any("codex-acp-linux" in line for line in _members(group)), _members(group)
+            assert any("codex-acp-linux" in line for line in group_members(group)), group_members(group)
         finally:
             holder.kill()
             holder.wait()
             holder.stdout.close()
-        assert _gone(group) == []
+        assert wait_group_gone(group) == []
