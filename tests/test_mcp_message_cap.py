@@ -172,3 +172,26 @@ def test_the_guard_relays_lines_within_the_cap_and_stops_a_longer_one(tmp_path):
     done = guarded(10, "import os\nos.write(1, b'{}\\n')\nwhile True: os.write(1, b'{' * 7)")
     assert done.returncode == EXIT_TOO_LONG and done.stdout.startswith(b"{}\n") and len(done.stdout) <= 3 + 10
     assert done.stderr.decode() == f"{TOO_LONG} 10 bytes (a line that long without its end); it was stopped\n"
+
+
+def test_a_server_stopped_for_a_long_line_takes_what_it_started_with_it(tmp_path):
+    import os
+    import subprocess
+
+    from engine.mcp.guard import EXIT_TOO_LONG
+    from engine.mcp.hub import GUARD
+    from tests.support.mcp_helpers import alive, wait_gone
+
+    script = ("import os, subprocess, sys\n"
+              "helper = subprocess.Popen(['sleep', '600'], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+              f"open({str(tmp_path / 'helper')!r}, 'w').write(str(helper.pid))\n"
+              "while True: os.write(1, b'{' * 7)\n")
+    done = subprocess.run([sys.executable, str(GUARD), str(os.getpid()), str(tmp_path / "pid"), "10", sys.executable, "-c", script],
+                          input=b"", capture_output=True, timeout=60)
+    helper = int((tmp_path / "helper").read_text())
+    try:
+        assert done.returncode == EXIT_TOO_LONG
+        assert wait_gone(helper)
+    finally:
+        if alive(helper):
+            os.kill(helper, 9)

@@ -130,9 +130,9 @@ class AgentProcess:
         """The `Served` handlers (terminals' results live there)."""
 
     @property
-    def group(self) -> int | None:
-        """The process group of the agent and all it started (the guard's PID: see
-        `engine.mcp.guard`), once it has started."""
+    def guard_pid(self) -> int | None:
+        """The PID of the guard the agent runs under (`engine.mcp.guard`), once started: the leader
+        of a session that holds the agent and all it starts."""
         return self._process.pid if self._process is not None else None
 
     # -- start ---------------------------------------------------------------

@@ -2,14 +2,17 @@
 `python guard.py PARENT_PID PIDFILE MAX_LINE COMMAND ARGS...`.
 
 Run by the stdio client in place of the server's command (an MCP server's or
-an ACP agent's). It leads a session of its own, so that the server and all it
-starts are its process group, writes its PID to PIDFILE (the group's), asks
-Linux to send it SIGTERM when the parent dies (PR_SET_PDEATHSIG) and starts the
-server as its child, armed with SIGKILL against the guard's own death. SIGTERM
-stops the whole group: SIGTERM to each, then SIGKILL once the server has exited
-or GRACE has passed. So even a SIGKILL of agent-tui leaves no orphan, nor does
-a launcher whose program outlives it (codex-acp's). The server's stdin is its
-own; its stdout and stderr pass through the guard.
+an ACP agent's). It leads a session of its own (out of agent-tui's process
+group and terminal), writes its PID to PIDFILE, asks Linux to send it SIGTERM
+when the parent dies (PR_SET_PDEATHSIG) and starts the server as its child,
+armed with SIGKILL against the guard's own death, in a process group of the
+server's own: the server and all it starts. Stopping the server stops that
+group (`_stop_server`): on SIGTERM (so also when agent-tui dies, even by
+SIGKILL) SIGTERM to each, then SIGKILL once the server has exited or GRACE has
+passed. No orphan is left, not even a launcher's program that outlives it
+(codex-acp's node launcher runs a binary that does not exit when its stdin
+ends). The server's stdin is its own; its stdout and stderr pass through the
+guard.
 
 stdout is relayed as it comes, counting the bytes since the last line break:
 the MCP SDK holds a whole line in memory before parsing it, so a server that
@@ -40,8 +43,9 @@ EXIT_TOO_LONG = 75
 NOISE = ".noise"
 """The suffix of the file that says the server printed something other than JSON-RPC on stdout."""
 NOISE_LINE = "agent-tui: the server printed text that is not JSON-RPC on stdout; such lines are in this log, not passed on"
-GRACE = 1.0
-"""Seconds a server has to exit after SIGTERM before its group is killed."""
+GRACE = 0.5
+"""Seconds a server has to exit after SIGTERM before its group is killed (less than the second
+`engine.mcp.hub.McpHub.kill` gives the guard)."""
 LOG_HEAD_BYTES = 1 << 20
 LOG_TAIL_BYTES = 4 << 20
 _CHUNK = 1 << 16
@@ -61,9 +65,9 @@ def _die_with_parent(sig: int = signal.SIGKILL) -> None:
             pass
 
 
-def _lead_a_group() -> None:
-    """This process the leader of a session of its own, so that its group is the server and all
-    it starts (the MCP SDK starts it so already; the ACP SDK does not)."""
+def _own_session() -> None:
+    """This process the leader of a session of its own (the MCP SDK starts it so already; the
+    ACP SDK does not): out of agent-tui's process group, whose signals are agent-tui's."""
     if os.getsid(0) != os.getpid():
         try:
             os.setsid()
@@ -71,28 +75,35 @@ def _lead_a_group() -> None:
             pass
 
 
-def _stopper(child: int) -> "Callable[[int, object], None]":  # (typing not imported: it costs 13 ms)
-    """What SIGTERM does to the guard: the same to the whole group, then, once the server has
-    exited or GRACE seconds have passed, SIGKILL to what is left of the group, the guard with it.
-    A server's own children die with it even when they outlive their parent (codex-acp's launcher
-    starts the binary that does the work, which does not exit when its stdin ends)."""
+def _stop_server(child: int, sig: int = signal.SIGTERM) -> None:
+    """The server's process group (`child`'s: the server and all it starts) sent `sig`, then
+    SIGKILL once the server has exited (reaped here) or GRACE seconds have passed (at once when
+    `sig` is SIGKILL: the caller reaps it)."""
+    try:
+        os.killpg(child, sig)
+    except OSError:
+        pass
+    deadline = time.monotonic() + GRACE
+    while sig != signal.SIGKILL and time.monotonic() < deadline:
+        try:
+            if os.waitpid(child, os.WNOHANG)[0] != 0:
+                break
+        except ChildProcessError:
+            break
+        time.sleep(0.02)
+    try:
+        os.killpg(child, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _on_sigterm(child: int) -> "Callable[[int, object], None]":  # (typing not imported: it costs 13 ms)
+    """What SIGTERM does to the guard: the server stopped (`_stop_server`), then the guard exits."""
 
     def stop(signum: int, frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        group = os.getpgrp()
-        if group != os.getpid():  # not a group of its own: the server alone
-            os.kill(child, signal.SIGKILL)
-            os._exit(128 + signal.SIGTERM)
-        os.killpg(group, signal.SIGTERM)
-        deadline = time.monotonic() + GRACE
-        while time.monotonic() < deadline:
-            try:
-                if os.waitpid(child, os.WNOHANG)[0] != 0:
-                    break
-            except ChildProcessError:
-                break
-            time.sleep(0.02)
-        os.killpg(group, signal.SIGKILL)
+        _stop_server(child)
+        os._exit(128 + signal.SIGTERM)
 
     return stop
 
@@ -246,10 +257,10 @@ def main(argv: list) -> int:
         print("usage: guard.py PARENT_PID PIDFILE MAX_LINE COMMAND [ARGS...]", file=sys.stderr)
         return 2
     parent, pidfile, limit, command = int(argv[0]), argv[1], int(argv[2]), argv[3:]
-    _lead_a_group()
+    _own_session()
     with open(pidfile, "w") as f:
         f.write(str(os.getpid()))
-    _die_with_parent(signal.SIGTERM)  # which stops the whole group, below
+    _die_with_parent(signal.SIGTERM)  # which stops the server, below
     if os.getppid() != parent:  # agent-tui died before the signal was armed
         return 1
     guard = os.getpid()
@@ -258,6 +269,7 @@ def main(argv: list) -> int:
     child = os.fork()
     if child == 0:
         try:
+            os.setpgid(0, 0)  # the server's own group, which its children join
             os.close(out_read)
             os.close(err_read)
             os.dup2(out_write, 1)
@@ -272,7 +284,11 @@ def main(argv: list) -> int:
             print(f"agent-tui: cannot start {command[0]!r}: {exc.strerror or exc}", file=sys.stderr)
             sys.stderr.flush()
         os._exit(127)
-    signal.signal(signal.SIGTERM, _stopper(child))
+    try:
+        os.setpgid(child, child)  # (also here: the group exists before any signal is sent to it)
+    except OSError:
+        pass
+    signal.signal(signal.SIGTERM, _on_sigterm(child))
     os.close(out_write)
     os.close(err_write)
     os.close(0)  # the server's stdin is its own: its end comes when agent-tui closes it
@@ -280,7 +296,7 @@ def main(argv: list) -> int:
     stdout = Stdout(limit, log, pidfile + NOISE)
     whole, status = _relay(out_read, err_read, stdout, log, child)
     if not whole:
-        os.kill(child, signal.SIGKILL)
+        _stop_server(child, signal.SIGKILL)
         os.waitpid(child, 0)
         log.write(f"{TOO_LONG} {_size(limit)} (a line that long without its end); it was stopped\n".encode())
         log.close()

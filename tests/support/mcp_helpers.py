@@ -106,23 +106,23 @@ def wait_gone(pid: int, seconds: float = 15.0) -> bool:
     return not alive(pid)
 
 
-def group_members(group: int) -> list[str]:
-    """The command lines of the living processes of process group `group` (a zombie is not one)."""
+def session_members(session: int) -> list[str]:
+    """The command lines of the living processes of session `session` (a zombie is not one)."""
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            state, _, pgrp = stat.read_bytes().rsplit(b")", 1)[1].split()[:3]
-            if int(pgrp) == group and state != b"Z":
+            state, _, _, sid = stat.read_bytes().rsplit(b")", 1)[1].split()[:4]
+            if int(sid) == session and state != b"Z":
                 found.append((stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
         except (OSError, ValueError):
             continue
     return found
 
 
-def wait_group_gone(group: int, seconds: float = 20.0) -> list[str]:
-    """What is left of process group `group` once it is empty (nothing), or after `seconds`."""
+def wait_session_gone(session: int, seconds: float = 20.0) -> list[str]:
+    """What is left of session `session` once it is empty (nothing), or after `seconds`."""
     deadline = time.monotonic() + seconds
-    while (left := group_members(group)) and time.monotonic() < deadline:
+    while (left := session_members(session)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
 
