@@ -124,13 +124,13 @@ def _child(command: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """A server in a child process (`command`: the gateway's `--serve` or `bench/bare_proxy.py`;
     its port on a line of its own, what it counted as JSON on its last line once stdin closes):
     its URL, and what it counted (filled once the block ends)."""
-    with tempfile.TemporaryDirectory() as folder:
-        child = Child(Path(command[0]).stem, [sys.executable, *command], Path(folder) / "said.log", re.compile(r"^(\d+)$", re.M))
+    with tempfile.TemporaryDirectory() as folder, ExitStack() as stops:
+        child = Child(Path(command[0]).stem, [sys.executable, *command], Path(folder) / "said.log", re.compile(r"^(\d+)$", re.M), stops=stops)
         ended: dict[str, Any] = {}
         try:
             yield f"http://127.0.0.1:{child.port}/v1", ended
         finally:
-            child.stop()
+            stops.close()
             last = (child.log.read_text(errors="replace").strip().splitlines() or [""])[-1]
             ended.update(json.loads(last) if last.startswith("{") else {"runs": 0, "aborted": 0, "cpu": 0})
 

@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -41,20 +42,33 @@ class ChildFailed(RuntimeError):
 class Child:
     """A server in a child process (`command`), its output in `log`; ready once `ready` (a
     pattern whose first group is the port) matches that output. `stop_by_signal`: stopped with
-    SIGTERM (else by closing its stdin)."""
+    SIGTERM (else by closing its stdin). `stops`: the stack that stops it when it closes, on
+    which it is put as soon as it starts, before a Ctrl+C or SIGTERM can take effect."""
 
-    def __init__(self, name: str, command: list[str], log: Path, ready: re.Pattern[str], stop_by_signal: bool = False, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+    def __init__(
+        self, name: str, command: list[str], log: Path, ready: re.Pattern[str], stop_by_signal: bool = False,
+        env: dict[str, str] | None = None, cwd: Path | None = None, stops: ExitStack | None = None,
+    ) -> None:
         self.name, self.log, self.stop_by_signal = name, log, stop_by_signal
-        with open(log, "wb") as out:
-            self.process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL if stop_by_signal else subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
-                env=env, cwd=cwd, start_new_session=True,  # Ctrl+C reaches the bench alone, which stops its children
-            )
+        self._process: subprocess.Popen[bytes] | None = None
         try:
+            with signals_held():  # else a signal inside Popen leaves the started process unknown, and running
+                with open(log, "wb") as out:
+                    self._process = subprocess.Popen(
+                        command, stdin=subprocess.DEVNULL if stop_by_signal else subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
+                        env=env, cwd=cwd, start_new_session=True,  # Ctrl+C reaches the bench alone, which stops its children
+                    )
+                if stops is not None:
+                    stops.callback(self.stop)
             self.port = self._wait(ready)
         except BaseException:
             self.stop()
             raise
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        assert self._process is not None, f"{self.name} did not start"
+        return self._process
 
     @property
     def pid(self) -> int:
@@ -83,6 +97,8 @@ class Child:
 
     def stop(self) -> None:
         """Ends the process (SIGTERM or stdin closed; killed if it has not ended within 30 s) and waits for it."""
+        if self._process is None:
+            return
         if self.process.poll() is None:
             if self.stop_by_signal:
                 self.process.send_signal(signal.SIGTERM)
@@ -151,9 +167,7 @@ class Servers:
     def _child(self, name: str, command: list[str], ready: re.Pattern[str], **options: Any) -> Child:
         self._started += 1
         log = self.folder / f"server-{self._started}.log"
-        child = Child(name, command, log, ready, **options)
-        self._stack.callback(child.stop)
-        return child
+        return Child(name, command, log, ready, stops=self._stack, **options)
 
     def _gateway(self, upstream: str) -> Child:
         rules = self.folder / "allow-every-call.toml"
@@ -185,6 +199,25 @@ class Servers:
     def cpu_each(self, requests: int) -> dict[str, float]:
         """Each child's CPU milliseconds since `mark`, over `requests`."""
         return {way: (child.cpu() - self._marked[way]) * 1000 / requests for way, child in self.children().items()}
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl+C and SIGTERM that arrive inside the block take effect as it ends (in the main
+    thread; elsewhere signals cannot arrive in Python code, and the block holds nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, lambda number, _frame: got.append(number)) for number in held}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(got):
+            signal.raise_signal(number)  # to the handler the block held it from
 
 
 @contextmanager

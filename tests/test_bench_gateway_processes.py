@@ -110,3 +110,50 @@ def test_a_server_that_ends_before_it_serves_is_named_with_what_it_said(tmp_path
     command = [sys.executable, "-c", "print('cannot listen: address in use'); raise SystemExit(3)"]
     with pytest.raises(ChildFailed, match=r"^the fake upstream ended with code 3 before it served: cannot listen: address in use$"):
         Child("the fake upstream", command, tmp_path / "upstream.log", re.compile(r"^(\d+)$", re.M))
+
+
+INTERRUPTED_AS_IT_STARTS = """
+import os, re, signal, subprocess, sys
+from contextlib import ExitStack, nullcontext
+from pathlib import Path
+
+sys.path.insert(0, sys.argv[1])
+from bench.server_processes import Child
+
+started = subprocess.Popen._execute_child
+
+
+def then_ctrl_c(self, *args, **kwargs):
+    started(self, *args, **kwargs)
+    print(self.pid, flush=True)
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C just after the fork, before Popen returns
+
+
+subprocess.Popen._execute_child = then_ctrl_c
+server = [sys.executable, "-c", "import signal; print(4321, flush=True); signal.pause()"]
+try:
+    with ExitStack() if sys.argv[3] == "stack" else nullcontext() as stops:
+        Child("a server", server, Path(sys.argv[2]), re.compile(r"^(\\d+)$", re.M), stop_by_signal=True, stops=stops)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("stops", ["stack", "none"])
+def test_ctrl_c_as_a_server_starts_stops_that_server(tmp_path, stops):
+    """A Ctrl+C arriving inside `subprocess.Popen` (after the fork) takes effect once the child is
+    known, so it is stopped: before, Popen raised and the server ran on, nobody's."""
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_AS_IT_STARTS, str(ROOT), str(tmp_path / "said.log"), stops],
+        capture_output=True, text=True, timeout=60,
+    )
+    lines = done.stdout.split()
+    assert done.returncode == 0 and len(lines) == 2, (done.stdout, done.stderr)
+    pid = int(lines[0])
+    try:
+        assert lines[1] == "interrupted"
+        assert not Path(f"/proc/{pid}").exists(), f"the server {pid} runs on"  # the child was waited for, so it is gone
+    finally:
+        if Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)
