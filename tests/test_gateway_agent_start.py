@@ -138,3 +138,45 @@ def test_each_agent_gets_its_own_settings_and_no_upstream_key(tmp_path: Path) ->
     other = launch("/usr/bin/python3", "agent.py")
     assert other.kind == "openai" and other.settings == {"OPENAI_BASE_URL": "http://127.0.0.1:8765/v1", "OPENAI_API_KEY": "tok"}
     assert launch("my-agent", kind="claude").kind == "claude"
+
+
+SIGTERM_AS_THE_AGENT_STARTS = """
+import os, signal, subprocess, sys
+from tui.cli import main
+
+started = subprocess.Popen._execute_child
+
+
+def then_sigterm(self, *args, **kwargs):
+    started(self, *args, **kwargs)
+    if "paused_agent" in str(self.args):
+        print("agent", self.pid, flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)  # just after the fork, before Popen returns
+
+
+subprocess.Popen._execute_child = then_sigterm
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("mode", [["--headless"], []], ids=["headless", "cockpit"])
+def test_sigterm_as_the_agent_starts_stops_the_agent(tmp_path: Path, mode: list[str]) -> None:
+    """SIGTERM inside `subprocess.Popen` as the gateway starts its agent takes effect once the
+    agent is known: it is stopped with the gateway. Before, the signal's exception left Popen
+    before it returned, and the agent ran on with nobody to stop it."""
+    agent = tmp_path / "paused_agent.py"
+    agent.write_text("import signal\nsignal.pause()\n")
+    with FakeOpenAI() as fake:
+        done = subprocess.run(
+            [sys.executable, "-c", SIGTERM_AS_THE_AGENT_STARTS, "gateway", *mode, "--approve", "all", "--upstream", fake.url,
+             "--listen", "127.0.0.1:0", "--out", str(tmp_path / "gw.jsonl"), "--", sys.executable, str(agent)],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, env={**os.environ, "AGENT_TUI_HOME": str(tmp_path / "home")},
+        )
+    (pid,) = [int(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("agent ")]
+    try:
+        assert not Path(f"/proc/{pid}").exists(), f"the agent {pid} runs on: {done.stdout}{done.stderr}"
+        assert "Traceback" not in done.stderr, done.stderr
+        assert "outcome: no request came; no run" in done.stdout, done.stdout + done.stderr
+    finally:
+        if Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)

@@ -10,7 +10,9 @@ gateway with the run's outcome line and exit code.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -131,3 +133,36 @@ def test_gateway_cockpit_at_80x24_shows_a_held_call_and_approves_it_with_a(tmux:
         tmux.keys("q")
         assert tmux.wait_for_exit(rc_file) == "0"
     assert not (folder / "old.txt").exists() and (folder / "notes.txt").exists()
+
+
+HELD_AGENT = """
+import os, sys
+import httpx
+open(sys.argv[1], "w").write(str(os.getpid()))
+httpx.post(os.environ["OPENAI_BASE_URL"] + "/chat/completions", trust_env=False, timeout=600,
+           headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+           json={"model": "m", "messages": [{"role": "user", "content": "Tidy the folder."}]})
+"""
+
+
+def test_sigterm_closes_the_gateway_cockpit_ends_the_run_and_stops_the_agent(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+    """SIGTERM to `agent-tui gateway -- AGENT` while the agent's request is held: the terminal is
+    given back, the agent it started is stopped (before, SIGTERM killed agent-tui outright: the
+    screen stayed, the agent ran on, the run had no end), and the run ends saying why."""
+    agent, pid_file, out = tmp_path / "agent.py", tmp_path / "agent.pid", tmp_path / "gw.jsonl"
+    agent.write_text(HELD_AGENT)
+    with FakeOpenAI() as fake:
+        command = f"{shlex.quote(sys.executable)} {shlex.quote(str(agent))} {shlex.quote(str(pid_file))}"
+        rc_file = _start_gateway(tmux, tmp_path, f"--upstream {fake.url} --listen 127.0.0.1:0 --out {shlex.quote(str(out))} -- {command}", (120, 40))
+        tmux.wait_for("request held")
+        agent_pid = int(pid_file.read_text())
+        shell = int(tmux("display-message", "-p", "-t", "cockpit", "#{pane_pid}").strip())
+        (gateway_pid,) = map(int, subprocess.run(["pgrep", "-P", str(shell)], capture_output=True, text=True).stdout.split())
+        os.kill(gateway_pid, signal.SIGTERM)
+        assert tmux.wait_for_exit(rc_file) == "5"  # aborted
+    assert tmux("display-message", "-p", "-t", "cockpit", "#{alternate_on}").strip() == "0", "the terminal is given back"
+    assert not Path(f"/proc/{agent_pid}").exists(), "the agent was stopped and waited for"
+    screen = tmux.screen()
+    assert "outcome: aborted after 0 steps: the gateway stopped (SIGTERM)" in screen, screen
+    ended = json.loads(out.read_text().splitlines()[-1])
+    assert ended["type"] == "run_ended" and ended["reason"] == "the gateway stopped (SIGTERM)"

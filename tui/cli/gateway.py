@@ -14,7 +14,8 @@ import os
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlsplit
 
 from tui.cli.gateway_agent import add_agent_arguments, agent_command, gateway_token
@@ -184,19 +185,14 @@ class _Operator:
         from engine.core.text import clean
         from engine.gateway.controller import StaleApproval
 
-        _DEFER.applying = True
-        try:
-            self.gateway.answer(answer, expected=self.seen, run=self.run)
-        except StaleApproval as exc:
-            print(f"agent-tui: {clean(str(exc))}", file=sys.stderr, flush=True)
-        except RecordError as exc:
-            print(f"agent-tui: {clean(str(exc))}: nothing was released, the agent was answered 503; "
-                  "the gateway goes on serving", file=sys.stderr, flush=True)
-        finally:
-            _DEFER.applying = False
-            if _DEFER.pending:
-                _DEFER.pending = False
-                raise _Stopped
+        with _DEFER.held():
+            try:
+                self.gateway.answer(answer, expected=self.seen, run=self.run)
+            except StaleApproval as exc:
+                print(f"agent-tui: {clean(str(exc))}", file=sys.stderr, flush=True)
+            except RecordError as exc:
+                print(f"agent-tui: {clean(str(exc))}: nothing was released, the agent was answered 503; "
+                      "the gateway goes on serving", file=sys.stderr, flush=True)
 
 
 def cmd_gateway(args: argparse.Namespace) -> int:
@@ -223,12 +219,25 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
 
 class _Deferred:
-    """A stop signal that comes while an operator's answer is applied waits until the answer
-    and what the prompt says of it are done (the agent's reply to that answer may be what
-    makes whoever runs the gateway stop it)."""
+    """A stop signal that comes inside `held()` waits until the block is done: while an
+    operator's answer is applied and the prompt says what came of it (the agent's reply to
+    that answer may be what makes whoever runs the gateway stop it), and while the agent is
+    started (else a signal inside `subprocess.Popen`, just after the fork, leaves the agent
+    running with nobody to stop it)."""
 
     applying = False
     pending = False
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        self.applying = True
+        try:
+            yield
+        finally:
+            self.applying = False
+            if self.pending:
+                self.pending = False
+                raise _Stopped
 
 
 _DEFER = _Deferred()
@@ -285,7 +294,8 @@ def _headless(gateway, server, approve: str, banner: str, launch=None) -> int:
         if launch is not None:
             from tui.cli.gateway_agent import start_child
 
-            child = start_child(launch, lambda line: print(f"agent| {clean(line)}", flush=True), lambda code: changed.set())
+            with _DEFER.held():
+                child = start_child(launch, lambda line: print(f"agent| {clean(line)}", flush=True), lambda code: changed.set())
         while True:
             changed.wait(0.5)
             changed.clear()
@@ -313,35 +323,46 @@ def _headless(gateway, server, approve: str, banner: str, launch=None) -> int:
 
 def _cockpit(gateway, server, launch=None) -> int:
     """With `launch`, the agent is started with the cockpit and the cockpit closes when it
-    ends; its output lines are kept in `child.lines` for a pane to show."""
+    ends; its output lines are kept in `child.lines` for a pane to show. SIGTERM closes the
+    cockpit as `q` does (the terminal given back, the agent stopped, the open run ended), also
+    while the agent starts or before the cockpit is drawn."""
     from tui.gateway_cockpit import GatewayCockpit
     from tui.plain import outcome_line
 
     app = GatewayCockpit(gateway, server.url)
     child = None
     closed = threading.Event()
-    if launch is not None:
-        from tui.cli.gateway_agent import start_child
+    why: list[str] = []
 
-        def ended(code: int) -> None:
-            while not app.is_running and not closed.is_set():
-                closed.wait(0.05)
-            if not closed.is_set():
-                try:
-                    app.call_from_thread(app.exit)
-                except RuntimeError:
-                    pass  # closed meanwhile
+    def on_sigterm(_number: int, _frame: Any) -> None:
+        why.append("SIGTERM")
+        app.close_soon()
 
-        child = start_child(launch, lambda line: None, ended)
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        app.run()
+        if launch is not None:
+            from tui.cli.gateway_agent import start_child
+
+            def ended(code: int) -> None:
+                while not app.is_running and not closed.is_set():
+                    closed.wait(0.05)
+                if not closed.is_set():
+                    try:
+                        app.call_from_thread(app.exit)
+                    except RuntimeError:
+                        pass  # closed meanwhile
+
+            child = start_child(launch, lambda line: None, ended)
+        if not why:
+            app.run()
     finally:
         closed.set()
         if child is not None:
             child.stop()
         _interrupt_upstream(gateway)
-        end = gateway.stop("the gateway stopped (q)")
+        end = gateway.stop(f"the gateway stopped ({why[0] if why else 'q'})")
         server.close()
+        signal.signal(signal.SIGTERM, previous)
     return _finish(gateway, end, outcome_line)
 
 
