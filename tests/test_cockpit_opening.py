@@ -169,8 +169,6 @@ async def test_a_run_built_after_the_cockpit_closed_lets_go_of_its_file(tmp_path
 
 
 async def test_sigterm_while_the_run_is_opening_closes_the_cockpit(tmp_path: Path) -> None:
-    from tui.run_guard import _terminate
-
     path = tmp_path / "run.jsonl"
     _lookup_run(path)
     release = threading.Event()
@@ -178,7 +176,7 @@ async def test_sigterm_while_the_run_is_opening_closes_the_cockpit(tmp_path: Pat
     try:
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: "opening…" in header_text(app), what="the opening's header")
-            _terminate(app)  # what the loop's SIGTERM handler calls
+            app.terminate()  # what SIGTERM calls (`tui.run_guard.sigterm_closes`)
             await pilot.pause()
             assert app.terminated and app._leaving
     finally:

@@ -160,9 +160,8 @@ def test_sigterm_closes_the_gateway_cockpit_ends_the_run_and_stops_the_agent(tmu
         (gateway_pid,) = map(int, subprocess.run(["pgrep", "-P", str(shell)], capture_output=True, text=True).stdout.split())
         os.kill(gateway_pid, signal.SIGTERM)
         assert tmux.wait_for_exit(rc_file) == "5"  # aborted
-    assert tmux("display-message", "-p", "-t", "cockpit", "#{alternate_on}").strip() == "0", "the terminal is given back"
+    tmux.wait_given_back()
     assert not Path(f"/proc/{agent_pid}").exists(), "the agent was stopped and waited for"
-    screen = tmux.screen()
-    assert "outcome: aborted after 0 steps: the gateway stopped (SIGTERM)" in screen, screen
+    tmux.wait_for("outcome: aborted after 0 steps: the gateway stopped (SIGTERM)")
     ended = json.loads(out.read_text().splitlines()[-1])
     assert ended["type"] == "run_ended" and ended["reason"] == "the gateway stopped (SIGTERM)"

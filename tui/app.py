@@ -38,11 +38,11 @@ from engine.stored.tail import Tail
 from engine.stored.transcript import dump_event
 from tui.bridge import EngineBridge, EngineEvent, EngineOp, EngineOperating, LeavingExecutor, ThoughtStreamed, WorkDone
 from tui.cockpit_actions import COCKPIT_ACTIONS, COMMANDS, FOLD_COMMAND, action_applies
-from tui.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED, UsageError
+from tui.exits import EXIT_ABORTED, EXIT_CODES, EXIT_INTERNAL, EXIT_UNFINISHED, UsageError
 from tui.keys import cockpit_bindings, quit_or_copy
 from tui.layout import TooSmallScreen, fit
 from tui.mcp_cockpit import McpCockpit
-from tui.run_guard import watch_run
+from tui.run_guard import ClosesOnSigterm, watch_run
 from tui.screens.approval import ApprovalForm, ApprovalResult, ApprovalScreen
 from tui.screens.dialogs import BudgetScreen, ConfirmScreen, HelpScreen, PolicyPicker, QuitScreen, SaveScreen
 from tui.screens.forms import EditArgsScreen, ReasonScreen, TakeOverScreen
@@ -81,7 +81,7 @@ class Opened(Message):
     error: str | None = None
 
 
-class CockpitApp(TakeOverCockpit, McpCockpit):
+class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
     """The live cockpit around one `Run` (its MCP parts in `tui.mcp_cockpit`)."""
 
     CSS_PATH = "app.tcss"
@@ -213,6 +213,15 @@ class CockpitApp(TakeOverCockpit, McpCockpit):
     def exit(self, *args: Any, **kwargs: Any) -> None:
         self._leaving = True
         super().exit(*args, **kwargs)
+
+    def terminate(self) -> None:
+        """SIGTERM: stop what can be stopped (the step's interrupt, the policy's call) and leave
+        with the aborted code, restoring the terminal; the caller ends the run."""
+        self.terminated = True
+        if self.run_ is not None:  # a run being opened has no steps to stop yet
+            self.bridge.interrupt.set()
+            self._cancel_policy_call()
+        self.exit(return_code=EXIT_ABORTED)
 
     def on_unmount(self) -> None:
         self._leaving = True

@@ -18,8 +18,13 @@ EXIT_DIFFERS = 3  # `verify`: the re-run differs from the file
 EXIT_CHECK_FAILED = 1  # `bench`: a check failed
 EXIT_UNFINISHED = 6  # the cockpit quit on a run that can go on (`run --resume` continues it)
 EXIT_INTERRUPTED = 130  # Ctrl+C outside a run (a run ends aborted: EXIT_ABORTED)
+EXIT_TERMINATED = 143  # SIGTERM closed the viewer or the runs screen (a run ends aborted: EXIT_ABORTED)
 EXIT_CODES = {"answer": EXIT_OK, "stopped": EXIT_STOPPED, "handed_off": EXIT_HANDED_OFF, "aborted": EXIT_ABORTED}
 """A run's outcome -> the process's exit code."""
+
+
+class Terminated(Exception):
+    """SIGTERM closed an app that holds no run (the viewer, the runs screen): exit code 143."""
 
 
 class UsageError(Exception):

@@ -15,7 +15,6 @@ the state and those words, never the live engine's state.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from dataclasses import dataclass
@@ -217,8 +216,6 @@ class GatewayCockpit(CockpitApp):
         self.operating = gateway
         self.bridge = GatewayBridge(gateway, self)
         self._offered: object = None
-        self.closing = False
-        """Asked to close by `close_soon`."""
         self._start_flags()
         self._start_view(None, RunState.start(self._waiting_header()), 0, clock or gateway.clock or time.time)
 
@@ -237,9 +234,6 @@ class GatewayCockpit(CockpitApp):
         yield CockpitFooter(FOOTER_ORDER, HELP_AND_QUIT)
 
     async def mount_run(self) -> None:
-        if self.closing:
-            self.exit()
-            return
         run, state, seen = self.bridge.attach()
         panel = RunsPanel()
         panel.border_title = "runs"
@@ -424,13 +418,8 @@ class GatewayCockpit(CockpitApp):
         """q, ctrl+c: the gateway stops (the caller ends its open run and says the outcome)."""
         self.exit()
 
-    def close_soon(self) -> None:
-        """Close as `q` does, from a signal handler in the main thread (SIGTERM): at the event
-        loop's next turn, or as soon as the cockpit is mounted when the loop does not run yet."""
-        self.closing = True
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # not started (`mount_run` looks), or closed
-        loop.call_soon_threadsafe(self.exit)
+    def terminate(self) -> None:
+        """SIGTERM: close as `q` does (the caller stops the agent and the gateway, ending its open run)."""
+        self.terminated = True
+        self.exit()
 

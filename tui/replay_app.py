@@ -32,10 +32,12 @@ from engine.core.state import RunState
 from engine.core.text import clean
 from tui.collector_pace import AfterFrameCollector
 from tui.cockpit_actions import FOLD_COMMAND
+from tui.exits import Terminated
 from tui.keys import QUIT_ON_CTRL_C, quit_or_copy
 from tui.layout import fit
 from tui.replay_fork import _fork_from, fork_target, imported_fork_policies
 from tui.replay_tail import Tail, read_tail
+from tui.run_guard import ClosesOnSigterm, sigterm_closes
 from tui.screens.dialogs import HelpScreen, PolicyPicker
 from tui.screens.runs import RUNS_KEY, RunsCommands, open_runs
 from tui.widgets.ask_line import AskLine
@@ -103,7 +105,7 @@ class ReplayScreen(Screen[object]):
         self.ask_line.take_paste(event)
 
 
-class ReplayApp(App[object]):
+class ReplayApp(ClosesOnSigterm, App[object]):
     """Replay one Timeline. Exits with a forked Run when the operator forks.
 
     `position` and `speed_index` are reactive: setting one redraws the view
@@ -518,7 +520,12 @@ def run_viewer(timeline: Timeline, at: int | None = None) -> object | None:
         names = [*scenario.policies, "human"] if scenario is not None else []
         fork = _fork_from if scenario is not None else None
     app = ReplayApp(timeline, at, fork=fork, policy_names=names, scenario=scenario)
-    result = app.run()
+    with sigterm_closes(app):
+        result = app.run()
+    if app.terminated:
+        if isinstance(result, Run):
+            result.close()  # forked as SIGTERM came: left unfinished, as its file says
+        raise Terminated
     if isinstance(result, TranscriptError):
         raise result  # a bad line the index pass found: the file is refused, as `show` refuses it
     return result if isinstance(result, Run) else None

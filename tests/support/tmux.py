@@ -31,6 +31,15 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"agent-tui did not exit within {timeout} s; the screen:\n{self.screen()}")
 
+    def wait_given_back(self, timeout: float = 10.0) -> None:
+        """Wait until tmux sees the alternate screen off: it reads the pane's output on its own
+        time, so the program may have exited before tmux has read its last bytes."""
+        deadline = time.monotonic() + timeout
+        while self("display-message", "-p", "-t", "cockpit", "#{alternate_on}").strip() != "0":
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the terminal was not given back within {timeout} s; the screen:\n{self.screen()}")
+            time.sleep(0.05)
+
     def quit_unfinished(self, rc_file: Path) -> None:
         """q on a run that can go on: the cockpit asks, y leaves it resumable with exit 6."""
         self.keys("q")

@@ -26,7 +26,7 @@ import sys
 from typing import Any, Sequence
 
 from tui.cli.common import Parser
-from tui.exits import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, report
+from tui.exits import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, Terminated, UsageError, report
 
 __all__ = ["COMMANDS", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "build_parser", "console_main", "main"]
 
@@ -153,6 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         report(str(exc))
         return EXIT_USAGE
+    except Terminated:
+        report("terminated (SIGTERM)")
+        return EXIT_TERMINATED
     except BrokenPipeError:
         return 0
 

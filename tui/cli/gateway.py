@@ -328,41 +328,35 @@ def _cockpit(gateway, server, launch=None) -> int:
     while the agent starts or before the cockpit is drawn."""
     from tui.gateway_cockpit import GatewayCockpit
     from tui.plain import outcome_line
+    from tui.run_guard import sigterm_closes
 
     app = GatewayCockpit(gateway, server.url)
     child = None
     closed = threading.Event()
-    why: list[str] = []
+    with sigterm_closes(app):
+        try:
+            if launch is not None:
+                from tui.cli.gateway_agent import start_child
 
-    def on_sigterm(_number: int, _frame: Any) -> None:
-        why.append("SIGTERM")
-        app.close_soon()
+                def ended(code: int) -> None:
+                    while not app.is_running and not closed.is_set():
+                        closed.wait(0.05)
+                    if not closed.is_set():
+                        try:
+                            app.call_from_thread(app.exit)
+                        except RuntimeError:
+                            pass  # closed meanwhile
 
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        if launch is not None:
-            from tui.cli.gateway_agent import start_child
-
-            def ended(code: int) -> None:
-                while not app.is_running and not closed.is_set():
-                    closed.wait(0.05)
-                if not closed.is_set():
-                    try:
-                        app.call_from_thread(app.exit)
-                    except RuntimeError:
-                        pass  # closed meanwhile
-
-            child = start_child(launch, lambda line: None, ended)
-        if not why:
-            app.run()
-    finally:
-        closed.set()
-        if child is not None:
-            child.stop()
-        _interrupt_upstream(gateway)
-        end = gateway.stop(f"the gateway stopped ({why[0] if why else 'q'})")
-        server.close()
-        signal.signal(signal.SIGTERM, previous)
+                child = start_child(launch, lambda line: None, ended)
+            if not app.terminated:
+                app.run()
+        finally:
+            closed.set()
+            if child is not None:
+                child.stop()
+            _interrupt_upstream(gateway)
+            end = gateway.stop(f"the gateway stopped ({'SIGTERM' if app.terminated else 'q'})")
+            server.close()
     return _finish(gateway, end, outcome_line)
 
 

@@ -427,17 +427,19 @@ def open_cockpit(run: Any, args: argparse.Namespace | None = None) -> int:
     from engine.core.text import clean
     from tui.app import CockpitApp, Opening
     from tui.cli.stops import halted_message, resume_command, stop
+    from tui.run_guard import sigterm_closes
 
     said = run.said if isinstance(run, Opening) else []
     app = CockpitApp(run)
-    try:
-        app.run()
-        run = app.run_  # an Opening's once built; None: the cockpit closed before
-        if run is not None and getattr(app, "terminated", False):
-            stop(run.engine, "terminated (SIGTERM)", running=True)
-    finally:
-        if app.run_ is not None:
-            app.run_.close()
+    with sigterm_closes(app):
+        try:
+            app.run()
+            run = app.run_  # an Opening's once built; None: the cockpit closed before
+            if run is not None and app.terminated:
+                stop(run.engine, "terminated (SIGTERM)", running=True)
+        finally:
+            if app.run_ is not None:
+                app.run_.close()
     for message in said:
         report(message)
     if run is None:  # closed while it was opening: the file is as it was

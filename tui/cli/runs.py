@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.cli.common import add_command
-from tui.exits import EXIT_OK, EXIT_USAGE, UsageError, report
+from tui.exits import EXIT_OK, EXIT_USAGE, Terminated, UsageError, report
 from tui.run_list import RunChoice, cells, read_folder, runs_folder, table
 
 
@@ -58,7 +58,13 @@ def open_screen(folder: Path, text: str, *, given: bool) -> int:
             raise
         report("the runs screen needs the cockpit; list them without --open")
         return EXIT_USAGE
-    choice = RunsApp(folder, text, given=given).run()
+    from tui.run_guard import sigterm_closes
+
+    app = RunsApp(folder, text, given=given)
+    with sigterm_closes(app):
+        choice = app.run()
+    if app.terminated:
+        raise Terminated
     if not isinstance(choice, RunChoice):
         return EXIT_OK
     from tui.cli import main

@@ -32,6 +32,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from engine.core.text import clean
 from tui.exits import UsageError
 from tui.cockpit_actions import key_of
+from tui.run_guard import ClosesOnSigterm
 from tui.run_list import RunChoice, cells, read_folder, runs_folder
 
 SCREEN_COLUMNS = ("when", "source", "task", "outcome", "steps", "resume", "tokens", "cost", "policy", "file")
@@ -256,7 +257,7 @@ class RunsCommands(Provider):
         yield Hit(1.0, "Your runs", lambda: open_runs(self.app), help="The runs in the data folder: replay, resume or fork one")
 
 
-class RunsApp(App["RunChoice | None"]):
+class RunsApp(ClosesOnSigterm, App["RunChoice | None"]):
     """`agent-tui runs --open`: the runs screen alone; exits with the operator's choice."""
 
     TITLE = "agent-tui runs"
