@@ -56,7 +56,8 @@ def test_json_lines_splits_at_newlines(text: str, lines: list[str]) -> None:
 def test_a_file_of_json_lines_is_searched_whole_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Detection tries the whole text as one document; pydantic's parser refuses a file of JSON
     lines at its second line, so only the reading of its lines searches the whole text (`plain`)."""
-    from engine.stored.importers import detect, jsontext
+    from engine.core import jsontext
+    from engine.stored.importers import detect
 
     lines = _claude("1e400 and 8e391") * 50
     text = "\n".join(lines) + "\n"

@@ -196,7 +196,7 @@ def test_the_fast_json_reading_gives_what_the_exact_one_gives() -> None:
     """`loads` reads with pydantic's parser when it can: every value and every error is the one
     Python's `json` with the importers' hooks gives, for the edge cases, every line of every sample
     and mutants of them (as str and as bytes, checked line by line and as a whole file)."""
-    from engine.stored.importers.jsontext import _exact_loads, loads, plain, plain_loads
+    from engine.core.jsontext import _exact_loads, loads, plain, plain_loads
 
     rng = random.Random("fast-json")
     texts: list[str | bytes] = [*EDGE_JSON, *(t.encode("utf-8", "surrogatepass") for t in EDGE_JSON), "\ufeff{}".encode("utf-16")]
@@ -220,7 +220,7 @@ def test_a_long_text_is_read_fast_only_when_the_exact_reading_agrees() -> None:
     """A text of `SHORT` characters or more is checked pattern by pattern, the exponents' behind what
     every exponent starts with: each edge case, padded that long, is plain only where the fast
     reading gives what the exact one gives."""
-    from engine.stored.importers.jsontext import SHORT, _exact_loads, plain, plain_loads
+    from engine.core.jsontext import SHORT, _exact_loads, plain, plain_loads
 
     for edge in EDGE_JSON:
         for text in (" " * SHORT + edge, edge + "\n" * SHORT, f'[{edge}, "{"x" * SHORT}"]'):
@@ -238,7 +238,7 @@ def test_an_exponent_in_a_word_leaves_a_text_plain_and_one_ending_a_number_does_
     gives."""
     import uuid
 
-    from engine.stored.importers.jsontext import SHORT, _exact_loads, plain, plain_loads
+    from engine.core.jsontext import SHORT, _exact_loads, plain, plain_loads
 
     rng = random.Random("exponents")
     ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(400)]
@@ -279,7 +279,7 @@ def test_an_exponent_in_a_word_leaves_a_text_plain_and_one_ending_a_number_does_
 def test_a_text_of_ever_more_words_with_exponents_stops_being_checked_word_by_word() -> None:
     """Past one exponent in a word every 64 characters the text counts as not plain (read exactly):
     the check of each costs no more than the characters read."""
-    from engine.stored.importers.jsontext import _exact_loads, loads, plain
+    from engine.core.jsontext import _exact_loads, loads, plain
 
     dense = json.dumps(["1e123x"] * 20_000)  # a word after a quote: the check of each is `_ends_a_number`'s
     sparse = json.dumps(["1e123x" + "x" * 80] * 2_000)

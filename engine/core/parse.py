@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 import ast
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from engine.core.events import Action
+from engine.core.jsontext import loads
 from engine.core.policy import Decision
 
 EXPECTED_FORMAT = (
@@ -47,8 +47,17 @@ def _literal(node: ast.AST) -> Any:
     return ast.literal_eval(node)
 
 
+MAX_LITERAL_PARTS = 10_000
+"""The most commas, brackets and colons arguments in Python's literal syntax may hold: Python's
+parser builds a tree of about 2.5 KB a part (400,000 `a=1` would take a gigabyte); past it the
+text stays one string. A long string literal is one part, whatever its length."""
+
+
 def _split_call_args(text: str) -> tuple[list[Any], dict[str, Any]] | None:
-    """Parse `a, b, key=value` with Python literal syntax only; None if it is not that."""
+    """Parse `a, b, key=value` with Python literal syntax only; None if it is not that (or holds
+    more than MAX_LITERAL_PARTS parts)."""
+    if sum(text.count(c) for c in ",[({:") > MAX_LITERAL_PARTS:
+        return None
     try:
         tree = ast.parse(f"f({text})", mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -81,8 +90,8 @@ def arguments_from_text(text: str, param_names: Sequence[str]) -> dict[str, Any]
         return {}
     if stripped.startswith("{"):
         try:
-            data = json.loads(stripped)
-        except (ValueError, RecursionError):  # JSONDecodeError, or an int of over 4,300 digits
+            data = loads(stripped)  # 1e400 and NaN kept as text, a lone surrogate replaced
+        except (ValueError, RecursionError):  # JSONDecodeError
             data = None
         if isinstance(data, dict):
             return data

@@ -16,14 +16,14 @@ _ESCAPE_SEQ = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]?"  # 8-bit CSI
     r"|\x9d[^\x07\x9c]*(?:\x07|\x9c)?"  # 8-bit OSC
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # and a lone surrogate, which no output can encode
 _BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 
 
-_ANY_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
-"""Every character the three patterns below act on (ESC, 8-bit CSI/OSC, CR included):
-text without one is returned as it is after a single search."""
-_ANY_UNSAFE_OR_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u2028\u2029]")
+_ANY_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff]")
+"""Every character the three patterns below act on (ESC, 8-bit CSI/OSC, CR, a lone surrogate
+included): text without one is returned as it is after a single search."""
+_ANY_UNSAFE_OR_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u2028\u2029\ud800-\udfff]")
 """`_ANY_UNSAFE` and what breaks a line or moves the cursor (tab, line feed, the Unicode separators)."""
 _LINE_ESCAPES = {"\n": "\\n", "\t": "\\t"}
 

@@ -57,7 +57,7 @@ def _forced(name: str, data: bytes, fmt: str) -> Sniffed:
     """The file read as `fmt`: refused, naming both, when its content is plainly another format
     (a valid chat file given as a Codex rollout); read as `fmt` when detection finds that format
     or none (its JSON parsed once, if it is one document)."""
-    from engine.stored.importers.jsontext import loads
+    from engine.core.jsontext import loads
     from engine.stored.importers.detect import decode
 
     detected = _detected_as(name, data, fmt)
@@ -99,7 +99,7 @@ def _first_line(data: bytes) -> int:
 
 
 def _document(name: str, sniffed: Sniffed) -> object:
-    from engine.stored.importers.jsontext import loads
+    from engine.core.jsontext import loads
 
     if sniffed.document is not None:
         return sniffed.document

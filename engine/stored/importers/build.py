@@ -24,7 +24,7 @@ from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKi
 from engine.core.jsonvalues import MAX_DEPTH, too_deep
 from engine.core.state import RunState, added_words, estimate_tokens, written_words
 from engine.stored.importers.formats import IMPORTED
-from engine.stored.importers.jsontext import loads
+from engine.core.jsontext import loads
 from engine.stored.transcript import Transcript, TranscriptError
 
 ANSWER_TOOLS = frozenset({"final_result", "final_answer"})

@@ -30,7 +30,7 @@ import re
 from typing import Any, Iterable
 
 from engine.stored.importers.build import Draft, Step, arguments, found, new_action, preview, text_of
-from engine.stored.importers.jsontext import loads
+from engine.core.jsontext import loads
 from engine.stored.transcript import TranscriptError
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted", "world_state", "token_usage_record"})

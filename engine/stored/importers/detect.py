@@ -21,7 +21,7 @@ from engine.stored.importers.formats import TRIED, ZIP_MAGIC, Sniffed, starts_wi
 from engine.stored.importers.gemini_cli import is_gemini_session
 from engine.stored.importers.opencode import is_opencode_export
 from engine.stored.importers.inspect_log import is_inspect, is_inspect_messages
-from engine.stored.importers.jsontext import loads, plain, plain_loads
+from engine.core.jsontext import loads, plain, plain_loads
 from engine.stored.importers.alfworld import is_alfworld
 from engine.stored.importers.react import KEYWORD, decolour, dialect, has_colour
 from engine.stored.importers.swe_agent import is_mini, is_swe_agent

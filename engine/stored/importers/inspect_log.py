@@ -20,7 +20,7 @@ from typing import Any
 
 from engine.core.events import RunEnded
 from engine.stored.importers.build import Draft, Step, arguments, found, new_action, preview, text_of
-from engine.stored.importers.jsontext import loads
+from engine.core.jsontext import loads
 from engine.stored.reader import MAX_LINE_BYTES
 from engine.stored.transcript import TranscriptError
 

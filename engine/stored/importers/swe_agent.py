@@ -26,7 +26,7 @@ from typing import Any
 
 from engine.core.events import Action, RunEnded
 from engine.stored.importers.build import Draft, answer_text, arguments, found, new_action, text_of
-from engine.stored.importers.jsontext import loads
+from engine.core.jsontext import loads
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
 

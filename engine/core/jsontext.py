@@ -2,7 +2,8 @@
 where it reads the text as Python's `json` would (`plain`), else by `json` with hooks.
 
 Every importer reads its files through here: a whole document, each line of a file of JSON lines
-(`plain_loads` once the whole file is known plain), a call's arguments written as a string.
+(`plain_loads` once the whole file is known plain), a call's arguments written as a string; and so
+does the text format's reader (`engine.core.parse`), for an action's JSON object a model wrote.
 """
 
 from __future__ import annotations
