@@ -77,7 +77,7 @@ def read_alfworld(name: str, text: str) -> list[Draft]:
                 awaiting = "ok"
             else:
                 step.actions.append(new_action(tool=TOOL, args={"command": said}))
-                step.raw = f"{step.raw}\n> {said}" if step.raw else f"> {said}"
+                step.add_raw(f"> {said}")
                 awaiting = "reply"
         elif awaiting == "reply" and step is not None:
             step.observe(len(step.actions) - 1, line.strip())

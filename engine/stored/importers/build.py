@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Union
@@ -137,17 +137,50 @@ def _kind_words(what: str, where: list[str]) -> str:
 
 @dataclass(slots=True)
 class Step:
-    thought: str = ""
+    """One step as an importer fills it. Its thought, reply and raw text grow a part at a time
+    (`add_thought`, `add_reply`, `add_raw`), kept as lists and joined when read: a file that adds
+    300,000 lines to one step costs time linear in them, not their square."""
+
+    thoughts: list[str] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     observations: list[tuple[int, str, bool | None]] = field(default_factory=list)
     answer: str | None = None
-    raw: str | None = None
-    reply: str = ""
+    raws: list[str] | None = None
+    """The raw text's parts (None: no raw text)."""
+    replies: list[str] = field(default_factory=list)
     """What the assistant said to the user: the answer when the step is the last one, else part of the thought."""
     notes: list[Note] = field(default_factory=list)
     """Notes nested under this step (a sub-agent's work), shown between its actions and their results."""
     usage: Usage | None = None
     """The tokens the source recorded for this turn; None: estimated as the engine does."""
+    observed: set[int] = field(default_factory=set)
+    """The indexes of the actions `observations` holds a result of."""
+    settled: int = 0
+    """No action before this index is without a result (`first_open`)."""
+
+    @property
+    def thought(self) -> str:
+        return "\n".join(self.thoughts)
+
+    @thought.setter
+    def thought(self, text: str) -> None:
+        self.thoughts = [text] if text else []
+
+    @property
+    def reply(self) -> str:
+        return "\n".join(self.replies)
+
+    @reply.setter
+    def reply(self, text: str) -> None:
+        self.replies = [text] if text else []
+
+    @property
+    def raw(self) -> str | None:
+        return None if self.raws is None else "\n".join(self.raws)
+
+    @raw.setter
+    def raw(self, text: str | None) -> None:
+        self.raws = None if text is None else [text]
 
     def record_usage(self, input_tokens: Any, output_tokens: Any) -> None:
         """The source's token counts for this turn, when both are plausible counts (else left estimated)."""
@@ -159,21 +192,40 @@ class Step:
             self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:
-        done = {i for i, _, _ in self.observations}
-        return [i for i in range(len(self.actions)) if i not in done]
+        return [i for i in range(len(self.actions)) if i not in self.observed]
+
+    def first_open(self) -> int | None:
+        """The first action without a result (None: none), found from the last one found: results
+        are only added and actions only appended, so it never moves back."""
+        index, count, observed = self.settled, len(self.actions), self.observed
+        while index < count and index in observed:
+            index += 1
+        self.settled = index
+        return index if index < count else None
+
+    def all_observed(self) -> bool:
+        return self.first_open() is None
 
     def add_thought(self, text: str) -> None:
         text = text.strip()
         if text:
-            self.thought = f"{self.thought}\n{text}" if self.thought else text
+            self.thoughts.append(text)
 
     def add_reply(self, text: str) -> None:
         text = text.strip()
         if text:
-            self.reply = f"{self.reply}\n{text}" if self.reply else text
+            self.replies.append(text)
+
+    def add_raw(self, text: str) -> None:
+        """A line more of the raw text."""
+        if self.raws is None:
+            self.raws = [text]
+        else:
+            self.raws.append(text)
 
     def observe(self, index: int, text: str, error: bool | None = None) -> None:
         self.observations.append((index, text, error))
+        self.observed.add(index)
 
 
 @dataclass(slots=True)
@@ -184,6 +236,45 @@ class NoteItem:
 
 
 Item = Union[Step, NoteItem]
+
+
+class _OpenCalls:
+    """A draft's calls in order (by step, then within it), and by tool, for the results that name
+    no call (`Draft.result` without an id): each lookup takes the oldest call not yet answered,
+    dropping answered ones from the front, so that N such results cost time linear in N (a scan
+    of every step for each took 47 s for 10,000). Calls are added to the newest step (every
+    importer does so): each lookup first takes in the steps added since the last one and the
+    calls added since to the step that was newest then."""
+
+    def __init__(self) -> None:
+        self.items_seen = 0
+        self.newest: Step | None = None
+        self.newest_seen = 0
+        self.every: deque[tuple[Step, int]] = deque()
+        self.by_tool: dict[str, deque[tuple[Step, int]]] = {}
+
+    def _take(self, step: Step, start: int) -> None:
+        for index in range(start, len(step.actions)):
+            self.every.append((step, index))
+            self.by_tool.setdefault(step.actions[index].tool, deque()).append((step, index))
+
+    def oldest(self, items: list[Item], name: Any) -> tuple[Step, int] | None:
+        if self.newest is not None:
+            self._take(self.newest, self.newest_seen)
+        for item in items[self.items_seen:]:
+            if type(item) is Step:
+                self._take(item, 0)
+                self.newest = item
+        self.items_seen = len(items)
+        if self.newest is not None:
+            self.newest_seen = len(self.newest.actions)
+        queue = self.every if name is None else self.by_tool.get(name)
+        while queue:
+            step, index = queue[0]
+            if index not in step.observed:
+                return step, index
+            queue.popleft()
+        return None
 Looked = tuple[list[Action], bool, list[tuple[int, str, bool, bool]]]
 """A step's calls as written (each with an id), whether each is an `Action`, and its results
 (index, text, error, whether it says the tool does not exist), from `Draft.made`'s first look."""
@@ -217,6 +308,8 @@ class Draft:
     final_text_is_answer: bool = True
     calls: dict[str, list[tuple[Step, int]]] = field(default_factory=dict)
     """Open calls by id, oldest first: ids are not always unique (some providers number each turn's calls from 0)."""
+    _open: _OpenCalls | None = field(default=None, repr=False, compare=False)
+    """Every call in order, for results that name no call (made at the first of them)."""
 
     # -- filling -------------------------------------------------------------
 
@@ -230,7 +323,9 @@ class Draft:
         return None
 
     def new_step(self, thought: str = "") -> Step:
-        step = Step(thought.strip() if thought else "")  # (`add_thought` on an empty step)
+        step = Step()
+        if thought:
+            step.add_thought(thought)
         self.items.append(step)
         return step
 
@@ -280,11 +375,9 @@ class Draft:
         step.observe(index, text, error)
 
     def _oldest_open(self, name: Any) -> tuple[Step, int] | None:
-        for step in self.steps():
-            for index in step.open_actions():
-                if name is None or step.actions[index].tool == name:
-                    return step, index
-        return None
+        if self._open is None:
+            self._open = _OpenCalls()
+        return self._open.oldest(self.items, name)
 
     def declare(self, tools: Any) -> None:
         """Tools from a request body (`tools` or `functions`), with their JSON-schema parameters."""

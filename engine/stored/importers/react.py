@@ -233,12 +233,12 @@ class _Reader:
 
         def closer(text: str) -> None:
             step.add_thought(text)
-            step.raw = f"{step.raw}\nThought: {text}" if step.raw else f"Thought: {text}"
+            step.add_raw(f"Thought: {text}")
 
         self.closer = closer
 
     def field_action(self, number: int) -> None:
-        step = self._current(lambda s: bool(s.actions) and not s.open_actions())
+        step = self._current(lambda s: bool(s.actions) and s.all_observed())
 
         def closer(text: str) -> None:
             action = action_from_text(text)
@@ -247,7 +247,7 @@ class _Reader:
                     f"{self.where(number)}: expected 'Action: tool[argument]' or 'Action: tool(name=value, ...)', "
                     f"got {preview(text)!r}"
                 )
-            step.raw = f"{step.raw}\nAction: {text}" if step.raw else f"Action: {text}"
+            step.add_raw(f"Action: {text}")
             if action.tool.lower() == "finish" and set(action.args) == {"input"}:
                 step.answer = str(action.args.get("input", ""))
                 self.answered_at = number
@@ -264,7 +264,7 @@ class _Reader:
         def closer(text: str) -> None:
             last = step.actions[-1]
             step.actions[-1] = last.model_copy(update={"args": arguments_from_text(text, ())})
-            step.raw = f"{step.raw}\nAction Input: {text}"
+            step.add_raw(f"Action Input: {text}")
 
         self.closer = closer
 
@@ -272,12 +272,12 @@ class _Reader:
         step = self.run.last_step()
         if step is None:
             raise TranscriptError(f"{self.where(number)}: an Observation: before any Thought: or Action: line")
-        open_ = step.open_actions()
-        if not open_ and step.actions:
+        first = step.first_open()
+        if first is None and step.actions:
             raise TranscriptError(
                 f"{self.where(number)}: a second Observation: for one Action:; expected an Action: line before it"
             )
-        index = open_[0] if open_ else len(step.observations)
+        index = first if first is not None else len(step.observations)
 
         def closer(text: str) -> None:
             step.observe(index, text)
@@ -291,7 +291,7 @@ class _Reader:
 
         def closer(text: str) -> None:
             step.answer = text
-            step.raw = f"{step.raw}\nFinal Answer: {text}" if step.raw else f"Final Answer: {text}"
+            step.add_raw(f"Final Answer: {text}")
 
         self.closer = closer
 
