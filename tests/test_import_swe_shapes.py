@@ -79,3 +79,25 @@ def test_a_structured_submission_is_the_answer():
     data["info"]["submission"] = {"patch": "diff --git a/x b/x"}
     (run,) = _import(data)
     assert run.events[-1].outcome == "answer" and run.events[-1].answer == "diff --git a/x b/x"
+
+
+def test_a_trajectory_action_written_as_a_list_or_an_object_is_kept():
+    """An object that is only a command line or a named tool is a call with its observation; a list,
+    or an object holding more, is no call: it is kept in an unrecognised note with its observation,
+    and the warning counts it."""
+    trajectory = [
+        {"thought": "look", "action": "ls -la", "observation": "a b"},
+        {"thought": "edit", "action": ["edit 1:2", "foo"], "observation": "edited"},
+        {"thought": "cat", "action": {"cmd": "cat a"}, "observation": "contents"},
+        {"thought": "run", "action": {"name": "bash", "arguments": {"command": "make"}}, "observation": "built"},
+        {"thought": "wait", "action": {"cmd": "sleep 9", "timeout": 5}, "observation": ""},
+    ]
+    (run,) = _import({"history": [], "trajectory": trajectory, "info": {}})
+    calls = [(a.tool, a.args) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls == [("ls", {"input": "-la"}), ("cat", {"input": "a"}), ("bash", {"command": "make"})]
+    assert [(e.tool, e.text) for e in run.events if e.type == "observation"] == [
+        ("ls", "a b"), ("cat", "contents"), ("bash", "built")]
+    notes = [(e.step, e.source, e.text) for e in run.events if e.type == "note" and e.kind == "unrecognised"]
+    assert notes == [(2, "trajectory 2", 'an action that cannot be read as a call: ["edit 1:2", "foo"]\nits observation: edited'),
+                     (5, "trajectory 5", 'an action that cannot be read as a call: {"cmd": "sleep 9", "timeout": 5}')]
+    assert "2 × an action that cannot be read as a call (trajectory 2, trajectory 5)" in run.warnings[0]

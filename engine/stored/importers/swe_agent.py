@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, answer_text, arguments, found, new_action, text_of
+from engine.stored.importers.build import Draft, answer_text, arguments, found, new_action, preview, text_of
 from engine.core.jsontext import loads
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
@@ -119,6 +119,33 @@ def _command_action(command: str) -> Action:
     """A SWE-agent command line: the first word is the tool, the rest its input."""
     head, _, rest = command.strip().partition(" ")
     return new_action(tool=head or "command", args={"input": rest.strip()} if rest.strip() else {})
+
+
+def _action(action: Any) -> Action | None:
+    """A step's `action` as a call: a command line, or an object that is only a command line
+    (`command` or `cmd`) or only a named tool (`name` or `tool`) with its `arguments` (or `args`,
+    an object or its JSON). None for anything else, which the caller keeps as an unrecognised note."""
+    if isinstance(action, str):
+        return _command_action(action) if action.strip() else None
+    if not isinstance(action, dict):
+        return None
+    keys = set(action)
+    for key in ("command", "cmd"):
+        if keys == {key} and isinstance(action[key], str) and action[key].strip():
+            return _command_action(action[key])
+    for key in ("name", "tool"):
+        for args_key in ("arguments", "args"):
+            if keys <= {key, args_key} and isinstance(action.get(key), str) and action[key].strip():
+                args, error = arguments(action.get(args_key))
+                return new_action(tool=action[key], args=args) if error is None else None
+    return None
+
+
+def _written(action: Any) -> bool:
+    """Whether a step's `action` holds anything (an empty or blank one is no action)."""
+    if isinstance(action, str):
+        return bool(action.strip())
+    return action is not None and action != [] and action != {}
 
 
 def _end(draft: Draft, info: Any) -> None:
@@ -238,10 +265,13 @@ def _trajectory(draft: Draft, trajectory: list[Any]) -> None:
     for source, entry in draft.objects(trajectory, "trajectory", "a step"):
         thought = entry.get("thought") if isinstance(entry.get("thought"), str) else text_of(entry.get("response"))
         step = draft.new_step(thought)
-        action = entry.get("action")
-        if isinstance(action, str) and action.strip():
-            step.actions.append(_command_action(action))
-            step.observe(0, text_of(entry.get("observation")))
+        action, observation = _action(entry.get("action")), text_of(entry.get("observation"))
+        if action is not None:
+            step.actions.append(action)
+            step.observe(0, observation)
+        elif _written(entry.get("action")):  # one note, so the observation stays with its action
+            seen = f"\nits observation: {observation}" if observation else ""
+            draft.unrecognised("an action that cannot be read as a call", preview(entry["action"], 4000) + seen, source)
         elif entry.get("observation"):
             draft.unrecognised("an observation without an action", entry.get("observation"), source)
 
