@@ -101,3 +101,22 @@ def test_a_trajectory_action_written_as_a_list_or_an_object_is_kept():
     assert notes == [(2, "trajectory 2", 'an action that cannot be read as a call: ["edit 1:2", "foo"]\nits observation: edited'),
                      (5, "trajectory 5", 'an action that cannot be read as a call: {"cmd": "sleep 9", "timeout": 5}')]
     assert "2 × an action that cannot be read as a call (trajectory 2, trajectory 5)" in run.warnings[0]
+
+
+def test_a_history_action_written_as_an_object_is_a_call_or_kept():
+    """A history turn without tool calls: its action object is the call its observation answers,
+    or, when it cannot be read as one, an unrecognised note the warning counts."""
+    history = [
+        {"role": "user", "content": TASK, "agent": "main"},
+        {"role": "assistant", "content": "look", "thought": "look", "action": {"command": "ls"}, "agent": "main"},
+        {"role": "user", "content": "calc.py", "agent": "main"},
+        {"role": "assistant", "content": "edit", "thought": "edit", "action": ["edit 1:2", "x"], "agent": "main"},
+        {"role": "user", "content": "edited", "agent": "main"},
+    ]
+    (run,) = _import({"history": history, "trajectory": []})
+    assert [(a.tool, a.args) for e in run.events if e.type == "decision" for a in e.actions] == [("ls", {})]
+    assert [(e.tool, e.text) for e in run.events if e.type == "observation"] == [("ls", "calc.py")]
+    notes = [(e.kind, e.source, e.text) for e in run.events if e.type == "note"]
+    assert notes == [("unrecognised", "history 4", 'an action that cannot be read as a call: ["edit 1:2", "x"]'),
+                     ("user", "history 5", "edited")]
+    assert "1 × an action that cannot be read as a call (history 4)" in run.warnings[0]

@@ -245,8 +245,11 @@ def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
                     draft.call(step, new_action(tool=fn["name"], args=args, call_id=cid, args_error=error))
                 else:
                     draft.unrecognised("a tool call without a function name", call, source)
-            if not calls and isinstance(m.get("action"), str) and m["action"].strip():
-                draft.call(step, _command_action(m["action"]))
+            action = None if calls else _action(m.get("action"))
+            if action is not None:
+                draft.call(step, action)
+            elif not calls and _written(m.get("action")):
+                draft.unrecognised("an action that cannot be read as a call", m["action"], source)
         elif role == "tool":
             ids = m.get("tool_call_ids") if isinstance(m.get("tool_call_ids"), list) else [m.get("tool_call_id")]
             for call_id in ids or [None]:
