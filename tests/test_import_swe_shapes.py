@@ -120,3 +120,20 @@ def test_a_history_action_written_as_an_object_is_a_call_or_kept():
     assert notes == [("unrecognised", "history 4", 'an action that cannot be read as a call: ["edit 1:2", "x"]'),
                      ("user", "history 5", "edited")]
     assert "1 × an action that cannot be read as a call (history 4)" in run.warnings[0]
+
+
+def test_a_history_action_stands_for_tool_calls_none_of_which_can_be_read():
+    """The action repeats the turn's tool calls; when no call can be read (its function lost), the
+    action is the call, and the unreadable call is kept as an unrecognised note."""
+    history = [
+        {"role": "user", "content": TASK, "agent": "main"},
+        {"role": "assistant", "content": "find it", "thought": "find it", "action": "find_file calc.py", "agent": "main",
+         "tool_calls": [{"id": "c1", "type": "function", "function": None}]},
+        {"role": "assistant", "content": "open it", "thought": "open it", "action": "open calc.py", "agent": "main",
+         "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "open", "arguments": "{\"path\": \"calc.py\"}"}}]},
+    ]
+    (run,) = _import({"history": history, "trajectory": []})
+    calls = [(a.tool, a.args) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls == [("find_file", {"input": "calc.py"}), ("open", {"path": "calc.py"})]
+    notes = [(e.source, e.text) for e in run.events if e.type == "note"]
+    assert notes == [("history 2", 'a tool call without a function name: {"id": "c1", "type": "function", "function": null}')]

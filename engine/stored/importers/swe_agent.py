@@ -245,10 +245,10 @@ def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
                     draft.call(step, new_action(tool=fn["name"], args=args, call_id=cid, args_error=error))
                 else:
                     draft.unrecognised("a tool call without a function name", call, source)
-            action = None if calls else _action(m.get("action"))
+            action = None if step.actions else _action(m.get("action"))  # it repeats the calls: read when none could be
             if action is not None:
                 draft.call(step, action)
-            elif not calls and _written(m.get("action")):
+            elif not step.actions and _written(m.get("action")):
                 draft.unrecognised("an action that cannot be read as a call", m["action"], source)
         elif role == "tool":
             ids = m.get("tool_call_ids") if isinstance(m.get("tool_call_ids"), list) else [m.get("tool_call_id")]
