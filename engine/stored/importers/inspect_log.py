@@ -132,7 +132,9 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
             draft.user(text, source)
         elif role == "assistant":
             step = draft.new_step(reasoning)
-            calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+            calls = m.get("tool_calls") or []
+            if not isinstance(calls, list):  # one call written on its own, as chat.py's `_assistant` reads it
+                calls = [calls]
             step.add_reply(text)
             for block in tool_uses:
                 _server_tool_use(draft, step, block)

@@ -236,7 +236,9 @@ def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
             thought = m.get("thought") if isinstance(m.get("thought"), str) else content
             step = draft.new_step(_thinking(m.get("thinking_blocks")))
             step.add_thought(thought)
-            calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+            calls = m.get("tool_calls") or []
+            if not isinstance(calls, list):  # one call written on its own, as chat.py's `_assistant` reads it
+                calls = [calls]
             for call in calls:
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict) and isinstance(fn.get("name"), str):
