@@ -2,7 +2,8 @@
 
 A sample's `messages` are chat messages: `system`, `user` (the first is the
 task), `assistant` (`content` a string or blocks of `text` / `reasoning`,
-`tool_calls` as `{"id", "function": "<name>", "arguments": {...}}`; a
+`tool_calls` as `{"id", "function": "<name>", "arguments": {...}}`, or one
+such call not in a list; a
 `tool_use` block is a tool the provider ran, with its result) and `tool`
 (`tool_call_id`, `function`, `content`, `error`, whose message is kept with
 the result). The sample's `scores` are a system note after the last step; its

@@ -1,7 +1,8 @@
 """SWE-agent `.traj` files and mini-swe-agent trajectories.
 
 SWE-agent: a JSON object with `history` (chat messages: the assistant's
-`thought`, `action` and `tool_calls`; `tool` messages answer by a list of
+`thought`, `action` and `tool_calls`, the action its call when none of the
+tool calls can be read; `tool` messages answer by a list of
 `tool_call_ids`; `user` messages after an action are its observation;
 demonstration messages are part of the prompt; `thinking_blocks` are part of
 the thought) and `trajectory` (action, observation, thought per step: read
@@ -10,7 +11,9 @@ when the history holds no assistant turn, the history's or the first step's
 `replay_config`'s problem statement). `info.submission` is the answer when
 `info.exit_status` is `submitted`; another exit status stops the run. A
 retry loop's file (`{"attempts": [...]}`, maybe with the chosen attempt
-copied beside it) is one run per attempt.
+copied beside it) is one run per attempt. An action is a command line (or an
+object holding only one, or only a named tool and its arguments); any other
+is kept as an unrecognised note, with its observation.
 
 mini-swe-agent: a JSON list of messages (or `{"messages", "info",
 "trajectory_format"}`): the action is the fenced shell block in the
