@@ -86,7 +86,7 @@ PINNED_MUTANTS = {
     'mini-swe-agent': 'a17e4a05eef9b59938b1ed0847c2ae8878c7fc84420e1a4541ddfd28590c04e4',
     'opencode': 'b3ff4cbdef9582f6b2cda9b16aa49d7997dc27a7db818107c523acdbb29355cf',
     'react': 'e5a445a2890eb65ebc21b1d028070b9e864a8c320ad4de6367ba8880b6266b69',
-    'swe-agent': 'a23408a80c3e71938ae0dc6cd213073954d4a5a3b024c16f3f76e276f7202522',
+    'swe-agent': 'd0efcca907e97e0b9434273de86b386ae07992b53b5c44c19f4e1ba99c3da9a9',
     'trace': '88e43ae3545a2e0c76c3c0ee6b13b472a609d64eec74fba1c0b3cb8810f35e6e',
 }
 

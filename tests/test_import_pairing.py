@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from engine.stored.importers import runs_from_bytes
 
 
@@ -46,3 +48,32 @@ def test_images_are_named_not_dumped_as_base64_and_nested_content_is_read():
     observed = next(e for e in run.events if e.type == "observation")
     assert observed.text == "captured\n(image, image/png)\ninner"
     assert "iVBOR" not in "".join(e.model_dump_json() for e in run.events)
+
+
+
+_INSPECT_ONE_CALL = [
+    {"role": "user", "content": "q"},
+    {"role": "assistant", "content": "", "tool_calls": {"id": "c1", "function": "bash", "arguments": {"cmd": "rm -rf /"}}},
+    {"role": "tool", "tool_call_id": "c1", "function": "bash", "content": "ok"},
+    {"role": "assistant", "content": "done"},
+]
+_SWE_ONE_CALL = {"history": [
+    {"role": "system", "content": "s", "agent": "main"},
+    {"role": "user", "content": "q", "agent": "main"},
+    {"role": "assistant", "content": "t", "thought": "t", "agent": "main",
+     "tool_calls": {"id": "c1", "function": {"name": "bash", "arguments": "{\"cmd\": \"rm -rf /\"}"}}},
+    {"role": "tool", "content": "ok", "tool_call_ids": ["c1"], "agent": "main"},
+], "trajectory": []}
+
+
+@pytest.mark.parametrize("name, data, fmt", [("insp.json", _INSPECT_ONE_CALL, "inspect"), ("run.traj", _SWE_ONE_CALL, "swe-agent")],
+                         ids=["inspect", "swe-agent"])
+def test_tool_calls_written_as_one_object_are_a_call_its_result_answers(name: str, data: object, fmt: str):
+    """An assistant message whose `tool_calls` is one call, not a list of them (read as the chat
+    importer reads it): the call is kept with its name and arguments, and its result answers it."""
+    (run,) = runs_from_bytes(name, json.dumps(data).encode())
+    assert run.header.options["format"] == fmt
+    calls = [(a.tool, a.args, a.call_id) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls == [("bash", {"cmd": "rm -rf /"}, "c1")]
+    assert [(e.step, e.index, e.tool, e.text) for e in run.events if e.type == "observation"] == [(1, 0, "bash", "ok")]
+    assert run.warnings == [] and not [e for e in run.events if e.type == "note"]

@@ -79,3 +79,61 @@ def test_a_structured_submission_is_the_answer():
     data["info"]["submission"] = {"patch": "diff --git a/x b/x"}
     (run,) = _import(data)
     assert run.events[-1].outcome == "answer" and run.events[-1].answer == "diff --git a/x b/x"
+
+
+def test_a_trajectory_action_written_as_a_list_or_an_object_is_kept():
+    """An object that is only a command line or a named tool is a call with its observation; a list,
+    or an object holding more, is no call: it is kept in an unrecognised note with its observation,
+    and the warning counts it."""
+    trajectory = [
+        {"thought": "look", "action": "ls -la", "observation": "a b"},
+        {"thought": "edit", "action": ["edit 1:2", "foo"], "observation": "edited"},
+        {"thought": "cat", "action": {"cmd": "cat a"}, "observation": "contents"},
+        {"thought": "run", "action": {"name": "bash", "arguments": {"command": "make"}}, "observation": "built"},
+        {"thought": "wait", "action": {"cmd": "sleep 9", "timeout": 5}, "observation": ""},
+    ]
+    (run,) = _import({"history": [], "trajectory": trajectory, "info": {}})
+    calls = [(a.tool, a.args) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls == [("ls", {"input": "-la"}), ("cat", {"input": "a"}), ("bash", {"command": "make"})]
+    assert [(e.tool, e.text) for e in run.events if e.type == "observation"] == [
+        ("ls", "a b"), ("cat", "contents"), ("bash", "built")]
+    notes = [(e.step, e.source, e.text) for e in run.events if e.type == "note" and e.kind == "unrecognised"]
+    assert notes == [(2, "trajectory 2", 'an action that cannot be read as a call: ["edit 1:2", "foo"]\nits observation: edited'),
+                     (5, "trajectory 5", 'an action that cannot be read as a call: {"cmd": "sleep 9", "timeout": 5}')]
+    assert "2 × an action that cannot be read as a call (trajectory 2, trajectory 5)" in run.warnings[0]
+
+
+def test_a_history_action_written_as_an_object_is_a_call_or_kept():
+    """A history turn without tool calls: its action object is the call its observation answers,
+    or, when it cannot be read as one, an unrecognised note the warning counts."""
+    history = [
+        {"role": "user", "content": TASK, "agent": "main"},
+        {"role": "assistant", "content": "look", "thought": "look", "action": {"command": "ls"}, "agent": "main"},
+        {"role": "user", "content": "calc.py", "agent": "main"},
+        {"role": "assistant", "content": "edit", "thought": "edit", "action": ["edit 1:2", "x"], "agent": "main"},
+        {"role": "user", "content": "edited", "agent": "main"},
+    ]
+    (run,) = _import({"history": history, "trajectory": []})
+    assert [(a.tool, a.args) for e in run.events if e.type == "decision" for a in e.actions] == [("ls", {})]
+    assert [(e.tool, e.text) for e in run.events if e.type == "observation"] == [("ls", "calc.py")]
+    notes = [(e.kind, e.source, e.text) for e in run.events if e.type == "note"]
+    assert notes == [("unrecognised", "history 4", 'an action that cannot be read as a call: ["edit 1:2", "x"]'),
+                     ("user", "history 5", "edited")]
+    assert "1 × an action that cannot be read as a call (history 4)" in run.warnings[0]
+
+
+def test_a_history_action_stands_for_tool_calls_none_of_which_can_be_read():
+    """The action repeats the turn's tool calls; when no call can be read (its function lost), the
+    action is the call, and the unreadable call is kept as an unrecognised note."""
+    history = [
+        {"role": "user", "content": TASK, "agent": "main"},
+        {"role": "assistant", "content": "find it", "thought": "find it", "action": "find_file calc.py", "agent": "main",
+         "tool_calls": [{"id": "c1", "type": "function", "function": None}]},
+        {"role": "assistant", "content": "open it", "thought": "open it", "action": "open calc.py", "agent": "main",
+         "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "open", "arguments": "{\"path\": \"calc.py\"}"}}]},
+    ]
+    (run,) = _import({"history": history, "trajectory": []})
+    calls = [(a.tool, a.args) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls == [("find_file", {"input": "calc.py"}), ("open", {"path": "calc.py"})]
+    notes = [(e.source, e.text) for e in run.events if e.type == "note"]
+    assert notes == [("history 2", 'a tool call without a function name: {"id": "c1", "type": "function", "function": null}')]

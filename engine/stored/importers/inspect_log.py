@@ -2,7 +2,8 @@
 
 A sample's `messages` are chat messages: `system`, `user` (the first is the
 task), `assistant` (`content` a string or blocks of `text` / `reasoning`,
-`tool_calls` as `{"id", "function": "<name>", "arguments": {...}}`; a
+`tool_calls` as `{"id", "function": "<name>", "arguments": {...}}`, or one
+such call not in a list; a
 `tool_use` block is a tool the provider ran, with its result) and `tool`
 (`tool_call_id`, `function`, `content`, `error`, whose message is kept with
 the result). The sample's `scores` are a system note after the last step; its
@@ -132,7 +133,9 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
             draft.user(text, source)
         elif role == "assistant":
             step = draft.new_step(reasoning)
-            calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+            calls = m.get("tool_calls") or []
+            if not isinstance(calls, list):  # one call written on its own, as chat.py's `_assistant` reads it
+                calls = [calls]
             step.add_reply(text)
             for block in tool_uses:
                 _server_tool_use(draft, step, block)

@@ -1,7 +1,8 @@
 """SWE-agent `.traj` files and mini-swe-agent trajectories.
 
 SWE-agent: a JSON object with `history` (chat messages: the assistant's
-`thought`, `action` and `tool_calls`; `tool` messages answer by a list of
+`thought`, `action` and `tool_calls`, the action its call when none of the
+tool calls can be read; `tool` messages answer by a list of
 `tool_call_ids`; `user` messages after an action are its observation;
 demonstration messages are part of the prompt; `thinking_blocks` are part of
 the thought) and `trajectory` (action, observation, thought per step: read
@@ -10,7 +11,9 @@ when the history holds no assistant turn, the history's or the first step's
 `replay_config`'s problem statement). `info.submission` is the answer when
 `info.exit_status` is `submitted`; another exit status stops the run. A
 retry loop's file (`{"attempts": [...]}`, maybe with the chosen attempt
-copied beside it) is one run per attempt.
+copied beside it) is one run per attempt. An action is a command line (or an
+object holding only one, or only a named tool and its arguments); any other
+is kept as an unrecognised note, with its observation.
 
 mini-swe-agent: a JSON list of messages (or `{"messages", "info",
 "trajectory_format"}`): the action is the fenced shell block in the
@@ -25,7 +28,7 @@ import re
 from typing import Any
 
 from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, answer_text, arguments, found, new_action, text_of
+from engine.stored.importers.build import Draft, answer_text, arguments, found, new_action, preview, text_of
 from engine.core.jsontext import loads
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
@@ -121,6 +124,33 @@ def _command_action(command: str) -> Action:
     return new_action(tool=head or "command", args={"input": rest.strip()} if rest.strip() else {})
 
 
+def _action(action: Any) -> Action | None:
+    """A step's `action` as a call: a command line, or an object that is only a command line
+    (`command` or `cmd`) or only a named tool (`name` or `tool`) with its `arguments` (or `args`,
+    an object or its JSON). None for anything else, which the caller keeps as an unrecognised note."""
+    if isinstance(action, str):
+        return _command_action(action) if action.strip() else None
+    if not isinstance(action, dict):
+        return None
+    keys = set(action)
+    for key in ("command", "cmd"):
+        if keys == {key} and isinstance(action[key], str) and action[key].strip():
+            return _command_action(action[key])
+    for key in ("name", "tool"):
+        for args_key in ("arguments", "args"):
+            if keys <= {key, args_key} and isinstance(action.get(key), str) and action[key].strip():
+                args, error = arguments(action.get(args_key))
+                return new_action(tool=action[key], args=args) if error is None else None
+    return None
+
+
+def _written(action: Any) -> bool:
+    """Whether a step's `action` holds anything (an empty or blank one is no action)."""
+    if isinstance(action, str):
+        return bool(action.strip())
+    return action is not None and action != [] and action != {}
+
+
 def _end(draft: Draft, info: Any) -> None:
     if not isinstance(info, dict):
         return
@@ -209,7 +239,9 @@ def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
             thought = m.get("thought") if isinstance(m.get("thought"), str) else content
             step = draft.new_step(_thinking(m.get("thinking_blocks")))
             step.add_thought(thought)
-            calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+            calls = m.get("tool_calls") or []
+            if not isinstance(calls, list):  # one call written on its own, as chat.py's `_assistant` reads it
+                calls = [calls]
             for call in calls:
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict) and isinstance(fn.get("name"), str):
@@ -218,8 +250,11 @@ def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
                     draft.call(step, new_action(tool=fn["name"], args=args, call_id=cid, args_error=error))
                 else:
                     draft.unrecognised("a tool call without a function name", call, source)
-            if not calls and isinstance(m.get("action"), str) and m["action"].strip():
-                draft.call(step, _command_action(m["action"]))
+            action = None if step.actions else _action(m.get("action"))  # it repeats the calls: read when none could be
+            if action is not None:
+                draft.call(step, action)
+            elif not step.actions and _written(m.get("action")):
+                draft.unrecognised("an action that cannot be read as a call", m["action"], source)
         elif role == "tool":
             ids = m.get("tool_call_ids") if isinstance(m.get("tool_call_ids"), list) else [m.get("tool_call_id")]
             for call_id in ids or [None]:
@@ -238,10 +273,13 @@ def _trajectory(draft: Draft, trajectory: list[Any]) -> None:
     for source, entry in draft.objects(trajectory, "trajectory", "a step"):
         thought = entry.get("thought") if isinstance(entry.get("thought"), str) else text_of(entry.get("response"))
         step = draft.new_step(thought)
-        action = entry.get("action")
-        if isinstance(action, str) and action.strip():
-            step.actions.append(_command_action(action))
-            step.observe(0, text_of(entry.get("observation")))
+        action, observation = _action(entry.get("action")), text_of(entry.get("observation"))
+        if action is not None:
+            step.actions.append(action)
+            step.observe(0, observation)
+        elif _written(entry.get("action")):  # one note, so the observation stays with its action
+            seen = f"\nits observation: {observation}" if observation else ""
+            draft.unrecognised("an action that cannot be read as a call", preview(entry["action"], 4000) + seen, source)
         elif entry.get("observation"):
             draft.unrecognised("an observation without an action", entry.get("observation"), source)
 
