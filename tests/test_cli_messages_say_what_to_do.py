@@ -41,6 +41,16 @@ def test_out_a_folder_or_a_device_is_a_clear_message(capsys, tmp_path: Path):
     assert code == 2 and "/dev/null is not a regular file" in err and "Errno" not in err
 
 
+def test_import_into_a_folder_says_so_and_not_that_a_file_is_incomplete(capsys, tmp_path: Path):
+    trace = tmp_path / "trace.txt"
+    trace.write_text("Question: q\nThought: t\nAction: look[x]\nObservation: o\nFinal Answer: a\n")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    code, _, err = run_cli(capsys, "import", str(trace), "-o", str(folder))
+    assert code == 2 and f"{folder} is a folder; give a file name" in err
+    assert "incomplete" not in err and folder.is_dir() and not any(folder.iterdir())
+
+
 def test_repetition_1_is_accepted_and_stops_at_the_first_repeat(capsys):
     code, out, _ = run_cli(capsys, "run", "library", "--policy", "stuck", "--repetition", "1", "--headless")
     assert code == 3 and "outcome: stopped after 2 steps: repetition" in out

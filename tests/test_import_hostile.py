@@ -57,12 +57,12 @@ def test_export_refuses_to_write_over_the_file_it_exports(tmp_path, capsys):
 
 
 def test_export_chat_writes_c1_controls_as_escapes_that_read_back_the_same(tmp_path, capsys):
-    hostile = "red\x1b[31m csi\x9b2J del\x7f line\u2028sep"
+    hostile = "red\x1b[31m csi\x9b2J del\x7f line\u2028sep \u202eright to left\u2066"
     source = tmp_path / "chat.json"
     source.write_text(json.dumps([{"role": "user", "content": hostile}, {"role": "assistant", "content": "ok " + hostile}]))
     assert main(["export", str(source), "--format", "chat"]) == 0
     out = capsys.readouterr().out
-    assert not any(c in out for c in "\x1b\x9b\x7f\u2028")
+    assert not any(c in out for c in "\x1b\x9b\x7f\u2028\u202e\u2066")
     messages = json.loads(out)["messages"]
     assert [m["content"] for m in messages] == [hostile, "ok " + hostile]
 

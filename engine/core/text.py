@@ -17,7 +17,9 @@ _ESCAPE_SEQ = re.compile(
     r"|\x9d[^\x07\x9c]*(?:\x07|\x9c)?"  # 8-bit OSC
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # and a lone surrogate, which no output can encode
-_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+BIDI = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+"""The bidirectional controls (as a character class's inside): they reorder what the reader sees."""
+_BIDI = re.compile(f"[{BIDI}]")
 
 
 _ANY_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff]")

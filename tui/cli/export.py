@@ -8,14 +8,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from engine.core.text import BIDI
 from tui.cli.common import add_command, file_name
 from tui.cli.saved import FORMATS, add_format_argument, add_run_argument, load
 from tui.exits import EXIT_OK, UsageError, report
 
 
-_C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
+_C1 = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}]")
 """What json.dumps leaves raw with ensure_ascii=False but a terminal may obey (C1 controls such as
-CSI, U+009B) or an editor break a line at: written as \\u escapes, which read back the same."""
+CSI, U+009B), an editor break a line at, or that reorders what is read (U+202E): written as \\u
+escapes, which read back the same."""
 
 
 def register(sub: Any) -> None:

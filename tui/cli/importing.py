@@ -96,6 +96,8 @@ def _import(args: argparse.Namespace) -> int:
 def _unwritten(path: Path) -> str:
     """Remove what was written of a transcript an import could not finish (the path was checked
     new before the first write); the words that say so."""
+    if path.is_dir():
+        return ""  # refused before anything was written
     try:
         path.unlink(missing_ok=True)
     except OSError:
