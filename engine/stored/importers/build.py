@@ -141,38 +141,40 @@ class Step:
     (`add_thought`, `add_reply`, `add_raw`), kept as lists and joined when read: a file that adds
     300,000 lines to one step costs time linear in them, not their square."""
 
-    thoughts: list[str] = field(default_factory=list)
+    thoughts: list[str] | None = None
+    """The thought's parts (None: none yet; each field made at its first use, as most steps
+    have no reply and no raw text)."""
     actions: list[Action] = field(default_factory=list)
     observations: list[tuple[int, str, bool | None]] = field(default_factory=list)
     answer: str | None = None
     raws: list[str] | None = None
     """The raw text's parts (None: no raw text)."""
-    replies: list[str] = field(default_factory=list)
+    replies: list[str] | None = None
     """What the assistant said to the user: the answer when the step is the last one, else part of the thought."""
     notes: list[Note] = field(default_factory=list)
     """Notes nested under this step (a sub-agent's work), shown between its actions and their results."""
     usage: Usage | None = None
     """The tokens the source recorded for this turn; None: estimated as the engine does."""
-    observed: set[int] = field(default_factory=set)
-    """The indexes of the actions `observations` holds a result of."""
+    observed: set[int] | None = None
+    """The indexes of the actions `observations` holds a result of (None: none)."""
     settled: int = 0
     """No action before this index is without a result (`first_open`)."""
 
     @property
     def thought(self) -> str:
-        return "\n".join(self.thoughts)
+        return "\n".join(parts) if (parts := self.thoughts) else ""
 
     @thought.setter
     def thought(self, text: str) -> None:
-        self.thoughts = [text] if text else []
+        self.thoughts = [text] if text else None
 
     @property
     def reply(self) -> str:
-        return "\n".join(self.replies)
+        return "\n".join(parts) if (parts := self.replies) else ""
 
     @reply.setter
     def reply(self, text: str) -> None:
-        self.replies = [text] if text else []
+        self.replies = [text] if text else None
 
     @property
     def raw(self) -> str | None:
@@ -192,12 +194,13 @@ class Step:
             self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
     def open_actions(self) -> list[int]:
-        return [i for i in range(len(self.actions)) if i not in self.observed]
+        observed = self.observed or ()
+        return [i for i in range(len(self.actions)) if i not in observed]
 
     def first_open(self) -> int | None:
         """The first action without a result (None: none), found from the last one found: results
         are only added and actions only appended, so it never moves back."""
-        index, count, observed = self.settled, len(self.actions), self.observed
+        index, count, observed = self.settled, len(self.actions), self.observed or ()
         while index < count and index in observed:
             index += 1
         self.settled = index
@@ -209,12 +212,18 @@ class Step:
     def add_thought(self, text: str) -> None:
         text = text.strip()
         if text:
-            self.thoughts.append(text)
+            if self.thoughts is None:
+                self.thoughts = [text]
+            else:
+                self.thoughts.append(text)
 
     def add_reply(self, text: str) -> None:
         text = text.strip()
         if text:
-            self.replies.append(text)
+            if self.replies is None:
+                self.replies = [text]
+            else:
+                self.replies.append(text)
 
     def add_raw(self, text: str) -> None:
         """A line more of the raw text."""
@@ -225,7 +234,10 @@ class Step:
 
     def observe(self, index: int, text: str, error: bool | None = None) -> None:
         self.observations.append((index, text, error))
-        self.observed.add(index)
+        if self.observed is None:
+            self.observed = {index}
+        else:
+            self.observed.add(index)
 
 
 @dataclass(slots=True)
@@ -271,7 +283,7 @@ class _OpenCalls:
         queue = self.every if name is None else self.by_tool.get(name)
         while queue:
             step, index = queue[0]
-            if index not in step.observed:
+            if step.observed is None or index not in step.observed:
                 return step, index
             queue.popleft()
         return None
