@@ -77,3 +77,26 @@ def test_tool_calls_written_as_one_object_are_a_call_its_result_answers(name: st
     assert calls == [("bash", {"cmd": "rm -rf /"}, "c1")]
     assert [(e.step, e.index, e.tool, e.text) for e in run.events if e.type == "observation"] == [(1, 0, "bash", "ok")]
     assert run.warnings == [] and not [e for e in run.events if e.type == "note"]
+
+
+def _opencode_step(call_id: str, command: str, state: dict) -> dict:
+    tool = {"type": "tool", "tool": "bash", "callID": call_id, "state": {"input": {"command": command}, **state}}
+    return {"info": {"role": "assistant"}, "parts": [{"type": "step-start"}, tool, {"type": "step-finish"}]}
+
+
+def test_an_opencode_result_held_by_its_tool_part_answers_that_call_when_ids_repeat():
+    """opencode numbers each turn's calls from `call_0`: step 1's call is still running, step 2's
+    completed with `hi`, step 3's failed; each result is its own call's."""
+    session = {"info": {"id": "ses_1", "title": "t"}, "messages": [
+        {"info": {"role": "user"}, "parts": [{"type": "text", "text": "do it"}]},
+        _opencode_step("call_0", "sleep 100", {"status": "running"}),
+        _opencode_step("call_0", "echo hi", {"status": "completed", "output": "hi"}),
+        _opencode_step("call_0", "false", {"status": "error", "error": "exit 1"}),
+        {"info": {"role": "assistant"}, "parts": [{"type": "step-start"}, {"type": "text", "text": "done"}, {"type": "step-finish"}]},
+    ]}
+    (run,) = runs_from_bytes("session.json", json.dumps(session).encode())
+    calls = [(e.step, a.call_id, a.args["command"]) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls == [(1, "call_0", "sleep 100"), (2, "call_0", "echo hi"), (3, "call_0", "false")]
+    assert [(e.step, e.index, e.text, e.error) for e in run.events if e.type == "observation"] == [(2, 0, "hi", False), (3, 0, "exit 1", True)]
+    assert not [e for e in run.events if e.type == "note"] and not run.warnings
+    assert run.events[-1].answer == "done"
