@@ -13,11 +13,12 @@ A record's `type`:
 - `user`: `content` parts of `text` (the first is the task, later ones user
   messages; the CLI's own `<session_context>` is the system prompt) or of
   `functionResponse` (results the record of the call already holds: kept
-  only when that record has none);
+  only when the last call of that id has none);
 - `gemini`: the model's turn: `content` its text, `thoughts` (`subject`,
   `description`) the thought, `tokens` the step's usage, `toolCalls` the calls
-  (`id`, `name`, `args`) with their `result` (`functionResponse` parts) and
-  `status` (`error` makes the result an error);
+  (`id`, `name`, `args`) with their `result` (`functionResponse` parts), that
+  call's whatever other call shares its id, and `status` (`error` makes the
+  result an error);
 - `info`, `warning`, `error`: what the CLI told the user, as system notes.
 """
 
@@ -27,7 +28,7 @@ from collections import Counter, deque
 from itertools import chain
 from typing import Any, Callable, Iterable, Iterator
 
-from engine.stored.importers.build import Draft, arguments, found, new_action, preview, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 CONTEXT_PREFIX = "<session_context>"
@@ -123,6 +124,7 @@ def read_gemini_cli(name: str, rows: Callable[[], Iterable[tuple[int, Any]]]) ->
 
 def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Draft:
     draft = Draft(name, "gemini-cli")
+    last_call: dict[str, tuple[Step, int]] = {}  # the last call made under each id
     rows = iter(rows)
     first = next(rows, None)
     if first is not None:
@@ -140,12 +142,7 @@ def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Dra
             responses = _responses(record.get("content"))
             if responses:
                 for response in responses:
-                    call_id = response.get("id") if isinstance(response.get("id"), str) else None
-                    if call_id is not None and call_id in draft.calls and not draft.calls[call_id]:
-                        draft.skipped["result repeated from its call"] += 1
-                        continue
-                    text, error = _response_text(response)
-                    draft.result(call_id, text, error, source, response.get("name") if isinstance(response.get("name"), str) else None)
+                    _user_result(draft, response, last_call, source)
                 continue
             text = _text(record.get("content"))
             if text.lstrip().startswith(CONTEXT_PREFIX):
@@ -156,7 +153,7 @@ def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Dra
             else:
                 draft.user(text, source)
         elif kind == "gemini":
-            _turn(draft, record, source)
+            _turn(draft, record, last_call, source)
         elif kind in NOTICES:
             draft.note("system", f"Gemini CLI {kind}: {_text(record.get('content'))}", source)
         else:
@@ -166,7 +163,19 @@ def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Dra
     return draft
 
 
-def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
+def _user_result(draft: Draft, response: dict[str, Any], last_call: dict[str, tuple[Step, int]], source: str) -> None:
+    """A result in a user record: skipped when the last call of its id already holds one (the CLI
+    writes a call's result again there), else the result of the oldest open call of its id."""
+    call_id = response.get("id") if isinstance(response.get("id"), str) else None
+    made = last_call.get(call_id) if call_id else None
+    if made is not None and any(index == made[1] for index, _, _ in made[0].observations):
+        draft.skipped["result repeated from its call"] += 1
+        return
+    text, error = _response_text(response)
+    draft.result(call_id, text, error, source, response.get("name") if isinstance(response.get("name"), str) else None)
+
+
+def _turn(draft: Draft, record: dict[str, Any], last_call: dict[str, tuple[Step, int]], source: str) -> None:
     get = record.get
     thoughts = get("thoughts")
     thought = "\n".join(
@@ -189,20 +198,48 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
     if isinstance(model, str):
         draft.options.setdefault("model", model)
     for call in calls:
-        if type(call) is not dict or not isinstance(name := call.get("name"), str):
+        if type(call) is not dict:
             draft.unrecognised("a tool call without a name", call, source)
             continue
-        args = call.get("args")
-        args, error = (args, None) if type(args) is dict else arguments(args)
-        call_id = call.get("id")
-        if type(call_id) is not str:
-            call_id = None
-        draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
+        if (made := _call(draft, step, call, last_call, call, source)) is None:
+            continue
+        index, call_id = made
         results = _responses(call.get("result"))
         status = call.get("status")
-        for response in results:
-            text, failed = _response_text(response)
-            draft.result(call_id, text, failed or status == "error", source, name)
-        if not results and status in ("error", "cancelled") and call_id is not None:
+        if results:
+            texts = []
+            failed = status == "error"
+            for response in results:
+                text, error = _response_text(response)
+                texts.append(text)
+                failed = failed or error
+            _answer(draft, step, index, call_id, "\n".join(texts), failed)
+        elif status in ("error", "cancelled") and call_id is not None:
             shown = call.get("resultDisplay")
-            draft.result(call_id, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True, source, name)
+            _answer(draft, step, index, call_id, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True)
+
+
+def _call(draft: Draft, step: Step, call: dict[str, Any], last_call: dict[str, tuple[Step, int]], raw: Any, source: str) -> tuple[int, str | None] | None:
+    """A call (`id`, `name`, `args`) added to `step`: its index and id; None, and `raw` kept as an
+    unrecognised note, when it has no name."""
+    name = call.get("name")
+    if not isinstance(name, str):
+        draft.unrecognised("a tool call without a name", raw, source)
+        return None
+    args = call.get("args")
+    args, error = (args, None) if type(args) is dict else arguments(args)
+    call_id = call.get("id")
+    if type(call_id) is not str:
+        call_id = None
+    index = draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
+    if call_id:
+        last_call[call_id] = (step, index)
+    return index, call_id
+
+
+def _answer(draft: Draft, step: Step, index: int, call_id: str | None, text: str, error: bool) -> None:
+    """The result a call's own record holds: that call's (not the oldest open call of its id, which
+    may be an earlier one), and the call is open no more."""
+    step.observe(index, text, error)
+    if call_id:
+        draft.calls[call_id].pop()  # the entry `Draft.call` added last, for this call
