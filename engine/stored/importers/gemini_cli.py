@@ -227,12 +227,9 @@ def _user_result(draft: Draft, response: dict[str, Any], last_call: dict[str, tu
     writes a call's result again there), else the result of the oldest open call of its id."""
     call_id = response.get("id") if isinstance(response.get("id"), str) else None
     made = last_call.get(call_id) if call_id else None
-    if made is not None:
-        step, index = made
-        for answered, _, _ in step.observations:
-            if answered == index:
-                draft.skipped["result repeated from its call"] += 1
-                return
+    if made is not None and made[1] in made[0].observed:
+        draft.skipped["result repeated from its call"] += 1
+        return
     text, error = _response_text(response)
     draft.result(call_id, text, error, source, response.get("name") if isinstance(response.get("name"), str) else None)
 
