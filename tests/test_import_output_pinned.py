@@ -80,7 +80,7 @@ PINNED_MUTANTS = {
     'chat': 'b20badf4d098ab089e3a46ad4db86015b494e2da64afe4ca2c37c868f48931d7',
     'claude-code': 'e8bea3378d26dcf543f3e6559a113d3f1cc92148164e9c50c3681cf07651fa32',
     'codex': '71cbfa15da400690eb8cb794a1bdfeff830caae3d24319ea772415f6eba06e3a',
-    'gemini-cli': '4f316a0ff2dc6daf8622e3ef67e6dc690d10447859d373530c5b84b4bc340eb9',
+    'gemini-cli': 'fdc7a2d6f33e554efc9ede7c3075cae1b2cb5fd870f7d50b97c823aff3da19f6',
     'inspect': '8e6ce852c52efe2e09c4d50110b5cf0c02f3b9179464a537abefc017620b0567',
     'langchain': '9927905a04172af77236734eb3d9721fe9ae63a0a168d137ec4fab84d05338e2',
     'mini-swe-agent': 'a17e4a05eef9b59938b1ed0847c2ae8878c7fc84420e1a4541ddfd28590c04e4',

@@ -77,3 +77,69 @@ def test_tool_calls_written_as_one_object_are_a_call_its_result_answers(name: st
     assert calls == [("bash", {"cmd": "rm -rf /"}, "c1")]
     assert [(e.step, e.index, e.tool, e.text) for e in run.events if e.type == "observation"] == [(1, 0, "bash", "ok")]
     assert run.warnings == [] and not [e for e in run.events if e.type == "note"]
+
+
+def _gemini_turn(record_id: str, call_id: str, command: str, output: str | None) -> dict:
+    call: dict = {"id": call_id, "name": "run_shell_command", "args": {"command": command}, "status": "executing"}
+    if output is not None:
+        call["status"] = "success"
+        call["result"] = [{"functionResponse": {"id": call_id, "name": "run_shell_command", "response": {"output": output}}}]
+    return {"id": record_id, "type": "gemini", "content": "", "toolCalls": [call]}
+
+
+def test_a_gemini_cli_result_held_by_its_call_answers_that_call_when_ids_repeat():
+    """Step 1's `c1` never finished; step 2's `c1` holds its result, which the CLI writes again in a
+    user record: the result is step 2's, the copy is skipped, and step 1's call stays unanswered."""
+    lines = [
+        {"sessionId": "s1", "projectHash": "p", "startTime": "2025-01-01T00:00:00Z", "kind": "main"},
+        {"id": "u1", "type": "user", "content": [{"text": "go"}]},
+        _gemini_turn("g1", "c1", "sleep 100", None),
+        _gemini_turn("g2", "c1", "echo hi", "hi"),
+        {"id": "r2", "type": "user", "content": [{"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": "hi"}}}]},
+        {"id": "g3", "type": "gemini", "content": "done"},
+    ]
+    (run,) = runs_from_bytes("chat.jsonl", "".join(json.dumps(line) + "\n" for line in lines).encode())
+    calls = [(e.step, a.call_id, a.args["command"]) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls == [(1, "c1", "sleep 100"), (2, "c1", "echo hi")]
+    assert [(e.step, e.index, e.text) for e in run.events if e.type == "observation"] == [(2, 0, "hi")]
+    assert not [e for e in run.events if e.type == "note"]
+    assert run.warnings == ["chat.jsonl: 1 bookkeeping line without a message was skipped (result repeated from its call ×1)"]
+
+
+def test_a_gemini_cli_result_in_a_user_record_still_answers_the_open_call_of_its_id():
+    """The first `c1` holds its result; the second is open when a user record brings a result of
+    `c1`: it is the second's (the first already holds one)."""
+    lines = [
+        {"sessionId": "s1", "projectHash": "p", "startTime": "2025-01-01T00:00:00Z", "kind": "main"},
+        {"id": "u1", "type": "user", "content": [{"text": "go"}]},
+        _gemini_turn("g1", "c1", "echo one", "one"),
+        _gemini_turn("g2", "c1", "echo two", None),
+        {"id": "r2", "type": "user", "content": [{"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": "two"}}}]},
+        {"id": "g3", "type": "gemini", "content": "done"},
+    ]
+    (run,) = runs_from_bytes("chat.jsonl", "".join(json.dumps(line) + "\n" for line in lines).encode())
+    assert [(e.step, e.index, e.text) for e in run.events if e.type == "observation"] == [(1, 0, "one"), (2, 0, "two")]
+    assert not [e for e in run.events if e.type == "note"] and not run.warnings
+
+
+def _opencode_step(call_id: str, command: str, state: dict) -> dict:
+    tool = {"type": "tool", "tool": "bash", "callID": call_id, "state": {"input": {"command": command}, **state}}
+    return {"info": {"role": "assistant"}, "parts": [{"type": "step-start"}, tool, {"type": "step-finish"}]}
+
+
+def test_an_opencode_result_held_by_its_tool_part_answers_that_call_when_ids_repeat():
+    """opencode numbers each turn's calls from `call_0`: step 1's call is still running, step 2's
+    completed with `hi`, step 3's failed; each result is its own call's."""
+    session = {"info": {"id": "ses_1", "title": "t"}, "messages": [
+        {"info": {"role": "user"}, "parts": [{"type": "text", "text": "do it"}]},
+        _opencode_step("call_0", "sleep 100", {"status": "running"}),
+        _opencode_step("call_0", "echo hi", {"status": "completed", "output": "hi"}),
+        _opencode_step("call_0", "false", {"status": "error", "error": "exit 1"}),
+        {"info": {"role": "assistant"}, "parts": [{"type": "step-start"}, {"type": "text", "text": "done"}, {"type": "step-finish"}]},
+    ]}
+    (run,) = runs_from_bytes("session.json", json.dumps(session).encode())
+    calls = [(e.step, a.call_id, a.args["command"]) for e in run.events if e.type == "decision" for a in e.actions]
+    assert calls == [(1, "call_0", "sleep 100"), (2, "call_0", "echo hi"), (3, "call_0", "false")]
+    assert [(e.step, e.index, e.text, e.error) for e in run.events if e.type == "observation"] == [(2, 0, "hi", False), (3, 0, "exit 1", True)]
+    assert not [e for e in run.events if e.type == "note"] and not run.warnings
+    assert run.events[-1].answer == "done"

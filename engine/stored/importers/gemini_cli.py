@@ -10,24 +10,30 @@ document with the same records under `messages`.
 
 A record's `type`:
 
-- `user`: `content` parts of `text` (the first is the task, later ones user
-  messages; the CLI's own `<session_context>` is the system prompt) or of
-  `functionResponse` (results the record of the call already holds: kept
-  only when that record has none);
-- `gemini`: the model's turn: `content` its text, `thoughts` (`subject`,
-  `description`) the thought, `tokens` the step's usage, `toolCalls` the calls
-  (`id`, `name`, `args`) with their `result` (`functionResponse` parts) and
-  `status` (`error` makes the result an error);
+- `user`: `content` (parts, or a string) of `text` (the first is the task,
+  later ones user messages; the CLI's own `<session_context>` is the system
+  prompt) or of `functionResponse` (results the record of the call already
+  holds: kept only when the last call of that id has none; a text beside
+  them is a user message);
+- `gemini`: the model's turn: `content` its text (and `functionCall` parts:
+  calls of the step, unless `toolCalls` lists the same id), `thoughts`
+  (`subject`, `description`) the thought, `tokens` the step's usage,
+  `toolCalls` the calls (`id`, `name`, `args`) with their `result`
+  (`functionResponse` parts), that call's whatever other call shares its id,
+  and `status` (`error` makes the result an error);
 - `info`, `warning`, `error`: what the CLI told the user, as system notes.
+
+Media parts (`inlineData`, `fileData`) are named where they stand, as
+`(image, image/png)`; a part of any other kind is kept as an unrecognised note.
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
 from itertools import chain
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from engine.stored.importers.build import Draft, arguments, found, new_action, preview, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
 
 CONTEXT_PREFIX = "<session_context>"
@@ -39,15 +45,67 @@ def is_gemini_session(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str)
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        return "\n".join(str(part["text"]) for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
-    return text_of(content)
+MEDIA_KINDS = frozenset({"image", "audio", "video"})
 
 
-def _responses(content: Any) -> list[dict[str, Any]]:
-    parts = content if isinstance(content, list) else []
-    return [p["functionResponse"] for p in parts if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]
+def _media(part: dict[str, Any]) -> str | None:
+    """A media part (`inlineData`, `fileData`) named as `text_of` names a media block, e.g.
+    `(image, image/png)`; None for a part of another kind."""
+    data = part.get("inlineData")
+    if not isinstance(data, dict):
+        data = part.get("fileData")
+        if not isinstance(data, dict):
+            return None
+    mime = data.get("mimeType")
+    kind = mime.partition("/")[0] if isinstance(mime, str) else ""
+    return text_of({"type": kind if kind in MEDIA_KINDS else "file", "mime_type": mime})
+
+
+_Parts = tuple[str, Sequence[dict[str, Any]], Sequence[dict[str, Any]], Sequence[Any]]
+"""A record's `content` (or a call's `result`) sorted by kind: the text parts and the media named,
+in order, one a line; the `functionResponse` parts; the `functionCall` parts; the parts of no kind
+read here (kept as unrecognised notes)."""
+_NO_PARTS: _Parts = ("", (), (), ())
+
+
+def _parts(content: Any) -> _Parts:
+    if type(content) is str:
+        return content, (), (), ()
+    if type(content) is list and len(content) == 1 and type(part := content[0]) is dict:  # the usual: one part
+        if type(text := part.get("text")) is str:
+            return text, (), (), ()
+        if type(response := part.get("functionResponse")) is dict:
+            return "", (response,), (), ()
+    if content is None:
+        return _NO_PARTS
+    if isinstance(content, dict):
+        content = [content]
+    elif not isinstance(content, list):
+        return text_of(content), (), (), ()
+    said: list[str] = []
+    responses: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    other: list[Any] = []
+    for part in content:
+        if type(part) is not dict:
+            (said if isinstance(part, str) else other).append(part)
+        elif isinstance(text := part.get("text"), str):
+            said.append(text)
+        elif isinstance(response := part.get("functionResponse"), dict):
+            responses.append(response)
+        elif isinstance(call := part.get("functionCall"), dict):
+            calls.append(call)
+        elif (named := _media(part)) is not None:
+            said.append(named)
+        else:
+            other.append(part)
+    return "\n".join(said), responses, calls, other
+
+
+def _unmapped(draft: Draft, source: str, *groups: Sequence[Any]) -> None:
+    for parts in groups:
+        for part in parts:
+            draft.unrecognised(f"a content part with {found(part)}", part, source)
 
 
 def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
@@ -123,6 +181,7 @@ def read_gemini_cli(name: str, rows: Callable[[], Iterable[tuple[int, Any]]]) ->
 
 def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Draft:
     draft = Draft(name, "gemini-cli")
+    last_call: dict[str, tuple[Step, int]] = {}  # the last call made under each id
     rows = iter(rows)
     first = next(rows, None)
     if first is not None:
@@ -137,28 +196,25 @@ def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Dra
         if not isinstance(kind, str):
             kind = None
         if kind == "user":
-            responses = _responses(record.get("content"))
-            if responses:
-                for response in responses:
-                    call_id = response.get("id") if isinstance(response.get("id"), str) else None
-                    if call_id is not None and call_id in draft.calls and not draft.calls[call_id]:
-                        draft.skipped["result repeated from its call"] += 1
-                        continue
-                    text, error = _response_text(response)
-                    draft.result(call_id, text, error, source, response.get("name") if isinstance(response.get("name"), str) else None)
-                continue
-            text = _text(record.get("content"))
-            if text.lstrip().startswith(CONTEXT_PREFIX):
-                if not draft.steps() and draft.task_text is None:
-                    draft.system.append(text)
+            text, responses, called, other = _parts(record.get("content"))
+            for response in responses:
+                _user_result(draft, response, last_call, source)
+            if text or not (responses or called or other):  # (an empty record: an empty turn)
+                if text.lstrip().startswith(CONTEXT_PREFIX):
+                    if not draft.steps() and draft.task_text is None:
+                        draft.system.append(text)
+                    else:
+                        draft.note("system", text, source)
                 else:
-                    draft.note("system", text, source)
-            else:
-                draft.user(text, source)
+                    draft.user(text, source)
+            if called or other:
+                _unmapped(draft, source, called, other)
         elif kind == "gemini":
-            _turn(draft, record, source)
+            _turn(draft, record, last_call, source)
         elif kind in NOTICES:
-            draft.note("system", f"Gemini CLI {kind}: {_text(record.get('content'))}", source)
+            text, responses, called, other = _parts(record.get("content"))
+            draft.note("system", f"Gemini CLI {kind}: {text}", source)
+            _unmapped(draft, source, responses, called, other)
         else:
             draft.unrecognised(f"a record with {found(record)}", record, source)
     if draft.task_text is None and not draft.items:
@@ -166,7 +222,19 @@ def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Dra
     return draft
 
 
-def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
+def _user_result(draft: Draft, response: dict[str, Any], last_call: dict[str, tuple[Step, int]], source: str) -> None:
+    """A result in a user record: skipped when the last call of its id already holds one (the CLI
+    writes a call's result again there), else the result of the oldest open call of its id."""
+    call_id = response.get("id") if isinstance(response.get("id"), str) else None
+    made = last_call.get(call_id) if call_id else None
+    if made is not None and made[1] in made[0].observed:
+        draft.skipped["result repeated from its call"] += 1
+        return
+    text, error = _response_text(response)
+    draft.result(call_id, text, error, source, response.get("name") if isinstance(response.get("name"), str) else None)
+
+
+def _turn(draft: Draft, record: dict[str, Any], last_call: dict[str, tuple[Step, int]], source: str) -> None:
     get = record.get
     thoughts = get("thoughts")
     thought = "\n".join(
@@ -176,33 +244,71 @@ def _turn(draft: Draft, record: dict[str, Any], source: str) -> None:
     ) if isinstance(thoughts, list) and thoughts else ""
     step = draft.new_step(thought)
     content = get("content")
-    text = content if type(content) is str else _text(content)
+    said, responses, called, other = (content, (), (), ()) if type(content) is str else _parts(content)
     calls = get("toolCalls")
     if type(calls) is not list:
         calls = []
-    if text:
-        (step.add_thought if calls else step.add_reply)(text)
+    if said:
+        (step.add_thought if calls or called else step.add_reply)(said)
     tokens = get("tokens")
     if type(tokens) is dict:
         step.record_usage(tokens.get("input"), tokens.get("output"))
     model = get("model")
     if isinstance(model, str):
         draft.options.setdefault("model", model)
+    if called:
+        listed = {call.get("id") for call in calls if type(call) is dict}
+        for call in called:
+            if isinstance(call.get("id"), str) and call["id"] in listed:
+                draft.skipped["call repeated from toolCalls"] += 1
+            else:
+                _call(draft, step, call, last_call, {"functionCall": call}, source)
     for call in calls:
-        if type(call) is not dict or not isinstance(name := call.get("name"), str):
+        if type(call) is not dict:
             draft.unrecognised("a tool call without a name", call, source)
             continue
-        args = call.get("args")
-        args, error = (args, None) if type(args) is dict else arguments(args)
-        call_id = call.get("id")
-        if type(call_id) is not str:
-            call_id = None
-        draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
-        results = _responses(call.get("result"))
+        if (made := _call(draft, step, call, last_call, call, source)) is None:
+            continue
+        index, call_id = made
+        result_said, results, result_calls, result_other = _parts(call.get("result"))
         status = call.get("status")
-        for response in results:
-            text, failed = _response_text(response)
-            draft.result(call_id, text, failed or status == "error", source, name)
-        if not results and status in ("error", "cancelled") and call_id is not None:
+        if len(results) == 1 and not result_said:  # the usual
+            text, failed = _response_text(results[0])
+            _answer(draft, step, index, call_id, text, failed or status == "error")
+        elif results or result_said:
+            texts = [_response_text(response) for response in results]
+            _answer(draft, step, index, call_id, "\n".join([text for text, _ in texts] + ([result_said] if result_said else [])),
+                    status == "error" or any(failed for _, failed in texts))
+        elif status in ("error", "cancelled") and call_id is not None:
             shown = call.get("resultDisplay")
-            draft.result(call_id, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True, source, name)
+            _answer(draft, step, index, call_id, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True)
+        if result_calls or result_other:
+            _unmapped(draft, source, result_calls, result_other)
+    if responses or other:
+        _unmapped(draft, source, responses, other)
+
+
+def _call(draft: Draft, step: Step, call: dict[str, Any], last_call: dict[str, tuple[Step, int]], raw: Any, source: str) -> tuple[int, str | None] | None:
+    """A call (`id`, `name`, `args`) added to `step`: its index and id; None, and `raw` kept as an
+    unrecognised note, when it has no name."""
+    name = call.get("name")
+    if not isinstance(name, str):
+        draft.unrecognised("a tool call without a name", raw, source)
+        return None
+    args = call.get("args")
+    args, error = (args, None) if type(args) is dict else arguments(args)
+    call_id = call.get("id")
+    if type(call_id) is not str:
+        call_id = None
+    index = draft.call(step, new_action(tool=name, args=args, call_id=call_id, args_error=error))
+    if call_id:
+        last_call[call_id] = (step, index)
+    return index, call_id
+
+
+def _answer(draft: Draft, step: Step, index: int, call_id: str | None, text: str, error: bool) -> None:
+    """The result a call's own record holds: that call's (not the oldest open call of its id, which
+    may be an earlier one), and the call is open no more."""
+    step.observe(index, text, error)
+    if call_id:
+        draft.calls[call_id].pop()  # the entry `Draft.call` added last, for this call

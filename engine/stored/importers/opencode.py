@@ -119,12 +119,18 @@ def _tool(draft: Draft, step: Step, part: dict[str, Any], where: str) -> None:
         return
     args, error = arguments(state.get("input"))
     call_id = part.get("callID") if isinstance(part.get("callID"), str) else None
-    draft.call(step, new_action(tool=part["tool"], args=args, call_id=call_id, args_error=error))
+    index = draft.call(step, new_action(tool=part["tool"], args=args, call_id=call_id, args_error=error))
     status = state.get("status")
+    if status not in ("completed", "error"):
+        return
+    # the result is this part's own: it answers this call, not the oldest open call of its id
+    # (opencode numbers each turn's calls from `call_0`), and the call is open no more
     if status == "completed":
-        draft.result(call_id, text_of(state.get("output")), False, where, part["tool"])
-    elif status == "error":
-        draft.result(call_id, text_of(state.get("error")) or "the call failed", True, where, part["tool"])
+        step.observe(index, text_of(state.get("output")), False)
+    else:
+        step.observe(index, text_of(state.get("error")) or "the call failed", True)
+    if call_id:
+        draft.calls[call_id].pop()  # the entry `Draft.call` added last, for this call
 
 
 def _other(draft: Draft, part: dict[str, Any], where: str) -> None:
