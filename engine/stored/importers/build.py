@@ -197,6 +197,10 @@ class Step:
         observed = self.observed or ()
         return [i for i in range(len(self.actions)) if i not in observed]
 
+    def answered(self, index: int) -> bool:
+        """Whether the action at `index` has a result."""
+        return self.observed is not None and index in self.observed
+
     def first_open(self) -> int | None:
         """The first action without a result (None: none), found from the last one found: results
         are only added and actions only appended, so it never moves back."""
@@ -283,7 +287,7 @@ class _OpenCalls:
         queue = self.every if name is None else self.by_tool.get(name)
         while queue:
             step, index = queue[0]
-            if step.observed is None or index not in step.observed:
+            if not step.answered(index):
                 return step, index
             queue.popleft()
         return None
@@ -385,6 +389,19 @@ class Draft:
             return
         step, index = target
         step.observe(index, text, error)
+
+    def answer(self, step: Step, index: int, text: str, error: bool | None = None) -> None:
+        """The result the call's own record holds (opencode's tool part, Gemini CLI's call): that
+        call's, not the oldest open call of its id, which may be an earlier one; and the call is
+        open no more."""
+        step.observe(index, text, error)
+        call_id = step.actions[index].call_id
+        waiting = self.calls.get(call_id) if call_id else None
+        if waiting:
+            for at in range(len(waiting) - 1, -1, -1):  # the entry `call` added for it: the last, as a rule
+                if waiting[at][0] is step and waiting[at][1] == index:
+                    del waiting[at]
+                    break
 
     def _oldest_open(self, name: Any) -> tuple[Step, int] | None:
         if self._open is None:

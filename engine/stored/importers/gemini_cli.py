@@ -227,7 +227,7 @@ def _user_result(draft: Draft, response: dict[str, Any], last_call: dict[str, tu
     writes a call's result again there), else the result of the oldest open call of its id."""
     call_id = response.get("id") if isinstance(response.get("id"), str) else None
     made = last_call.get(call_id) if call_id else None
-    if made is not None and made[1] in made[0].observed:
+    if made is not None and made[0].answered(made[1]):
         draft.skipped["result repeated from its call"] += 1
         return
     text, error = _response_text(response)
@@ -274,14 +274,14 @@ def _turn(draft: Draft, record: dict[str, Any], last_call: dict[str, tuple[Step,
         status = call.get("status")
         if len(results) == 1 and not result_said:  # the usual
             text, failed = _response_text(results[0])
-            _answer(draft, step, index, call_id, text, failed or status == "error")
+            draft.answer(step, index, text, failed or status == "error")
         elif results or result_said:
             texts = [_response_text(response) for response in results]
-            _answer(draft, step, index, call_id, "\n".join([text for text, _ in texts] + ([result_said] if result_said else [])),
-                    status == "error" or any(failed for _, failed in texts))
+            draft.answer(step, index, "\n".join([text for text, _ in texts] + ([result_said] if result_said else [])),
+                         status == "error" or any(failed for _, failed in texts))
         elif status in ("error", "cancelled") and call_id is not None:
             shown = call.get("resultDisplay")
-            _answer(draft, step, index, call_id, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True)
+            draft.answer(step, index, (shown if isinstance(shown, str) else "") or f"the call ended {status}", True)
         if result_calls or result_other:
             _unmapped(draft, source, result_calls, result_other)
     if responses or other:
@@ -304,11 +304,3 @@ def _call(draft: Draft, step: Step, call: dict[str, Any], last_call: dict[str, t
     if call_id:
         last_call[call_id] = (step, index)
     return index, call_id
-
-
-def _answer(draft: Draft, step: Step, index: int, call_id: str | None, text: str, error: bool) -> None:
-    """The result a call's own record holds: that call's (not the oldest open call of its id, which
-    may be an earlier one), and the call is open no more."""
-    step.observe(index, text, error)
-    if call_id:
-        draft.calls[call_id].pop()  # the entry `Draft.call` added last, for this call

@@ -123,14 +123,11 @@ def _tool(draft: Draft, step: Step, part: dict[str, Any], where: str) -> None:
     status = state.get("status")
     if status not in ("completed", "error"):
         return
-    # the result is this part's own: it answers this call, not the oldest open call of its id
-    # (opencode numbers each turn's calls from `call_0`), and the call is open no more
+    # the result is this part's own (opencode numbers each turn's calls from `call_0`)
     if status == "completed":
-        step.observe(index, text_of(state.get("output")), False)
+        draft.answer(step, index, text_of(state.get("output")), False)
     else:
-        step.observe(index, text_of(state.get("error")) or "the call failed", True)
-    if call_id:
-        draft.calls[call_id].pop()  # the entry `Draft.call` added last, for this call
+        draft.answer(step, index, text_of(state.get("error")) or "the call failed", True)
 
 
 def _other(draft: Draft, part: dict[str, Any], where: str) -> None:
