@@ -30,7 +30,8 @@ from engine.stored.transcript import TranscriptError
 
 
 def message_lines(text: str) -> list[int]:
-    """The line each top-level message object starts on (best effort; [] if unknown)."""
+    """The line each top-level message object starts on (best effort; [] if unknown). The newlines
+    are counted on from the message before, so the text is read once, not once a message."""
     decoder = json.JSONDecoder()
     stripped = text.lstrip()
     if stripped.startswith("{"):
@@ -44,13 +45,16 @@ def message_lines(text: str) -> list[int]:
         return []
     lines: list[int] = []
     pos, size = start, len(text)
+    line, counted = 1, 0  # the line that offset `counted` stands on
     try:
         while pos < size:
             while pos < size and text[pos] in " \t\r\n,":
                 pos += 1
             if pos >= size or text[pos] == "]":
                 break
-            lines.append(text.count("\n", 0, pos) + 1)
+            line += text.count("\n", counted, pos)
+            counted = pos
+            lines.append(line)
             _, pos = decoder.raw_decode(text, pos)
     except (ValueError, RecursionError):
         return lines
