@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from engine.stored.importers.build import Draft, arguments, found, new_action, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, new_action, text_of
 from engine.stored.importers.react import KEYWORD, action_from_text
 from engine.core.events import Action
 from engine.core.parse import arguments_from_text
@@ -138,8 +138,32 @@ def _text_turn(content: str) -> _TextTurn | None:
     return turn
 
 
+class _OldestOpen:
+    """The oldest call of a step without a result, found in time linear in a log: its calls are
+    only added to, and a call once answered stays so, so the search goes on from where it ended."""
+
+    def __init__(self, step: Step | None) -> None:
+        self.step = step
+        self.answered: set[int] = set()
+        self.counted = 0  # the step's results already in `answered`
+        self.index = 0  # every call before it has a result
+
+    def __call__(self) -> int | None:
+        step = self.step
+        if step is None:
+            return None
+        for index, _, _ in step.observations[self.counted:]:
+            self.answered.add(index)
+        self.counted = len(step.observations)
+        while self.index < len(step.actions) and self.index in self.answered:
+            self.index += 1
+        return self.index if self.index < len(step.actions) else None
+
+
 def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
-    """Fill `draft` from a list of chat messages; `where(i)` names message i in the file."""
+    """Fill `draft` from a list of chat messages; `where(i)` names message i in the file. The last
+    step is kept at hand, not looked for among the notes after it at each message."""
+    oldest_open = _OldestOpen(draft.last_step())
     for i, message in enumerate(messages):
         source = where(i)
         if not isinstance(message, dict):
@@ -148,18 +172,18 @@ def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
         role = message.get("role")
         content = text_of(message.get("content"))
         if role in ("system", "developer"):
-            if draft.steps() or draft.task_text is not None:
+            if oldest_open.step is not None or draft.task_text is not None:
                 draft.note("system", content, source)
             else:
                 draft.system.append(content)
         elif role == "user":
-            last = draft.last_step()
-            if content.lstrip().startswith("Observation:") and last is not None and last.open_actions():
-                last.observe(last.open_actions()[0], content.lstrip()[len("Observation:"):].strip())
+            index = oldest_open() if content.lstrip().startswith("Observation:") else None
+            if index is not None:
+                oldest_open.step.observe(index, content.lstrip()[len("Observation:"):].strip())
             else:
                 draft.user(content, source)
         elif role == "assistant":
-            _assistant(draft, message, content, source)
+            oldest_open = _OldestOpen(_assistant(draft, message, content, source))
         elif role in ("tool", "function"):
             draft.result(message.get("tool_call_id"), content, None, source, name=message.get("name"))
         else:
@@ -167,7 +191,8 @@ def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
     return draft
 
 
-def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str) -> None:
+def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str) -> Step:
+    """The step an assistant message makes (with its calls, or its text read as the trace format)."""
     calls = message.get("tool_calls") or []
     legacy = message.get("function_call")
     if legacy and not calls:
@@ -188,14 +213,14 @@ def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str)
             args, error = arguments(fn.get("arguments"))
             call_id = call.get("id") if isinstance(call.get("id"), str) else None
             draft.call(step, new_action(tool=fn["name"], args=args, call_id=call_id, args_error=error))
-        return
+        return step
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal.strip() and not content.strip():
         content = f"(refused) {refusal}"
     turn = _text_turn(content)
     if turn is None:
         step.add_reply(content)
-        return
+        return step
     step.add_thought(turn.thought)
     step.actions.extend(turn.actions)
     for index, text in turn.observations:
@@ -204,6 +229,7 @@ def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str)
     step.raw = content
     for what, text in turn.unread:
         draft.unrecognised(what, text, source)
+    return step
 
 
 def _response_message(response: Any) -> dict[str, Any] | None:
