@@ -13,24 +13,29 @@ message is the task and later ones are shown as user messages; system and
 developer messages are the system prompt. A final call of a structured-answer
 tool (`final_result`) is the answer, as is a last assistant message without
 calls; a `refusal` is what the assistant said, and a response's `usage` is
-its step's token count. An assistant message written in the seeds' text format is read as a
-thought and an action, its observation coming in the next user message.
+its step's token count. An assistant message written in the seeds' text format is one step: its
+thoughts, each `Action:` a call (and an `Observation:` after it, in the message or in a user
+message after it, that call's result) and its final answer; a field that maps to none of these
+is kept as an unrecognised note.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Iterator
 
-from engine.stored.importers.build import Draft, arguments, found, new_action, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, new_action, text_of
 from engine.stored.importers.react import KEYWORD, action_from_text
 from engine.core.events import Action
+from engine.core.parse import arguments_from_text
 from engine.stored.transcript import TranscriptError
 
 
 def message_lines(text: str) -> list[int]:
-    """The line each top-level message object starts on (best effort; [] if unknown)."""
+    """The line each top-level message object starts on (best effort; [] if unknown). The newlines
+    are counted on from the message before, so the text is read once, not once a message."""
     decoder = json.JSONDecoder()
     stripped = text.lstrip()
     if stripped.startswith("{"):
@@ -44,45 +49,121 @@ def message_lines(text: str) -> list[int]:
         return []
     lines: list[int] = []
     pos, size = start, len(text)
+    line, counted = 1, 0  # the line that offset `counted` stands on
     try:
         while pos < size:
             while pos < size and text[pos] in " \t\r\n,":
                 pos += 1
             if pos >= size or text[pos] == "]":
                 break
-            lines.append(text.count("\n", 0, pos) + 1)
+            line += text.count("\n", counted, pos)
+            counted = pos
+            lines.append(line)
             _, pos = decoder.raw_decode(text, pos)
     except (ValueError, RecursionError):
         return lines
     return lines
 
 
-def _trace_in_message(content: str) -> tuple[str, Action | None, str | None] | None:
-    """An assistant message written in the trace format: (thought, action, answer), else None."""
-    thought, action, answer = "", None, None
-    seen = False
-    lines = content.splitlines()
-    for i, line in enumerate(lines):
-        m = KEYWORD.match(line)
+@dataclass(slots=True)
+class _TextTurn:
+    """An assistant message written in the trace format, read field by field."""
+
+    thought: str = ""
+    actions: list[Action] = field(default_factory=list)
+    observations: list[tuple[int, str]] = field(default_factory=list)
+    """(call, text): each result is its message's oldest call's without one, so call i has the i-th."""
+    answer: str | None = None
+    unread: list[tuple[str, str]] = field(default_factory=list)
+    """(what, text) of each part that is no thought, call, result or answer, for unrecognised notes."""
+
+
+def _fields(content: str) -> Iterator[tuple[str, list[str]]]:
+    """(keyword, lines) of each field of `content`: a keyword's line, then the lines without one
+    that continue it (those before the first keyword under ""); a final answer runs to the end."""
+    kind = ""
+    lines: list[str] = []
+    rows = content.splitlines()
+    for i, row in enumerate(rows):
+        m = KEYWORD.match(row)
         if m is None:
+            lines.append(row)
             continue
-        kind, value = m.group(1).lower(), m.group(3).strip()
-        if kind == "thought":
-            thought, seen = value, True
-        elif kind == "action" and action is None:
-            action = action_from_text(value)
-            seen = seen or action is not None
-        elif kind in ("final answer", "answer"):
-            answer = "\n".join([value, *lines[i + 1:]]).strip()
-            seen = True
+        yield kind, lines
+        kind, lines = m.group(1).lower(), [m.group(3).strip()]
+        if kind in ("final answer", "answer"):
+            lines.extend(rows[i + 1:])
             break
-    if not seen or (action is None and answer is None):
+    yield kind, lines
+
+
+def _text_turn(content: str) -> _TextTurn | None:
+    """An assistant message written in the trace format (a call or an answer in it), else None.
+    Every `Action:` is a call and an `Observation:` after it its result; a field that maps to
+    neither (a `Question:`, an action that names no tool, text after a one-line action) is kept
+    in `unread`."""
+    turn = _TextTurn()
+    open_call = False  # the field before is a call without arguments, which an `Action Input:` gives
+    for kind, lines in _fields(content):
+        takes_input, open_call = open_call, False
+        text = "\n".join(lines).strip()
+        if kind in ("", "thought"):
+            if text:
+                turn.thought = f"{turn.thought}\n{text}" if turn.thought else text
+        elif kind == "action":
+            action, rest = action_from_text(lines[0]), "\n".join(lines[1:]).strip()
+            if action is None and rest:
+                action, rest = action_from_text(text), ""
+            if action is None:
+                turn.unread.append(("an Action: that names no tool call", text))
+            else:
+                turn.actions.append(action)
+                open_call = not action.args and not rest
+            if rest:
+                turn.unread.append(("text after an Action: line", rest))
+        elif kind == "action input" and takes_input:
+            turn.actions[-1] = new_action(tool=turn.actions[-1].tool, args=arguments_from_text(text, ()))
+        elif kind == "action input":
+            turn.unread.append(("an Action Input: that follows no call without arguments", text))
+        elif kind == "observation" and len(turn.observations) < len(turn.actions):
+            turn.observations.append((len(turn.observations), text))
+        elif kind == "observation":
+            turn.unread.append(("an Observation: with no call waiting for it", text))
+        elif kind in ("final answer", "answer"):
+            turn.answer = text
+        else:
+            turn.unread.append((f"a '{kind.title()}:' line in an assistant message", text))
+    if not turn.actions and turn.answer is None:
         return None
-    return thought, (None if answer is not None else action), answer
+    return turn
+
+
+class _OldestOpen:
+    """The oldest call of a step without a result, found in time linear in a log: its calls are
+    only added to, and a call once answered stays so, so the search goes on from where it ended."""
+
+    def __init__(self, step: Step | None) -> None:
+        self.step = step
+        self.answered: set[int] = set()
+        self.counted = 0  # the step's results already in `answered`
+        self.index = 0  # every call before it has a result
+
+    def __call__(self) -> int | None:
+        step = self.step
+        if step is None:
+            return None
+        for index, _, _ in step.observations[self.counted:]:
+            self.answered.add(index)
+        self.counted = len(step.observations)
+        while self.index < len(step.actions) and self.index in self.answered:
+            self.index += 1
+        return self.index if self.index < len(step.actions) else None
 
 
 def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
-    """Fill `draft` from a list of chat messages; `where(i)` names message i in the file."""
+    """Fill `draft` from a list of chat messages; `where(i)` names message i in the file. The last
+    step is kept at hand, not looked for among the notes after it at each message."""
+    oldest_open = _OldestOpen(draft.last_step())
     for i, message in enumerate(messages):
         source = where(i)
         if not isinstance(message, dict):
@@ -91,18 +172,18 @@ def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
         role = message.get("role")
         content = text_of(message.get("content"))
         if role in ("system", "developer"):
-            if draft.steps() or draft.task_text is not None:
+            if oldest_open.step is not None or draft.task_text is not None:
                 draft.note("system", content, source)
             else:
                 draft.system.append(content)
         elif role == "user":
-            last = draft.last_step()
-            if content.lstrip().startswith("Observation:") and last is not None and last.open_actions():
-                last.observe(last.open_actions()[0], content.lstrip()[len("Observation:"):].strip())
+            index = oldest_open() if content.lstrip().startswith("Observation:") else None
+            if index is not None:
+                oldest_open.step.observe(index, content.lstrip()[len("Observation:"):].strip())
             else:
                 draft.user(content, source)
         elif role == "assistant":
-            _assistant(draft, message, content, source)
+            oldest_open = _OldestOpen(_assistant(draft, message, content, source))
         elif role in ("tool", "function"):
             draft.result(message.get("tool_call_id"), content, None, source, name=message.get("name"))
         else:
@@ -110,7 +191,8 @@ def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
     return draft
 
 
-def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str) -> None:
+def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str) -> Step:
+    """The step an assistant message makes (with its calls, or its text read as the trace format)."""
     calls = message.get("tool_calls") or []
     legacy = message.get("function_call")
     if legacy and not calls:
@@ -131,20 +213,23 @@ def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str)
             args, error = arguments(fn.get("arguments"))
             call_id = call.get("id") if isinstance(call.get("id"), str) else None
             draft.call(step, new_action(tool=fn["name"], args=args, call_id=call_id, args_error=error))
-        return
+        return step
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal.strip() and not content.strip():
         content = f"(refused) {refusal}"
-    parsed = _trace_in_message(content)
-    if parsed is not None:
-        thought, action, answer = parsed
-        step.add_thought(thought)
-        if action is not None:
-            step.actions.append(action)
-        step.answer = answer
-        step.raw = content
-    else:
+    turn = _text_turn(content)
+    if turn is None:
         step.add_reply(content)
+        return step
+    step.add_thought(turn.thought)
+    step.actions.extend(turn.actions)
+    for index, text in turn.observations:
+        step.observe(index, text)
+    step.answer = turn.answer
+    step.raw = content
+    for what, text in turn.unread:
+        draft.unrecognised(what, text, source)
+    return step
 
 
 def _response_message(response: Any) -> dict[str, Any] | None:
