@@ -69,3 +69,23 @@ def test_observations_in_user_messages_find_the_oldest_call_without_looking_thro
     assert _Counted.read <= 2 * len(messages)
     (step,) = draft.steps()
     assert [(i, t) for i, t, _ in step.observations] == [(i, str(i)) for i in range(1000)]
+
+
+def test_user_messages_of_a_log_without_a_task_do_not_look_through_the_steps(counted_draft: Draft):
+    """A log that starts with the assistant has no task: each user message asked whether any
+    step was made yet by listing every item."""
+    messages = [{"role": "assistant", "content": "hello"}]
+    messages += [{"role": "user", "content": f"m{i}"} for i in range(2000)]
+    draft = _read(counted_draft, messages)
+    assert _Counted.read <= 2 * len(messages)
+    assert draft.task_text is None and [n.kind for n in draft.items[1:]] == ["user"] * 2000
+
+
+def test_legacy_function_results_find_their_calls_without_going_over_every_step(counted_draft: Draft):
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "q"}]
+    for i in range(1000):
+        messages.append({"role": "assistant", "content": None, "function_call": {"name": "look", "arguments": f'{{"i": {i}}}'}})
+        messages.append({"role": "function", "name": "look", "content": f"seen {i}"})
+    draft = _read(counted_draft, messages)
+    assert _Counted.read <= 4 * len(messages)
+    assert [s.observations[0][1] for s in draft.steps()] == [f"seen {i}" for i in range(1000)]

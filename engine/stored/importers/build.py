@@ -116,6 +116,13 @@ def arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     return {}, f"the arguments are not a JSON object: {preview(raw, 200)}"
 
 
+def tool_calls(message: dict[str, Any]) -> list[Any]:
+    """A message's `tool_calls` as a list: none when absent or empty, and one call written on its
+    own (an object, not a list) as that call."""
+    calls = message.get("tool_calls") or []
+    return calls if isinstance(calls, list) else [calls]
+
+
 def answer_text(args: dict[str, Any]) -> str:
     """A structured answer's text: its one value when it has one, else the JSON."""
     if len(args) == 1:
@@ -324,6 +331,8 @@ class Draft:
     final_text_is_answer: bool = True
     calls: dict[str, list[tuple[Step, int]]] = field(default_factory=dict)
     """Open calls by id, oldest first: ids are not always unique (some providers number each turn's calls from 0)."""
+    made_steps: int = 0
+    """How many steps `new_step` made."""
     _open: _OpenCalls | None = field(default=None, repr=False, compare=False)
     """Every call in order, for results that name no call (made at the first of them)."""
 
@@ -339,6 +348,7 @@ class Draft:
         return None
 
     def new_step(self, thought: str = "") -> Step:
+        self.made_steps += 1
         step = Step()
         if thought:
             step.add_thought(thought)
@@ -350,7 +360,7 @@ class Draft:
 
     def user(self, text: str, source: str = "") -> None:
         """A user message: the task when it is the first thing said, else a note."""
-        if self.task_text is None and not self.steps():
+        if self.task_text is None and self.made_steps == 0:  # no step yet (`new_step` counts them)
             self.task_text = text
         else:
             self.note("user", text, source)

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from engine.stored.importers.build import Draft, Step, arguments, found, new_action, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, new_action, text_of, tool_calls
 from engine.stored.importers.react import KEYWORD, action_from_text
 from engine.core.events import Action
 from engine.core.parse import arguments_from_text
@@ -138,32 +138,10 @@ def _text_turn(content: str) -> _TextTurn | None:
     return turn
 
 
-class _OldestOpen:
-    """The oldest call of a step without a result, found in time linear in a log: its calls are
-    only added to, and a call once answered stays so, so the search goes on from where it ended."""
-
-    def __init__(self, step: Step | None) -> None:
-        self.step = step
-        self.answered: set[int] = set()
-        self.counted = 0  # the step's results already in `answered`
-        self.index = 0  # every call before it has a result
-
-    def __call__(self) -> int | None:
-        step = self.step
-        if step is None:
-            return None
-        for index, _, _ in step.observations[self.counted:]:
-            self.answered.add(index)
-        self.counted = len(step.observations)
-        while self.index < len(step.actions) and self.index in self.answered:
-            self.index += 1
-        return self.index if self.index < len(step.actions) else None
-
-
 def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
     """Fill `draft` from a list of chat messages; `where(i)` names message i in the file. The last
     step is kept at hand, not looked for among the notes after it at each message."""
-    oldest_open = _OldestOpen(draft.last_step())
+    last = draft.last_step()
     for i, message in enumerate(messages):
         source = where(i)
         if not isinstance(message, dict):
@@ -172,18 +150,18 @@ def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
         role = message.get("role")
         content = text_of(message.get("content"))
         if role in ("system", "developer"):
-            if oldest_open.step is not None or draft.task_text is not None:
+            if last is not None or draft.task_text is not None:
                 draft.note("system", content, source)
             else:
                 draft.system.append(content)
         elif role == "user":
-            index = oldest_open() if content.lstrip().startswith("Observation:") else None
-            if index is not None:
-                oldest_open.step.observe(index, content.lstrip()[len("Observation:"):].strip())
+            index = last.first_open() if last is not None and content.lstrip().startswith("Observation:") else None
+            if last is not None and index is not None:
+                last.observe(index, content.lstrip()[len("Observation:"):].strip())
             else:
                 draft.user(content, source)
         elif role == "assistant":
-            oldest_open = _OldestOpen(_assistant(draft, message, content, source))
+            last = _assistant(draft, message, content, source)
         elif role in ("tool", "function"):
             draft.result(message.get("tool_call_id"), content, None, source, name=message.get("name"))
         else:
@@ -193,12 +171,10 @@ def read_messages(draft: Draft, messages: list[Any], where: Any) -> Draft:
 
 def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str) -> Step:
     """The step an assistant message makes (with its calls, or its text read as the trace format)."""
-    calls = message.get("tool_calls") or []
+    calls = tool_calls(message)
     legacy = message.get("function_call")
     if legacy and not calls:
         calls = [{"id": None, "function": legacy}]
-    if not isinstance(calls, list):
-        calls = [calls]
     step = draft.new_step()
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if isinstance(reasoning, str):

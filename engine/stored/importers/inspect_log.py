@@ -20,7 +20,7 @@ import zipfile
 from typing import Any
 
 from engine.core.events import RunEnded
-from engine.stored.importers.build import Draft, Step, arguments, found, new_action, preview, text_of
+from engine.stored.importers.build import Draft, Step, arguments, found, new_action, preview, text_of, tool_calls
 from engine.core.jsontext import loads
 from engine.stored.reader import MAX_LINE_BYTES
 from engine.stored.transcript import TranscriptError
@@ -133,9 +133,7 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
             draft.user(text, source)
         elif role == "assistant":
             step = draft.new_step(reasoning)
-            calls = m.get("tool_calls") or []
-            if not isinstance(calls, list):  # one call written on its own, as chat.py's `_assistant` reads it
-                calls = [calls]
+            calls = tool_calls(m)
             step.add_reply(text)
             for block in tool_uses:
                 _server_tool_use(draft, step, block)

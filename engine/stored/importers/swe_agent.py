@@ -28,7 +28,7 @@ import re
 from typing import Any
 
 from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, answer_text, arguments, found, new_action, preview, text_of
+from engine.stored.importers.build import Draft, answer_text, arguments, found, new_action, preview, text_of, tool_calls
 from engine.core.jsontext import loads
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
@@ -239,9 +239,7 @@ def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
             thought = m.get("thought") if isinstance(m.get("thought"), str) else content
             step = draft.new_step(_thinking(m.get("thinking_blocks")))
             step.add_thought(thought)
-            calls = m.get("tool_calls") or []
-            if not isinstance(calls, list):  # one call written on its own, as chat.py's `_assistant` reads it
-                calls = [calls]
+            calls = tool_calls(m)
             for call in calls:
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict) and isinstance(fn.get("name"), str):
