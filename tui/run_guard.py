@@ -17,7 +17,7 @@ import asyncio
 import signal
 from contextlib import contextmanager
 from functools import partial
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from engine.core.text import clean
 
@@ -57,9 +57,17 @@ def sigterm_closes(app: ClosesOnSigterm) -> Iterator[None]:
             return  # closed: the caller looks
         loop.call_soon_threadsafe(app.terminate)
 
+    with sigterm_calls(on_sigterm):
+        yield
+
+
+@contextmanager
+def sigterm_calls(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """While the block runs, SIGTERM calls `handler` (in the main thread; in another, SIGTERM keeps
+    what it had); the handler before is back after the block."""
     try:
-        previous = signal.signal(signal.SIGTERM, on_sigterm)
-    except ValueError:  # not the main thread: SIGTERM keeps its default
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
         yield
         return
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import signal
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -15,19 +14,13 @@ def sigterm_raises() -> Iterator[None]:
     """While a headless run goes, SIGTERM raises `Interrupted` in the main thread, so the
     run records its end (and a tool call it cut off) as it does for Ctrl+C."""
     from engine.core.guards import Interrupted
+    from tui.run_guard import sigterm_calls
 
     def handler(signum: int, frame: object) -> None:
         raise Interrupted("terminated (SIGTERM)")
 
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
+    with sigterm_calls(handler):
         yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def stop(engine: Any, reason: str, *, running: bool = False) -> None:

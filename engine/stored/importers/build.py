@@ -142,6 +142,28 @@ def _kind_words(what: str, where: list[str]) -> str:
     shown = ", ".join(places[:3]) + (", …" if len(places) > 3 else "")
     return f"{len(where)} × {what}" + (f" ({shown})" if shown else "")
 
+def _joined(name: str) -> property:
+    """A text kept as the list of its parts in the attribute `name` (None: empty): read joined by
+    line ends, set as one part."""
+
+    def get(step: Any) -> str:
+        parts = getattr(step, name)
+        return "\n".join(parts) if parts else ""
+
+    def put(step: Any, text: str) -> None:
+        setattr(step, name, [text] if text else None)
+
+    return property(get, put)
+
+
+def _more(parts: list[str] | None, text: str) -> list[str]:
+    """`parts` with `text` added (a new list for None)."""
+    if parts is None:
+        return [text]
+    parts.append(text)
+    return parts
+
+
 @dataclass(slots=True)
 class Step:
     """One step as an importer fills it. Its thought, reply and raw text grow a part at a time
@@ -167,21 +189,8 @@ class Step:
     settled: int = 0
     """No action before this index is without a result (`first_open`)."""
 
-    @property
-    def thought(self) -> str:
-        return "\n".join(parts) if (parts := self.thoughts) else ""
-
-    @thought.setter
-    def thought(self, text: str) -> None:
-        self.thoughts = [text] if text else None
-
-    @property
-    def reply(self) -> str:
-        return "\n".join(parts) if (parts := self.replies) else ""
-
-    @reply.setter
-    def reply(self, text: str) -> None:
-        self.replies = [text] if text else None
+    thought = _joined("thoughts")
+    reply = _joined("replies")
 
     @property
     def raw(self) -> str | None:
@@ -223,25 +232,16 @@ class Step:
     def add_thought(self, text: str) -> None:
         text = text.strip()
         if text:
-            if self.thoughts is None:
-                self.thoughts = [text]
-            else:
-                self.thoughts.append(text)
+            self.thoughts = _more(self.thoughts, text)
 
     def add_reply(self, text: str) -> None:
         text = text.strip()
         if text:
-            if self.replies is None:
-                self.replies = [text]
-            else:
-                self.replies.append(text)
+            self.replies = _more(self.replies, text)
 
     def add_raw(self, text: str) -> None:
         """A line more of the raw text."""
-        if self.raws is None:
-            self.raws = [text]
-        else:
-            self.raws.append(text)
+        self.raws = _more(self.raws, text)
 
     def observe(self, index: int, text: str, error: bool | None = None) -> None:
         self.observations.append((index, text, error))
