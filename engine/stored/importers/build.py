@@ -528,8 +528,10 @@ class Draft:
             actions, plain, results = looked[number]
             number += 1
             counted = number < estimated  # what this step adds is read by a later one
-            thought, reply, answer, raw = item.thought, item.reply, item.answer, item.raw
-            thought = f"{thought}\n{reply}" if thought and reply else thought or reply
+            thoughts, replies, raws, answer = item.thoughts, item.replies, item.raws, item.answer  # the parts: no property call
+            said = thoughts + replies if thoughts and replies else thoughts or replies
+            thought = ("\n".join(said) if len(said) > 1 else said[0]) if said else ""
+            raw = None if raws is None else "\n".join(raws)
             usage = item.usage
             if usage is None:
                 words = written_words(raw, thought, actions, answer)
