@@ -118,10 +118,10 @@ def test_results_that_name_no_call_find_theirs_without_going_over_every_step(mon
     names one). Each such result went over every step before (10,000 took 47 s); now the calls
     are kept in order and each answered one is passed over once."""
     from engine.core.events import Action
-    from engine.stored.importers.build import Draft, Step
+    from engine.stored.importers.build import Draft
 
     asked: list[int] = []
-    monkeypatch.setattr(Step, "open_actions", lambda self: asked.append(1) or [])
+    listed = Draft.steps
     draft = Draft("log.json", "chat")
     draft.user("q")
     n = 3000
@@ -130,10 +130,12 @@ def test_results_that_name_no_call_find_theirs_without_going_over_every_step(mon
         step.actions.append(Action(tool="read" if i % 2 else "write", args={"i": i}))
         if i % 3 == 0:
             draft.note("system", "between")
+    monkeypatch.setattr(Draft, "steps", lambda self: asked.append(1) or listed(self))  # what each result did before
     for i in range(1, n, 2):  # every read, by name, while the writes wait
         draft.result(None, f"read {i}", name="read")
     for i in range(0, n, 2):  # then the writes, naming no tool
         draft.result(None, f"wrote {i}")
+    monkeypatch.undo()
     steps = draft.steps()
     assert [s.observations[0][1] for s in steps] == [f"{'read' if i % 2 else 'wrote'} {i}" for i in range(n)]
     assert asked == []

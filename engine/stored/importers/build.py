@@ -209,10 +209,6 @@ class Step:
         if plausible:
             self.usage = Usage.trusted(input_tokens=input_tokens, output_tokens=output_tokens, estimated=False)
 
-    def open_actions(self) -> list[int]:
-        observed = self.observed or ()
-        return [i for i in range(len(self.actions)) if i not in observed]
-
     def answered(self, index: int) -> bool:
         """Whether the action at `index` has a result."""
         return self.observed is not None and index in self.observed
@@ -332,7 +328,7 @@ class Draft:
     calls: dict[str, list[tuple[Step, int]]] = field(default_factory=dict)
     """Open calls by id, oldest first: ids are not always unique (some providers number each turn's calls from 0)."""
     made_steps: int = 0
-    """How many steps `new_step` made."""
+    """How many steps `new_step` made (every step is made there): whether there is one, without listing the items."""
     _open: _OpenCalls | None = field(default=None, repr=False, compare=False)
     """Every call in order, for results that name no call (made at the first of them)."""
 

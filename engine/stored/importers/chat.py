@@ -69,7 +69,7 @@ def message_lines(text: str) -> list[int]:
 class _TextTurn:
     """An assistant message written in the trace format, read field by field."""
 
-    thought: str = ""
+    thoughts: list[str] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     observations: list[tuple[int, str]] = field(default_factory=list)
     """(call, text): each result is its message's oldest call's without one, so call i has the i-th."""
@@ -109,7 +109,7 @@ def _text_turn(content: str) -> _TextTurn | None:
         text = "\n".join(lines).strip()
         if kind in ("", "thought"):
             if text:
-                turn.thought = f"{turn.thought}\n{text}" if turn.thought else text
+                turn.thoughts.append(text)
         elif kind == "action":
             action, rest = action_from_text(lines[0]), "\n".join(lines[1:]).strip()
             if action is None and rest:
@@ -197,7 +197,8 @@ def _assistant(draft: Draft, message: dict[str, Any], content: str, source: str)
     if turn is None:
         step.add_reply(content)
         return step
-    step.add_thought(turn.thought)
+    for thought in turn.thoughts:
+        step.add_thought(thought)
     step.actions.extend(turn.actions)
     for index, text in turn.observations:
         step.observe(index, text)

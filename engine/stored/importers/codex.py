@@ -141,7 +141,7 @@ class _Reader:
             role = payload.get("role")
             text = text_of(payload.get("content"))
             if role in ("developer", "system"):
-                if not draft.steps() and draft.task_text is None:
+                if not draft.made_steps and draft.task_text is None:
                     draft.system.append(text)
                 else:
                     draft.note("system", text, source)

@@ -201,7 +201,7 @@ def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Dra
                 _user_result(draft, response, last_call, source)
             if text or not (responses or called or other):  # (an empty record: an empty turn)
                 if text.lstrip().startswith(CONTEXT_PREFIX):
-                    if not draft.steps() and draft.task_text is None:
+                    if not draft.made_steps and draft.task_text is None:
                         draft.system.append(text)
                     else:
                         draft.note("system", text, source)

@@ -125,7 +125,7 @@ def read_sample(name: str, sample: Any, label: str) -> Draft:
         role = m.get("role")
         text, reasoning, tool_uses = _sample_text(m.get("content"))
         if role == "system":
-            if draft.steps() or draft.task_text is not None:
+            if draft.made_steps or draft.task_text is not None:
                 draft.note("system", text, source)
             else:
                 draft.system.append(text)

@@ -28,7 +28,7 @@ import re
 from typing import Any
 
 from engine.core.events import Action, RunEnded
-from engine.stored.importers.build import Draft, answer_text, arguments, found, new_action, preview, text_of, tool_calls
+from engine.stored.importers.build import Draft, Step, answer_text, arguments, found, new_action, preview, text_of, tool_calls
 from engine.core.jsontext import loads
 from engine.stored.importers.chat import read_messages
 from engine.stored.transcript import TranscriptError
@@ -231,7 +231,7 @@ def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
         if m.get("is_demo"):
             draft.note("system", content, source)
         elif role == "system":
-            if draft.steps():
+            if draft.made_steps:
                 draft.note("system", content, source)
             else:
                 draft.system.append(content)
@@ -258,9 +258,9 @@ def _history(draft: Draft, history: list[Any], label: str = "history") -> None:
             for call_id in ids or [None]:
                 draft.result(call_id, content, None, source)
         elif role == "user":
-            last = draft.last_step()
-            if last is not None and last.open_actions() and draft.items[-1] is last:
-                last.observe(last.open_actions()[0], content)
+            last = draft.items[-1] if draft.items else None
+            if type(last) is Step and (index := last.first_open()) is not None:
+                last.observe(index, content)
             else:
                 draft.user(content, source)
         else:
@@ -304,9 +304,8 @@ def read_mini(name: str, data: Any) -> list[Draft]:
             step.actions.clear()  # mini-swe-agent ran none of them: they stay in the thought, as written
             step.thought, submitting = (step.raw or "").strip(), False
             draft.note("system", content, source)
-        elif role == "user" and draft.last_step() is not None and draft.last_step().open_actions() and draft.items[-1] is draft.last_step():
-            step = draft.last_step()
-            step.observe(step.open_actions()[0], content, error=_failed(content, m.get("extra")))
+        elif role == "user" and draft.items and type(step := draft.items[-1]) is Step and (index := step.first_open()) is not None:
+            step.observe(index, content, error=_failed(content, m.get("extra")))
             if submitting:
                 draft.end = RunEnded(outcome="answer", reason="submitted", step=0, answer=content)
         elif role == "exit":
