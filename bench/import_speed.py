@@ -24,10 +24,14 @@ seven lines a step of about 600 bytes, and Gemini CLI 0.61, five lines a step
 `bench/bare_import.py`, the same file written as a transcript with no mapping
 at all (parsed, four objects a step built and written by the one writer).
 
+An import checks a file of JSON lines of 8 MB or more for what only the exact
+JSON reading gets right in a child process, on the other core, while it reads on
+(`engine.core.jsontext.PlainCheck`): the CPU figures count the child's time too.
+
 `--stages`: each format's import in this process instead, stage by stage (CPU,
 collector off, the least of `--runs`): reading, detecting, parsing and mapping
-the file with the first look at its calls (`made_runs`), making the events,
-serialising them, freeing them and what was read.
+the file with the first look at its calls (`made_runs`; not the check's child),
+making the events, serialising them, freeing them and what was read.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from engine.core.collector import collector_paused
 from engine.core.text import with_article
@@ -138,14 +138,17 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
     if fmt in TEXT_FORMATS:
         return read_text(name, text, fmt)
     if fmt in ("claude-code", "codex") or (fmt == "gemini-cli" and sniffed.document is None):
-        def rows() -> Iterator[tuple[int, Any]]:
-            return json_rows(name, text, strict=False, lines=sniffed.lines)
+        def read(fast: bool) -> list[Draft]:
+            def rows() -> Iterator[tuple[int, Any]]:
+                return json_rows(name, text, strict=False, lines=sniffed.lines, fast=fast)
 
-        if fmt == "gemini-cli":
-            return read_gemini_cli(name, rows)  # which may read them twice
-        return (read_claude_code if fmt == "claude-code" else read_codex)(name, rows())
+            if fmt == "gemini-cli":
+                return read_gemini_cli(name, rows)  # which may read them twice
+            return (read_claude_code if fmt == "claude-code" else read_codex)(name, rows())
+
+        return _checked(text, read)
     if fmt == "chat" and sniffed.document is None:
-        return read_chat_lines(name, list(json_rows(name, text, lines=sniffed.lines)))
+        return _checked(text, lambda fast: read_chat_lines(name, list(json_rows(name, text, lines=sniffed.lines, fast=fast))))
     document = _document(name, sniffed)
     if fmt == "chat":
         return read_chat(name, document, text)
@@ -162,6 +165,27 @@ def _drafts(name: str, data: bytes, sniffed: Sniffed) -> list[Draft]:
     if fmt == "swe-agent":
         return read_swe_agent(name, document)
     return read_inspect_json(name, document)
+
+
+def _checked(text: str, read: Callable[[bool], list[Draft]]) -> list[Draft]:
+    """`read(fast)` of a file of JSON lines, its lines read fast (`fast`) while the text is checked
+    `plain` aside (`PlainCheck`), and read again exactly if it is not: what it read fast, or an
+    error it met, may be the fast reading's alone."""
+    from engine.core.jsontext import PlainCheck
+
+    with PlainCheck(text) as check:
+        if not check.aside:
+            return read(check.hoped)
+        drafts: list[Draft] | None = None
+        try:
+            drafts = read(True)
+        except TranscriptError:
+            if check.holds():
+                raise
+        if drafts is not None and check.holds():
+            return drafts
+        drafts = None
+    return read(False)
 
 
 def _sniffed(name: str, data: bytes, fmt: str) -> tuple[bytes, Sniffed]:

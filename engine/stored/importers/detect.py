@@ -50,11 +50,14 @@ def json_lines(text: str) -> list[str]:
     return lines
 
 
-def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None) -> Iterator[tuple[int, Any]]:
+def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None,
+              fast: bool | None = None) -> Iterator[tuple[int, Any]]:
     """Every non-blank line parsed as JSON, with its number, one at a time (a reader that maps each
-    as it comes keeps no parsed line it is done with); `lines`: `json_lines(text)`, if made already."""
+    as it comes keeps no parsed line it is done with); `lines`: `json_lines(text)`, if made already.
+    `fast`: whether the text is `plain` (each line then read by `plain_loads`, else by `loads`), if
+    known or hoped (`PlainCheck`); None: the whole text checked here, once."""
     lines = json_lines(text) if lines is None else lines
-    read = plain_loads if plain(text) else loads  # the whole text checked once
+    read = plain_loads if (plain(text) if fast is None else fast) else loads
     last = len(lines)
     torn_allowed = not strict and not text.endswith("\n")
     for number, line in enumerate(lines, 1):
