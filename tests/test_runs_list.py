@@ -245,3 +245,20 @@ def test_a_last_line_longer_than_what_is_read_from_the_end_is_marked(tmp_path: P
     assert (summary.scenario, summary.task) == ("calculator", "What is 17 * 23, minus 100?")
     assert summary.steps is None and not summary.resumable
     assert summary.problem == "its last line is longer than 4 MiB, the most read from the end; steps and outcome not known"
+
+
+@pytest.mark.parametrize("started", ["NaN", "Infinity", "-Infinity", "1e300", "1e17", "-5"])
+def test_a_start_time_no_date_names_is_the_files_time(folder: Path, started: str, capsys) -> None:
+    """An edited header's start (NaN, infinite, past the year 9999, negative) is listed at the
+    file's time, in the plain listing and the JSON, and the rest of the folder still lists."""
+    head, _, rest = (folder / "old.jsonl").read_bytes().partition(b"\n")
+    header = json.loads(head)
+    header["started_at"] = "@"
+    odd = folder / "odd.jsonl"
+    odd.write_bytes(json.dumps(header).replace('"@"', started).encode() + b"\n" + rest)
+    os.utime(odd, (START + 3 * DAY, START + 3 * DAY))
+    runs = _listed(capsys, "--dir", str(folder))
+    assert [Path(r["path"]).name for r in runs] == ["odd.jsonl", "new.jsonl", "middle.jsonl", "old.jsonl"]
+    assert runs[0]["started_at"] == START + 3 * DAY and runs[0]["problem"] is None
+    assert main(["runs", "--dir", str(folder)]) == 0
+    assert any(line.endswith("odd.jsonl") for line in capsys.readouterr().out.splitlines())

@@ -177,3 +177,28 @@ def test_a_choice_is_the_command_that_does_it() -> None:
     assert RunChoice("replay", "f.jsonl", 2).argv() == ["replay", "f.jsonl", "--run", "2"]
     assert RunChoice("resume", "f.jsonl").argv() == ["run", "--resume", "f.jsonl"]
     assert RunChoice("fork", "f.jsonl", 2).argv() == ["run", "--fork", "f.jsonl", "--run", "2"]
+
+
+async def test_a_run_with_a_start_no_date_names_is_listed_with_the_rest(home: Path) -> None:
+    """A start time past the year 9999 once stopped the table from filling ("reading..." for good)."""
+    head, _, rest = (home / "calc.jsonl").read_bytes().partition(b"\n")
+    header = json.loads(head)
+    header["started_at"] = 1e300
+    (home / "odd.jsonl").write_bytes(json.dumps(header).encode() + b"\n" + rest)
+    app = RunsApp(home)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await _shown(app, pilot)
+        assert screen.query_one(DataTable).row_count == 4
+        assert "odd.jsonl" in {Path(s.path).name for s in screen.shown}
+
+
+async def test_a_folder_whose_reading_fails_says_so_instead_of_reading_on(home: Path, monkeypatch) -> None:
+    def failing(folder: Path, *, given: bool) -> list:
+        raise RuntimeError("the disk went away")
+
+    monkeypatch.setattr(runs_screen, "read_folder", failing)
+    app = RunsApp(home)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await _shown(app, pilot)
+        detail = str(screen.query_one("#runs-detail").render())
+        assert "cannot list the runs: RuntimeError: the disk went away" in detail and "…" not in detail

@@ -31,6 +31,8 @@ from engine.stored.tail import fold_ends
 __all__ = ["RunSummary", "list_runs", "matches", "summarise"]
 
 NOT_RESUMABLE = frozenset({"imported", "gateway"})
+LATEST = 253_402_300_799.0
+"""The last second a date of four digits names (9999-12-31 23:59:59 UTC)."""
 """Runs whose world is elsewhere: they can be replayed and forked, not resumed."""
 
 
@@ -154,7 +156,7 @@ def _summary(
         outcome, detail = "", ""
     return RunSummary(
         path=ends.name,
-        started_at=header.started_at or mtime,
+        started_at=_started(header.started_at, mtime),
         scenario=header.scenario,
         source=_source(header),
         task=_task(header),
@@ -186,3 +188,9 @@ def _source(header: Header) -> str:
 def _task(header: Header) -> str:
     line = next((line.strip() for line in header.task_text.splitlines() if line.strip()), "")
     return clean(line or header.task)
+
+
+def _started(value: float, mtime: float) -> float:
+    """When the run started: its header's time, else (none, or one no date names: NaN, infinite,
+    negative or past the year 9999, as only an edited file holds) the file's last change."""
+    return value if 0 < value <= LATEST else mtime

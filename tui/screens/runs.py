@@ -28,6 +28,7 @@ from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, Static
+from textual.worker import Worker, WorkerState
 
 from engine.core.text import clean
 from tui.exits import UsageError
@@ -99,6 +100,14 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
         except UsageError as exc:
             summaries, problem = [], str(exc)
         self.app.call_from_thread(self._loaded, summaries, problem)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A reading that failed says so under the table (its worker ends without a word)."""
+        if event.state is WorkerState.ERROR and event.worker.name == "load":
+            error = event.worker.error
+            self.loaded = True
+            self.query_one("#runs-detail", Static).update(
+                Text(clean(f"{self.folder}: cannot list the runs: {type(error).__name__}: {error}"), style="red"))
 
     def _loaded(self, summaries: list[Any], problem: str | None) -> None:
         self.summaries, self.loaded = summaries, True
