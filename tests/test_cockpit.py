@@ -422,6 +422,23 @@ async def test_budget_pause_and_extend(tmp_path: Path) -> None:
         assert run.engine.state.ended.outcome == "stopped"
 
 
+async def test_the_limit_offered_at_a_token_limit_is_above_what_the_step_used(tmp_path: Path) -> None:
+    """A step's tokens are counted when it is done, so a run stops past its token limit: the
+    limit offered is over what was used (+50 % of it), and `e` takes it at once."""
+    run = desk_run("alpha", tmp_path, budget=Budget(max_tokens=1))
+    app = CockpitApp(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, BudgetScreen)
+        used = app.screen.exhausted.used
+        assert used > 1 and float(app.screen.query_one("#new-limit", Input).value) == int(used * 1.5)
+        await pilot.press("e")
+        await settle(pilot)
+        assert run.engine.state.budget.max_tokens == int(used * 1.5)
+        assert run.engine.status != "awaiting_budget"
+
+
 async def test_budget_pause_can_wait(tmp_path: Path) -> None:
     run = desk_run("alpha", tmp_path, budget=Budget(max_steps=1))
     app = CockpitApp(run)

@@ -313,3 +313,14 @@ async def test_escape_or_back_closes_a_dialog_with_nothing_chosen(dialog: str, w
                 break
             await pilot.pause()
         assert results == [None] and app.screen is not screen
+
+
+@pytest.mark.parametrize(("kind", "limit", "used", "offered"), [
+    ("steps", 10, 10, 15), ("steps", 10, 12, 17), ("tokens", 50, 76, 114), ("tokens", 1, 1, 2), ("tokens", 0, 0, 1),
+    ("cost", 0.01, 0.012, 0.018), ("cost", 0.0, 0.00001, 0.000015), ("cost", 0.0, 0.0, 1.0), ("seconds", 60, 61, 91.5),
+])
+def test_the_limit_offered_is_always_above_what_is_used(kind: str, limit: float, used: float, offered: float) -> None:
+    from tui.screens.dialogs import default_extension
+
+    value = default_extension(kind, limit, used)
+    assert value == pytest.approx(offered) and value > used

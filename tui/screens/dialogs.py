@@ -35,13 +35,16 @@ class FocusBox(Vertical, can_focus=True):
 BudgetAnswer = tuple[Literal["extend"], float] | tuple[Literal["end"], None]
 
 
-def default_extension(kind: str, limit: float) -> float:
-    """+5 steps, or +50 % of any other limit."""
+def default_extension(kind: str, limit: float, used: float) -> float:
+    """+5 steps, or +50 % of any other limit; of what is used when a step went past the limit (a
+    step's tokens are counted when it is done), so that the new limit is always above it."""
+    base = max(limit, used)
     if kind == "steps":
-        return limit + 5
+        return base + 5
     if kind == "tokens":
-        return float(int(limit * 1.5))
-    return round(limit * 1.5, 4)
+        return float(max(int(base * 1.5), int(base) + 1))
+    value = round(base * 1.5, 4)
+    return value if value > used else (base * 1.5 or 1.0)
 
 
 class BudgetScreen(ModalScreen[BudgetAnswer | None]):
@@ -68,7 +71,7 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
 
     def compose(self) -> ComposeResult:
         e = self.exhausted
-        default = default_extension(e.kind, e.limit)
+        default = default_extension(e.kind, e.limit, e.used)
         shown_default = str(int(default)) if e.kind in ("steps", "tokens") else f"{default:g}"
         with FocusBox(id="budget-dialog", classes="dialog"):
             yield Static(Text(f"The {LABELS[e.kind]} budget is used up", style="bold"), markup=False)
