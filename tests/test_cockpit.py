@@ -387,6 +387,22 @@ async def test_abort_while_running(tmp_path: Path) -> None:
         assert gate.decisions == 1
 
 
+async def test_picking_the_current_policy_changes_nothing_and_says_so(tmp_path: Path) -> None:
+    run = desk_run("alpha", tmp_path)
+    app = CockpitApp(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, PolicyPicker)
+        await pilot.press("enter")  # the current one is highlighted
+        await settle(pilot)
+        assert not isinstance(app.screen, PolicyPicker) and run.engine.policy.name == "alpha"
+        assert not [e for e in run.engine.events if e.type == "policy_swapped"]
+        assert any("alpha is the policy already: nothing changed" in str(n.message) for n in app._notifications)
+
+
 async def test_budget_pause_and_extend(tmp_path: Path) -> None:
     run = desk_run("alpha", tmp_path, budget=Budget(max_steps=2))
     app = CockpitApp(run)

@@ -471,7 +471,8 @@ class ReplayApp(ClosesOnSigterm, App[object]):
             self.exit(run)
 
         current = state.policy if state is not None else ""
-        self.push_screen(PolicyPicker(self.fork_policies, current, title=title, hint="enter: fork with it · escape: cancel"), picked)
+        self.push_screen(PolicyPicker(self.fork_policies, current, title=title, hint="enter: fork with it · escape: cancel",
+                                      keep_current=False), picked)
 
     def action_scroll_up(self) -> None:
         self.query_one(TranscriptPane).scroll_up(animate=False)

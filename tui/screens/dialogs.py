@@ -174,7 +174,8 @@ class QuitScreen(ConfirmScreen):
 
 
 class PolicyPicker(CancelScreen[str | None]):
-    """Pick the policy for the next step."""
+    """Pick the policy for the next step; the current one picked keeps it (None), with a word
+    that nothing changed, unless `keep_current` is False (a fork may go on with the same policy)."""
 
     def __init__(
         self,
@@ -183,10 +184,12 @@ class PolicyPicker(CancelScreen[str | None]):
         *,
         title: str = "Policy for the next step",
         hint: str = "enter: use it · escape: keep the current one",
+        keep_current: bool = True,
     ) -> None:
         super().__init__()
         self.names = list(names)
         self.current = current
+        self.keep_current = keep_current
         self.title_text = title
         self.hint = hint
 
@@ -213,6 +216,10 @@ class PolicyPicker(CancelScreen[str | None]):
     @on(OptionList.OptionSelected, "#policies")
     def _selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        if self.keep_current and event.option.id == self.current:
+            self.app.notify(f"{clean(self.current)} is the policy already: nothing changed.", markup=False)
+            self.dismiss(None)
+            return
         self.dismiss(event.option.id)
 
 
