@@ -309,6 +309,38 @@ def test_cli_resume_with_a_pending_approval_and_no_terminal_says_so(tmp_path):
 
 
 
+def _handed_to_a_person(path: Path) -> None:
+    """A library run whose operator took over (the human policy) after two steps, then closed it."""
+    run = new_run(scenarios.get("library"), None, "good", out=path)
+    run.engine.step()
+    run.engine.step()
+    run.engine.swap_policy(run.human)
+    assert run.engine.run() == "awaiting_input"
+    run.close()
+
+
+def test_a_headless_fork_or_resume_where_a_person_is_in_charge_is_refused_and_leaves_no_file(tmp_path, capsys):
+    """A fork whose policy at the fork point is the human one cannot go on headless: refused before
+    a step, its new file removed (it once stayed, so that a retry with the same --out was refused);
+    a resume is refused with nothing added to its file. --policy goes on with another."""
+    from tui.cli import main
+
+    parent = tmp_path / "taken-over.jsonl"
+    _handed_to_a_person(parent)
+    before = parent.read_bytes()
+    child = tmp_path / "fork.jsonl"
+    for _ in range(2):  # the same --out again: not refused for the file the first left
+        assert main(["run", "--fork", str(parent), "--at", "2", "--headless", "--approve", "all", "--out", str(child)]) == 2
+        err = capsys.readouterr().err
+        assert "the policy where the fork starts is human, who needs the cockpit" in err and "--policy NAME" in err
+        assert not child.exists()
+    assert main(["run", "--resume", str(parent), "--headless", "--approve", "all"]) == 2
+    assert "the policy where the run stopped is human" in capsys.readouterr().err
+    assert parent.read_bytes() == before
+    assert main(["run", "--fork", str(parent), "--at", "2", "--policy", "good", "--headless", "--out", str(child)]) == 0
+    assert "outcome: answer" in capsys.readouterr().out
+
+
 def test_resume_after_sigkill_finishes_the_run_with_nothing_duplicated(tmp_path):
     transcript = tmp_path / "killed.jsonl"
     log = tmp_path / "ticks.log"

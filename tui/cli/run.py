@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from tui.cli.common import add_command, budget_limits, file_name, nonempty_name, option_pair, positive_float, positive_int, repetition, step_or_end
@@ -280,17 +281,29 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool, say: Call
     extras.attach(run, hub)
     if policy is not None and model_of(policy, scenario, model, extras.named) is not None:
         run.model = model  # the swap picker offers "model" again
-    return _checked(run, interactive, say)
+    return _checked(run, interactive, say, fork=bool(args.fork))
 
 
-def _checked(run: Any, interactive: bool, say: Callable[[str], None] = report) -> Any:
-    """A continued run, its warnings said; UsageError (and closed) when a headless one waits for an approval."""
+def _checked(run: Any, interactive: bool, say: Callable[[str], None] = report, *, fork: bool = False) -> Any:
+    """A continued run, its warnings said; UsageError when a headless one cannot go on: it waits
+    for an approval with no terminal to ask on, or its policy is the human one. The run is then
+    closed, and a fork's new file (what it copied and nothing more) removed: a retry with the same
+    --out is not refused."""
+    from engine.core.policy import HumanPolicy
+
     for warning in run.warnings:
         say(f"warning: {warning}")
+    why = None
     if not interactive and run.engine.status == "awaiting_approval" and not sys.stdin.isatty():
-        pending = run.engine.state.pending
+        why = waiting_for_approval(run.engine.state.pending.tool)
+    elif not interactive and isinstance(run.engine.policy, HumanPolicy):
+        where = "where the fork starts" if fork else "where the run stopped"
+        why = f"the policy {where} is human, who needs the cockpit: drop --headless, or give --policy NAME to go on with another"
+    if why is not None:
         run.close()
-        raise UsageError(waiting_for_approval(pending.tool))
+        if fork and run.path is not None:
+            Path(run.path).unlink(missing_ok=True)
+        raise UsageError(why)
     return run
 
 
