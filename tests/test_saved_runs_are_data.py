@@ -149,3 +149,32 @@ def test_an_error_quoting_the_transcript_strips_its_escape_sequences(capsys, tmp
     code, _, err = cli(capsys, *[a.replace("{file}", str(out)) for a in argv])
     assert code == 2 and "x" in err
     assert not any(c in err for c in "\x1b\x07\x9b"), repr(err)
+
+
+@pytest.mark.parametrize(("sequence", "hidden"), [
+    ("\x1b]0;HIDDEN-TITLE\x07", "HIDDEN-TITLE"), ("\x1b]52;c;HIDDEN-CLIP\x1b\\", "HIDDEN-CLIP"),
+    ("\x1bPHIDDEN-DCS\x1b\\", "HIDDEN-DCS"), ("\x9d0;HIDDEN-OSC8\x9c", "HIDDEN-OSC8"),
+    ("\x1b]0;HIDDEN-TO-THE-END and all that follows", "HIDDEN-TO-THE-END and all that follows"),  # no terminator
+])
+def test_a_sequence_that_carries_text_is_shown_with_its_escapes_not_hidden(capsys, tmp_path, sequence, hidden):
+    """What the policy read, the operator reads: a title, a clipboard's text or a whole tail inside
+    an escape sequence is shown with its escapes in the log (`show`, `export`), never run and never
+    dropped with its text; colours and cursor moves, which carry none, are removed."""
+    out = tmp_path / "run.jsonl"
+    assert cli(capsys, "run", "library", "--headless", "--out", out, "--max-steps", "2")[0] == 3
+
+    def forge(rows):
+        decision = next(r for r in rows if r["type"] == "decision")
+        observation = next(r for r in rows if r["type"] == "observation")
+        decision["thought"] = f"think \x1b[31m{sequence}"
+        observation["text"] = f"saw {sequence}\x1b[2J"
+
+    rewrite(out, forge)
+    for argv in (["show", out], ["export", out, "--format", "markdown", "-o", tmp_path / "run.md"]):
+        code, shown, err = cli(capsys, *argv)
+        assert code == 0, err
+        if argv[0] == "export":
+            shown = (tmp_path / "run.md").read_text()
+        assert shown.count(hidden) >= 2, (hidden, shown)
+        assert not any(c in shown for c in "\x1b\x07\x9b\x9c\x9d"), repr(shown)
+        assert "[31m" not in shown and "[2J" not in shown

@@ -124,8 +124,9 @@ def test_hostile_text_in_a_real_terminal(tmux: Tmux, tmp_path: Path) -> None:
     shows(
         "Approve wire (irreversible)",
         "Wires money. [bold]x[/] [@click=app.quit]quit[/] [link=https://evil.example]link[/link] [/] [bold",
-        # the title sequences between "[bold" and ESC k are gone, not drawn
-        "[/] [bold kPWNED-WINDOW desc-rtl:<U+202E>evil",
+        # the title sequences after "[bold" are drawn with their escapes (their text is not hidden), not run
+        "[/] [bold \\x1b]0;PWNED-TITLE-0\\x07\\x1b]2;PWNED-TITLE-2\\x1b\\kPWNED-WINDOW\\x9d0;PWNED-TITLE-8\\x9c",
+        "desc-rtl:<U+202E>evil",
         "pay-thought [bold]x[/] [@click=app.quit]quit[/]",
         "to = acct [@click=app.quit]",
         "«a0 [bold]x[/]»",

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import re
 
-# ESC-introduced sequences (CSI, OSC, DCS...), then any remaining C0/C1 control
-# character except tab and newline; DEL too. Bidirectional overrides are shown
-# as visible escapes so they cannot reorder what the operator reads.
+# ESC-introduced sequences, then any remaining C0/C1 control character except tab
+# and newline; DEL too. A sequence that carries a string (OSC, DCS, PM, APC, SOS:
+# a title, a link's target, a clipboard's text, or everything to the end when it has
+# no terminator) is shown with its escapes (`_shown`), so that no text the policy
+# reads is hidden from the operator; one of parameters only (CSI: colours, cursor
+# moves; two-byte escapes) is removed. Bidirectional overrides are shown as visible
+# escapes so they cannot reorder what the operator reads.
 _ESCAPE_SEQ = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST
+    r"(?P<string>\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST
     r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"  # DCS, PM, APC, SOS ... ST
+    r"|\x9d[^\x07\x9c]*(?:\x07|\x9c)?)"  # 8-bit OSC
     r"|\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI
     r"|\x1b[@-Z\\-_]?"  # other two-byte escapes
     r"|\x9b[0-?]*[ -/]*[@-~]?"  # 8-bit CSI
-    r"|\x9d[^\x07\x9c]*(?:\x07|\x9c)?"  # 8-bit OSC
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # and a lone surrogate, which no output can encode
 BIDI = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
@@ -31,10 +35,12 @@ _LINE_ESCAPES = {"\n": "\\n", "\t": "\\t"}
 
 
 def clean(text: str) -> str:
-    """Remove escape sequences and control characters (tab and newline stay)."""
+    """Remove escape sequences of parameters only (colours, cursor moves), show those that carry
+    a string with their escapes (`\\x1b]0;title\\x07`), and replace other control characters
+    (tab and newline stay)."""
     if not text or _ANY_UNSAFE.search(text) is None:
         return text
-    text = _ESCAPE_SEQ.sub("", text.replace("\r\n", "\n"))
+    text = _ESCAPE_SEQ.sub(_sequence, text.replace("\r\n", "\n"))
     text = _CONTROL.sub("\ufffd", text)
     return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
@@ -51,6 +57,12 @@ def visible(text: str, *, one_line: bool = False) -> str:
     if not text or pattern.search(text) is None:
         return text
     return pattern.sub(_shown, text)
+
+
+def _sequence(match: re.Match[str]) -> str:
+    """An escape sequence as `clean` leaves it: one that carries a string shown, any other removed."""
+    string = match.group("string")
+    return _ANY_UNSAFE.sub(_shown, string) if string else ""
 
 
 def _shown(match: re.Match[str]) -> str:
