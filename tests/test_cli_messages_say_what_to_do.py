@@ -15,6 +15,8 @@ from engine.stored.transcript import read_transcript
 from tests.support.cockpit_worlds import desk_scenario
 from tui.cli import main
 
+TRACE_SAMPLE = Path(__file__).resolve().parent / "data" / "traces" / "claude_code_simonw_sample_session.jsonl"
+
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
@@ -46,9 +48,22 @@ def test_import_into_a_folder_says_so_and_not_that_a_file_is_incomplete(capsys, 
     trace.write_text("Question: q\nThought: t\nAction: look[x]\nObservation: o\nFinal Answer: a\n")
     folder = tmp_path / "out"
     folder.mkdir()
-    code, _, err = run_cli(capsys, "import", str(trace), "-o", str(folder))
-    assert code == 2 and f"{folder} is a folder; give a file name" in err
+    code, out, err = run_cli(capsys, "import", str(trace), "-o", str(folder))
+    assert code == 2 and f"{folder} is a folder; give a file name" in err and "(nothing was written)" in err
     assert "incomplete" not in err and folder.is_dir() and not any(folder.iterdir())
+    assert out == "", "refused before it says what it would write"
+
+
+def test_export_makes_a_missing_folder_as_run_and_import_do_and_refuses_a_folder(capsys, tmp_path: Path):
+    run = tmp_path / "run.jsonl"
+    assert run_cli(capsys, "run", "library", "--headless", "--out", str(run))[0] == 0
+    for argv in (["export", str(run), "-o", str(tmp_path / "new" / "deeper" / "run.md")],
+                 ["import", str(TRACE_SAMPLE), "-o", str(tmp_path / "made" / "here" / "run.jsonl")]):
+        code, _, err = run_cli(capsys, *argv)
+        assert code == 0, err
+        assert Path(argv[-1]).is_file() and Path(argv[-1]).stat().st_size > 0
+    code, _, err = run_cli(capsys, "export", str(run), "-o", str(tmp_path))
+    assert code == 2 and f"{tmp_path} is a folder; give a file name" in err and "cannot write" not in err
 
 
 def test_repetition_1_is_accepted_and_stops_at_the_first_repeat(capsys):

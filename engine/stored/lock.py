@@ -64,17 +64,24 @@ def not_empty(path: Path | str) -> str:
     return f"{path} is not empty (a run or another file); agent-tui never writes into it: choose another file"
 
 
+def a_folder(path: Path | str) -> str:
+    return f"{path} is a folder; give a file name (for example {Path(path) / 'run.jsonl'})"
+
+
 def a_link(path: Path | str) -> str:
     return f"{path} is a symbolic link; agent-tui never writes through one: choose another file"
 
 
 def check_new(path: Path | str) -> None:
     """FileExistsError when `path` may not be written anew: a symbolic link (even a dangling one,
-    or one to an empty file) or a file that is not empty. `open_new` checks again as it opens."""
+    or one to an empty file) or a file that is not empty; IsADirectoryError for a folder. `open_new`
+    checks again as it opens."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(a_folder(path))
     if stat.S_ISLNK(st.st_mode):
         raise FileExistsError(a_link(path))
     if stat.S_ISREG(st.st_mode) and st.st_size > 0:
@@ -82,12 +89,14 @@ def check_new(path: Path | str) -> None:
 
 
 def open_new(path: Path, *, append: bool = False) -> int:
-    """`path` opened to be written anew, created if missing, and locked (the fd; read and write).
+    """`path` opened to be written anew, created if missing (its folder too), and locked (the fd;
+    read and write).
 
     Refused as `check_new` says, with no gap for a race: the open does not follow a link put
     there meanwhile (O_NOFOLLOW), and the size is checked again under the lock, so a run that
     has just opened the file (locked: TranscriptBusy) or written into it is never overwritten."""
     check_new(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
 
     def still_empty(fd: int) -> None:
         if os.fstat(fd).st_size > 0:

@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 from engine.core.collector import collector_paused
 from engine.core.events import Event, Header, ToolStarted
 from engine.core.sink import event_line
-from engine.stored.lock import identity, lock, move_to_recovery, not_empty, open_new, still_named
+from engine.stored.lock import a_folder, identity, lock, move_to_recovery, not_empty, open_new, still_named
 from engine.stored.reader import INTENT_TYPE, EventLines, LineIndex, StepCheck, TranscriptError, read_bytes
 from engine.stored.source import FileEvents
 
@@ -123,11 +123,10 @@ class TranscriptWriter:
         self.notify: Callable[[str], None] = notify or (lambda _message: None)
         self.recovered_from: Path | None = None
         if self.path.is_dir():
-            raise IsADirectoryError(f"{self.path} is a folder; give a file name (for example {self.path / 'run.jsonl'})")
+            raise IsADirectoryError(a_folder(self.path))
         if self.path.exists() and not self.path.is_file():
             raise OSError(f"{self.path} is not a regular file (a device, a pipe or a socket); a transcript needs a file")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if header is not None:  # a new run never writes into another file, nor through a link
+        if header is not None:  # a new run never writes into another file, nor through a link (its folder made)
             fd = open_new(self.path, append=True)
         else:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)  # read too: a recovery copies it

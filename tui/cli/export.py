@@ -61,7 +61,7 @@ def _write_new(path: Path, data: bytes) -> None:
 
     try:
         fd = open_new(path)
-    except (FileExistsError, TranscriptBusy) as exc:
+    except (FileExistsError, IsADirectoryError, TranscriptBusy) as exc:
         raise UsageError(f"{exc} (nothing was written)") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -70,7 +70,7 @@ def _import(args: argparse.Namespace) -> int:
     for path in paths:  # all of them before the first is written
         try:
             check_new(path)
-        except FileExistsError as exc:
+        except (FileExistsError, IsADirectoryError) as exc:
             raise UsageError(f"{exc} (nothing was written)") from None
     for run in runs:
         for warning in run.warnings:
