@@ -88,6 +88,35 @@ async def test_the_grid_map_stays_at_80x24_beside_50_columns(tmp_path: Path) -> 
         assert "steps 1/201" in str(app.query_one(CompactStrip).content)
 
 
+@pytest.mark.parametrize(("size", "terminal"), [(20, (80, 24)), (40, (99, 30)), (40, (76, 24))])
+async def test_a_grid_too_wide_for_the_narrow_side_is_a_window_of_it(tmp_path: Path, size: int, terminal: tuple[int, int]) -> None:
+    """A 20x20 grid at 80x24 (or 40x40 under 100 columns) once lost its map: it is a window around the
+    agent in the columns the transcript leaves, each row whole, saying which rows and columns it shows."""
+    run = new_run(scenarios.get("grid"), "0", "planner", out=tmp_path / "g.jsonl", interactive=True,
+                  clock=fixed_clock, options={"size": size})
+    app = CockpitApp(run)
+    async with app.run_test(size=terminal) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.screen.has_class("-narrow")
+        grid_map = app.query_one(GridMap)
+        assert grid_map.region.area > 0 and grid_map.region.right <= terminal[0]
+        assert app.pane.region.width >= MIN_TRANSCRIPT
+        lines = grid_map.render_map().plain.splitlines()
+        assert any("@@" in line for line in lines) and any(f"of {size}" in line for line in lines)
+        assert all(len(line) <= grid_map.content_size.width for line in lines if "@@" in line or "· " in line)
+
+
+async def test_under_room_for_a_useful_window_the_map_is_left_out(tmp_path: Path) -> None:
+    run = new_run(scenarios.get("grid"), "0", "planner", out=tmp_path / "g.jsonl", interactive=True,
+                  clock=fixed_clock, options={"size": 20})
+    app = CockpitApp(run)
+    async with app.run_test(size=(70, 24)) as pilot:  # 70 - 50 columns: under MAP_MIN_WIDTH
+        await pilot.press("n")
+        await settle(pilot)
+        assert not app.query_one("#side").display and app.pane.region.width == 70
+
+
 async def test_too_small_says_the_minimum_and_goes_away_when_resized(tmp_path: Path) -> None:
     app = support_app(tmp_path)
     async with app.run_test(size=(40, 10)) as pilot:

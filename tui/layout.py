@@ -6,8 +6,9 @@
   columns) so the transcript gets the rest (64 of 100 columns, 112 of 160).
 - Narrow (80x24 is the case to get right): the tools and the budget fold into
   the two-line strip under the header (`tui.widgets.strip`), and the side keeps
-  only the grid map, when one is drawn and the transcript still gets
-  `MIN_TRANSCRIPT` columns. The transcript always gets the rest.
+  only the grid map, when one is drawn: whole when the transcript still gets
+  `MIN_TRANSCRIPT` columns, else a window of it around the agent in what is left
+  (at least `MAP_MIN_WIDTH`). The transcript always gets the rest.
 - Too small (under `MIN_WIDTH` x `MIN_HEIGHT`): a screen that says so and how
   big the terminal must be; it goes away by itself when the terminal grows.
   Notifications raised meanwhile are not drawn over it; they show on the screen
@@ -38,6 +39,9 @@ MIN_TRANSCRIPT = 50
 """Columns of the transcript pane, borders included, that every layout keeps."""
 MIN_WIDTH = 60
 MIN_HEIGHT = 16
+MAP_MIN_WIDTH = 24
+"""Columns of the narrow layout's map panel, border and padding included, under which it is
+left out: its status line (`moves 12 · at (3, 4)`) is up to 20."""
 
 
 def too_small_text(size: Size) -> Text:
@@ -93,8 +97,9 @@ def fit(app: App[object], size: Size) -> bool:
     if narrow:
         maps = list(main.query(GridMap))
         side = maps[0].narrow_width if maps else 0
-        if size.width - side < MIN_TRANSCRIPT:
-            side = 0
+        room = size.width - MIN_TRANSCRIPT
+        if side > room:  # a grid too wide for it whole: a window of it (`GridMap.window`), if one fits
+            side = room if room >= MAP_MIN_WIDTH else 0
     for panel in main.query("#side"):
         panel.display = side > 0
         panel.styles.width = side or None
