@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets import Button, Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.core.events import BudgetExhausted
@@ -338,6 +338,7 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll():
                 yield Static(key_table(self.keys), markup=False)
             yield Label("escape to close", markup=False, classes="hint")
+        yield Footer()  # its own: the keys of the screen below do nothing while it is open
 
     def action_close(self) -> None:
         self.dismiss(None)
