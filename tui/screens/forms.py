@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Input, Label, RadioButton, RadioSet, Select, Static
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static
 
 from engine.core.answers import Answer
 from engine.core.events import Action
@@ -164,15 +164,9 @@ class ErrorLine(Static):
 
 
 class CancelScreen(ModalScreen[ResultType]):
-    """A dialog that escape, or its Back button (`#cancel`), closes with None: nothing chosen.
-    Its own footer says the keys it takes (the screen's below would offer keys it holds back,
-    or a field would type)."""
+    """A dialog that escape, or its Back button (`#cancel`), closes with None: nothing chosen."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
-
-    @on(events.Mount)
-    def _own_footer(self) -> None:
-        self.mount(Footer())
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
