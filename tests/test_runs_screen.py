@@ -202,3 +202,18 @@ async def test_a_folder_whose_reading_fails_says_so_instead_of_reading_on(home: 
         screen = await _shown(app, pilot)
         detail = str(screen.query_one("#runs-detail").render())
         assert "cannot list the runs: RuntimeError: the disk went away" in detail and "…" not in detail
+
+
+async def test_the_footer_offers_enter_to_replay_from_the_filter_and_the_table(home: Path, launched) -> None:
+    """The field's and the table's own enter once hid the screen's from the footer."""
+    app = RunsApp(home)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await _shown(app, pilot)
+        for focus in ("#runs-filter", "#runs-table"):
+            screen.query_one(focus).focus()
+            await pilot.pause()
+            shown = {b.binding.action for b in screen.active_bindings.values() if b.binding.show}
+            assert "replay" in shown, (focus, shown)
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.return_value is not None and app.return_value.action == "replay"

@@ -58,7 +58,7 @@ class RunsScreen(ModalScreen["RunChoice | None"]):
     RunsScreen #runs-detail { height: 2; padding: 0 1; color: $text-muted; }
     """
     BINDINGS = [
-        Binding("enter", "replay", "replay"),
+        Binding("enter", "replay", "replay", priority=True),  # (above the field's and the table's own enter: in the footer too)
         Binding("escape", "close", "close"),
         Binding("q", "close", "close", show=False),
         Binding("r", "resume", "resume"),
