@@ -134,6 +134,8 @@ async def test_goto_step_search_and_play(tmp_path):
         assert app.player is not None
         await pilot.press("plus", "plus", "plus")  # x4: eight events a second
         assert app.player is not None
+        shown = {b.binding.action for b in app.screen.active_bindings.values() if b.binding.show}
+        assert "pause" in shown and "play" not in shown, "the footer says what space does now"
         for _ in range(100):  # the player's timer runs on a loaded machine too: wait up to 10 s for a move
             if app.position > 0:
                 break
@@ -141,6 +143,8 @@ async def test_goto_step_search_and_play(tmp_path):
         await pilot.press("space")
         assert app.player is None
         assert 0 < app.position
+        shown = {b.binding.action for b in app.screen.active_bindings.values() if b.binding.show}
+        assert "play" in shown and "pause" not in shown
 
 
 async def test_grid_replay_draws_the_map_at_each_position(tmp_path):

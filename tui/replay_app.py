@@ -81,7 +81,8 @@ REPLAY_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("start", "Start", "The run before its first event"),
     ("end", "End", "The whole run"),
     ("goto", "Go to step", "Show the run up to the end of step N"),
-    ("play", "Play / pause", "Play the run event by event"),
+    ("play", "Play", "Play the run event by event"),
+    ("pause", "Pause", "Stop playing where the run is"),
     ("next_marker", "Next marker", "The next approval, rejection, error, policy swap or budget"),
     ("prev_marker", "Previous marker", "The marker before"),
     ("search", "Search", "Find a word in the run's text"),
@@ -130,6 +131,7 @@ class ReplayApp(ClosesOnSigterm, App[object]):
         Binding("pageup", "page_up", "page up", show=False),
         Binding("pagedown", "page_down", "page down", show=False),
         Binding("space", "play", "play"),
+        Binding("space", "pause", "pause"),  # (one of the two applies: `check_action`)
         Binding("f", "fork", "fork"),
         Binding("f", "fork_unavailable", "fork", show=False),
         Binding("g", "goto", "go to step"),
@@ -389,12 +391,18 @@ class ReplayApp(ClosesOnSigterm, App[object]):
             if self.position >= len(self.timeline):
                 self.seek(0)
             self.player = self.set_interval(1 / (EVENTS_PER_SECOND * SPEEDS[self.speed_index]), self._tick)
+            self.refresh_bindings()  # space now pauses
+        self.refresh_view()
+
+    def action_pause(self) -> None:
+        self._stop_playing()
         self.refresh_view()
 
     def _stop_playing(self) -> None:
         if self.player is not None:
             self.player.stop()
             self.player = None
+            self.refresh_bindings()  # space plays again
 
     def _tick(self) -> None:
         if self.position >= len(self.timeline):
@@ -410,6 +418,7 @@ class ReplayApp(ClosesOnSigterm, App[object]):
         if self.player is not None:
             self._stop_playing()
             self.player = self.set_interval(1 / (EVENTS_PER_SECOND * SPEEDS[index]), self._tick)
+            self.refresh_bindings()
         self.refresh_view()
 
     def action_faster(self) -> None:
@@ -421,8 +430,11 @@ class ReplayApp(ClosesOnSigterm, App[object]):
     # -- fork ------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """`f` forks where the run can be forked; elsewhere it says why not (`fork_unavailable`)."""
+        """`f` forks where the run can be forked; elsewhere it says why not (`fork_unavailable`).
+        Space plays, or pauses while playing."""
         forkable = self.fork_fn is not None and bool(self.fork_policies)
+        if action in ("play", "pause"):
+            return (self.player is None) == (action == "play")
         if action == "fork":
             return forkable
         if action == "fork_unavailable":
