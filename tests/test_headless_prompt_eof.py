@@ -38,3 +38,20 @@ def test_end_of_input_at_a_second_prompt_asks_again(capsys, monkeypatch, tmp_pat
     assert "nothing decided (end of input)" in capsys.readouterr().out
     question = "[a]pprove, [A]pprove always, [r]eject, [e]dit, [x] abort"
     assert prompts[0] == question and prompts[2] == question and len(prompts) == 3
+
+
+def test_ctrl_d_or_ctrl_c_at_a_prompt_says_the_end_on_a_line_of_its_own(capsys, monkeypatch, tmp_path: Path):
+    """The prompt leaves the cursor after it: the end of the run is said on the next line, not
+    after the prompt ("abort >   aborted ..." was one line)."""
+    typed(monkeypatch)  # stdin a terminal
+    for key, error in (("d", EOFError), ("c", KeyboardInterrupt)):
+        def pressed(prompt: str = "", error: type[BaseException] = error) -> str:
+            print(prompt, end="")  # as input() leaves the line: the prompt, no newline
+            raise error
+
+        monkeypatch.setattr(builtins, "input", pressed)
+        assert main(["run", "support", "--headless", "--out", str(tmp_path / f"{key}.jsonl")]) == 5
+        out = capsys.readouterr().out
+        prompt_line = next(line for line in out.splitlines() if line.rstrip().endswith(">"))
+        assert "aborted" not in prompt_line, (key, out)
+        assert any(line.lstrip().startswith("aborted") for line in out.splitlines()), (key, out)

@@ -346,7 +346,8 @@ def _ask_on_terminal(engine: Any, edit_tools: tuple[Any, ...] | None = None) -> 
     while True:
         try:
             answer = input(f"  {prompt_keys()} > ").strip()
-        except EOFError:
+        except EOFError:  # Ctrl+D: the run is aborted, said on a line of its own
+            print()
             answer = "x"
         if answer in ("a", "approve"):
             engine.answer(Answer.approve())
@@ -418,6 +419,7 @@ def run_headless(run: Any) -> int:
                     elif status not in ("ended", "ready", "halted"):
                         engine.abort(f"unexpected pause: {status}")
             except KeyboardInterrupt:
+                print()  # the terminal echoed ^C where the cursor was, maybe after a prompt
                 stop(engine, "interrupted (Ctrl+C)")
             except Interrupted as exc:
                 stop(engine, str(exc))
