@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, OptionList, RadioButton, Select
 
-from engine import Budget
+from engine import Budget, Decision
 from tests.support.cockpit_worlds import FailingOnce, Gate, desk_run, settle, support_run, wait_until
 from tui.app import CockpitApp
 from tui.bridge import EngineEvent, WorkDone
@@ -339,6 +339,54 @@ async def test_abort_asks_then_ends_the_run(tmp_path: Path) -> None:
         assert run.engine.state.ended.outcome == "aborted"
         await pilot.press("q")
     assert app.return_code == 5
+
+
+class _GatedPayer(Gate):
+    """Waits for the test at each decision; a note at step 1, a payment (irreversible) after."""
+
+    def decide(self, view):
+        decision = super().decide(view)
+        return decision if view.step == 1 else Decision.act("pay now", "pay", amount=5)
+
+
+async def test_n_while_a_step_runs_queues_steps_that_a_pause_drops(tmp_path: Path) -> None:
+    """n pressed while a step runs asks for one more each (they were dropped without a word); the
+    queue starts each when the last ends ready, and the payment's approval drops the rest: no
+    queued key ever answers an approval."""
+    gate = _GatedPayer()
+    run = desk_run(gate, tmp_path)
+    app = CockpitApp(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await wait_until(pilot, gate.entered.is_set, what="the first decision")
+        assert "step" in shown_keys(app), "n still does something while a step runs"
+        await pilot.press("n", "n", "n")
+        await pilot.pause()
+        assert app.steps_queued == 3
+        gate.entered.clear()
+        gate.release.set()
+        await wait_until(pilot, gate.entered.is_set, what="the queued second step")
+        gate.release.set()
+        await settle(pilot)
+        assert run.engine.state.step == 2 and app.run_status == "awaiting_approval"
+        assert app.steps_queued == 0 and isinstance(app.screen, ApprovalScreen)
+        assert [name for name, _ in run.world.calls] == ["note"], "the payment waits for the operator"
+        assert [e.type for e in run.engine.events].count("approval_decided") == 0
+
+
+async def test_escape_drops_the_queued_steps(tmp_path: Path) -> None:
+    gate = Gate()
+    run = desk_run(gate, tmp_path)
+    app = CockpitApp(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await wait_until(pilot, gate.entered.is_set, what="the first decision")
+        await pilot.press("n", "n", "escape")
+        await pilot.pause()
+        assert app.steps_queued == 0
+        gate.release.set()
+        await settle(pilot)
+        assert gate.decisions == 1 and run.engine.state.step == 1 and app.run_status == "ready"
 
 
 async def test_continue_then_interrupt(tmp_path: Path) -> None:

@@ -81,6 +81,10 @@ class Opened(Message):
     error: str | None = None
 
 
+MAX_QUEUED_STEPS = 20
+"""Steps `n` queues while one runs, at the most."""
+
+
 class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
     """The live cockpit around one `Run` (its MCP parts in `tui.mcp_cockpit`)."""
 
@@ -141,6 +145,10 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
     def _start_flags(self) -> None:
         self._draw_timer: Timer | None = None
         self.busy = False
+        self.working_on = ""
+        """The label of the operation `busy` is about ("step", "continue"...)."""
+        self.steps_queued = 0
+        """Steps asked for (n) while a step ran: each starts when the one before ends ready."""
         self._leaving = False
         self.last_error: str | None = None
 
@@ -311,7 +319,12 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action not in COCKPIT_ACTIONS:
             return True
+        if action == "step" and self._step_running():
+            return True  # n again: one more step after this one (`steps_queued`)
         return self.action_applies(action)
+
+    def _step_running(self) -> bool:
+        return self.busy and self.opening is None and self.working_on == "step"
 
     def action_applies(self, action: str) -> bool:
         if self.opening is not None:
@@ -340,7 +353,7 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
         if self.busy:
             self.notify("The engine is busy; escape interrupts a continue.", severity="warning", markup=False)
             return
-        self.busy = True
+        self.busy, self.working_on = True, label
         self.bridge.interrupt.clear()
         self._draw_soon()
         self._perform(label, op)
@@ -398,7 +411,21 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
         if message.error:
             self.last_error = message.error
             self.notify(clean(message.error), title=f"{clean(message.label)} failed", severity="error", timeout=10, markup=False)
+            self.steps_queued = 0
         self._offer_pause()
+        self._next_queued_step()
+
+    def _next_queued_step(self) -> None:
+        """Start a step asked for while the last one ran, when the run is ready for it and nothing is
+        open over the cockpit; any pause (an approval, the budget, the end, a failure, a person's
+        turn) drops the rest: only the operator answers it."""
+        if not self.steps_queued:
+            return
+        if self.run_status != "ready" or len(self.screen_stack) > 1:
+            self.steps_queued = 0
+            return
+        self.steps_queued -= 1
+        self.start("step", lambda op: op.step())
 
     def _offer_pause(self) -> None:
         """After an operation: open the dialog the new state asks for."""
@@ -423,6 +450,11 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
     # -- actions ---------------------------------------------------------------
 
     def action_step(self) -> None:
+        if self._step_running():
+            self.steps_queued = min(self.steps_queued + 1, MAX_QUEUED_STEPS)
+            more = f"{self.steps_queued} more step{'s' if self.steps_queued != 1 else ''}"
+            self.notify(f"{more} after this one (a pause stops them; escape drops them).", timeout=2, markup=False)
+            return
         if self.run_status == "awaiting_input":
             self.push_screen(TakeOverScreen(list(self.engine.tools.values()), stay=True), self._took_over)
             return
@@ -432,7 +464,9 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
         self.start("continue", lambda op: op.go_on(self.bridge.should_stop))
 
     def action_interrupt(self) -> None:
-        """First escape: stop after the current step. Second: cancel the policy's call in flight."""
+        """First escape: stop after the current step (and drop the steps queued). Second: cancel
+        the policy's call in flight."""
+        self.steps_queued = 0
         if self.bridge.interrupt.is_set():
             if self._cancel_policy_call():
                 self.notify("Cancelling the policy's call in flight.", markup=False)

@@ -40,7 +40,8 @@ KEY_NAMES = {"question_mark": "?", "space": "space", "escape": "escape"}
 """How the help dialog writes a key Textual names otherwise."""
 
 KEYS: tuple[Key, ...] = (
-    Key(("n", "space"), "step", "step", "one step: the policy decides once, then its action runs (or pauses for approval)",
+    Key(("n", "space"), "step", "step", "one step: the policy decides once, then its action runs (or pauses for approval); "
+        "pressed while a step runs, one more after it (a pause stops them, escape drops them)",
         "Step", "Let the policy decide once and run its action", help_keys="n / space"),
     Key(("c",), "continue_run", "continue", "continue until a pause, the end, or escape",
         "Continue", "Step until a pause, the end, or escape"),
