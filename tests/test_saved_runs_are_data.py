@@ -178,3 +178,30 @@ def test_a_sequence_that_carries_text_is_shown_with_its_escapes_not_hidden(capsy
         assert shown.count(hidden) >= 2, (hidden, shown)
         assert not any(c in shown for c in "\x1b\x07\x9b\x9c\x9d"), repr(shown)
         assert "[31m" not in shown and "[2J" not in shown
+
+
+@pytest.mark.parametrize("duration", [float("nan"), float("inf"), -1e308, 1e300])
+def test_a_forged_duration_reads_as_unknown_or_short_never_nan_or_300_digits(capsys, tmp_path, duration):
+    """A hand-edited step time (NaN, infinite, -1e308) once read `time ... nan s`, or 300 digits
+    in `export`: every amount is written by `engine.core.amounts`, which says "?" for what is no
+    number and writes a huge one in three digits and an exponent."""
+    from engine.core.amounts import amount, short_amount
+
+    out = tmp_path / "run.jsonl"
+    assert cli(capsys, "run", "library", "--headless", "--out", out, "--max-steps", "2")[0] == 3
+
+    def forge(rows):
+        for row in rows:
+            if row["type"] in ("decision", "observation"):
+                row["duration"] = duration
+
+    rewrite(out, forge)
+    for argv in (["show", out], ["export", out, "--format", "markdown", "-o", tmp_path / "run.md"]):
+        code, shown, err = cli(capsys, *argv)
+        assert code == 0, err
+        shown = (tmp_path / "run.md").read_text() if argv[0] == "export" else shown
+        assert "nan" not in shown.lower().replace("nanna", "") and "inf s" not in shown
+        assert not any(len(word) > 40 and word.strip("-.$s").isdigit() for word in shown.split()), shown
+    for kind in ("steps", "tokens", "cost", "seconds"):
+        for text in (amount(kind, duration), short_amount(kind, duration)):
+            assert len(text) <= 12 and "nan" not in text and "inf" not in text, (kind, text)

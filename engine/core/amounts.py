@@ -7,6 +7,12 @@ it shows.
 
 from __future__ import annotations
 
+import math
+
+HUGE = 1e12
+"""From here up (a hand-edited file's -1e308 seconds) a figure is written in three digits and
+an exponent, not in hundreds of digits; NaN and infinity, which no count is, as "?"."""
+
 
 def amount(kind: str, value: float) -> str:
     """`value` of budget kind `kind` (steps, tokens, cost, seconds) as text."""
@@ -14,13 +20,15 @@ def amount(kind: str, value: float) -> str:
         return dollars(value)
     if kind == "seconds":
         return seconds(value)
-    return str(int(value))
+    if not math.isfinite(value):
+        return "?"
+    return str(int(value)) if abs(value) < HUGE else f"{value:.3g}"
 
 
 def short_amount(kind: str, value: float) -> str:
     """`amount` in at most about six characters where room is short: counts from 10,000 up as
     "12.3k", "4.5M", "17.9G"; cost and time as `amount` writes them."""
-    if kind in ("cost", "seconds") or abs(value) < 10_000:
+    if kind in ("cost", "seconds") or not 10_000 <= abs(value) < HUGE:  # (False for NaN too)
         return amount(kind, value)
     for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= size:
@@ -30,8 +38,16 @@ def short_amount(kind: str, value: float) -> str:
 
 def dollars(value: float) -> str:
     """"$0.0012" below a dollar, "$12.35" from one dollar up."""
+    if not math.isfinite(value) or abs(value) >= HUGE:
+        return f"${_odd(value)}"
     return f"${value:.4f}" if value < 1 else f"${value:.2f}"
 
 
 def seconds(value: float) -> str:
+    if not math.isfinite(value) or abs(value) >= HUGE:
+        return f"{_odd(value)} s"
     return f"{value:.1f} s"
+
+
+def _odd(value: float) -> str:
+    return f"{value:.3g}" if math.isfinite(value) else "?"
