@@ -270,3 +270,12 @@ def test_model_numbers_that_make_no_sense_are_usage_errors(capsys, tmp_path, fla
 def test_a_folder_given_as_the_scenario_is_called_a_folder(capsys, tmp_path):
     code, _, err = run_cli(capsys, "run", str(tmp_path), "--headless")
     assert code == 2 and f"{tmp_path}: is a folder, not a scenario file" in err
+
+
+@pytest.mark.parametrize(("argv", "usage"), [(["run", "--bogus"], "usage: agent-tui run "), (["show", "x.jsonl", "--bogus"], "usage: agent-tui show "),
+                                             (["--bogus"], "usage: agent-tui [-h]")])
+def test_a_flag_the_command_does_not_take_is_refused_with_that_commands_usage(capsys, argv, usage):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and usage in err and "unrecognized arguments: --bogus" in err, err

@@ -97,6 +97,15 @@ class CommandLine(Parser):
             self.subcommands.build(command)
         return super().parse_known_args(args, namespace)
 
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """As argparse's, but a word the chosen command does not take is refused by that command's
+        parser, with its usage (`agent-tui run: unrecognized arguments: --bogus`), not the top one's."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            chosen = self.subcommands.parsers.get(getattr(parsed, "command", None) or "")
+            (chosen or self).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
 
 def installed_version() -> str:
     """agent-tui's version: the installed package's, else the one pyproject.toml beside the code gives."""
