@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, OptionList, RadioButton, Select
 
-from engine import Budget, Decision
-from tests.support.cockpit_worlds import FailingOnce, Gate, desk_run, settle, support_run, wait_until
+from engine import Budget, Decision, Param, Scenario, Task, Tool
+from engine.core.tools import ToolFault
+from engine.sessions.run import new_run
+from tests.support.cockpit_worlds import FailingOnce, Gate, desk_run, fixed_clock, settle, support_run, wait_until
 from tui.app import CockpitApp
 from tui.bridge import EngineEvent, WorkDone
 from tui.screens.approval import ApprovalScreen
@@ -372,6 +374,49 @@ async def test_n_while_a_step_runs_queues_steps_that_a_pause_drops(tmp_path: Pat
         assert app.steps_queued == 0 and isinstance(app.screen, ApprovalScreen)
         assert [name for name, _ in run.world.calls] == ["note"], "the payment waits for the operator"
         assert [e.type for e in run.engine.events].count("approval_decided") == 0
+
+
+class _FaultyWorld:
+    """`probe`, whose server dies (a ToolFault: the run pauses for the operator to see it), and `note`."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.tools = [Tool("probe", "A tool whose server dies.", (Param("what"),), self._probe, timeout=None),
+                      Tool("note", "Write a note.", (Param("text"),), self._note, timeout=None)]
+
+    def _probe(self, what: str) -> str:
+        self.calls.append("probe")
+        raise ToolFault("the server died")
+
+    def _note(self, text: str) -> str:
+        self.calls.append("note")
+        return "noted"
+
+
+class _GatedProber(Gate):
+    def decide(self, view):
+        super().decide(view)
+        return Decision.act("probe", "probe", what="x") if view.step == 1 else Decision.act("note", "note", text="n")
+
+
+async def test_a_tool_fault_drops_the_queued_steps(tmp_path: Path) -> None:
+    """A tool server's fault pauses the run for the operator (as `continue` stops there): the steps
+    queued behind it are dropped, not run past it."""
+    gate = _GatedProber()
+    scenario = Scenario(name="faulty", description="d", tasks={"t": Task("t", "do")}, policies={},
+                        make_world=lambda task, options: _FaultyWorld(), budget=Budget(max_steps=10))
+    run = new_run(scenario, "t", gate, save=True, out=tmp_path / "r.jsonl", interactive=True, clock=fixed_clock)
+    app = CockpitApp(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await wait_until(pilot, gate.entered.is_set, what="the first decision")
+        await pilot.press("n", "n")
+        await pilot.pause()
+        assert app.steps_queued == 2
+        gate.release.set()
+        await settle(pilot)
+        await wait_until(pilot, lambda: not app.busy and app.steps_queued == 0, what="the queue dropped")
+        assert run.world.calls == ["probe"] and run.engine.state.step == 1 and app.fault is not None
 
 
 async def test_escape_drops_the_queued_steps(tmp_path: Path) -> None:

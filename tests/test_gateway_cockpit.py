@@ -225,3 +225,16 @@ async def test_the_runs_list_says_how_many_older_runs_there_are_and_where(tmp_pa
             runs = _runs(app)
             assert "3. conversation 3, turn 1" in runs and "1. conversation 1" not in runs, runs
             assert str(tmp_path)[:20] in runs, runs
+
+
+async def test_n_while_the_gateways_step_runs_is_not_offered(tmp_path: Path) -> None:
+    """Its step releases an agent's request, not a policy's decision: n while one runs is neither
+    offered nor queued (the cockpit's queue of steps is a policy's)."""
+    with FakeOpenAI() as fake, gateway(fake, tmp_path, mode="step") as (gw, server):
+        app = GatewayCockpit(gw, server.url)
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.busy, app.working_on = True, "step"  # as while a released request goes upstream
+            assert app.check_action("step", ()) is not True
+            app.action_step()
+            assert app.steps_queued == 0
+            app.busy = False

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from textual import events, on, work
+from textual.worker import Worker, WorkerState
 from textual.app import ComposeResult, SystemCommand
 from textual.message import Message
 from textual.screen import Screen
@@ -96,6 +97,10 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
 
     opening: Opening | None = None
     """The run being opened, until its build returns (the cockpit is busy "opening…")."""
+    working_on = ""
+    """The label of the operation `busy` is about ("step", "continue"...)."""
+    steps_queued = 0
+    """Steps asked for (n) while a step ran: each starts when the one before ends ready."""
     open_error: str | None = None
     """Why the Opening's build failed (the cockpit says it; only help and quit apply)."""
 
@@ -145,10 +150,6 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
     def _start_flags(self) -> None:
         self._draw_timer: Timer | None = None
         self.busy = False
-        self.working_on = ""
-        """The label of the operation `busy` is about ("step", "continue"...)."""
-        self.steps_queued = 0
-        """Steps asked for (n) while a step ran: each starts when the one before ends ready."""
         self._leaving = False
         self.last_error: str | None = None
 
@@ -323,8 +324,12 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
             return True  # n again: one more step after this one (`steps_queued`)
         return self.action_applies(action)
 
+    QUEUES_STEPS = True
+    """Whether `n` while a step runs asks for one more (the gateway's cockpit steps an agent's
+    requests, not a policy's decisions: not there)."""
+
     def _step_running(self) -> bool:
-        return self.busy and self.opening is None and self.working_on == "step"
+        return self.QUEUES_STEPS and self.busy and self.opening is None and self.working_on == "step"
 
     def action_applies(self, action: str) -> bool:
         if self.opening is not None:
@@ -413,15 +418,20 @@ class CockpitApp(ClosesOnSigterm, TakeOverCockpit, McpCockpit):
             self.notify(clean(message.error), title=f"{clean(message.label)} failed", severity="error", timeout=10, markup=False)
             self.steps_queued = 0
         self._offer_pause()
-        self._next_queued_step()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Once the engine's worker has ended (after its WorkDone: a step started from there would
+        cancel it, the group being exclusive), the next step queued, if any."""
+        if event.worker.group == "engine" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self._next_queued_step()
 
     def _next_queued_step(self) -> None:
         """Start a step asked for while the last one ran, when the run is ready for it and nothing is
-        open over the cockpit; any pause (an approval, the budget, the end, a failure, a person's
-        turn) drops the rest: only the operator answers it."""
+        open over the cockpit nor running; any pause (an approval, the budget, the end, a failure, a
+        tool server's fault, a person's turn) drops the rest: only the operator answers it."""
         if not self.steps_queued:
             return
-        if self.run_status != "ready" or len(self.screen_stack) > 1:
+        if self.run_status != "ready" or self.fault is not None or self.busy or len(self.screen_stack) > 1:
             self.steps_queued = 0
             return
         self.steps_queued -= 1

@@ -204,6 +204,8 @@ class RunsPanel(Static):
 class GatewayCockpit(CockpitApp):
     """The cockpit of a `Gateway` whose server the caller started (`url` is where it listens)."""
 
+    QUEUES_STEPS = False
+
     TITLE = "agent-tui gateway"
     COMMANDS = App.COMMANDS
 
