@@ -126,3 +126,10 @@ def test_the_help_names_every_wire_an_upstream_can_speak(capsys: pytest.CaptureF
     said = " ".join(capsys.readouterr().out.split())
     wires = said.split("(WIRE:", 1)[1].split(")", 1)[0]
     assert all(name in wires for name in WIRES), wires
+
+
+def test_out_a_folder_is_a_usage_error_not_a_traceback(tmp_path: Path) -> None:
+    done = subprocess.run([*AGENT_TUI, "gateway", "--upstream", "http://127.0.0.1:9/v1", "--model", "m", "--headless",
+                           "--approve", "all", "--out", str(tmp_path)], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and f"{tmp_path} is a folder; give a file name" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -137,7 +137,7 @@ def build(args: argparse.Namespace):
     if args.out:
         try:
             check_new(args.out)
-        except FileExistsError as exc:
+        except (FileExistsError, IsADirectoryError) as exc:
             raise UsageError(str(exc)) from None
     gateway = Gateway(
         upstreams,
