@@ -205,3 +205,20 @@ def test_a_forged_duration_reads_as_unknown_or_short_never_nan_or_300_digits(cap
     for kind in ("steps", "tokens", "cost", "seconds"):
         for text in (amount(kind, duration), short_amount(kind, duration)):
             assert len(text) <= 12 and "nan" not in text and "inf" not in text, (kind, text)
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400), 10**20])
+def test_a_forged_budget_past_a_floats_range_is_written_short(capsys, tmp_path, value):
+    """A budget limit is an int of any size in a hand-edited header: 10**400 once made every
+    amount raise OverflowError (export ended in a traceback)."""
+    from engine.core.amounts import amount, short_amount
+
+    out = tmp_path / "run.jsonl"
+    assert cli(capsys, "run", "library", "--headless", "--out", out, "--max-steps", "2")[0] == 3
+    rewrite(out, lambda rows: rows[0]["budget"].__setitem__("max_tokens", value))
+    code, _, err = cli(capsys, "export", out, "--format", "markdown", "-o", tmp_path / "run.md")
+    assert code == 0 and "Traceback" not in err, err
+    report = (tmp_path / "run.md").read_text()
+    assert not any(len(word) > 40 for word in report.split() if word.strip("-.$s,").isdigit())
+    for kind in ("steps", "tokens", "cost", "seconds"):
+        assert len(amount(kind, value)) <= 14 and len(short_amount(kind, value)) <= 14

@@ -20,9 +20,9 @@ def amount(kind: str, value: float) -> str:
         return dollars(value)
     if kind == "seconds":
         return seconds(value)
-    if not math.isfinite(value):
+    if not _finite(value):
         return "?"
-    return str(int(value)) if abs(value) < HUGE else f"{value:.3g}"
+    return str(int(value)) if abs(value) < HUGE else _odd(value)
 
 
 def short_amount(kind: str, value: float) -> str:
@@ -38,16 +38,28 @@ def short_amount(kind: str, value: float) -> str:
 
 def dollars(value: float) -> str:
     """"$0.0012" below a dollar, "$12.35" from one dollar up."""
-    if not math.isfinite(value) or abs(value) >= HUGE:
+    if not _finite(value) or abs(value) >= HUGE:
         return f"${_odd(value)}"
     return f"${value:.4f}" if value < 1 else f"${value:.2f}"
 
 
 def seconds(value: float) -> str:
-    if not math.isfinite(value) or abs(value) >= HUGE:
+    if not _finite(value) or abs(value) >= HUGE:
         return f"{_odd(value)} s"
     return f"{value:.1f} s"
 
 
+def _finite(value: float) -> bool:
+    """Not NaN nor infinite (an int of any size is finite: `math.isfinite` cannot take one past a float's range)."""
+    return isinstance(value, int) or math.isfinite(value)
+
+
 def _odd(value: float) -> str:
-    return f"{value:.3g}" if math.isfinite(value) else "?"
+    """A figure no count reaches: "?" for NaN and infinity, else three digits and an exponent (an int
+    past a float's range too: 10**400 is "1.00e+400")."""
+    if not _finite(value):
+        return "?"
+    if isinstance(value, int) and abs(value) >= 10**300:
+        exponent = int(math.log10(abs(value)))
+        return f"{'-' if value < 0 else ''}{abs(value) / 10**exponent:.2f}e+{exponent}"
+    return f"{value:.3g}"
