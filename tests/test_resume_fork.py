@@ -337,6 +337,11 @@ def test_a_headless_fork_or_resume_where_a_person_is_in_charge_is_refused_and_le
     assert main(["run", "--resume", str(parent), "--headless", "--approve", "all"]) == 2
     assert "the policy where the run stopped is human" in capsys.readouterr().err
     assert parent.read_bytes() == before
+    placeholder = tmp_path / "placeholder.jsonl"  # an empty file of the user's (mktemp, touch): emptied again, kept
+    placeholder.touch(mode=0o600)
+    assert main(["run", "--fork", str(parent), "--at", "2", "--headless", "--approve", "all", "--out", str(placeholder)]) == 2
+    capsys.readouterr()
+    assert placeholder.is_file() and placeholder.stat().st_size == 0 and placeholder.stat().st_mode & 0o777 == 0o600
     assert main(["run", "--fork", str(parent), "--at", "2", "--policy", "good", "--headless", "--out", str(child)]) == 0
     assert "outcome: answer" in capsys.readouterr().out
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -263,6 +264,7 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool, say: Call
     if policy is None and transcript.header.scenario == "imported":
         raise UsageError("an imported log has no policy of its own to go on with: give --policy human or --policy model")
     hub, tools = extras.restart(transcript.header.mcp, args, transcript.path)
+    out_existed = args.out is not None and Path(args.out).exists()  # (empty, or the fork refuses it)
     try:
         run = continue_run(
             scenario, transcript, policy, resume=bool(args.resume), at=args.at, interactive=interactive, approve=args.approve,
@@ -281,14 +283,16 @@ def make_continued_run(args: argparse.Namespace, *, interactive: bool, say: Call
     extras.attach(run, hub)
     if policy is not None and model_of(policy, scenario, model, extras.named) is not None:
         run.model = model  # the swap picker offers "model" again
-    return _checked(run, interactive, say, fork=bool(args.fork))
+    return _checked(run, interactive, say, fork=bool(args.fork), out_existed=out_existed)
 
 
-def _checked(run: Any, interactive: bool, say: Callable[[str], None] = report, *, fork: bool = False) -> Any:
+def _checked(run: Any, interactive: bool, say: Callable[[str], None] = report, *, fork: bool = False,
+             out_existed: bool = False) -> Any:
     """A continued run, its warnings said; UsageError when a headless one cannot go on: it waits
     for an approval with no terminal to ask on, or its policy is the human one. The run is then
-    closed, and a fork's new file (what it copied and nothing more) removed: a retry with the same
-    --out is not refused."""
+    closed, and what a fork wrote (what it copied and nothing more) taken back: its new file
+    removed, or the empty file --out named before (`out_existed`) emptied again, so that a retry
+    with the same --out is not refused."""
     from engine.core.policy import HumanPolicy
 
     for warning in run.warnings:
@@ -302,7 +306,10 @@ def _checked(run: Any, interactive: bool, say: Callable[[str], None] = report, *
     if why is not None:
         run.close()
         if fork and run.path is not None:
-            Path(run.path).unlink(missing_ok=True)
+            if out_existed:
+                os.truncate(run.path, 0)
+            else:
+                Path(run.path).unlink(missing_ok=True)
         raise UsageError(why)
     return run
 
