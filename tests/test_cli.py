@@ -279,3 +279,10 @@ def test_a_flag_the_command_does_not_take_is_refused_with_that_commands_usage(ca
         main(argv)
     err = capsys.readouterr().err
     assert exited.value.code == 2 and usage in err and "unrecognized arguments: --bogus" in err, err
+
+
+def test_a_flag_before_the_command_is_refused_with_the_top_usage(capsys):
+    with pytest.raises(SystemExit):
+        main(["--bogus", "run"])
+    err = capsys.readouterr().err
+    assert "usage: agent-tui [-h]" in err and "usage: agent-tui run" not in err and "--bogus" in err

@@ -98,12 +98,16 @@ class CommandLine(Parser):
         return super().parse_known_args(args, namespace)
 
     def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
-        """As argparse's, but a word the chosen command does not take is refused by that command's
-        parser, with its usage (`agent-tui run: unrecognized arguments: --bogus`), not the top one's."""
+        """As argparse's, but a word given after the command that it does not take is refused with
+        that command's usage (`usage: agent-tui run ...`), not the top one's."""
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
-            chosen = self.subcommands.parsers.get(getattr(parsed, "command", None) or "")
-            (chosen or self).error(f"unrecognized arguments: {' '.join(extras)}")
+            words = sys.argv[1:] if args is None else list(args)
+            command = getattr(parsed, "command", None) or ""
+            chosen = self.subcommands.parsers.get(command)
+            before = words[: words.index(command)] if command in words else words
+            (self if chosen is None or any(word in extras for word in before) else chosen).error(
+                f"unrecognized arguments: {' '.join(extras)}")
         return parsed
 
 
