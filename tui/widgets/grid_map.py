@@ -106,7 +106,10 @@ class GridMap(Static):
         moves = len(picture.visited) - 1
         text.append(f"moves {moves} · at ({self.at[0]}, {self.at[1]})", style="dim")
         if len(cols) < picture.size:
-            text.append(f"\nrows {rows[0]}-{rows[-1]}, cols {cols[0]}-{cols[-1]} of {picture.size}", style="dim")
+            shown = f"rows {rows[0]}-{rows[-1]}, cols {cols[0]}-{cols[-1]} of {picture.size}"
+            if 0 < self.content_size.width < len(shown):  # a narrow window: its line short, not wrapped
+                shown = f"{rows[0]}-{rows[-1]} × {cols[0]}-{cols[-1]} of {picture.size}"
+            text.append(f"\n{shown}", style="dim")
         if picture.path:
             text.append(f"\nplan {len(picture.path) - 1} to go", style="cyan")
         return text
