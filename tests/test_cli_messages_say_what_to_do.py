@@ -39,6 +39,10 @@ def test_unknown_scenario_options_are_usage_errors_naming_the_known_ones(capsys,
 def test_out_a_folder_or_a_device_is_a_clear_message(capsys, tmp_path: Path):
     code, _, err = run_cli(capsys, "run", "library", "--headless", "--out", str(tmp_path))
     assert code == 2 and f"{tmp_path} is a folder; give a file name" in err and "already holds" not in err
+    parent = tmp_path / "parent.jsonl"
+    assert run_cli(capsys, "run", "library", "--headless", "--out", str(parent))[0] == 0
+    code, _, err = run_cli(capsys, "run", "--fork", str(parent), "--at", "1", "--policy", "good", "--headless", "--out", str(tmp_path))
+    assert code == 2 and f"{tmp_path} is a folder; give a file name" in err and "cannot write" not in err, err
     code, _, err = run_cli(capsys, "run", "library", "--headless", "--out", "/dev/null")
     assert code == 2 and "/dev/null is not a regular file" in err and "Errno" not in err
 

@@ -475,7 +475,7 @@ def fork_run(
         raise ResumeError(f"{path}: a fork cannot overwrite its parent")
     try:
         check_new(path)
-    except FileExistsError as exc:
+    except (FileExistsError, IsADirectoryError) as exc:
         raise ResumeError(str(exc)) from None
     writer = TranscriptWriter(path, child)
     events = trust.resealed(events, child)
