@@ -57,7 +57,6 @@ def test_a_file_of_json_lines_is_searched_whole_once(tmp_path: Path, monkeypatch
     """Detection tries the whole text as one document; pydantic's parser refuses a file of JSON
     lines at its second line, so only the reading of its lines searches the whole text (`plain`)."""
     from engine.core import jsontext
-    from engine.stored.importers import detect
 
     lines = _claude("1e400 and 8e391") * 50
     text = "\n".join(lines) + "\n"
@@ -71,8 +70,7 @@ def test_a_file_of_json_lines_is_searched_whole_once(tmp_path: Path, monkeypatch
             searched.append(len(value))
         return plain(value)
 
-    monkeypatch.setattr(jsontext, "plain", counted)
-    monkeypatch.setattr(detect, "plain", counted)
+    monkeypatch.setattr(jsontext, "plain", counted)  # the one whole-text check (`PlainCheck`'s)
     (run,) = load_runs(path)
     assert sum(e.type == "decision" for e in run.events) == 100
     assert searched == [len(text)]

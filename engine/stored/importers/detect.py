@@ -21,7 +21,7 @@ from engine.stored.importers.formats import TRIED, ZIP_MAGIC, Sniffed, starts_wi
 from engine.stored.importers.gemini_cli import is_gemini_session
 from engine.stored.importers.opencode import is_opencode_export
 from engine.stored.importers.inspect_log import is_inspect, is_inspect_messages
-from engine.core.jsontext import loads, plain, plain_loads
+from engine.core.jsontext import loads, plain_loads
 from engine.stored.importers.alfworld import is_alfworld
 from engine.stored.importers.react import KEYWORD, decolour, dialect, has_colour
 from engine.stored.importers.swe_agent import is_mini, is_swe_agent
@@ -50,14 +50,13 @@ def json_lines(text: str) -> list[str]:
     return lines
 
 
-def json_rows(name: str, text: str, *, strict: bool = True, lines: list[str] | None = None,
-              fast: bool | None = None) -> Iterator[tuple[int, Any]]:
+def json_rows(name: str, text: str, *, fast: bool, strict: bool = True, lines: list[str] | None = None) -> Iterator[tuple[int, Any]]:
     """Every non-blank line parsed as JSON, with its number, one at a time (a reader that maps each
     as it comes keeps no parsed line it is done with); `lines`: `json_lines(text)`, if made already.
-    `fast`: whether the text is `plain` (each line then read by `plain_loads`, else by `loads`), if
-    known or hoped (`PlainCheck`); None: the whole text checked here, once."""
+    `fast`: whether the text is `plain`, as its `PlainCheck` knows or hopes (each line then read by
+    `plain_loads`, else by `loads`)."""
     lines = json_lines(text) if lines is None else lines
-    read = plain_loads if (plain(text) if fast is None else fast) else loads
+    read = plain_loads if fast else loads
     last = len(lines)
     torn_allowed = not strict and not text.endswith("\n")
     for number, line in enumerate(lines, 1):
