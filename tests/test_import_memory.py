@@ -6,7 +6,7 @@ the process costs a third of a second)."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -58,13 +58,13 @@ def test_the_import_command_writes_each_event_as_it_is_made(fmt: str, tmp_path: 
     alive: list[int] = []
     write = transcript.write_transcript
 
-    def watched(path: Path, header: Header, events: Iterable[Event]) -> None:
+    def watched(path: Path, header: Header, events: Iterable[Event], tail: Callable[[], bytes] | None = None) -> None:
         def counted() -> Iterator[Event]:
             for number, event in enumerate(events):
                 if number == 600:
                     alive.append(_decisions_alive())
                 yield event
-        write(path, header, counted())
+        write(path, header, counted(), tail)
 
     monkeypatch.setattr(transcript, "write_transcript", watched)
     before = _decisions_alive()  # what earlier tests of this process left, with the collector off

@@ -133,7 +133,7 @@ class PlainCheck:
         self._text = text
         self._child: int | None = None
         self._answer: bool | None = None
-        if len(text) >= ASIDE and _fork_helps():
+        if len(text) >= ASIDE and fork_helps():
             try:
                 self._child = os.fork()
             except OSError:  # no memory or process left for it: checked here
@@ -195,9 +195,9 @@ class PlainCheck:
         self.close()
 
 
-def _fork_helps() -> bool:
-    """Whether a child process may check a text while this one reads: a fork is possible and safe
-    (this thread alone), and there is another core for it."""
+def fork_helps() -> bool:
+    """Whether a child process may work while this one goes on (check a text, read half a file): a
+    fork is possible and safe (this thread alone), and there is another core for it."""
     if not hasattr(os, "fork") or threading.active_count() != 1:
         return False
     cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)

@@ -173,6 +173,50 @@ class TranscriptWriter:
             if synced:
                 self._sync()
 
+    def write_lines(self, block: bytes) -> None:
+        """Hand over lines serialised elsewhere (each ended), with what is queued: a run written
+        at once (`write_transcript`), none of which has to go out before the next."""
+        if self._fd is None or not block:
+            return
+        self._only_header = False
+        self._pending.append(block)
+        self.flush()
+
+    def copy_lines(self, fd: int, size: int) -> None:
+        """Hand over the first `size` bytes of the file `fd` (lines serialised elsewhere, each
+        ended) after what is queued, copied by the operating system. OSError when the file holds
+        fewer."""
+        if self._fd is None:
+            return
+        self.flush()
+        self._only_header = False
+        self._unsynced = True
+        done = 0
+        while done < size:
+            try:
+                sent = os.sendfile(self._fd, fd, done, size - done)
+            except OSError as exc:
+                if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+                    raise
+                sent = self._copied(fd, done, size - done)
+            if sent == 0:
+                raise OSError(errno.EIO, f"the lines to copy end after {done} of {size} bytes")
+            done += sent
+
+    def _copied(self, fd: int, at: int, count: int) -> int:
+        """`count` bytes of `fd` from `at` written, read a MB at a time (where `sendfile` cannot copy)."""
+        assert self._fd is not None
+        done = 0
+        while done < count:
+            chunk = os.pread(fd, min(count - done, 1 << 20), at + done)
+            if not chunk:
+                break
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(self._fd, view):]
+            done += len(chunk)
+        return done
+
     def flush(self, check_name: bool = False) -> None:
         """Hand the queued lines to the operating system (one write).
 
@@ -327,17 +371,34 @@ WRITE_BATCH = 4096
 """Lines `write_transcript` hands to the operating system in one write."""
 
 
-def write_transcript(path: str | Path, header: Header, events: Iterable[Event]) -> None:
+def write_transcript(path: str | Path, header: Header, events: Iterable[Event],
+                     tail: Callable[[TranscriptWriter], None] | None = None) -> None:
     """A whole run written at once (an import, a test's run): each event serialised as the engine
-    serialises it (`engine.core.guards.serialised`), the lines handed over `WRITE_BATCH` at a
-    time, synced at the end."""
+    serialises it (`event_lines`), the lines handed over `WRITE_BATCH` at a time, synced at the
+    end. `tail`: writes the lines of the events after these (`write_lines`, `copy_lines`), once
+    these are written."""
+    with TranscriptWriter(path, header) as writer:
+        for block in event_lines(events):
+            writer.write_lines(block)
+        if tail is not None:
+            tail(writer)
+
+
+def event_lines(events: Iterable[Event]) -> Iterator[bytes]:
+    """The transcript lines of `events`, `WRITE_BATCH` to a block: each event serialised as the
+    engine serialises it (`engine.core.guards.serialised`), each line ended."""
     from engine.core.guards import serialised  # the engine's guards: not on the path that only reads
 
-    with TranscriptWriter(path, header) as writer:
-        for count, event in enumerate(events, 1):
-            writer.write(event.type, serialised(event)[1])
-            if count % WRITE_BATCH == 0:
-                writer.flush()
+    batch: list[bytes] = []
+    for event in events:
+        batch.append(serialised(event)[1])
+        if len(batch) == WRITE_BATCH:
+            batch.append(b"")
+            yield b"\n".join(batch)
+            batch.clear()
+    if batch:
+        batch.append(b"")
+        yield b"\n".join(batch)
 
 
 def read_from_bytes(

@@ -17,7 +17,7 @@ import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Callable, Generator, Iterator, Union
 
 from engine.core.text import one_line
 from engine.core.events import Action, DecisionMade, Event, Header, Note, NoteKind, Observed, RunEnded, ToolInfo, Usage
@@ -25,7 +25,7 @@ from engine.core.jsonvalues import MAX_DEPTH, too_deep
 from engine.core.state import RunState, added_words, estimate_tokens, written_words
 from engine.stored.importers.formats import IMPORTED
 from engine.core.jsontext import loads
-from engine.stored.transcript import Transcript, TranscriptError
+from engine.stored.transcript import Transcript, TranscriptError, TranscriptWriter
 
 ANSWER_TOOLS = frozenset({"final_result", "final_answer"})
 """Tools whose call is the run's structured answer (pydantic-ai's `final_result`, smolagents' `final_answer`)."""
@@ -308,6 +308,9 @@ class Made:
     warnings: list[str]
     events: Iterator[Event]
     steps: int
+    tail: Callable[[TranscriptWriter], None] | None = None
+    """Writes the lines of the events after these, made and serialised elsewhere (`halves`), once
+    these are written."""
 
 
 @dataclass
@@ -329,6 +332,9 @@ class Draft:
     """Open calls by id, oldest first: ids are not always unique (some providers number each turn's calls from 0)."""
     made_steps: int = 0
     """How many steps `new_step` made (every step is made there): whether there is one, without listing the items."""
+    reached: set[str | None] | None = None
+    """The call ids this run's results looked for (None in it: a result naming no call), when it
+    is the later part of a file cut in two (`engine.stored.importers.halves`); None: not kept."""
     _open: _OpenCalls | None = field(default=None, repr=False, compare=False)
     """Every call in order, for results that name no call (made at the first of them)."""
 
@@ -387,6 +393,8 @@ class Draft:
     def result(self, call_id: Any, text: str, error: bool | None = None, source: str = "", name: Any = None) -> None:
         """The result of the call with this id (or, without an id, the oldest open call)."""
         waiting = self.calls.get(call_id) if isinstance(call_id, str) else None
+        if self.reached is not None:
+            self.reached.add(call_id if isinstance(call_id, str) else None)
         target = waiting.pop(0) if waiting else None
         if target is None and call_id is None:
             target = self._oldest_open(name)
@@ -462,66 +470,42 @@ class Draft:
         if not steps:
             raise TranscriptError(f"{self.name}: {self._nothing()}")
         self._settle_answer(steps)
-        task_text = self.task_text or ""
-        seen: dict[str, dict[str, dict[str, Any]]] = {}
-        missing: dict[str, bool] = {}
-        looked: list[Looked] = []
-        estimated = 0  # the last step whose usage is estimated from the words before it
-        for number, item in enumerate(steps, 1):
-            actions = item.actions  # as they are when each has its id and can be written (the usual case)
-            plain = True  # every call an Action (as `new_action` makes them), so the decision is built `trusted`
-            for i, action in enumerate(actions):
-                if not action.call_id or too_deep(action.args):
-                    actions = [_writable(a if a.call_id else a.with_call_id(f"s{number}.{i}")) for i, a in enumerate(item.actions)]
-                    break
-            for action in actions:
-                if type(action) is not Action:
-                    plain = False
-                _infer(action, seen)
-            if item.usage is None:
-                estimated = number
-            observations = item.observations if len(item.observations) < 2 else sorted(item.observations, key=_first)
-            results = []
-            for index, text, error in observations:
-                head = text[:400]
-                unknown = "tool" in head.lower() and _NO_SUCH_TOOL.search(head) is not None  # each wording says "tool"
-                if error is None:
-                    error = text.lstrip()[:5].lower().startswith("error") or unknown  # as of the whole text: each character lowers to one or more
-                if index < len(actions):  # a tool is missing when each of its results says so
-                    tool = actions[index].tool
-                    if not unknown:
-                        missing[tool] = False
-                    elif tool not in missing:
-                        missing[tool] = True
-                results.append((index, text, error, unknown))
-            looked.append((actions, plain, results))
+        look = Look(steps)
+        warning = self.warning()
+        events = self.events(self.items, look.looked, estimated=look.estimated)
+        return Made(self.header(look), [warning] if warning else [], events, len(steps))
+
+    def header(self, look: Look) -> Header:
+        """The run's header: the tools declared, then those the calls show (`look`)."""
         tools = dict(self.declared)
-        for name, params in seen.items():
-            if name not in tools and not missing.get(name, False):
+        for name, params in look.seen.items():
+            if name not in tools and not look.missing.get(name, False):
                 tools[name] = ToolInfo(name=name, parameters=list(params.values()))
         options: dict[str, Any] = {"format": self.fmt, "source": self.name, **self.options}
         if self.system:
             options["system_prompt"] = "\n\n".join(self.system)
-        header = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, options=options,
-                        tools=list(tools.values()), policy=IMPORTED, repetition_threshold=None)
-        warning = self.warning()
-        return Made(header, [warning] if warning else [], self._events(task_text, looked, estimated), len(steps))
+        return Header(scenario=IMPORTED, task=self.fmt, task_text=self.task_text or "", options=options,
+                      tools=list(tools.values()), policy=IMPORTED, repetition_threshold=None)
 
-    def _events(self, task_text: str, looked: list[Looked], estimated: int) -> Iterator[Event]:
-        """The events, the context's words counted (as the fold counts them) up to step
-        `estimated`, the last whose usage is estimated from them: after it no count is read."""
-        stub = Header(scenario=IMPORTED, task=self.fmt, task_text=task_text, policy=IMPORTED)
-        context_words = RunState.start(stub).context_words  # and what each event adds (`added_words`): all the fold is asked here
-        number = 0
-        ended: RunEnded | None = None
-        for item in self.items:
+    def events(self, items: list[Item], looked: list[Looked], *, estimated: int, number: int = 0, context_words: int | None = None,
+               ended: RunEnded | None = None, final: bool = True) -> Generator[Event, None, tuple[int, RunEnded | None]]:
+        """The events of `items` (the steps after the first `number`, each looked at in `looked`),
+        the context's words counted (as the fold counts them, from `context_words`, else from the
+        task's) up to step `estimated`, the last whose usage is estimated from them: after it no
+        count is read. `ended`: the end an earlier step's answer made; `final`: the run's end
+        follows (else the words counted and the end so far are returned, for the items after)."""
+        if context_words is None:
+            stub = Header(scenario=IMPORTED, task=self.fmt, task_text=self.task_text or "", policy=IMPORTED)
+            context_words = RunState.start(stub).context_words  # and what each event adds (`added_words`): all the fold is asked here
+        looks = iter(looked)
+        for item in items:
             if type(item) is NoteItem:
                 note = Note(step=number, kind=item.kind, text=item.text, source=item.source)
                 if number < estimated:
                     context_words += added_words(note)
                 yield note
                 continue
-            actions, plain, results = looked[number]
+            actions, plain, results = next(looks)
             number += 1
             counted = number < estimated  # what this step adds is read by a later one
             thoughts, replies, raws, answer = item.thoughts, item.replies, item.raws, item.answer  # the parts: no property call
@@ -564,11 +548,14 @@ class Draft:
                         context_words += len(observed.text.split())
                     yield observed
             if answer is not None and ended is None:
-                ended = RunEnded(outcome="answer", reason="final answer", step=number, answer=answer)
+                ended = answer_end(number, answer)
+        if not final:
+            return context_words, ended
         if self.end is not None:
             ended = self.end.model_copy(update={"step": number})
         if ended is not None:
             yield ended
+        return context_words, ended
 
     def _settle_answer(self, steps: list[Step]) -> None:
         """The last step's plain text is the answer when nothing but notes of the source's own follow it."""
@@ -577,28 +564,115 @@ class Draft:
             return
         if self._user_note_after(last):
             return
-        if last.actions and len(last.actions) == 1 and last.actions[0].tool in ANSWER_TOOLS:
-            last.answer = answer_text(last.actions[0].args)
-        elif self.final_text_is_answer and not last.actions and last.reply:
-            last.answer, last.reply = last.reply, ""
-        elif self.final_text_is_answer and not last.actions and last.thought:
-            last.answer, last.thought = last.thought, ""
+        settle_answer(last, self.final_text_is_answer)
 
     def _user_note_after(self, last: Step) -> bool:
         """Whether a user note follows `last`, or the first item equal to it (as `list.index` finds
-        it, dataclasses comparing by value); only the items before the last user note are compared,
-        and only the steps of the same thought (a step's comparison builds and compares all its fields)."""
-        users = [i for i, item in enumerate(self.items) if type(item) is NoteItem and item.kind == "user"]
-        if not users:
-            return False
-        return any(item is last or (type(item) is Step and item.thought == last.thought and item == last)
-                   for item in self.items[: users[-1]])
+        it, dataclasses comparing by value)."""
+        users = self.user_notes()
+        return bool(users) and stands_before(self.items, last, users[-1])
+
+    def user_notes(self) -> list[int]:
+        """Where the user notes stand among the items."""
+        return [i for i, item in enumerate(self.items) if type(item) is NoteItem and item.kind == "user"]
 
     def _nothing(self) -> str:
         said = Counter(i.kind for i in self.items if isinstance(i, NoteItem))
         parts = (["a task"] if self.task_text else []) + [f"{n} {kind} note{'s' if n != 1 else ''}" for kind, n in sorted(said.items())]
         has = f"it has {', '.join(parts)} but" if parts else "it has"
         return f"no step could be read from this {self.fmt} log: {has} no assistant turn"
+
+
+def settle_answer(last: Step, final_text_is_answer: bool) -> None:
+    """The last step's answer, where no step has one and no user note follows it: a structured
+    answer's call, else (`final_text_is_answer`) its plain text when it made no call."""
+    if last.actions and len(last.actions) == 1 and last.actions[0].tool in ANSWER_TOOLS:
+        last.answer = answer_text(last.actions[0].args)
+    elif final_text_is_answer and not last.actions and last.reply:
+        last.answer, last.reply = last.reply, ""
+    elif final_text_is_answer and not last.actions and last.thought:
+        last.answer, last.thought = last.thought, ""
+
+
+def answer_end(number: int, answer: Any) -> RunEnded:
+    """The run's end that the answer of step `number` makes (the first step with one)."""
+    return RunEnded(outcome="answer", reason="final answer", step=number, answer=answer)
+
+
+def last_estimated(steps: list[Step]) -> int:
+    """The number of the last step (from 1) whose usage is estimated from the words before it (0: none)."""
+    return next((number for number in range(len(steps), 0, -1) if steps[number - 1].usage is None), 0)
+
+
+def stands_before(items: list[Item], last: Step, end: int) -> bool:
+    """Whether `last`, or a step equal to it, stands among the first `end` items (only the steps
+    of the same thought are compared: a step's comparison builds and compares all its fields)."""
+    return any(item is last or (type(item) is Step and item.thought == last.thought and item == last) for item in items[:end])
+
+
+class Look:
+    """The first look at a run's steps, numbered from `first`, before its header is written: each
+    step's calls as written (`looked`), the tools they show (`seen`: each tool's parameters by
+    name; `missing`: whether each of its results says it does not exist) and the last step whose
+    usage is estimated from the words before it (`estimated`, 0: none). `numbered`: a call without
+    an id was given one from its step's number (so the look holds only for steps numbered so)."""
+
+    __slots__ = ("looked", "seen", "missing", "estimated", "numbered")
+
+    def __init__(self, steps: list[Step], first: int = 1) -> None:
+        seen: dict[str, dict[str, dict[str, Any]]] = {}
+        missing: dict[str, bool] = {}
+        looked: list[Looked] = []
+        estimated = 0
+        numbered = False
+        for number, item in enumerate(steps, first):
+            actions = item.actions  # as they are when each has its id and can be written (the usual case)
+            plain = True  # every call an Action (as `new_action` makes them), so the decision is built `trusted`
+            for i, action in enumerate(actions):
+                if not action.call_id or too_deep(action.args):
+                    actions = [_writable(a if a.call_id else a.with_call_id(f"s{number}.{i}")) for i, a in enumerate(item.actions)]
+                    numbered = numbered or not all(a.call_id for a in item.actions)
+                    break
+            for action in actions:
+                if type(action) is not Action:
+                    plain = False
+                _infer(action, seen)
+            if item.usage is None:
+                estimated = number
+            observations = item.observations if len(item.observations) < 2 else sorted(item.observations, key=_first)
+            results = []
+            for index, text, error in observations:
+                head = text[:400]
+                unknown = "tool" in head.lower() and _NO_SUCH_TOOL.search(head) is not None  # each wording says "tool"
+                if error is None:
+                    error = text.lstrip()[:5].lower().startswith("error") or unknown  # as of the whole text: each character lowers to one or more
+                if index < len(actions):  # a tool is missing when each of its results says so
+                    tool = actions[index].tool
+                    if not unknown:
+                        missing[tool] = False
+                    elif tool not in missing:
+                        missing[tool] = True
+                results.append((index, text, error, unknown))
+            looked.append((actions, plain, results))
+        self.looked, self.seen, self.missing, self.estimated, self.numbered = looked, seen, missing, estimated, numbered
+
+    def then(self, seen: dict[str, dict[str, dict[str, Any]]], missing: dict[str, bool]) -> None:
+        """The tools of the steps after these (their `seen` and `missing`) added, as if looked at
+        here in turn: a parameter is required when every call gave it, has the type of its first
+        value, and a tool is missing when every result of it says so."""
+        for tool, params in seen.items():
+            mine = self.seen.get(tool)
+            if mine is None:
+                self.seen[tool] = params
+                continue
+            for name, param in mine.items():
+                if name not in params or not params[name]["required"]:
+                    param["required"] = False
+            for name, param in params.items():
+                if name not in mine:
+                    mine[name] = {**param, "required": False}
+        for tool, said in missing.items():
+            self.missing[tool] = self.missing.get(tool, True) and said
 
 
 MAX_TOKENS = 10**12

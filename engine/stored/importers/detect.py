@@ -50,16 +50,18 @@ def json_lines(text: str) -> list[str]:
     return lines
 
 
-def json_rows(name: str, text: str, *, fast: bool, strict: bool = True, lines: list[str] | None = None) -> Iterator[tuple[int, Any]]:
+def json_rows(name: str, text: str, *, fast: bool, strict: bool = True, lines: list[str] | None = None,
+              start: int = 1) -> Iterator[tuple[int, Any]]:
     """Every non-blank line parsed as JSON, with its number, one at a time (a reader that maps each
     as it comes keeps no parsed line it is done with); `lines`: `json_lines(text)`, if made already.
     `fast`: whether the text is `plain`, as its `PlainCheck` knows or hopes (each line then read by
-    `plain_loads`, else by `loads`)."""
+    `plain_loads`, else by `loads`). `start`: the number of the first line (`text` the end of a
+    file, from that line)."""
     lines = json_lines(text) if lines is None else lines
     read = plain_loads if fast else loads
-    last = len(lines)
+    last = start + len(lines) - 1
     torn_allowed = not strict and not text.endswith("\n")
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines, start):
         if not line or line.isspace():
             continue
         try:
