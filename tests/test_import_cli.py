@@ -138,8 +138,8 @@ def _failing_after(events: int, fault: BaseException):
 
     real = importers.made_runs
 
-    def made_runs(name, data, fmt="auto"):
-        runs = real(name, data, fmt)
+    def made_runs(name, data, fmt="auto", **options):
+        runs = real(name, data, fmt, **options)
         first = runs[0]
         made = first.events
 

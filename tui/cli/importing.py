@@ -51,6 +51,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from engine.stored.importers import made_runs
     from engine.stored.importers.formats import starts_with_header
+    from engine.stored.importers.halves import HalfLost
     from engine.stored.reader import run_spans
     from engine.stored.transcript import TranscriptError, read_bytes, write_transcript
 
@@ -61,7 +62,7 @@ def _import(args: argparse.Namespace) -> int:
         if own and len(run_spans(data)) == 1:
             raise UsageError(f"{source} is already an agent-tui transcript: show, replay, export and run --fork "
                              "open it as it is (nothing was written)")
-        runs = made_runs(str(source), data, args.format)  # each run's events made as they are written
+        runs = made_runs(str(source), data, args.format, halves=True)  # each run's events made as they are written
     except TranscriptError as exc:
         raise UsageError(str(exc)) from None
     paths = out_paths(source, args.out, len(runs))
@@ -81,7 +82,15 @@ def _import(args: argparse.Namespace) -> int:
     print(clean(f"{source}: {len(runs)} {fmt} run{'s' if len(runs) != 1 else ''}") + (", one transcript each:" if len(runs) > 1 else ":"))
     for run, path in zip(runs, paths):
         try:
-            write_transcript(path, run.header, run.events)
+            try:
+                write_transcript(path, run.header, run.events, run.tail)
+            except HalfLost as exc:  # (a run made by two processes: one run in the file)
+                _unwritten(path)
+                report(f"warning: {exc}; read again in one process")
+                (run,) = made_runs(str(source), data, args.format)
+                write_transcript(path, run.header, run.events)
+        except TranscriptError as exc:
+            raise UsageError(f"{exc}{_unwritten(path)}") from None
         except (FileExistsError, TranscriptBusy) as exc:  # raised before anything is written
             raise UsageError(str(exc)) from None
         except OSError as exc:

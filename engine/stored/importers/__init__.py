@@ -217,8 +217,16 @@ def _own_runs(name: str, data: bytes, strict: bool) -> list[Transcript]:
     return runs
 
 
-def _made(name: str, data: bytes, sniffed: Sniffed) -> list[Made]:
-    """The runs of a file of another tool's format, each made (see `Made`)."""
+def _made(name: str, data: bytes, sniffed: Sniffed, halves: bool = False) -> list[Made]:
+    """The runs of a file of another tool's format, each made (see `Made`); `halves`: a long Gemini
+    CLI chat by two processes, if it can be (`halves.halved`)."""
+    if halves and sniffed.fmt == "gemini-cli" and sniffed.document is None and sniffed.text and not data.startswith(ZIP_MAGIC):
+        from engine.stored.importers.halves import halved
+
+        with collector_paused():
+            one = halved(name, sniffed.text, sniffed.lines)
+        if one is not None:
+            return [one]
     made: list[Made] = []
     empty: list[str] = []
     with collector_paused():  # a long file is hundreds of thousands of objects that live on (see `collector_paused`)
@@ -236,16 +244,18 @@ def _made(name: str, data: bytes, sniffed: Sniffed) -> list[Made]:
     return made
 
 
-def made_runs(name: str, data: bytes, fmt: str = "auto") -> list[Made]:
+def made_runs(name: str, data: bytes, fmt: str = "auto", *, halves: bool = False) -> list[Made]:
     """Every run in a file's bytes, in order, each with its events made as they are taken (what
-    `agent-tui import` writes one at a time; agent-tui's own runs are read whole)."""
+    `agent-tui import` writes one at a time; agent-tui's own runs are read whole). `halves`: a
+    long Gemini CLI chat is made by two processes where it can be (`halves`), its second half's
+    lines given by its `Made.tail`, for a writer."""
     from engine.stored.importers.build import Made
 
     data, sniffed = _sniffed(name, data, fmt)
     if sniffed.fmt == "jsonl":
         return [Made(run.header, run.warnings, iter(run.events), sum(1 for e in run.events if e.type == "decision"))
                 for run in _own_runs(name, data, strict=True)]
-    return _made(name, data, sniffed)
+    return _made(name, data, sniffed, halves)
 
 
 def runs_from_bytes(name: str, data: bytes, fmt: str = "auto", *, strict: bool = True) -> list[Transcript]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from itertools import chain
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from engine.stored.importers.build import Draft, Step, arguments, found, new_action, preview, text_of
 from engine.stored.transcript import TranscriptError
@@ -130,13 +130,14 @@ class _Again(Exception):
     """A record came again after it was mapped."""
 
 
-def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str], window: int | None) -> Iterator[tuple[str, Any]]:
+def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str], window: int | None,
+             latest: dict[str | int, Any]) -> Iterator[tuple[str, Any]]:
     """(where, record) in order, the last version of each id at the place of its first, each given
     out once `window` records followed it (None: at the end), so that the records read are not all
     held at once; `_Again` when a record comes again after it was given. The chat's updates of more
-    than its messages counted in `skipped`."""
-    order: deque[str] = deque()  # the ids waiting, oldest first
-    latest: dict[str, tuple[str, Any] | None] = {}  # each id's last version while it waits, None once given
+    than its messages counted in `skipped`. `latest` (empty): each id met, with its last version
+    while it waits, None once given (a record without an id is numbered)."""
+    order: deque[str | int] = deque()  # the ids waiting, oldest first
     anonymous = 0
     for number, obj in rows:
         items: Iterable[Any]
@@ -151,10 +152,10 @@ def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str], window: int
         else:
             items = (obj,)
         for item in items:
-            key = item.get("id") if isinstance(item, dict) else None
+            key: str | int | None = item.get("id") if isinstance(item, dict) else None
             if not isinstance(key, str):
                 anonymous += 1
-                key = f"\0{anonymous}"
+                key = anonymous
             if key not in latest:
                 order.append(key)
             elif latest[key] is None:
@@ -167,28 +168,65 @@ def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str], window: int
             yield latest[key]  # type: ignore[misc]
             latest[key] = None
     while order:
-        yield latest.pop(order.popleft())  # type: ignore[misc]
+        key = order.popleft()
+        yield latest[key]  # type: ignore[misc]
+        latest[key] = None
 
 
 def read_gemini_cli(name: str, rows: Callable[[], Iterable[tuple[int, Any]]]) -> list[Draft]:
     """The chat of `rows()` (each line's number and JSON, read as they come; the first the
     session's), read again if a record comes again long after its first version (see `WINDOW`)."""
+    return [read_part(name, rows)[0]]
+
+
+class Edge(NamedTuple):
+    """What a part of a chat cut in two (`read_part`) shares with the other part, for `joins` to
+    tell whether the two read as the whole would: the ids of its records, those of its calls
+    (`last_calls`), those of its calls still open (`open_calls`), and the call ids its results
+    looked for (`reached`, a later part's, where a call of the part before may answer; None: a
+    result naming no call)."""
+
+    ids: set[str]
+    last_calls: set[str]
+    open_calls: set[str]
+    reached: set[str | None]
+
+
+def read_part(name: str, rows: Callable[[], Iterable[tuple[int, Any]]], *, later: bool = False) -> tuple[Draft, Edge]:
+    """The chat of `rows()`, or (`later`) the lines of its second part, read as if a first part
+    came before them that said the task and held the session's line; with what the part shares
+    with the other (`Edge`). Read again if a record comes again long after its first version."""
     try:
-        return [_read(name, rows(), WINDOW)]
+        return _read(name, rows(), WINDOW, later)
     except _Again:
-        return [_read(name, rows(), None)]
+        return _read(name, rows(), None, later)
 
 
-def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Draft:
+def joins(first: Draft, edge: Edge, then: Edge) -> bool:
+    """Whether the later part of a chat (`then`, read by `read_part(later=True)`) reads as it would
+    after the first one (`first`, `edge`): the first part said the task or took a step, no record
+    stands in both, and no result of the later part looked for a call the first part made."""
+    if first.task_text is None and not first.made_steps:
+        return False
+    if not edge.ids.isdisjoint(then.ids):
+        return False
+    return not any(call_id is None or call_id in edge.last_calls or call_id in edge.open_calls for call_id in then.reached)
+
+
+def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None, later: bool) -> tuple[Draft, Edge]:
     draft = Draft(name, "gemini-cli")
     last_call: dict[str, tuple[Step, int]] = {}  # the last call made under each id
+    latest: dict[str | int, Any] = {}
+    if later:
+        draft.task_text = ""  # (said in the first part: each text here is a user message, as there)
+        draft.reached = set()
     rows = iter(rows)
     first = next(rows, None)
     if first is not None:
-        if is_gemini_session(first[1]):
+        if not later and is_gemini_session(first[1]):
             draft.options["session_id"] = first[1]["sessionId"]
         rows = chain((first,), rows)
-    for source, record in _records(rows, draft.skipped, window):
+    for source, record in _records(rows, draft.skipped, window, latest):
         if not isinstance(record, dict):
             draft.unrecognised(f"{found(record)} where a chat record was expected", record, source)
             continue
@@ -219,7 +257,9 @@ def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None) -> Dra
             draft.unrecognised(f"a record with {found(record)}", record, source)
     if draft.task_text is None and not draft.items:
         raise TranscriptError(f"{name}:1: a Gemini CLI chat with no message")
-    return draft
+    ids = {key for key in latest if type(key) is str}
+    open_calls = {call_id for call_id, waiting in draft.calls.items() if waiting}
+    return draft, Edge(ids, set(last_call), open_calls, draft.reached or set())
 
 
 def _user_result(draft: Draft, response: dict[str, Any], last_call: dict[str, tuple[Step, int]], source: str) -> None:
@@ -227,6 +267,8 @@ def _user_result(draft: Draft, response: dict[str, Any], last_call: dict[str, tu
     writes a call's result again there), else the result of the oldest open call of its id."""
     call_id = response.get("id") if isinstance(response.get("id"), str) else None
     made = last_call.get(call_id) if call_id else None
+    if made is None and draft.reached is not None:
+        draft.reached.add(call_id)  # maybe a call of the part before
     if made is not None and made[0].answered(made[1]):
         draft.skipped["result repeated from its call"] += 1
         return
