@@ -26,7 +26,9 @@ at all (parsed, four objects a step built and written by the one writer).
 
 An import checks a file of JSON lines of 8 MB or more for what only the exact
 JSON reading gets right in a child process, on the other core, while it reads on
-(`engine.core.jsontext.PlainCheck`): the CPU figures count the child's time too.
+(`engine.core.jsontext.PlainCheck`), and a Gemini CLI chat of 8 MB or more is read
+and written by two processes, a half each (`engine.stored.importers.halves`): the
+CPU figures count the child's time too.
 
 `--stages`: each format's import in this process instead, stage by stage (CPU,
 collector off, the least of `--runs`): reading, detecting, parsing and mapping
