@@ -184,8 +184,8 @@ class TranscriptWriter:
 
     def copy_lines(self, fd: int, size: int) -> None:
         """Hand over the first `size` bytes of the file `fd` (lines serialised elsewhere, each
-        ended) after what is queued, copied by the operating system. OSError when the file holds
-        fewer."""
+        ended) after what is queued, a MB at a time (a file opened to append takes neither
+        `sendfile` nor `copy_file_range`). OSError when the file holds fewer."""
         if self._fd is None:
             return
         self.flush()
@@ -193,29 +193,22 @@ class TranscriptWriter:
         self._unsynced = True
         done = 0
         while done < size:
-            try:
-                sent = os.sendfile(self._fd, fd, done, size - done)
-            except OSError as exc:
-                if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-                    raise
-                sent = self._copied(fd, done, size - done)
-            if sent == 0:
-                raise OSError(errno.EIO, f"the lines to copy end after {done} of {size} bytes")
-            done += sent
-
-    def _copied(self, fd: int, at: int, count: int) -> int:
-        """`count` bytes of `fd` from `at` written, read a MB at a time (where `sendfile` cannot copy)."""
-        assert self._fd is not None
-        done = 0
-        while done < count:
-            chunk = os.pread(fd, min(count - done, 1 << 20), at + done)
+            chunk = os.pread(fd, min(size - done, 1 << 20), done)
             if not chunk:
-                break
+                raise OSError(errno.EIO, f"the lines to copy end after {done} of {size} bytes")
             view = memoryview(chunk)
             while view:
                 view = view[os.write(self._fd, view):]
             done += len(chunk)
-        return done
+
+    def sync(self) -> None:
+        """Hand over what is queued and sync it to the disk, raising what fails (`close` does not:
+        it ends a run that already stopped)."""
+        if self._fd is None:
+            return
+        self.flush(check_name=True)
+        if self._unsynced:
+            self._sync()
 
     def flush(self, check_name: bool = False) -> None:
         """Hand the queued lines to the operating system (one write).
@@ -382,6 +375,7 @@ def write_transcript(path: str | Path, header: Header, events: Iterable[Event],
             writer.write_lines(block)
         if tail is not None:
             tail(writer)
+        writer.sync()
 
 
 def event_lines(events: Iterable[Event]) -> Iterator[bytes]:
