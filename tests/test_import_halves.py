@@ -25,7 +25,7 @@ from typing import Any, Callable
 import pytest
 
 from engine.stored.importers import halves, made_runs
-from engine.stored.importers.detect import sniff
+from engine.stored.importers.detect import json_lines, sniff
 from engine.stored.importers.halves import Helper, Work, cut, halved, halved_at
 from engine.stored.transcript import TranscriptError, write_transcript
 from tests.support.mutation import TRACES, mutant, small
@@ -73,7 +73,7 @@ def _halved(name: str, data: bytes, at: int, out: Path) -> bytes | None:
     """The warnings and the transcript the halves write, cut before line `at` (None: they do not join)."""
     sniffed = sniff(name, data)
     assert sniffed.fmt == "gemini-cli" and sniffed.text is not None
-    lines = sniffed.lines if sniffed.lines is not None else sniffed.text.split("\n")[:-1]
+    lines = sniffed.lines if sniffed.lines is not None else json_lines(sniffed.text)
     made = halved_at(name, sniffed.text, lines, at, threaded)
     return None if made is None else _written(out, made)
 
@@ -82,7 +82,7 @@ def _every_cut(name: str, data: bytes, tmp_path: Path) -> list[int]:
     """Each cut of `data` whose halves join, each checked to write the whole read's bytes."""
     whole = _whole(name, data, tmp_path / "whole.jsonl")
     joined = []
-    for at in range(1, data.count(b"\n")):
+    for at in range(1, len(json_lines(data.decode("utf-8-sig")))):
         halved_bytes = _halved(name, data, at, tmp_path / f"cut-{at}.jsonl")
         if halved_bytes is not None:
             assert whole is not None, f"cut {at}: the halves made a run of a file the whole read refuses"
@@ -196,6 +196,16 @@ def test_what_cannot_be_mapped_on_either_side_is_counted_as_the_whole_read_count
     assert whole is not None and whole.startswith(b"chat.jsonl: 5 parts could not be mapped")
 
 
+def test_a_broken_line_before_the_cut_of_a_file_without_newlines_is_refused_as_the_whole_read_refuses_it(tmp_path: Path) -> None:
+    """Lines ended by `\r` alone: the first half's last line is not the file's, and a torn one is
+    an error there, as in the whole read (only the file's own last line may be torn)."""
+    lines = [json.dumps(SESSION), json.dumps(_task()), '{"id": "g9", "type": "gemini", "content": "cut off her',
+             json.dumps(_turn(0)), json.dumps(_turn(1))]
+    data = ("\r".join(lines) + "\r").encode()
+    assert _whole("chat.jsonl", data, tmp_path / "whole.jsonl") is None
+    assert _every_cut("chat.jsonl", data, tmp_path) == []
+
+
 def test_a_model_named_only_after_the_cut_is_the_runs(tmp_path: Path) -> None:
     data = _chat(_task(), _turn(0), _turn(1), _turn(2, model="gemini-late"), _turn(3, model="gemini-later"))
     joined = _every_cut("chat.jsonl", data, tmp_path)
@@ -235,7 +245,7 @@ def test_mutants_of_the_recorded_chat_cut_in_two_write_what_the_whole_read_write
             continue
         if sniffed.fmt != "gemini-cli" or sniffed.document is not None or not sniffed.text:
             continue
-        lines = sniffed.lines if sniffed.lines is not None else sniffed.text.split("\n")
+        lines = sniffed.lines if sniffed.lines is not None else json_lines(sniffed.text)
         if len(lines) < 2:
             continue
         at = rng.randrange(1, len(lines))
@@ -277,6 +287,28 @@ def test_the_second_halfs_lines_are_copied_after_the_first(sendfile: bool, tmp_p
         os.close(memory)
 
 
+def test_a_sync_that_fails_at_the_end_of_a_written_run_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`write_transcript` syncs what it wrote before it returns, and says so when the disk fails
+    (a writer's `close` keeps quiet: it ends a run that already stopped)."""
+    from engine.core.events import Header, Note
+
+    broken = []
+    fsync = os.fsync
+
+    def failing(fd: int) -> None:
+        if broken:
+            raise OSError(5, "Input/output error")
+        fsync(fd)
+
+    def events() -> Any:
+        broken.append(True)  # the header is written and synced before the first event is asked for
+        yield Note(step=0, kind="system", text="one")
+
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(OSError, match="Input/output error"):
+        write_transcript(tmp_path / "t.jsonl", Header(scenario="s", task="t", task_text="t", policy="p"), events())
+
+
 # -- where to cut, and when not to ----------------------------------------------------------------
 
 
@@ -284,9 +316,22 @@ def test_the_cut_falls_before_a_new_turn_after_the_middle() -> None:
     text = RECORDED.read_text(encoding="utf-8")
     lines = text.splitlines() * 40  # (ids repeat: only the lines just before are looked at)
     at = cut(lines)
-    assert at >= len(lines) // 2
+    ends = [sum(len(line) + 1 for line in lines[:n + 1]) for n in range(len(lines))]
+    assert ends[at] > ends[-1] // 2  # the cut line ends past the middle character
     record = json.loads(lines[at])
     assert record["type"] == "gemini" and all(json.loads(line).get("id") != record["id"] for line in lines[at - 8:at])
+    assert not any(json.loads(line).get("type") == "gemini" and json.loads(line).get("id") not in
+                   {json.loads(before).get("id") for before in lines[n - 8:n]} for n, line in enumerate(lines) if ends[-1] // 2 < ends[n - 1] and n < at)
+
+
+def test_the_cut_halves_the_characters_not_the_lines() -> None:
+    """Long lines first (a chat's big results early): the cut comes early in the lines."""
+    long = [json.dumps(_turn(n, text="x" * 5000)) for n in range(20)]
+    short = [json.dumps(_turn(n)) for n in range(20, 200)]
+    lines = [json.dumps(SESSION), json.dumps(_task()), *long, *short]
+    at = cut(lines)
+    half = sum(len(line) + 1 for line in lines) // 2
+    assert at < len(lines) // 2 and sum(len(line) + 1 for line in lines[:at]) <= half < sum(len(line) + 1 for line in lines[:at + 1])
 
 
 def test_short_files_and_threaded_processes_are_not_cut(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -320,9 +365,56 @@ def seen(*args):
     return result
 halves.halved = seen
 parent = os.getpid()
+children = []
+fork = os.fork
+def forked():
+    pid = fork()
+    if pid:
+        children.append(pid)
+    return pid
+os.fork = forked
+
+def ended(pid):
+    while True:  # a zombie until reaped (gone after)
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                if "State:\tZ" in status.read():
+                    return
+        except FileNotFoundError:
+            return
+        os.sched_yield()
+
+class Dying:  # the child's end of the pipe: the child dies after it sends `after`, or when it is told `told`
+    def __init__(self, conn, after=None, told=None):
+        self.conn, self.after, self.told = conn, after, told
+    def send(self, message):
+        self.conn.send(message)
+        if message[0] == self.after:
+            os._exit(3)
+    def recv(self):
+        message = self.conn.recv()
+        if message[0] == self.told:
+            os._exit(3)
+        return message
+
+told = halves._told_second
 if sys.argv[3] == "child-dies-reading":
-    told = halves._told_second
     halves._told_second = lambda *args: os._exit(3)
+elif sys.argv[3] == "child-dies-before-go":  # and the parent sends it once the child is gone
+    halves._told_second = lambda conn, *args: told(Dying(conn, after="read"), *args)
+    joins = halves.joins
+    def joined(*args):
+        ended(children[-1])
+        return joins(*args)
+    halves.joins = joined
+elif sys.argv[3] == "child-dies-before-words":
+    halves._told_second = lambda conn, *args: told(Dying(conn, told="go"), *args)
+    events = halves.Draft.events
+    def first_events(self, *args, **kwargs):
+        if os.getpid() == parent and not kwargs.get("number"):
+            ended(children[-1])
+        return (yield from events(self, *args, **kwargs))
+    halves.Draft.events = first_events
 elif sys.argv[3] == "child-dies-writing":
     lines = transcript.event_lines
     def dying(events):
@@ -339,7 +431,7 @@ def _import(source: Path, out: Path, how: str = "") -> tuple[dict[str, Any], str
     done = subprocess.run([sys.executable, "-c", IMPORT, str(source), str(out), how], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stderr.strip().splitlines()[-1]), done.stderr
+    return json.loads(done.stderr.strip().splitlines()[-1]), done.stdout + done.stderr
 
 
 def _long_chat(path: Path, steps: int = 400) -> bytes:
@@ -356,16 +448,20 @@ def test_the_forked_import_writes_the_whole_reads_transcript(tmp_path: Path) -> 
     assert (tmp_path / "out.jsonl").read_bytes() == _whole(str(source), data, tmp_path / "whole.jsonl")
 
 
-@pytest.mark.parametrize("how", ["child-dies-reading", "child-dies-writing"])
+@pytest.mark.parametrize("how", ["child-dies-reading", "child-dies-before-go", "child-dies-before-words", "child-dies-writing"])
 def test_a_child_that_dies_leaves_the_whole_read(how: str, tmp_path: Path) -> None:
-    """Dead before it said what it read, the halves do not join; dead while writing its lines, the
-    first half's file is dropped and the chat read again whole. The transcript is the same."""
+    """Dead before the halves join (before it says what it read, or before it is told to go on),
+    the whole read is made; dead once they joined (before the first half's word count, or while
+    writing its lines), the first half's file is dropped and the chat read again whole. The
+    transcript is the same each time."""
     source = tmp_path / "chat.jsonl"
     data = _long_chat(source)
     report, said = _import(source, tmp_path / "out.jsonl", how)
-    assert report["code"] == 0 and report["halved"][0] is (how == "child-dies-writing")
+    joined = how in ("child-dies-before-words", "child-dies-writing")
+    assert report["code"] == 0 and report["halved"] == [joined]
     assert (tmp_path / "out.jsonl").read_bytes() == _whole(str(source), data, tmp_path / "whole.jsonl")
-    assert ("read again in one process" in said) is (how == "child-dies-writing")
+    assert ("read again in one process" in said) is joined
+    assert f"{source}: 1 gemini-cli run:\n{tmp_path / 'out.jsonl'}  (401 steps)" in said
 
 
 STOPPED = """

@@ -30,6 +30,7 @@ import os
 import signal
 import weakref
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from engine.core.collector import collector_paused
@@ -54,10 +55,13 @@ BEFORE = 8
 
 def cut(lines: list[str]) -> int:
     """Where to cut a chat's lines (the index of the first line of the second half): at or after the
-    middle, before a line that starts a new turn of the model (a `gemini` record whose id none of the
-    `BEFORE` lines before it holds), within `NEAR` lines; else the middle. Only a choice: `joins`
-    decides whether the halves read as the whole would."""
-    middle = len(lines) // 2
+    line that holds the middle character, before a line that starts a new turn of the model (a
+    `gemini` record whose id none of the `BEFORE` lines before it holds), within `NEAR` lines; else
+    there. Only a choice: `joins` decides whether the halves read as the whole would."""
+    half, middle = (sum(map(len, lines)) + len(lines)) // 2, 0
+    for middle, end in enumerate(accumulate(len(line) + 1 for line in lines)):
+        if end > half:
+            break
     ids: dict[int, Any] = {}
 
     def id_of(i: int) -> Any:
@@ -122,7 +126,8 @@ def _part(name: str, text: str, lines: list[str], start: int, later: bool) -> tu
     from engine.stored.importers.detect import json_rows
 
     fast = plain(text)
-    return read_part(name, lambda: json_rows(name, text, strict=False, lines=lines, fast=fast, start=start), later=later)
+    strict = not later  # the first half's last line is not the file's: it may not be torn
+    return read_part(name, lambda: json_rows(name, text, strict=strict, lines=lines, fast=fast, start=start), later=later)
 
 
 Work = Callable[["Connection", int], None]
@@ -154,6 +159,8 @@ def halved_at(name: str, text: str, lines: list[str], at: int, start: Starter) -
         return None
     try:
         made = _first(child, name, text[:offset], lines[:at])
+    except Exception:  # (a fault of the halves' own: the whole read is made, as where they do not join)
+        made = None
     except BaseException:
         child.close()
         raise
@@ -189,7 +196,8 @@ def _first(child: Helper, name: str, text: str, lines: list[str]) -> Made | None
     estimated = len(steps) + later.estimated if later.estimated else last_estimated(steps)
     ended = next((answer_end(number, step.answer) for number, step in enumerate(steps, 1) if step.answer is not None), None)
     counts = estimated > len(steps)
-    child.send(("go", Go(len(steps), settle, ended, draft.end, estimated, counts)))
+    if not child.send(("go", Go(len(steps), settle, ended, draft.end, estimated, counts))):
+        return None
     looked = later.looked
     if looked is None:
         told = child.receive()
@@ -202,7 +210,7 @@ def _first(child: Helper, name: str, text: str, lines: list[str]) -> Made | None
     def events() -> Iterator[Event]:
         words, _ = yield from draft.events(draft.items, look.looked, estimated=estimated, final=False)
         if counts:
-            child.send(("words", words))
+            child.send(("words", words))  # (not heard: `Helper.lines` says the second half is lost)
 
     made = events()
     weakref.finalize(made, child.close)  # (a run not written: the child stopped)
@@ -286,8 +294,13 @@ class Helper:
         self.memory: int | None = memory
         self._stop: Callable[[], None] | None = stop
 
-    def send(self, message: object) -> None:
-        self.conn.send(message)
+    def send(self, message: object) -> bool:
+        """Whether `message` went: False when the other side has ended."""
+        try:
+            self.conn.send(message)
+        except (EOFError, OSError):
+            return False
+        return True
 
     def receive(self) -> tuple[str, Any] | None:
         """The next message; None when the other side ended without one."""
@@ -330,7 +343,11 @@ def forked(work: Work) -> Helper | None:
         memory = os.memfd_create("agent-tui-import", os.MFD_CLOEXEC)
     except OSError:
         return None
-    mine, theirs = Pipe()
+    try:
+        mine, theirs = Pipe()
+    except OSError:  # (no descriptor left)
+        os.close(memory)
+        return None
     try:
         pid = os.fork()
     except OSError:
