@@ -170,3 +170,77 @@ def test_an_import_that_stops_part_way_leaves_no_half_written_transcript(tmp_pat
         with pytest.raises(RuntimeError):
             main(["import", str(source), "-o", str(out)])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prompts.txt"]
+
+
+GEMINI = TRACES / "gemini_cli_0_61_0_recorded.jsonl"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+def test_an_import_onto_a_pipe_or_a_socket_is_refused_and_leaves_it(kind, tmp_path, capsys):
+    """Only a regular file is written, and only a regular file is ever removed: a FIFO or a
+    socket given as the output stays as it was (a device node too: the same test of the file's
+    kind, not tried here on a system's own)."""
+    import os
+    import socket
+    import stat
+
+    target = tmp_path / kind
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        listening = socket.socket(socket.AF_UNIX)
+        listening.bind(str(target))
+        listening.close()
+    before = os.lstat(target)
+    assert main(["import", str(GEMINI), "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"{target} is not a regular file (a device, a pipe or a socket); agent-tui writes only files (nothing was written)" in err
+    after = os.lstat(target)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode) and not stat.S_ISREG(after.st_mode)
+
+
+def test_only_a_regular_file_is_removed_when_an_import_stops(tmp_path):
+    import os
+    import stat
+
+    from tui.cli.importing import _unwritten
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert _unwritten(fifo) == "" and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    half = tmp_path / "half.jsonl"
+    half.write_text("{}\n")
+    assert _unwritten(half) == " (nothing was kept)" and not half.exists()
+
+
+@pytest.mark.parametrize("where", ["a-file/run.jsonl", "n" * 300 + ".jsonl", "loop/run.jsonl"])
+def test_an_output_path_that_cannot_be_made_is_refused_in_words(where, tmp_path, capsys):
+    """A file where a folder should be, a name too long, a loop of links: one line, exit 2."""
+    import os
+
+    (tmp_path / "a-file").write_text("x")
+    os.symlink("loop", tmp_path / "loop")
+    out = tmp_path / where
+    assert main(["import", str(GEMINI), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"agent-tui: {out}: cannot write: ") and err.rstrip().endswith("(nothing was written)")
+    assert "Traceback" not in err
+
+
+def test_an_import_whose_summary_no_one_reads_still_writes_the_transcript(tmp_path):
+    """`agent-tui import ... | head -0`: stdout is closed before the first line; the transcript is
+    what the import makes, so it is written all the same."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "run.jsonl"
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # no reader at all: the first line written breaks the pipe
+    try:
+        done = subprocess.run([sys.executable, "-m", "tui.cli", "import", str(GEMINI), "-o", str(out)], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent, timeout=60)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert read_transcript(out).header.options["format"] == "gemini-cli"

@@ -68,14 +68,18 @@ def a_folder(path: Path | str) -> str:
     return f"{path} is a folder; give a file name (for example {Path(path) / 'run.jsonl'})"
 
 
+def not_a_file(path: Path | str) -> str:
+    return f"{path} is not a regular file (a device, a pipe or a socket); agent-tui writes only files"
+
+
 def a_link(path: Path | str) -> str:
     return f"{path} is a symbolic link; agent-tui never writes through one: choose another file"
 
 
 def check_new(path: Path | str) -> None:
     """FileExistsError when `path` may not be written anew: a symbolic link (even a dangling one,
-    or one to an empty file) or a file that is not empty; IsADirectoryError for a folder. `open_new`
-    checks again as it opens."""
+    or one to an empty file), a file that is not empty, or no regular file (a device, a pipe, a
+    socket); IsADirectoryError for a folder. `open_new` checks again as it opens."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -84,7 +88,9 @@ def check_new(path: Path | str) -> None:
         raise IsADirectoryError(a_folder(path))
     if stat.S_ISLNK(st.st_mode):
         raise FileExistsError(a_link(path))
-    if stat.S_ISREG(st.st_mode) and st.st_size > 0:
+    if not stat.S_ISREG(st.st_mode):
+        raise FileExistsError(not_a_file(path))
+    if st.st_size > 0:
         raise FileExistsError(not_empty(path))
 
 
@@ -116,7 +122,7 @@ def _open_locked(path: Path, extra_flags: int, then: Callable[[int], None]) -> i
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file (a device, a pipe or a socket); agent-tui writes only files")
+            raise OSError(not_a_file(path))
         lock(fd, path)
         then(fd)
     except BaseException:

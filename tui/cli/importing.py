@@ -12,12 +12,15 @@ that is not empty, or a symbolic link, is never written (`engine.stored.lock.ope
 from __future__ import annotations
 
 import argparse
+import os
+import stat
+import sys
 from pathlib import Path
 from typing import Any
 
 from tui.cli.common import add_command, file_name
 from tui.cli.saved import add_format_argument
-from tui.exits import EXIT_OK, UsageError, report
+from tui.exits import EXIT_OK, Terminated, UsageError, report
 
 
 def register(sub: Any) -> None:
@@ -43,8 +46,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     replay, export and fork open like any run. The format is detected from the content.
     """
     from engine.core.collector import collector_paused
+    from tui.run_guard import sigterm_calls
 
-    with collector_paused():  # the runs read live until the command ends: no pass over them when the reading is done
+    def terminated(signum: int, frame: object) -> None:
+        raise Terminated  # (a transcript half written is removed on the way out)
+
+    with collector_paused(), sigterm_calls(terminated):  # the runs read live until the command ends: no pass over them when the reading is done
         return _import(args)
 
 
@@ -73,13 +80,15 @@ def _import(args: argparse.Namespace) -> int:
             check_new(path)
         except (FileExistsError, IsADirectoryError) as exc:
             raise UsageError(f"{exc} (nothing was written)") from None
+        except OSError as exc:  # (a file where a folder should be, a name too long, a loop of links)
+            raise UsageError(f"{path}: cannot write: {exc.strerror or exc} (nothing was written)") from None
     for run in runs:
         for warning in run.warnings:
             report(f"warning: {warning}")
     fmt = "agent-tui" if own else runs[0].header.options.get("format", args.format)
     from engine.core.text import clean  # a file's name, downloaded with the file, may carry escape sequences
 
-    print(clean(f"{source}: {len(runs)} {fmt} run{'s' if len(runs) != 1 else ''}") + (", one transcript each:" if len(runs) > 1 else ":"))
+    _say(clean(f"{source}: {len(runs)} {fmt} run{'s' if len(runs) != 1 else ''}") + (", one transcript each:" if len(runs) > 1 else ":"))
     for run, path in zip(runs, paths):
         try:
             try:
@@ -98,17 +107,31 @@ def _import(args: argparse.Namespace) -> int:
         except BaseException:  # the events are made as they are written: a fault leaves no half a run
             _unwritten(path)
             raise
-        print(clean(f"{path}  ({run.steps} step{'s' if run.steps != 1 else ''})"))
+        _say(clean(f"{path}  ({run.steps} step{'s' if run.steps != 1 else ''})"))
     return EXIT_OK
+
+
+def _say(line: str) -> None:
+    """A line of the import's summary on stdout; once no one reads it (`| head -0`), the rest of
+    the summary goes nowhere and the import goes on: the transcripts are what it makes."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, sys.stdout.fileno())
+        os.close(nowhere)
 
 
 def _unwritten(path: Path) -> str:
     """Remove what was written of a transcript an import could not finish (the path was checked
-    new before the first write); the words that say so."""
-    if path.is_dir():
-        return ""  # refused before anything was written
+    new before the first write: a regular file, if anything); the words that say so. Nothing but
+    a regular file is ever removed."""
     try:
-        path.unlink(missing_ok=True)
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return ""  # refused before anything was written
+        path.unlink()
+    except FileNotFoundError:
+        pass
     except OSError:
         return f" ({path} is incomplete)"
     return " (nothing was kept)"
