@@ -481,8 +481,36 @@ def slow(name, text, lines, start, later):
         print("reading", flush=True)
     return part(name, text, lines, start, later)
 halves._part = slow
-main(["import", sys.argv[1], "-o", sys.argv[3]])
+sys.exit(main(["import", sys.argv[1], "-o", sys.argv[3]]))
 """
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_the_parent_ended_by_a_signal_leaves_no_child_and_no_file(how: str, tmp_path: Path) -> None:
+    """SIGTERM ends the import as it ends other commands (`terminated (SIGTERM)`, exit 143, the
+    child stopped); SIGKILL, which the import cannot catch, takes the child with it (it dies with
+    its parent)."""
+    source, pid_file = tmp_path / "chat.jsonl", tmp_path / "child"
+    _long_chat(source)
+    process = subprocess.Popen([sys.executable, "-c", STOPPED, str(source), str(pid_file), str(tmp_path / "out.jsonl")], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "reading"
+        wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "", "the child to start", timeout=30)
+        child = int(pid_file.read_text())
+        process.send_signal(getattr(signal, how))  # to the parent alone
+        _, err = process.communicate(timeout=60)
+        if how == "SIGTERM":
+            assert process.returncode == 143 and "agent-tui: terminated (SIGTERM)" in err, err
+        else:
+            assert process.returncode == -signal.SIGKILL
+        wait_for(lambda: not Path(f"/proc/{child}").exists() or "State:\tZ" in Path(f"/proc/{child}/status").read_text(),
+                 "the child to be gone", timeout=20)
+        assert not (tmp_path / "out.jsonl").exists()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def test_ctrl_c_while_the_halves_are_read_leaves_no_child(tmp_path: Path) -> None:

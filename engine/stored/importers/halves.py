@@ -38,6 +38,7 @@ from engine.core.events import Event, RunEnded
 from engine.core.jsontext import fork_helps, plain, plain_loads
 from engine.stored.importers.build import Draft, Look, Made, Step, answer_end, last_estimated, settle_answer, stands_before
 from engine.stored.importers.gemini_cli import Edge, joins, read_part
+from engine.stored.transcript import TranscriptError
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -159,8 +160,6 @@ def halved_at(name: str, text: str, lines: list[str], at: int, start: Starter) -
         return None
     try:
         made = _first(child, name, text[:offset], lines[:at])
-    except Exception:  # (a fault of the halves' own: the whole read is made, as where they do not join)
-        made = None
     except BaseException:
         child.close()
         raise
@@ -173,7 +172,7 @@ def _first(child: Helper, name: str, text: str, lines: list[str]) -> Made | None
     """This process's half read and, when the halves join, the run made with the child's."""
     try:
         draft, edge = _part(name, text, lines, 1, later=False)
-    except Exception:  # (the whole read gives the error, at its line)
+    except TranscriptError:  # (the whole read gives the error, at its line)
         return None
     steps = draft.steps()
     look = Look(steps)  # (an answer settled later changes nothing it reads)
@@ -333,6 +332,19 @@ class Helper:
             self.memory = None
 
 
+def _dies_with(parent: int) -> None:
+    """This child killed when `parent` ends, however it ends (Linux: `PR_SET_PDEATHSIG`; SIGKILL
+    to the parent leaves no reader of half a file behind); ended now if it has already."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # (not Linux: the child ends at its next message)
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def forked(work: Work) -> Helper | None:
     """`work` run by a forked child (None: no process or memory file could be had). The child runs
     nothing of the parent's (no signal handler, no flush, no exit hook); closed, it is killed and
@@ -348,6 +360,7 @@ def forked(work: Work) -> Helper | None:
     except OSError:  # (no descriptor left)
         os.close(memory)
         return None
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
@@ -360,6 +373,7 @@ def forked(work: Work) -> Helper | None:
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            _dies_with(parent)
             mine.close()
             with collector_paused():
                 work(theirs, memory)
