@@ -154,7 +154,7 @@ def test_calls_without_ids_are_numbered_by_their_step_on_either_side(tmp_path: P
 
 def test_user_messages_on_both_sides_and_the_answers_rule(tmp_path: Path) -> None:
     """A later user message keeps the last text from becoming the answer; equal steps before it
-    count as it does (`Draft._user_note_after`)."""
+    count as it does (`Draft.user_note_after`)."""
     user = lambda n, text: {"id": f"u{n}", "type": "user", "content": [{"text": text}]}  # noqa: E731
     for tail in ([user(1, "and then?"), _said(98, "Done.")], [_said(98, "Done."), user(1, "thanks")], [_said(98, "Done.")]):
         data = _chat(_task(), _turn(0), _said(97, "Done."), user(0, "go on"), _turn(1), _turn(2), *tail)

@@ -469,7 +469,7 @@ class Draft:
         steps = self.steps()
         if not steps:
             raise TranscriptError(f"{self.name}: {self._nothing()}")
-        self._settle_answer(steps)
+        self.settle(steps)
         look = Look(steps)
         warning = self.warning()
         events = self.events(self.items, look.looked, estimated=look.estimated)
@@ -557,16 +557,16 @@ class Draft:
             yield ended
         return context_words, ended
 
-    def _settle_answer(self, steps: list[Step]) -> None:
+    def settle(self, steps: list[Step]) -> None:
         """The last step's plain text is the answer when nothing but notes of the source's own follow it."""
         last = steps[-1]
         if any(s.answer is not None for s in steps) or self.end is not None:
             return
-        if self._user_note_after(last):
+        if self.user_note_after(last):
             return
         settle_answer(last, self.final_text_is_answer)
 
-    def _user_note_after(self, last: Step) -> bool:
+    def user_note_after(self, last: Step) -> bool:
         """Whether a user note follows `last`, or the first item equal to it (as `list.index` finds
         it, dataclasses comparing by value)."""
         users = self.user_notes()
@@ -597,11 +597,6 @@ def settle_answer(last: Step, final_text_is_answer: bool) -> None:
 def answer_end(number: int, answer: Any) -> RunEnded:
     """The run's end that the answer of step `number` makes (the first step with one)."""
     return RunEnded(outcome="answer", reason="final answer", step=number, answer=answer)
-
-
-def last_estimated(steps: list[Step]) -> int:
-    """The number of the last step (from 1) whose usage is estimated from the words before it (0: none)."""
-    return next((number for number in range(len(steps), 0, -1) if steps[number - 1].usage is None), 0)
 
 
 def stands_before(items: list[Item], last: Step, end: int) -> bool:

@@ -176,7 +176,7 @@ def _records(rows: Iterable[tuple[int, Any]], skipped: Counter[str], window: int
 def read_gemini_cli(name: str, rows: Callable[[], Iterable[tuple[int, Any]]]) -> list[Draft]:
     """The chat of `rows()` (each line's number and JSON, read as they come; the first the
     session's), read again if a record comes again long after its first version (see `WINDOW`)."""
-    return [read_part(name, rows)[0]]
+    return [_again(name, rows, False)[0]]
 
 
 class Edge(NamedTuple):
@@ -196,6 +196,17 @@ def read_part(name: str, rows: Callable[[], Iterable[tuple[int, Any]]], *, later
     """The chat of `rows()`, or (`later`) the lines of its second part, read as if a first part
     came before them that said the task and held the session's line; with what the part shares
     with the other (`Edge`). Read again if a record comes again long after its first version."""
+    draft, latest, last_call = _again(name, rows, later)
+    open_calls = {call_id for call_id, waiting in draft.calls.items() if waiting}
+    return draft, Edge({key for key in latest if type(key) is str}, set(last_call), open_calls, draft.reached or set())
+
+
+_Read = tuple[Draft, dict[str | int, Any], dict[str, tuple[Step, int]]]
+"""A chat read: its draft, each id met (`_records`), the last call made under each call id."""
+
+
+def _again(name: str, rows: Callable[[], Iterable[tuple[int, Any]]], later: bool) -> _Read:
+    """`_read` of `rows()`, read again with every record held if one comes again after it was mapped."""
     try:
         return _read(name, rows(), WINDOW, later)
     except _Again:
@@ -213,7 +224,7 @@ def joins(first: Draft, edge: Edge, then: Edge) -> bool:
     return not any(call_id is None or call_id in edge.last_calls or call_id in edge.open_calls for call_id in then.reached)
 
 
-def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None, later: bool) -> tuple[Draft, Edge]:
+def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None, later: bool) -> _Read:
     draft = Draft(name, "gemini-cli")
     last_call: dict[str, tuple[Step, int]] = {}  # the last call made under each id
     latest: dict[str | int, Any] = {}
@@ -257,9 +268,7 @@ def _read(name: str, rows: Iterable[tuple[int, Any]], window: int | None, later:
             draft.unrecognised(f"a record with {found(record)}", record, source)
     if draft.task_text is None and not draft.items:
         raise TranscriptError(f"{name}:1: a Gemini CLI chat with no message")
-    ids = {key for key in latest if type(key) is str}
-    open_calls = {call_id for call_id, waiting in draft.calls.items() if waiting}
-    return draft, Edge(ids, set(last_call), open_calls, draft.reached or set())
+    return draft, latest, last_call
 
 
 def _user_result(draft: Draft, response: dict[str, Any], last_call: dict[str, tuple[Step, int]], source: str) -> None:

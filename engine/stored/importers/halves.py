@@ -10,7 +10,7 @@ Otherwise the child is stopped and the file is read whole, as without a cut
 (the caller does that: `halved` gives None).
 
 Kept, the two make their events in turn of the run's order as one run: this
-process settles the answer (`Draft._settle_answer`'s rule, across the halves)
+process settles the answer (`Draft.settle`'s rule, across the halves)
 and sends the child where its steps start and what the first half ended with
 (`Go`); both look at their calls (`Look`), the child's tools are added to the
 header's (`Look.then`), and each half's events are made and serialised on its
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from engine.core.collector import collector_paused
 from engine.core.events import Event, RunEnded
 from engine.core.jsontext import fork_helps, plain, plain_loads
-from engine.stored.importers.build import Draft, Look, Made, Step, answer_end, last_estimated, settle_answer, stands_before
+from engine.stored.importers.build import Draft, Look, Made, Step, answer_end, settle_answer, stands_before
 from engine.stored.importers.gemini_cli import Edge, joins, read_part
 from engine.stored.transcript import TranscriptError
 
@@ -192,7 +192,7 @@ def _first(child: Helper, name: str, text: str, lines: list[str]) -> Made | None
     if later.end is not None:
         draft.end = later.end
     settle = _settled(draft, steps, later)
-    estimated = len(steps) + later.estimated if later.estimated else last_estimated(steps)
+    estimated = len(steps) + later.estimated if later.estimated else look.estimated
     ended = next((answer_end(number, step.answer) for number, step in enumerate(steps, 1) if step.answer is not None), None)
     counts = estimated > len(steps)
     if not child.send(("go", Go(len(steps), settle, ended, draft.end, estimated, counts))):
@@ -217,19 +217,19 @@ def _first(child: Helper, name: str, text: str, lines: list[str]) -> Made | None
 
 
 def _settled(draft: Draft, steps: list[Step], later: Later) -> bool:
-    """`Draft._settle_answer` across the halves: whether the second half's last step takes the
-    answer's rule (the first half's last step, when the second has none, takes it here)."""
+    """`Draft.settle` across the halves: whether the second half's last step takes the answer's
+    rule (the first half's last step, when the second has none, takes it here: `Draft.settle`,
+    unless a user note of the second half follows it)."""
+    if not later.steps:
+        if not later.users:
+            draft.settle(steps)
+        return False
     if later.answered or any(step.answer is not None for step in steps) or draft.end is not None:
         return False
-    users = draft.user_notes()
-    if later.steps:
-        assert later.last is not None
-        if later.users:
-            return not (later.before_user or stands_before(draft.items, later.last, len(draft.items)))
-        return not (users and stands_before(draft.items, later.last, users[-1]))
-    if not later.users and not (users and stands_before(draft.items, steps[-1], users[-1])):
-        settle_answer(steps[-1], draft.final_text_is_answer)
-    return False
+    assert later.last is not None
+    if later.users:  # its last user note follows every item here: is `last` (or its equal) among them?
+        return not (later.before_user or stands_before(draft.items, later.last, len(draft.items)))
+    return not draft.user_note_after(later.last)
 
 
 def _second(conn: Connection, memory: int, name: str, text: str, lines: list[str], start: int) -> None:
@@ -249,11 +249,10 @@ def _told_second(conn: Connection, memory: int, name: str, text: str, lines: lis
         return
     steps = draft.steps()
     last = steps[-1] if steps else None
-    users = draft.user_notes()
     look = Look(steps)  # numbered from 1: right unless a call is named from its step's number
     conn.send(("read", Later(
-        edge, len(steps), any(step.answer is not None for step in steps), last, bool(users),
-        last is not None and bool(users) and stands_before(draft.items, last, users[-1]), last_estimated(steps),
+        edge, len(steps), any(step.answer is not None for step in steps), last, bool(draft.user_notes()),
+        last is not None and draft.user_note_after(last), look.estimated,
         None if look.numbered else (look.seen, look.missing), draft.unmapped, dict(draft.skipped), draft.options,
         draft.system, draft.end)))
     told = conn.recv()
